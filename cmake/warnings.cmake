@@ -1,0 +1,9 @@
+# Curated warnings for our own targets (linked PRIVATE); generated code does not get them.
+add_library(graphshard_warnings INTERFACE)
+target_compile_options(graphshard_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-qual -Wformat=2
+  -Wmissing-declarations -Wundef -Wvla)
+if(GRAPHSHARD_WERROR)
+  target_compile_options(graphshard_warnings INTERFACE -Werror)
+endif()
+add_library(graphshard::warnings ALIAS graphshard_warnings)

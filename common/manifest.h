@@ -1,0 +1,75 @@
+#ifndef GRAPHSHARD_COMMON_MANIFEST_H_
+#define GRAPHSHARD_COMMON_MANIFEST_H_
+
+// The manifest of a partition folder (`<dir>/graphshard.json`): what the folder holds, the id
+// ranges of every part, and the dtype, shape and CRC-32 of every array file. See DESIGN.md.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/npy.h"
+
+namespace graphshard::common {
+
+inline constexpr int kManifestFormatVersion = 1;
+inline constexpr char kManifestFileName[] = "graphshard.json";
+
+struct NodeTypeInfo {
+  std::string name;
+  int64_t num_nodes = 0;
+  std::vector<int64_t> part_offsets;  // [num_parts + 1]; part p owns [p, p+1) of this type
+  int64_t feat_dim = 0;
+  int64_t num_classes = 0;  // 0 = no labels for this type
+};
+
+struct EdgeTypeInfo {
+  std::string src;
+  std::string rel;
+  std::string dst;
+  int64_t num_edges = 0;
+  std::vector<int64_t> part_num_edges;  // [num_parts]: edges stored with each part (by dst)
+  std::string Name() const { return src + "__" + rel + "__" + dst; }
+};
+
+struct FileInfo {
+  DType dtype = DType::kInt64;
+  std::vector<int64_t> shape;
+  std::string checksum;  // "crc32:%08x" of the whole file
+};
+
+struct Manifest {
+  int format_version = kManifestFormatVersion;
+  int num_parts = 0;
+  std::string method;  // "random", "metis"
+  uint64_t seed = 0;
+  std::vector<NodeTypeInfo> node_types;
+  std::vector<EdgeTypeInfo> edge_types;
+  // split name ("train", "val", "test") -> node type -> [num_parts] sizes.
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> splits;
+  // Relative path ("part_0/nodes/node/feat.npy") -> what the file must be.
+  std::map<std::string, FileInfo> files;
+
+  const NodeTypeInfo* FindNodeType(absl::string_view name) const;
+};
+
+std::string ManifestToJson(const Manifest& manifest);
+// InvalidArgument naming `path` and the field for malformed JSON, missing or ill-typed fields,
+// or inconsistent values (offsets not ascending, wrong number of parts, ...).
+absl::StatusOr<Manifest> ParseManifest(absl::string_view json, const std::string& path);
+absl::StatusOr<Manifest> ReadManifest(const std::string& dir);
+// Writes `<dir>/graphshard.json` (atomically).
+absl::Status WriteManifest(const std::string& dir, const Manifest& manifest);
+
+// Relative paths inside a partition folder.
+std::string PartDir(int part);
+std::string NodeFilePath(int part, absl::string_view ntype, absl::string_view file);
+std::string EdgeFilePath(int part, absl::string_view etype, absl::string_view file);
+std::string SplitFilePath(int part, absl::string_view ntype, absl::string_view split);
+
+}  // namespace graphshard::common
+
+#endif  // GRAPHSHARD_COMMON_MANIFEST_H_

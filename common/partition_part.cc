@@ -1,0 +1,158 @@
+#include "common/partition_part.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/checksum.h"
+#include "common/status_macros.h"
+
+namespace graphshard::common {
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::Status CheckIdsInRange(absl::Span<const int64_t> ids, int64_t lo, int64_t hi,
+                             const std::string& path) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < lo || ids[i] >= hi) {
+      return absl::DataLossError(absl::StrCat(path, ": value ", ids[i], " at index ", i,
+                                              " is outside [", lo, ", ", hi, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PartitionPart>> PartitionPart::Load(const std::string& dir,
+                                                                   int part,
+                                                                   const LoadOptions& options) {
+  auto p = std::unique_ptr<PartitionPart>(new PartitionPart());
+  p->dir_ = dir;
+  p->part_ = part;
+  p->options_ = options;
+  ASSIGN_OR_RETURN(p->manifest_, ReadManifest(dir));
+  if (part < 0 || part >= p->manifest_.num_parts) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, ": part ", part, " does not exist (",
+                                                   p->manifest_.num_parts, " parts)"));
+  }
+  for (const NodeTypeInfo& t : p->manifest_.node_types) {
+    p->books_[t.name] = PartitionBook(t.part_offsets);
+  }
+  for (const NodeTypeInfo& t : p->manifest_.node_types) RETURN_IF_ERROR(p->LoadNodes(t));
+  for (const EdgeTypeInfo& t : p->manifest_.edge_types) RETURN_IF_ERROR(p->LoadEdges(t));
+  return p;
+}
+
+absl::StatusOr<NpyFile> PartitionPart::OpenChecked(const std::string& rel, DType dtype,
+                                                   const std::vector<int64_t>& shape) {
+  std::string path = absl::StrCat(dir_, "/", rel);
+  auto listed = manifest_.files.find(rel);
+  if (listed == manifest_.files.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir_, "/", kManifestFileName, ": no entry for ",
+                                                   rel));
+  }
+  const FileInfo& info = listed->second;
+  if (info.dtype != dtype || info.shape != shape) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir_, "/", kManifestFileName, ": files[", rel, "] says ",
+                     DTypeName(info.dtype), ShapeString(info.shape), ", the graph needs ",
+                     DTypeName(dtype), ShapeString(shape)));
+  }
+  ASSIGN_OR_RETURN(NpyFile file, NpyFile::Open(path));
+  if (file.header().dtype != dtype) {
+    return absl::DataLossError(absl::StrCat(path, ": dtype is ", DTypeName(file.header().dtype),
+                                            ", manifest says ", DTypeName(dtype)));
+  }
+  if (file.header().shape != shape) {
+    return absl::DataLossError(absl::StrCat(path, ": shape is ", ShapeString(file.header().shape),
+                                            ", manifest says ", ShapeString(shape)));
+  }
+  if (options_.verify_checksums) {
+    std::string crc = FormatCrc32(Crc32(file.file_bytes()));
+    if (crc != info.checksum) {
+      return absl::DataLossError(absl::StrCat(path, ": checksum mismatch: file has ", crc,
+                                              ", manifest says ", info.checksum));
+    }
+  }
+  files_.push_back(file);
+  return file;
+}
+
+absl::StatusOr<absl::Span<const int64_t>> PartitionPart::OpenInt64(const std::string& rel,
+                                                                   std::vector<int64_t> shape) {
+  ASSIGN_OR_RETURN(NpyFile file, OpenChecked(rel, DType::kInt64, shape));
+  return file.Values<int64_t>();
+}
+
+absl::StatusOr<absl::Span<const float>> PartitionPart::OpenFloat(const std::string& rel,
+                                                                 std::vector<int64_t> shape) {
+  ASSIGN_OR_RETURN(NpyFile file, OpenChecked(rel, DType::kFloat32, shape));
+  return file.Values<float>();
+}
+
+absl::Status PartitionPart::LoadNodes(const NodeTypeInfo& info) {
+  NodeShard s;
+  s.ntype = info.name;
+  s.begin = info.part_offsets[part_];
+  s.end = info.part_offsets[part_ + 1];
+  s.feat_dim = info.feat_dim;
+  const int64_t n = s.num_rows();
+  ASSIGN_OR_RETURN(s.features, OpenFloat(NodeFilePath(part_, info.name, "feat.npy"),
+                                         {n, info.feat_dim}));
+  std::string label_rel = NodeFilePath(part_, info.name, "label.npy");
+  ASSIGN_OR_RETURN(s.labels, OpenInt64(label_rel, {n}));
+  RETURN_IF_ERROR(CheckIdsInRange(s.labels, -1, std::max<int64_t>(info.num_classes, 0),
+                                  absl::StrCat(dir_, "/", label_rel)));
+  std::string orig_rel = NodeFilePath(part_, info.name, "orig_id.npy");
+  ASSIGN_OR_RETURN(s.orig_ids, OpenInt64(orig_rel, {n}));
+  RETURN_IF_ERROR(CheckIdsInRange(s.orig_ids, 0, info.num_nodes, absl::StrCat(dir_, "/", orig_rel)));
+  for (const auto& [split, per_type] : manifest_.splits) {
+    auto it = per_type.find(info.name);
+    if (it == per_type.end()) continue;
+    std::string rel = SplitFilePath(part_, info.name, split);
+    ASSIGN_OR_RETURN(absl::Span<const int64_t> ids, OpenInt64(rel, {it->second[part_]}));
+    RETURN_IF_ERROR(CheckIdsInRange(ids, s.begin, s.end, absl::StrCat(dir_, "/", rel)));
+    s.splits[split] = ids;
+  }
+  nodes_[info.name] = std::move(s);
+  return absl::OkStatus();
+}
+
+absl::Status PartitionPart::LoadEdges(const EdgeTypeInfo& info) {
+  const NodeTypeInfo* dst = manifest_.FindNodeType(info.dst);
+  const NodeTypeInfo* src = manifest_.FindNodeType(info.src);
+  const int64_t rows = dst->part_offsets[part_ + 1] - dst->part_offsets[part_];
+  const int64_t e = info.part_num_edges[part_];
+  const std::string etype = info.Name();
+  std::string indptr_rel = EdgeFilePath(part_, etype, "indptr.npy");
+  std::string indices_rel = EdgeFilePath(part_, etype, "indices.npy");
+  ASSIGN_OR_RETURN(auto indptr, OpenInt64(indptr_rel, {rows + 1}));
+  ASSIGN_OR_RETURN(auto indices, OpenInt64(indices_rel, {e}));
+  EdgeShard s;
+  s.info = info;
+  ASSIGN_OR_RETURN(s.csc, CscView::Create(indptr, indices, src->num_nodes,
+                                          absl::StrCat(dir_, "/", indptr_rel, " + indices.npy")));
+  ASSIGN_OR_RETURN(s.edge_ids, OpenInt64(EdgeFilePath(part_, etype, "edge_id.npy"), {e}));
+  edges_[etype] = std::move(s);
+  return absl::OkStatus();
+}
+
+const NodeShard* PartitionPart::FindNodes(absl::string_view ntype) const {
+  auto it = nodes_.find(ntype);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+const EdgeShard* PartitionPart::FindEdges(absl::string_view etype) const {
+  auto it = edges_.find(etype);
+  return it == edges_.end() ? nullptr : &it->second;
+}
+
+const PartitionBook* PartitionPart::FindBook(absl::string_view ntype) const {
+  auto it = books_.find(ntype);
+  return it == books_.end() ? nullptr : &it->second;
+}
+
+}  // namespace graphshard::common

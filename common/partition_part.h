@@ -1,0 +1,83 @@
+#ifndef GRAPHSHARD_COMMON_PARTITION_PART_H_
+#define GRAPHSHARD_COMMON_PARTITION_PART_H_
+
+// One part of a partition folder, mmap'ed and validated against the manifest.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "common/csc.h"
+#include "common/manifest.h"
+#include "common/npy.h"
+
+namespace graphshard::common {
+
+// The nodes of one type that a part owns: global ids [begin, end); local row = id - begin.
+struct NodeShard {
+  std::string ntype;
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t feat_dim = 0;
+  absl::Span<const float> features;  // [end - begin, feat_dim]
+  absl::Span<const int64_t> labels;  // [end - begin]; -1 = unlabelled
+  absl::Span<const int64_t> orig_ids;  // [end - begin]: id in the input graph
+  std::map<std::string, absl::Span<const int64_t>> splits;  // name -> ascending global ids
+  int64_t num_rows() const { return end - begin; }
+};
+
+// The in-edges of one edge type whose destination this part owns.
+struct EdgeShard {
+  EdgeTypeInfo info;
+  CscView csc;                         // rows = local dst rows of info.dst
+  absl::Span<const int64_t> edge_ids;  // [num_edges]: edge id in the input graph
+};
+
+struct LoadOptions {
+  // CRC-32 of every file (reads all bytes once). Off only for tools that just peek.
+  bool verify_checksums = true;
+};
+
+// Thread-safe (immutable after Load). Owns the mappings its spans point into.
+class PartitionPart {
+ public:
+  // Loads `<dir>/part_<part>`. Errors name the file: NotFound (missing), DataLoss (truncated,
+  // wrong dtype or shape, checksum mismatch, ids out of range), InvalidArgument (manifest).
+  static absl::StatusOr<std::unique_ptr<PartitionPart>> Load(const std::string& dir, int part,
+                                                             const LoadOptions& options = {});
+
+  int part() const { return part_; }
+  const Manifest& manifest() const { return manifest_; }
+  // nullptr if the type is unknown.
+  const NodeShard* FindNodes(absl::string_view ntype) const;
+  const EdgeShard* FindEdges(absl::string_view etype) const;
+  const PartitionBook* FindBook(absl::string_view ntype) const;
+
+ private:
+  PartitionPart() = default;
+  absl::StatusOr<absl::Span<const int64_t>> OpenInt64(const std::string& rel,
+                                                      std::vector<int64_t> shape);
+  absl::StatusOr<absl::Span<const float>> OpenFloat(const std::string& rel,
+                                                    std::vector<int64_t> shape);
+  absl::StatusOr<NpyFile> OpenChecked(const std::string& rel, DType dtype,
+                                      const std::vector<int64_t>& shape);
+  absl::Status LoadNodes(const NodeTypeInfo& info);
+  absl::Status LoadEdges(const EdgeTypeInfo& info);
+
+  std::string dir_;
+  int part_ = 0;
+  LoadOptions options_;
+  Manifest manifest_;
+  std::vector<NpyFile> files_;  // keeps the mappings alive
+  std::map<std::string, NodeShard, std::less<>> nodes_;
+  std::map<std::string, EdgeShard, std::less<>> edges_;
+  std::map<std::string, PartitionBook, std::less<>> books_;
+};
+
+}  // namespace graphshard::common
+
+#endif  // GRAPHSHARD_COMMON_PARTITION_PART_H_
