@@ -35,7 +35,8 @@ class SplitMix64 {
   }
   // Uniform in [0, n), n > 0 (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
   uint64_t Below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>((*this)()) * n) >> 64);
+    __extension__ using U128 = unsigned __int128;  // GCC/Clang builtin; -Wpedantic otherwise
+    return static_cast<uint64_t>((static_cast<U128>((*this)()) * n) >> 64);
   }
   // Uniform in [0, 1).
   double Uniform() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
