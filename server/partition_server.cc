@@ -1,0 +1,71 @@
+#include "server/partition_server.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/registry.h"
+#include "common/status_macros.h"
+#include "server/grpc_options.h"
+
+namespace graphshard::server {
+namespace {
+
+std::string PublishedHost(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) == 0) return name;
+    return "127.0.0.1";
+  }
+  return host;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
+    const ServerOptions& options) {
+  auto s = std::unique_ptr<PartitionServer>(new PartitionServer());
+  s->options_ = options;
+  ASSIGN_OR_RETURN(std::unique_ptr<common::PartitionPart> part,
+                   common::PartitionPart::Load(options.partition_dir, options.part));
+  ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
+  s->peers_ = std::make_unique<GrpcPeers>(PeerOptions{
+      options.peer_addresses, options.registry_dir, options.rpc_timeout});
+  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  s->address_ = absl::StrCat(PublishedHost(options.listen), ":", s->port_);
+  if (!options.registry_dir.empty()) {
+    absl::Status published = common::PublishAddress(options.registry_dir, options.part, s->address_);
+    if (!published.ok()) {
+      s->Shutdown(absl::ZeroDuration());
+      return published;
+    }
+  }
+  return s;
+}
+
+void PartitionServer::Shutdown(absl::Duration grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  if (!options_.registry_dir.empty()) common::RemoveAddress(options_.registry_dir, options_.part);
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Wait();
+}
+
+PartitionServer::~PartitionServer() {
+  if (server_ != nullptr) Shutdown(absl::ZeroDuration());
+}
+
+}  // namespace graphshard::server

@@ -1,0 +1,59 @@
+#ifndef GRAPHSHARD_SERVER_PARTITION_SERVER_H_
+#define GRAPHSHARD_SERVER_PARTITION_SERVER_H_
+
+// A running partition server: loads one part, serves PartitionService and the standard gRPC
+// health service, and publishes its bound address in the registry. Used by graphshard-server
+// and by tests (real servers on port 0, in-process).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/engine/local_part.h"
+#include "server/grpc_peers.h"
+#include "server/partition_service.h"
+
+namespace graphshard::server {
+
+struct ServerOptions {
+  std::string partition_dir;
+  int part = 0;
+  std::string listen = "127.0.0.1:0";  // port 0 = any free port
+  std::string registry_dir;            // publish here if set; peers are looked up here too
+  std::vector<std::string> peer_addresses;  // explicit peers (index = part), overrides registry
+  absl::Duration rpc_timeout = absl::Seconds(30);
+  engine::Limits limits;
+};
+
+class PartitionServer {
+ public:
+  // Loads and validates the part (errors name the file), binds, starts serving and publishes
+  // the address. Unavailable if the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<PartitionServer>> Start(const ServerOptions& options);
+  ~PartitionServer();
+
+  // "host:port" actually bound (a wildcard host is published as this machine's hostname).
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  // Stops accepting, lets in-flight calls finish (up to `grace`), unpublishes. Idempotent.
+  void Shutdown(absl::Duration grace = absl::Seconds(10));
+
+ private:
+  PartitionServer() = default;
+  ServerOptions options_;
+  std::unique_ptr<engine::LocalPart> local_;
+  std::unique_ptr<GrpcPeers> peers_;
+  std::unique_ptr<PartitionServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  int port_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace graphshard::server
+
+#endif  // GRAPHSHARD_SERVER_PARTITION_SERVER_H_

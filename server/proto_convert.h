@@ -1,0 +1,52 @@
+#ifndef GRAPHSHARD_SERVER_PROTO_CONVERT_H_
+#define GRAPHSHARD_SERVER_PROTO_CONVERT_H_
+
+// The one place where engine structs meet protobuf messages (and absl::Status meets
+// grpc::Status). Arrays travel as raw little-endian bytes.
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "proto/graphshard.pb.h"
+#include "server/engine/types.h"
+
+namespace graphshard::server {
+
+template <typename T>
+std::string ToBytes(absl::Span<const T> values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+// InvalidArgument naming `field` if the length is not a multiple of sizeof(T).
+template <typename T>
+absl::StatusOr<std::vector<T>> FromBytes(const std::string& bytes, absl::string_view field) {
+  if (bytes.size() % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", bytes.size(),
+                                                   " bytes is not a multiple of ", sizeof(T)));
+  }
+  std::vector<T> out(bytes.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p);
+v1::SampleOneHopRequest ToProto(const engine::OneHopRequest& r);
+absl::StatusOr<engine::OneHopResult> FromProto(const v1::SampleOneHopResponse& p);
+void ToProto(const engine::OneHopResult& r, v1::SampleOneHopResponse* p);
+absl::StatusOr<engine::FeatureRows> FromProto(const v1::GatherFeaturesResponse& p);
+void ToProto(const engine::FeatureRows& r, v1::GatherFeaturesResponse* p);
+absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequest& p);
+void ToProto(const engine::Minibatch& b, v1::Minibatch* p);
+
+}  // namespace graphshard::server
+
+#endif  // GRAPHSHARD_SERVER_PROTO_CONVERT_H_
