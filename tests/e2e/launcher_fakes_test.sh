@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# deploy/graphshard-launch against the fake binaries in fakes/ (same command-line contract as
+# the real ones, failures on request): output routing, exit statuses, teardown on every failure
+# path, no process or temporary folder left behind. Runs in seconds; needs no build.
+source "$(dirname "$0")/lib.sh" "$@"
+FAKES=$SRC/tests/e2e/fakes
+mkdir -p "$WORK/part" "$WORK/tmp"
+echo '{"format_version": 1, "num_parts": 2}' >"$WORK/part/graphshard.json"
+
+# launch NAME [env VAR=... --] ARGS...: runs the launcher on the fake partition; sets STATUS,
+# ELAPSED; output in $WORK/NAME.{out,err}.
+launch() {
+  local name=$1
+  shift
+  local envs=()
+  if [[ ${1:-} == env ]]; then
+    shift
+    while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+    shift
+  fi
+  local start=$SECONDS
+  STATUS=0
+  env TMPDIR="$WORK/tmp" "${envs[@]}" timeout 60 "$LAUNCH" --partition "$WORK/part" \
+    --bin-dir "$FAKES" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || STATUS=$?
+  ELAPSED=$((SECONDS - start))
+  note "$name: status $STATUS in ${ELAPSED}s"
+  ((STATUS != 124)) || { show "$WORK/$name.err"; fail "$name: launcher hung"; }
+  no_leftovers "$name"
+}
+
+no_leftovers() {
+  local left
+  left=$(pgrep -f -- "$FAKES/graphshard-" || true)
+  [[ -z $left ]] || { show "$WORK/$1.err"; fail "$1: left running: $(ps -o args= -p "${left//$'\n'/,}")"; }
+  [[ -z $(ls -A "$WORK/tmp") ]] || fail "$1: launcher left $(ls "$WORK/tmp") in TMPDIR"
+}
+
+expect_status() { # NAME WANT
+  ((STATUS == $2)) || { show "$WORK/$1.err"; fail "$1: status $STATUS, expected $2"; }
+}
+
+# 1. Normal run, M > K: rank 0's stdout as is with the bare JSON last; the rest prefixed.
+launch ok --trainers 3 --registry "$WORK/registry" --epochs 2
+expect_status ok 0
+[[ $(tail -n 1 "$WORK/ok.out") == '{"test_acc": 0.8'* ]] || fail "ok: last stdout line not bare JSON"
+(($(grep -c '^epoch ' "$WORK/ok.out") == 2)) || fail "ok: epoch lines missing from stdout"
+for label in "server 0" "server 1" "trainer 1" "trainer 2"; do
+  grep -q "^\[$label\] " "$WORK/ok.err" || fail "ok: no [$label] lines on stderr"
+done
+grep -q '^\[trainer 2\] rank 2 weights_fingerprint' "$WORK/ok.err" || fail "ok: rank 2 output lost"
+! grep -q 'weights_fingerprint' "$WORK/ok.out" || fail "ok: stderr leaked into stdout"
+[[ -z $(ls -A "$WORK/registry") ]] || fail "ok: registry entries left: $(ls "$WORK/registry")"
+
+# 2. A trainer fails while the other waits in a collective: its status, everything stopped.
+launch trainer_fails --trainers 2 --fail-rank 1
+expect_status trainer_fails 3
+grep -q 'trainer 1 exited with status 3' "$WORK/trainer_fails.err" || fail "trainer_fails: no reason"
+
+# 3. ... and a trainer that ignores SIGTERM is killed after the grace period.
+launch trainer_ignores_term --trainers 2 --fail-rank 1 --ignore-term --grace-s 1
+expect_status trainer_ignores_term 3
+grep -q 'ignored SIGTERM' "$WORK/trainer_ignores_term.err" || fail "trainer_ignores_term: no SIGKILL"
+
+# 4. A server that cannot load its part: fail at once, with the server's message.
+launch server_load_error env FAKE_SERVER_FAIL_PART=1 -- --server-wait-s 50
+expect_status server_load_error 1
+((ELAPSED < 10)) || fail "server_load_error: took ${ELAPSED}s"
+grep -q '^\[server 1\] .*label.npy' "$WORK/server_load_error.err" || fail "server_load_error: message lost"
+
+# 5. A server that dies while the trainers run.
+launch server_dies env FAKE_SERVER_DIE_PART=0 -- --epochs 1000
+expect_status server_dies 1
+grep -q 'server 0 exited with status 3 while trainers ran' "$WORK/server_dies.err" ||
+  fail "server_dies: no reason"
+
+# 6. A server that never registers (a stale entry of an earlier run must not count).
+mkdir -p "$WORK/stale" && echo "127.0.0.1:1" >"$WORK/stale/part_0"
+launch no_register env FAKE_SERVER_NO_REGISTER=1 -- --registry "$WORK/stale" --server-wait-s 2
+expect_status no_register 1
+grep -q 'did not register' "$WORK/no_register.err" || fail "no_register: no reason"
+
+# 7. SIGTERM to the launcher alone: 143, everything stopped.
+env TMPDIR="$WORK/tmp" timeout 60 "$LAUNCH" --partition "$WORK/part" --bin-dir "$FAKES" \
+  --epochs 1000 >"$WORK/sigterm.out" 2>"$WORK/sigterm.err" &
+timeout_pid=$!
+wait_for_file "$WORK/sigterm.out" 30 || fail "sigterm: trainers never started"
+launcher=$(pgrep -P "$timeout_pid")
+kill -TERM "$launcher"
+wait_pid "$timeout_pid" 30
+STATUS=$WAIT_STATUS
+note "sigterm: status $STATUS"
+expect_status sigterm 143
+no_leftovers sigterm
+
+# 8. Usage errors.
+launch no_partition_servers_mismatch --servers 3
+expect_status no_partition_servers_mismatch 2
+STATUS=0
+timeout 10 "$LAUNCH" --servers 2 >/dev/null 2>&1 || STATUS=$?
+expect_status missing_partition 2
+note ok
