@@ -1,0 +1,220 @@
+#include "partitioner/cli.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "partitioner/generate.h"
+#include "partitioner/input_graph.h"
+#include "partitioner/inspect.h"
+#include "partitioner/partition.h"
+
+namespace graphshard::partitioner {
+namespace {
+
+// The parsed flags of one subcommand. Flags are "--name value" or "--name=value"; boolean
+// flags take no value.
+struct ParsedArgs {
+  std::map<std::string, std::string> values;
+  std::set<std::string> bools;
+  std::vector<std::string> positional;
+};
+
+struct FlagSpec {
+  std::set<std::string> valued;
+  std::set<std::string> boolean;
+};
+
+absl::Status ParseArgs(const std::vector<std::string>& args, size_t first, const FlagSpec& spec,
+                       ParsedArgs& parsed) {
+  for (size_t i = first; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!absl::StartsWith(a, "--")) {
+      parsed.positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2), value;
+    size_t eq = name.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (spec.boolean.count(name)) {
+      if (has_value) return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
+      parsed.bools.insert(name);
+    } else if (spec.valued.count(name)) {
+      if (!has_value) {
+        if (i + 1 >= args.size()) {
+          return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+        }
+        value = args[++i];
+      }
+      parsed.values[name] = value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Require(const ParsedArgs& p, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (!p.values.count(n)) return absl::InvalidArgumentError(absl::StrCat("--", n, " is required"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status GetNumber(const ParsedArgs& p, const std::string& name, T* out) {
+  auto it = p.values.find(name);
+  if (it == p.values.end()) return absl::OkStatus();
+  bool ok;
+  if constexpr (std::is_floating_point_v<T>) {
+    ok = absl::SimpleAtod(it->second, out);
+  } else {
+    ok = absl::SimpleAtoi(it->second, out);
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": \"", it->second, "\" is not a valid number"));
+  }
+  return absl::OkStatus();
+}
+
+// Either a usage problem (exit 2) or a failure of the work (exit 1).
+struct CliError {
+  int code = kExitOk;
+  std::string message;
+};
+
+CliError Usage(const absl::Status& s) { return {kExitUsage, std::string(s.message())}; }
+CliError Failure(const absl::Status& s) { return {kExitFailure, std::string(s.message())}; }
+
+#define CLI_USAGE_IF_ERROR(expr)                \
+  do {                                          \
+    absl::Status cli_status_ = (expr);          \
+    if (!cli_status_.ok()) return Usage(cli_status_); \
+  } while (0)
+
+CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
+  ParsedArgs p;
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
+                               {{"kind", "seed", "out", "num-nodes", "avg-degree",
+                                 "num-features", "num-classes"},
+                                {}},
+                               p));
+  if (!p.positional.empty()) return Usage(absl::InvalidArgumentError("generate takes no operands"));
+  CLI_USAGE_IF_ERROR(Require(p, {"kind", "seed", "out"}));
+  GenerateOptions o;
+  o.kind = p.values["kind"];
+  CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &o.num_nodes));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "avg-degree", &o.avg_degree));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-features", &o.num_features));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-classes", &o.num_classes));
+  auto graph = Generate(o);
+  if (!graph.ok()) return Usage(graph.status());  // only option checks fail here
+  absl::Status s = WriteOgbHomogeneous(*graph, p.values["out"], "random");
+  if (!s.ok()) return Failure(s);
+  out << "generated " << o.kind << ": " << graph->num_nodes << " nodes, " << graph->num_edges()
+      << " undirected edges, " << graph->feat_dim << " features, " << graph->num_classes
+      << " classes -> " << p.values["out"] << "\n";
+  return {};
+}
+
+CliError RunPartition(const std::vector<std::string>& args, std::ostream& out) {
+  ParsedArgs p;
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, {{"input", "parts", "method", "seed", "out", "split"},
+                                         {"undirected", "force"}},
+                               p));
+  if (!p.positional.empty()) {
+    return Usage(absl::InvalidArgumentError("partition takes no operands"));
+  }
+  CLI_USAGE_IF_ERROR(Require(p, {"input", "parts", "out"}));
+  PartitionOptions o;
+  CLI_USAGE_IF_ERROR(GetNumber(p, "parts", &o.num_parts));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
+  if (p.values.count("method")) o.method = p.values["method"];
+  if (o.method != "random") {
+    return Usage(absl::InvalidArgumentError(
+        absl::StrCat("--method ", o.method, ": this build supports only random")));
+  }
+  if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
+  o.force = p.bools.count("force") > 0;
+  std::error_code ec;
+  if (!o.force && std::filesystem::exists(p.values["out"], ec)) {
+    return Failure(absl::InvalidArgumentError(
+        absl::StrCat(p.values["out"], ": already exists (pass --force to replace it)")));
+  }
+  OgbReadOptions read;
+  read.undirected = p.bools.count("undirected") > 0;
+  if (p.values.count("split")) read.split_name = p.values["split"];
+  auto graph = ReadOgbHomogeneous(p.values["input"], read);
+  if (!graph.ok()) return Failure(graph.status());
+  auto manifest = PartitionGraph(*graph, o, p.values["out"]);
+  if (!manifest.ok()) return Failure(manifest.status());
+  out << "partitioned " << graph->num_nodes << " nodes, " << graph->num_edges() << " edges into "
+      << o.num_parts << " parts -> " << p.values["out"] << "\n";
+  return {};
+}
+
+CliError RunInspect(const std::vector<std::string>& args, std::ostream& out) {
+  ParsedArgs p;
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, {{}, {"json", "no-verify"}}, p));
+  if (p.positional.size() != 1) {
+    return Usage(absl::InvalidArgumentError("inspect takes exactly one folder"));
+  }
+  auto stats = InspectPartition(p.positional[0], p.bools.count("no-verify") == 0);
+  if (!stats.ok()) return Failure(stats.status());
+  out << (p.bools.count("json") ? FormatStatsJson(*stats) : FormatStatsText(*stats));
+  return {};
+}
+
+}  // namespace
+
+std::string Usage() {
+  return R"(usage:
+  graphshard-partition generate --kind products --seed S --out DIR
+      [--num-nodes N (20000)] [--avg-degree D (10)] [--num-features F (32)]
+      [--num-classes C (8)]
+  graphshard-partition partition --input DIR --parts K --out DIR [--method random]
+      [--undirected] [--seed S (0)] [--split NAME] [--force]
+  graphshard-partition inspect DIR [--json] [--no-verify]
+exit status: 0 ok, 1 failure, 2 bad command line
+)";
+}
+
+int RunPartitionCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    err << "graphshard-partition: missing subcommand\n" << Usage();
+    return kExitUsage;
+  }
+  const std::string& cmd = args[0];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    out << Usage();
+    return kExitOk;
+  }
+  CliError e;
+  if (cmd == "generate") {
+    e = RunGenerate(args, out);
+  } else if (cmd == "partition") {
+    e = RunPartition(args, out);
+  } else if (cmd == "inspect") {
+    e = RunInspect(args, out);
+  } else {
+    e = {kExitUsage, absl::StrCat("unknown subcommand \"", cmd, "\"")};
+  }
+  if (e.code == kExitUsage) {
+    err << "graphshard-partition " << cmd << ": " << e.message << "\n" << Usage();
+  } else if (e.code != kExitOk) {
+    err << "graphshard-partition " << cmd << ": error: " << e.message << "\n";
+  }
+  return e.code;
+}
+
+}  // namespace graphshard::partitioner

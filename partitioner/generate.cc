@@ -1,0 +1,161 @@
+#include "partitioner/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/rng.h"
+
+namespace graphshard::partitioner {
+namespace {
+
+constexpr double kIntraFraction = 0.8;
+constexpr double kPopularityExponent = 0.5;
+constexpr double kNoiseScale = 0.85;
+
+// Independent streams per purpose, so changing how one is used leaves the others alone.
+enum Stream : uint64_t { kClasses = 1, kRanks, kEdges, kFeatures, kSplits };
+
+common::SplitMix64 MakeRng(uint64_t seed, Stream s) {
+  return common::SplitMix64(common::MixSeed(seed, s));
+}
+
+double Gaussian(common::SplitMix64& rng) {
+  // Box-Muller; 1 - U avoids log(0).
+  double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// Draws from a discrete distribution given by cumulative weights.
+int64_t DrawCumulative(const std::vector<double>& cum, common::SplitMix64& rng) {
+  double x = rng.Uniform() * cum.back();
+  auto it = std::upper_bound(cum.begin(), cum.end(), x);
+  return std::min<int64_t>(it - cum.begin(), std::ssize(cum) - 1);
+}
+
+template <typename T>
+void Shuffle(std::vector<T>& v, common::SplitMix64& rng) {
+  for (int64_t i = std::ssize(v) - 1; i > 0; --i) {
+    std::swap(v[i], v[rng.Below(static_cast<uint64_t>(i) + 1)]);
+  }
+}
+
+absl::Status CheckOptions(const GenerateOptions& o) {
+  if (o.kind != "products") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --kind \"", o.kind, "\" (this build generates: products)"));
+  }
+  if (o.num_nodes < 2 || o.num_nodes > (int64_t{1} << 31)) {
+    return absl::InvalidArgumentError("--num-nodes must be in [2, 2^31]");
+  }
+  if (o.num_classes < 2 || o.num_classes > o.num_nodes) {
+    return absl::InvalidArgumentError("--num-classes must be in [2, num-nodes]");
+  }
+  if (o.num_features < 1 || o.num_features > 100000) {
+    return absl::InvalidArgumentError("--num-features must be in [1, 100000]");
+  }
+  if (!(o.avg_degree > 0) || o.avg_degree > (static_cast<double>(o.num_nodes) - 1) / 2) {
+    return absl::InvalidArgumentError("--avg-degree must be in (0, (num-nodes - 1) / 2]");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
+  const int64_t n = o.num_nodes;
+  std::vector<int64_t> rank(static_cast<size_t>(n));
+  std::iota(rank.begin(), rank.end(), int64_t{1});
+  common::SplitMix64 rank_rng = MakeRng(o.seed, kRanks);
+  Shuffle(rank, rank_rng);
+  std::vector<double> weight(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) {
+    weight[v] = std::pow(static_cast<double>(rank[v]), -kPopularityExponent);
+  }
+  std::vector<double> cum_all(static_cast<size_t>(n));
+  std::partial_sum(weight.begin(), weight.end(), cum_all.begin());
+  std::vector<std::vector<int64_t>> members(static_cast<size_t>(o.num_classes));
+  std::vector<std::vector<double>> cum_class(static_cast<size_t>(o.num_classes));
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t c = g.labels[v];
+    members[c].push_back(v);
+    double prev = cum_class[c].empty() ? 0.0 : cum_class[c].back();
+    cum_class[c].push_back(prev + weight[v]);
+  }
+
+  const auto m = static_cast<int64_t>(std::llround(static_cast<double>(n) * o.avg_degree / 2));
+  common::SplitMix64 rng = MakeRng(o.seed, kEdges);
+  absl::flat_hash_set<uint64_t> seen;
+  seen.reserve(static_cast<size_t>(m));
+  g.src.reserve(static_cast<size_t>(m));
+  g.dst.reserve(static_cast<size_t>(m));
+  const int64_t max_tries = 50 * m + 1000;
+  for (int64_t tries = 0; g.num_edges() < m; ++tries) {
+    if (tries >= max_tries) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "generate: placed only ", g.num_edges(), " of ", m,
+          " edges without repeats; lower --avg-degree or raise --num-nodes"));
+    }
+    int64_t a = DrawCumulative(cum_all, rng);
+    const int64_t c = g.labels[a];
+    int64_t b = rng.Uniform() < kIntraFraction ? members[c][DrawCumulative(cum_class[c], rng)]
+                                               : DrawCumulative(cum_all, rng);
+    if (a == b) continue;
+    const uint64_t key = static_cast<uint64_t>(std::min(a, b)) * static_cast<uint64_t>(n) +
+                         static_cast<uint64_t>(std::max(a, b));
+    if (!seen.insert(key).second) continue;
+    if (rng() & 1) std::swap(a, b);
+    g.src.push_back(a);
+    g.dst.push_back(b);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<InputGraph> Generate(const GenerateOptions& o) {
+  absl::Status s = CheckOptions(o);
+  if (!s.ok()) return s;
+  InputGraph g;
+  g.num_nodes = o.num_nodes;
+  g.num_classes = o.num_classes;
+  g.feat_dim = o.num_features;
+  common::SplitMix64 class_rng = MakeRng(o.seed, kClasses);
+  g.labels.resize(static_cast<size_t>(o.num_nodes));
+  for (int64_t& label : g.labels) {
+    label = static_cast<int64_t>(class_rng.Below(static_cast<uint64_t>(o.num_classes)));
+  }
+  s = GenerateEdges(o, g);
+  if (!s.ok()) return s;
+
+  common::SplitMix64 feat_rng = MakeRng(o.seed, kFeatures);
+  const int64_t f = o.num_features;
+  std::vector<double> centroids(static_cast<size_t>(o.num_classes * f));
+  for (double& x : centroids) x = Gaussian(feat_rng);
+  const double sigma = kNoiseScale * std::sqrt(static_cast<double>(f) / 2);
+  g.features.resize(static_cast<size_t>(o.num_nodes * f));
+  for (int64_t v = 0; v < o.num_nodes; ++v) {
+    for (int64_t k = 0; k < f; ++k) {
+      g.features[v * f + k] =
+          static_cast<float>(centroids[g.labels[v] * f + k] + sigma * Gaussian(feat_rng));
+    }
+  }
+
+  std::vector<int64_t> order(static_cast<size_t>(o.num_nodes));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  common::SplitMix64 split_rng = MakeRng(o.seed, kSplits);
+  Shuffle(order, split_rng);
+  const int64_t n_train = o.num_nodes * 6 / 10, n_val = o.num_nodes * 2 / 10;
+  auto take = [&](int64_t from, int64_t to) {
+    std::vector<int64_t> ids(order.begin() + from, order.begin() + to);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  g.splits["train"] = take(0, n_train);
+  g.splits["val"] = take(n_train, n_train + n_val);
+  g.splits["test"] = take(n_train + n_val, o.num_nodes);
+  return g;
+}
+
+}  // namespace graphshard::partitioner
