@@ -1,0 +1,239 @@
+#include "partitioner/partition.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/file_util.h"
+#include "common/partition_part.h"
+#include "partitioner/input_graph.h"
+#include "tests/testing/partition_fixture.h"
+
+namespace graphshard::partitioner {
+namespace {
+
+const std::string kCora = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora";
+
+InputGraph ReadCora(bool undirected) {
+  OgbReadOptions options;
+  options.undirected = undirected;
+  auto g = ReadOgbHomogeneous(kCora, options);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *std::move(g) : InputGraph{};
+}
+
+// Relative path -> bytes of every file under `dir`.
+std::map<std::string, std::string> ReadTree(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    auto bytes = common::ReadFileToString(e.path().string());
+    EXPECT_TRUE(bytes.ok());
+    out[std::filesystem::relative(e.path(), dir).string()] = bytes.ok() ? *bytes : "";
+  }
+  return out;
+}
+
+class CoraPartitionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    graph_ = new InputGraph(ReadCora(/*undirected=*/true));
+    tmp_ = new testing::ScratchDir();
+    PartitionOptions options;
+    options.num_parts = 2;
+    options.seed = 42;
+    auto m = PartitionGraph(*graph_, options, tmp_->Sub("cora2"));
+    ASSERT_TRUE(m.ok()) << m.status();
+  }
+  static void TearDownTestSuite() {
+    delete tmp_;
+    delete graph_;
+  }
+  static InputGraph* graph_;
+  static testing::ScratchDir* tmp_;
+};
+InputGraph* CoraPartitionTest::graph_ = nullptr;
+testing::ScratchDir* CoraPartitionTest::tmp_ = nullptr;
+
+TEST_F(CoraPartitionTest, UndirectedReadKeepsRawOrderThenInverses) {
+  InputGraph raw = ReadCora(/*undirected=*/false);
+  ASSERT_EQ(raw.num_edges(), 5278);
+  ASSERT_EQ(graph_->num_edges(), 10556);
+  for (int64_t e = 0; e < raw.num_edges(); ++e) {
+    ASSERT_EQ(graph_->src[e], raw.src[e]);
+    ASSERT_EQ(graph_->dst[e], raw.dst[e]);
+    ASSERT_EQ(graph_->src[raw.num_edges() + e], raw.dst[e]);
+    ASSERT_EQ(graph_->dst[raw.num_edges() + e], raw.src[e]);
+  }
+}
+
+TEST_F(CoraPartitionTest, RoundTripPreservesGraph) {
+  const InputGraph& g = *graph_;
+  const std::string dir = tmp_->Sub("cora2");
+  std::vector<std::unique_ptr<common::PartitionPart>> parts;
+  for (int p = 0; p < 2; ++p) {
+    auto part = common::PartitionPart::Load(dir, p);
+    ASSERT_TRUE(part.ok()) << part.status();
+    parts.push_back(*std::move(part));
+  }
+  EXPECT_EQ(parts[0]->manifest().node_types[0].num_nodes, 2708);
+  EXPECT_EQ(parts[0]->manifest().edge_types[0].num_edges, 10556);
+
+  std::vector<int64_t> orig_of_new(2708, -1);
+  int64_t total_nodes = 0;
+  for (const auto& part : parts) {
+    const common::NodeShard* nodes = part->FindNodes("node");
+    ASSERT_NE(nodes, nullptr);
+    total_nodes += nodes->num_rows();
+    for (int64_t r = 0; r < nodes->num_rows(); ++r) {
+      const int64_t v = nodes->orig_ids[r];
+      orig_of_new[nodes->begin + r] = v;
+      ASSERT_EQ(nodes->labels[r], g.labels[v]);
+      for (int64_t k = 0; k < g.feat_dim; ++k) {
+        ASSERT_EQ(nodes->features[r * g.feat_dim + k], g.features[v * g.feat_dim + k]);
+      }
+      if (r > 0) {
+        ASSERT_LT(nodes->orig_ids[r - 1], v) << "original order kept within a part";
+      }
+    }
+  }
+  EXPECT_EQ(total_nodes, 2708);
+  std::set<int64_t> distinct(orig_of_new.begin(), orig_of_new.end());
+  EXPECT_EQ(distinct.size(), 2708u);
+  EXPECT_EQ(*distinct.begin(), 0);
+
+  std::vector<int> stored(static_cast<size_t>(g.num_edges()), 0);
+  for (const auto& part : parts) {
+    const common::NodeShard* nodes = part->FindNodes("node");
+    const common::EdgeShard* edges = part->FindEdges("node__to__node");
+    ASSERT_NE(edges, nullptr);
+    for (int64_t v = 0; v < edges->csc.num_dst_nodes(); ++v) {
+      auto nbrs = edges->csc.InNeighbors(v);
+      ASSERT_TRUE(std::is_sorted(nbrs.begin(), nbrs.end()));
+      for (size_t i = 0; i < nbrs.size(); ++i) {
+        const int64_t e = edges->edge_ids[edges->csc.EdgeBegin(v) + static_cast<int64_t>(i)];
+        ASSERT_GE(e, 0);
+        ASSERT_LT(e, g.num_edges());
+        ++stored[e];
+        ASSERT_EQ(g.dst[e], nodes->orig_ids[v]);
+        ASSERT_EQ(g.src[e], orig_of_new[nbrs[i]]);
+      }
+    }
+  }
+  EXPECT_TRUE(std::all_of(stored.begin(), stored.end(), [](int c) { return c == 1; }))
+      << "every edge stored exactly once";
+}
+
+TEST_F(CoraPartitionTest, SplitsArePreserved) {
+  const std::string dir = tmp_->Sub("cora2");
+  std::map<std::string, std::set<int64_t>> seen;
+  for (int p = 0; p < 2; ++p) {
+    auto part = common::PartitionPart::Load(dir, p);
+    ASSERT_TRUE(part.ok()) << part.status();
+    const common::NodeShard* nodes = (*part)->FindNodes("node");
+    for (const auto& [name, ids] : nodes->splits) {
+      ASSERT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+      for (int64_t id : ids) seen[name].insert(nodes->orig_ids[id - nodes->begin]);
+    }
+  }
+  EXPECT_EQ(seen["train"].size(), 140u);
+  EXPECT_EQ(seen["val"].size(), 500u);
+  EXPECT_EQ(seen["test"].size(), 1000u);
+  for (const char* name : {"train", "val", "test"}) {
+    const auto& want = graph_->splits.at(name);
+    EXPECT_EQ(seen[name], std::set<int64_t>(want.begin(), want.end())) << name;
+  }
+}
+
+TEST_F(CoraPartitionTest, SameSeedGivesByteIdenticalFiles) {
+  PartitionOptions options;
+  options.num_parts = 2;
+  options.seed = 42;
+  ASSERT_TRUE(PartitionGraph(*graph_, options, tmp_->Sub("again")).ok());
+  auto a = ReadTree(tmp_->Sub("cora2"));
+  auto b = ReadTree(tmp_->Sub("again"));
+  EXPECT_EQ(a.size(), 1u + 2 * 9);
+  EXPECT_TRUE(a == b);
+  options.seed = 43;
+  ASSERT_TRUE(PartitionGraph(*graph_, options, tmp_->Sub("other")).ok());
+  auto c = ReadTree(tmp_->Sub("other"));
+  EXPECT_NE(a["part_0/nodes/node/orig_id.npy"], c["part_0/nodes/node/orig_id.npy"]);
+}
+
+TEST_F(CoraPartitionTest, ExistingOutputNeedsForce) {
+  PartitionOptions options;
+  options.num_parts = 3;
+  const std::string out = tmp_->Sub("forced");
+  ASSERT_TRUE(PartitionGraph(*graph_, options, out).ok());
+  auto again = PartitionGraph(*graph_, options, out);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kInvalidArgument);
+  options.force = true;
+  options.num_parts = 4;
+  auto forced = PartitionGraph(*graph_, options, out);
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  auto m = common::ReadManifest(out);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->num_parts, 4);
+  EXPECT_FALSE(std::filesystem::exists(out + "/part_4"));
+  for (const auto& e : std::filesystem::directory_iterator(tmp_->path())) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find(".old-"), std::string::npos) << e.path();
+  }
+}
+
+TEST(AssignPartsTest, RandomIsBalancedAndSeeded) {
+  InputGraph g = testing::TinyGraph();
+  PartitionOptions options;
+  options.num_parts = 3;
+  options.seed = 5;
+  auto a = AssignParts(g, options);
+  ASSERT_TRUE(a.ok());
+  std::vector<int> sizes(3, 0);
+  for (int p : *a) ++sizes[p];
+  EXPECT_EQ(sizes, (std::vector<int>{4, 3, 3}));
+  auto b = AssignParts(g, options);
+  EXPECT_EQ(*a, *b);
+}
+
+TEST(AssignPartsTest, RejectsBadOptions) {
+  InputGraph g = testing::TinyGraph();
+  PartitionOptions options;
+  options.num_parts = 0;
+  EXPECT_FALSE(AssignParts(g, options).ok());
+  options.num_parts = 11;
+  EXPECT_FALSE(AssignParts(g, options).ok());
+  options.num_parts = 2;
+  options.method = "metis";
+  EXPECT_THAT(std::string(AssignParts(g, options).status().message()),
+              ::testing::HasSubstr("metis"));
+}
+
+TEST(PartitionGraphTest, InvalidGraphLeavesNoFolder) {
+  testing::ScratchDir tmp;
+  InputGraph g = testing::TinyGraph();
+  g.dst[3] = 10;  // out of range
+  PartitionOptions options;
+  options.num_parts = 2;
+  auto m = PartitionGraph(g, options, tmp.Sub("out"));
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST(MakeUndirectedTest, DropsRepeatsAndSelfLoops) {
+  InputGraph g;
+  g.num_nodes = 3;
+  g.src = {0, 1, 2, 0};
+  g.dst = {1, 0, 2, 1};
+  MakeUndirected(g);
+  // List: (0,1) (1,0) (2,2) (0,1) | (1,0) (0,1) (2,2) (1,0): keep first occurrences.
+  EXPECT_EQ(g.src, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(g.dst, (std::vector<int64_t>{1, 0, 2}));
+}
+
+}  // namespace
+}  // namespace graphshard::partitioner
