@@ -1,0 +1,113 @@
+#include "trainer/assignment.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace graphshard::trainer {
+namespace {
+
+std::vector<int64_t> Iota(int64_t begin, int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), begin);
+  return v;
+}
+
+// Every trainer's seeds over all parts: disjoint, covering, each from the part that owns it.
+void ExpectDisjointAndCovering(int world_size, int num_parts, int64_t seeds_per_part) {
+  std::vector<std::vector<int64_t>> part_ids;
+  for (int p = 0; p < num_parts; ++p) part_ids.push_back(Iota(p * 1000, seeds_per_part + p));
+  std::multiset<int64_t> seen;
+  std::set<int> parts_read;
+  for (int r = 0; r < world_size; ++r) {
+    absl::StatusOr<std::vector<ServerShare>> shares = AssignServers(r, world_size, num_parts);
+    ASSERT_TRUE(shares.ok()) << shares.status();
+    ASSERT_FALSE(shares->empty());
+    for (const ServerShare& s : *shares) {
+      parts_read.insert(s.part);
+      for (int64_t id : ChunkOf(part_ids[static_cast<size_t>(s.part)], s.chunk, s.num_chunks)) {
+        EXPECT_EQ(id / 1000, s.part) << "seed read from a server that does not own it";
+        seen.insert(id);
+      }
+    }
+  }
+  EXPECT_EQ(parts_read.size(), static_cast<size_t>(num_parts));
+  size_t total = 0;
+  for (const auto& ids : part_ids) {
+    total += ids.size();
+    for (int64_t id : ids) EXPECT_EQ(seen.count(id), 1u) << "seed " << id;
+  }
+  EXPECT_EQ(seen.size(), total);
+}
+
+TEST(AssignServers, MoreTrainersThanServersSplitsSeeds) {
+  // M = 5, K = 2: part 0 <- trainers 0, 2, 4; part 1 <- trainers 1, 3.
+  absl::StatusOr<std::vector<ServerShare>> s4 = AssignServers(4, 5, 2);
+  ASSERT_TRUE(s4.ok());
+  ASSERT_EQ(s4->size(), 1u);
+  EXPECT_EQ((*s4)[0].part, 0);
+  EXPECT_EQ((*s4)[0].chunk, 2);
+  EXPECT_EQ((*s4)[0].num_chunks, 3);
+  absl::StatusOr<std::vector<ServerShare>> s3 = AssignServers(3, 5, 2);
+  ASSERT_TRUE(s3.ok());
+  EXPECT_EQ((*s3)[0].part, 1);
+  EXPECT_EQ((*s3)[0].chunk, 1);
+  EXPECT_EQ((*s3)[0].num_chunks, 2);
+}
+
+TEST(AssignServers, EqualCountsIsOneToOne) {
+  for (int r = 0; r < 4; ++r) {
+    absl::StatusOr<std::vector<ServerShare>> s = AssignServers(r, 4, 4);
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ(s->size(), 1u);
+    EXPECT_EQ((*s)[0].part, r);
+    EXPECT_EQ((*s)[0].num_chunks, 1);
+  }
+}
+
+TEST(AssignServers, FewerTrainersReadSeveralServers) {
+  // M = 2, K = 5: trainer 0 <- parts 0, 2, 4; trainer 1 <- parts 1, 3; full splits.
+  absl::StatusOr<std::vector<ServerShare>> s0 = AssignServers(0, 2, 5);
+  ASSERT_TRUE(s0.ok());
+  ASSERT_EQ(s0->size(), 3u);
+  EXPECT_EQ((*s0)[0].part, 0);
+  EXPECT_EQ((*s0)[1].part, 2);
+  EXPECT_EQ((*s0)[2].part, 4);
+  for (const ServerShare& s : *s0) EXPECT_EQ(s.num_chunks, 1);
+  absl::StatusOr<std::vector<ServerShare>> s1 = AssignServers(1, 2, 5);
+  ASSERT_TRUE(s1.ok());
+  ASSERT_EQ(s1->size(), 2u);
+  EXPECT_EQ((*s1)[1].part, 3);
+}
+
+TEST(AssignServers, ShardsAreDisjointAndCovering) {
+  for (int m = 1; m <= 7; ++m) {
+    for (int k = 1; k <= 7; ++k) {
+      SCOPED_TRACE(testing::Message() << "M=" << m << " K=" << k);
+      ExpectDisjointAndCovering(m, k, 11);
+      ExpectDisjointAndCovering(m, k, 1);  // fewer seeds than trainers: some chunks empty
+    }
+  }
+}
+
+TEST(AssignServers, RejectsBadArguments) {
+  EXPECT_FALSE(AssignServers(2, 2, 1).ok());
+  EXPECT_FALSE(AssignServers(-1, 2, 1).ok());
+  EXPECT_FALSE(AssignServers(0, 0, 1).ok());
+  EXPECT_FALSE(AssignServers(0, 1, 0).ok());
+}
+
+TEST(ChunkOf, ChunksDifferByAtMostOne) {
+  std::vector<int64_t> ids = Iota(0, 10);
+  EXPECT_EQ(ChunkOf(ids, 0, 3).size(), 4u);
+  EXPECT_EQ(ChunkOf(ids, 1, 3).size(), 3u);
+  EXPECT_EQ(ChunkOf(ids, 2, 3).size(), 3u);
+  EXPECT_EQ(ChunkOf(ids, 1, 3)[0], 4);
+  EXPECT_EQ(ChunkOf(ids, 2, 3)[0], 7);
+}
+
+}  // namespace
+}  // namespace graphshard::trainer

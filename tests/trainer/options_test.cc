@@ -1,0 +1,91 @@
+#include "trainer/options.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace graphshard::trainer {
+namespace {
+
+absl::StatusOr<TrainerOptions> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "graphshard-trainer");
+  return ParseTrainerOptions(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ParseTrainerOptions, Defaults) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "/tmp/reg"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->registry_dir, "/tmp/reg");
+  EXPECT_EQ(o->model, "sage");
+  EXPECT_EQ(o->epochs, 5);
+  EXPECT_EQ(o->hidden, 64);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 5}));
+  EXPECT_EQ(o->batch_size, 256);
+  EXPECT_DOUBLE_EQ(o->lr, 0.01);
+  EXPECT_EQ(o->seed, 0u);
+  EXPECT_DOUBLE_EQ(o->dropout, 0.5);
+  EXPECT_FALSE(o->replace);
+  EXPECT_EQ(o->eval_every, 1);
+  EXPECT_EQ(o->threads, 1);
+  EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
+  EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
+}
+
+TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
+  absl::StatusOr<TrainerOptions> o =
+      Parse({"--servers=127.0.0.1:5000,localhost:5001", "--epochs", "20", "--hidden=16",
+             "--fanouts", "15,-1,5", "--batch-size", "32", "--lr=0.005", "--seed", "9",
+             "--dropout", "0", "--replace", "--eval-every", "2", "--threads=2",
+             "--no-normalize-features", "--rpc-timeout-s", "5", "--server-wait-s=1"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->servers, (std::vector<std::string>{"127.0.0.1:5000", "localhost:5001"}));
+  EXPECT_EQ(o->epochs, 20);
+  EXPECT_EQ(o->hidden, 16);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{15, -1, 5}));
+  EXPECT_EQ(o->batch_size, 32);
+  EXPECT_DOUBLE_EQ(o->lr, 0.005);
+  EXPECT_EQ(o->seed, 9u);
+  EXPECT_DOUBLE_EQ(o->dropout, 0);
+  EXPECT_TRUE(o->replace);
+  EXPECT_EQ(o->eval_every, 2);
+  EXPECT_EQ(o->threads, 2);
+  EXPECT_FALSE(o->normalize_features);
+  EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 5);
+  EXPECT_DOUBLE_EQ(o->server_wait_s, 1);
+}
+
+TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
+  struct Case {
+    std::vector<const char*> args;
+    const char* mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--registry", "r", "--model", "gcn"}, "--model"},
+           {{"--registry", "r", "--epochs", "0"}, "--epochs"},
+           {{"--registry", "r", "--fanouts", "10,0"}, "--fanouts"},
+           {{"--registry", "r", "--fanouts", "10,x"}, "--fanouts"},
+           {{"--registry", "r", "--lr", "-1"}, "--lr"},
+           {{"--registry", "r", "--dropout", "1"}, "--dropout"},
+           {{"--registry", "r", "--batch-size"}, "--batch-size"},
+           {{"--registry", "r", "--bogus", "1"}, "--bogus"},
+           {{"--servers", "nohost"}, "--servers"},
+           {{"--servers", "h:99999"}, "--servers"},
+           {{"--epochs", "3"}, "--registry"},
+           {{"--registry", "r", "--servers", "h:1"}, "--registry"},
+       }) {
+    absl::StatusOr<TrainerOptions> o = Parse(c.args);
+    ASSERT_FALSE(o.ok()) << c.mentions;
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(o.status().message().find(c.mentions), absl::string_view::npos)
+        << o.status().message();
+  }
+}
+
+TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--help"});
+  ASSERT_EQ(o.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_NE(o.status().message().find("usage:"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace graphshard::trainer

@@ -1,0 +1,152 @@
+#include "trainer/batch_client.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/status_macros.h"
+#include "proto/graphshard.grpc.pb.h"
+#include "trainer/internal/wire.h"
+
+namespace graphshard::trainer {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc, absl::string_view address) {
+  if (s.ok()) return absl::OkStatus();
+  const auto code = static_cast<absl::StatusCode>(s.error_code());  // same numbering
+  return absl::Status(code, absl::StrCat(rpc, " to server ", address, ": ", s.error_message()));
+}
+
+absl::Status Annotate(const absl::Status& s, absl::string_view rpc, absl::string_view address) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(rpc, " from server ", address, ": ", s.message()));
+}
+
+}  // namespace
+
+struct PartitionClient::Impl {
+  std::string address;
+  ClientOptions options;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::PartitionService::Stub> stub;
+  std::unique_ptr<grpc::GenericStub> generic;
+
+  void SetDeadline(grpc::ClientContext& ctx) const {
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::microseconds(
+                         static_cast<int64_t>(options.rpc_timeout_s * 1e6)));
+  }
+};
+
+PartitionClient::PartitionClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PartitionClient::~PartitionClient() = default;
+
+absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
+    std::string address, const ClientOptions& options) {
+  if (address.empty()) return absl::InvalidArgumentError("empty server address");
+  auto impl = std::make_unique<Impl>();
+  impl->address = std::move(address);
+  impl->options = options;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  args.SetMaxSendMessageSize(options.max_receive_bytes);
+  impl->channel =
+      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
+  impl->stub = v1::PartitionService::NewStub(impl->channel);
+  impl->generic = std::make_unique<grpc::GenericStub>(impl->channel);
+  return std::unique_ptr<PartitionClient>(new PartitionClient(std::move(impl)));
+}
+
+const std::string& PartitionClient::address() const { return impl_->address; }
+
+absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
+  // grpc.health.v1 without generated code: HealthCheckRequest{service: ""} encodes to zero
+  // bytes; HealthCheckResponse is field 1 (varint enum), SERVING = 1.
+  std::string last = "no answer yet";
+  while (true) {
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("server ", impl_->address, " not SERVING before the deadline: ", last));
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(std::min(deadline, now + absl::Seconds(2))));
+    ctx.set_wait_for_ready(true);  // wait for connect within the deadline, not fail fast
+    grpc::Slice empty("");
+    grpc::ByteBuffer request(&empty, 1);  // a default ByteBuffer is "invalid", not empty
+    grpc::ByteBuffer response;
+    grpc::Status status;
+    absl::Notification done;
+    impl_->generic->UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                              &response, [&](grpc::Status s) {
+                                status = std::move(s);
+                                done.Notify();
+                              });
+    done.WaitForNotification();
+    if (status.ok()) {
+      std::vector<grpc::Slice> slices;
+      std::string bytes;
+      if (response.Dump(&slices).ok()) {
+        for (const grpc::Slice& s : slices) {
+          bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+        }
+      }
+      if (bytes.size() >= 2 && bytes[0] == 0x08 && bytes[1] == 0x01) return absl::OkStatus();
+      last = absl::StrCat("health status is not SERVING (", bytes.size() >= 2 ? int{bytes[1]} : 0,
+                          ")");
+    } else if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      return absl::OkStatus();  // no health service, but it answers
+    } else {
+      last = absl::StrCat("health check: ", status.error_message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::GetMetadataRequest req;
+  v1::Metadata resp;
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata",
+                           impl_->address));
+  auto md = internal::DecodeMetadata(resp);
+  if (!md.ok()) return Annotate(md.status(), "GetMetadata", impl_->address);
+  return md;
+}
+
+absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view split) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::GetSplitRequest req;
+  req.set_split(std::string(split));
+  v1::GetSplitResponse resp;
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetSplit(&ctx, req, &resp),
+                           absl::StrCat("GetSplit(", split, ")"), impl_->address));
+  auto ids = internal::DecodeInt64s(resp.ids(), absl::StrCat("split ", split, " ids"));
+  if (!ids.ok()) return Annotate(ids.status(), "GetSplit", impl_->address);
+  return ids;
+}
+
+absl::StatusOr<MinibatchData> PartitionClient::SampleMinibatch(const SampleRequest& request) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::SampleMinibatchRequest req;
+  req.set_seeds(internal::EncodeInt64s(request.seeds));
+  for (int32_t f : request.fanouts) req.add_fanouts(f);
+  req.set_replace(request.replace);
+  req.set_seed(request.seed);
+  v1::Minibatch resp;
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->SampleMinibatch(&ctx, req, &resp), "SampleMinibatch",
+                           impl_->address));
+  auto batch = internal::DecodeMinibatch(resp, request.seeds);
+  if (!batch.ok()) return Annotate(batch.status(), "SampleMinibatch", impl_->address);
+  return batch;
+}
+
+}  // namespace graphshard::trainer

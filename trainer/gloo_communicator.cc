@@ -1,0 +1,139 @@
+// The Gloo side of communicator.h: the only file of the trainer that includes c10d.
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "trainer/communicator.h"
+
+namespace graphshard::trainer {
+namespace {
+
+bool IsLoopback(const std::string& addr) {
+  return addr == "localhost" || absl::StartsWith(addr, "127.") || addr == "::1";
+}
+
+c10d::ReduceOp ToC10d(ReduceOp op) {
+  return op == ReduceOp::kMax ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
+}
+
+class GlooCommunicator final : public Communicator {
+ public:
+  GlooCommunicator(int rank, int world_size, std::chrono::milliseconds timeout,
+                   c10::intrusive_ptr<c10d::Store> store,
+                   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg)
+      : rank_(rank),
+        world_size_(world_size),
+        timeout_(timeout),
+        store_(std::move(store)),
+        pg_(std::move(pg)) {}
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+
+  absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override {
+    return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kFloat32, op);
+  }
+  absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
+    return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kFloat64, op);
+  }
+  absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) override {
+    return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kInt64, op);
+  }
+
+  absl::Status Broadcast(absl::Span<float> data, int root) override {
+    if (data.empty()) return absl::OkStatus();
+    return Run("broadcast", [&] {
+      std::vector<at::Tensor> t = {
+          torch::from_blob(data.data(), {static_cast<int64_t>(data.size())}, torch::kFloat32)};
+      c10d::BroadcastOptions opts;
+      opts.rootRank = root;
+      opts.timeout = timeout_;
+      pg_->broadcast(t, opts)->wait(timeout_);
+    });
+  }
+
+  absl::Status Barrier() override {
+    return Run("barrier", [&] {
+      c10d::BarrierOptions opts;
+      opts.timeout = timeout_;
+      pg_->barrier(opts)->wait(timeout_);
+    });
+  }
+
+ private:
+  absl::Status AllReduceImpl(void* data, int64_t n, torch::Dtype dtype, ReduceOp op) {
+    if (n == 0) return absl::OkStatus();
+    return Run("all-reduce", [&] {
+      std::vector<at::Tensor> t = {torch::from_blob(data, {n}, dtype)};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = ToC10d(op);
+      opts.timeout = timeout_;
+      pg_->allreduce(t, opts)->wait(timeout_);
+    });
+  }
+
+  // c10::Error and gloo's exceptions (std::runtime_error) end here, as a status.
+  template <typename F>
+  absl::Status Run(const char* what, F&& f) {
+    try {
+      f();
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("Gloo ", what, " on rank ", rank_, " of ",
+                                                 world_size_, " failed (a peer trainer died or "
+                                                 "is late?): ", e.what()));
+    }
+  }
+
+  int rank_;
+  int world_size_;
+  std::chrono::milliseconds timeout_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
+    const RendezvousConfig& config, const GlooOptions& options) {
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
+  const std::string where = absl::StrCat(config.master_addr, ":", config.master_port);
+  try {
+    c10d::TCPStoreOptions store_opts;
+    store_opts.port = config.master_port;
+    store_opts.isServer = config.rank == 0;
+    store_opts.numWorkers = static_cast<size_t>(config.world_size);
+    store_opts.waitWorkers = true;
+    store_opts.timeout = timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_opts);
+
+    auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
+      pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    } else if (IsLoopback(config.master_addr)) {
+      pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    pg_opts->threads = 1;
+    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, config.rank, config.world_size,
+                                                          pg_opts);
+    return std::unique_ptr<Communicator>(
+        new GlooCommunicator(config.rank, config.world_size, timeout, store, pg));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,
+        " (MASTER_ADDR:MASTER_PORT) failed within ", options.timeout_s, "s: ", e.what()));
+  }
+}
+
+}  // namespace graphshard::trainer

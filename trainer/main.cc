@@ -1,0 +1,69 @@
+// graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and DESIGN.md.
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "trainer/communicator.h"
+#include "trainer/options.h"
+#include "trainer/rendezvous.h"
+#include "trainer/server_set.h"
+#include "trainer/train.h"
+
+namespace graphshard::trainer {
+namespace {
+
+absl::Status Run(const TrainerOptions& opts) {
+  const TrainerOptions* options = &opts;
+  absl::StatusOr<RendezvousConfig> rdv = ParseRendezvous(ProcessEnv());
+  if (!rdv.ok()) return rdv.status();
+  std::cerr << "rank " << rdv->rank << " of " << rdv->world_size << " (local " << rdv->local_rank
+            << "), rendezvous " << rdv->master_addr << ":" << rdv->master_port << std::endl;
+
+  // Servers first (each rank with its own deadline), then the rendezvous: a rank that cannot
+  // reach its servers exits, and its peers fail at the rendezvous or first collective.
+  DiscoveryOptions discovery;
+  discovery.registry_dir = options->registry_dir;
+  discovery.servers = options->servers;
+  discovery.server_wait_s = options->server_wait_s;
+  discovery.client.rpc_timeout_s = options->rpc_timeout_s;
+  absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
+  if (!servers.ok()) return servers.status();
+
+  std::unique_ptr<Communicator> comm;
+  if (rdv->world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
+    comm = CreateLocalCommunicator();
+  } else {
+    absl::StatusOr<std::unique_ptr<Communicator>> gloo =
+        CreateGlooCommunicator(*rdv, GlooOptions{.timeout_s = options->collective_timeout_s});
+    if (!gloo.ok()) return gloo.status();
+    comm = *std::move(gloo);
+  }
+  absl::StatusOr<TrainSummary> summary = RunTraining(*options, *servers, *comm, std::cout,
+                                                     std::cerr);
+  if (!summary.ok()) return summary.status();
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace graphshard::trainer
+
+int main(int argc, char** argv) {
+  absl::StatusOr<graphshard::trainer::TrainerOptions> options =
+      graphshard::trainer::ParseTrainerOptions(argc, argv);
+  if (absl::IsCancelled(options.status())) {  // --help
+    std::cout << options.status().message();
+    return 0;
+  }
+  if (!options.ok()) {
+    std::cerr << "graphshard-trainer: error: " << options.status().message() << "\n"
+              << graphshard::trainer::TrainerUsage();
+    return 2;
+  }
+  absl::Status s = graphshard::trainer::Run(*options);
+  if (!s.ok()) {
+    std::cerr << "graphshard-trainer: error: " << s.ToString() << std::endl;
+    return absl::IsInvalidArgument(s) ? 2 : 1;
+  }
+  return 0;
+}

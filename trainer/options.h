@@ -1,0 +1,50 @@
+#ifndef GRAPHSHARD_TRAINER_OPTIONS_H_
+#define GRAPHSHARD_TRAINER_OPTIONS_H_
+
+// Command line of graphshard-trainer, parsed into a plain struct (no global flag state), so the
+// parser is testable and the rest of the trainer takes its settings as one value.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace graphshard::trainer {
+
+struct TrainerOptions {
+  // Server discovery: exactly one of these is set.
+  std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
+  std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
+
+  std::string model = "sage";          // --model; only "sage" for now
+  int epochs = 5;                      // --epochs
+  int hidden = 64;                     // --hidden
+  std::vector<int32_t> fanouts = {10, 5};  // --fanouts: one SAGE layer per hop, -1 = all
+  int batch_size = 256;                // --batch-size
+  double lr = 0.01;                    // --lr (Adam)
+  double weight_decay = 0.0;           // --weight-decay (Adam, L2 as torch.optim.Adam)
+  uint64_t seed = 0;                   // --seed
+  double dropout = 0.5;                // --dropout
+  bool replace = false;                // --replace: sample with replacement
+  int eval_every = 1;                  // --eval-every: evaluate every N epochs (and at the end)
+  bool normalize_features = true;      // --normalize-features / --no-normalize-features
+  int threads = 1;                     // --threads: torch intra-op threads
+  int prefetch = 2;                    // --prefetch: minibatch RPCs in flight per trainer
+  double rpc_timeout_s = 60;           // --rpc-timeout-s: deadline of every RPC
+  double server_wait_s = 60;           // --server-wait-s: how long to wait for servers' health
+  double collective_timeout_s = 300;   // --collective-timeout-s: rendezvous and Gloo ops
+};
+
+// Usage text for --help and for errors.
+std::string TrainerUsage();
+
+// Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
+// flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
+// --registry/--servers, and models other than "sage". NotFound-free: the registry is read later.
+// A bare "--help" returns a Cancelled status carrying the usage text (caller prints, exits 0).
+absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_OPTIONS_H_

@@ -1,0 +1,54 @@
+#ifndef GRAPHSHARD_TRAINER_SAGE_MODEL_H_
+#define GRAPHSHARD_TRAINER_SAGE_MODEL_H_
+
+// GraphSAGE as PyG's `GraphSAGE(in, hidden, num_layers, out, dropout)` built of `SAGEConv`
+// with mean aggregation: out_i = lin_l(mean_{j -> i} x_j) + lin_r(x_i), lin_l with bias,
+// lin_r without (root weight); a node without in-edges aggregates zeros. Between layers ReLU
+// then dropout; the last layer has no activation. Parameters are registered in PyG's order
+// (convs.<k>.lin_l.weight, .lin_l.bias, .lin_r.weight) with torch.nn.Linear's initialisation,
+// which is what PyG's Linear uses too. Not thread-safe (a torch::nn::Module).
+
+#include <torch/torch.h>
+
+namespace graphshard::trainer {
+
+class SageConvImpl : public torch::nn::Module {
+ public:
+  SageConvImpl(int64_t in_channels, int64_t out_channels);
+  // x [N, in], edge e from edge_src[e] into edge_dst[e] (int64 [E]) -> [N, out].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_src,
+                        const torch::Tensor& edge_dst);
+  torch::nn::Linear lin_l{nullptr};
+  torch::nn::Linear lin_r{nullptr};
+};
+TORCH_MODULE(SageConv);
+
+// Mean over in-neighbours: row i is the mean of x[edge_src[e]] over edges e with
+// edge_dst[e] == i, zero without in-edges.
+torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
+                            const torch::Tensor& edge_dst);
+
+struct GraphSageOptions {
+  int64_t in_channels = 0;
+  int64_t hidden_channels = 64;
+  int64_t out_channels = 0;
+  int64_t num_layers = 2;
+  double dropout = 0.5;
+};
+
+class GraphSageImpl : public torch::nn::Module {
+ public:
+  explicit GraphSageImpl(const GraphSageOptions& options);
+  // Logits for every node of the subgraph; callers keep the first batch_size rows.
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& edge_src,
+                        const torch::Tensor& edge_dst);
+
+ private:
+  GraphSageOptions options_;
+  torch::nn::ModuleList convs_;
+};
+TORCH_MODULE(GraphSage);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_SAGE_MODEL_H_

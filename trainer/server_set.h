@@ -1,0 +1,43 @@
+#ifndef GRAPHSHARD_TRAINER_SERVER_SET_H_
+#define GRAPHSHARD_TRAINER_SERVER_SET_H_
+
+// Finding and connecting to the K partition servers (DESIGN.md, "Finding servers"): from a
+// registry folder (DIR/part_<k> holds "host:port\n", written atomically by each server) or an
+// explicit list (index = part). Waits, with one deadline for all, until every server's file
+// exists and the server reports SERVING; then checks that the servers agree on the graph.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "trainer/batch_client.h"
+
+namespace graphshard::trainer {
+
+struct DiscoveryOptions {
+  std::string registry_dir;          // one of these two
+  std::vector<std::string> servers;
+  double server_wait_s = 60;
+  ClientOptions client;
+};
+
+struct ServerSet {
+  ServerMetadata metadata;  // of part 0; every server agrees on num_parts, feat_dim, classes
+  std::vector<std::unique_ptr<PartitionClient>> clients;  // index = part
+};
+
+// Reads DIR/part_<part>: NotFound if it does not exist (yet), InvalidArgument naming the file
+// if it is not "host:port" (surrounding whitespace allowed).
+absl::StatusOr<std::string> ReadRegistryEntry(absl::string_view dir, int part);
+
+// DeadlineExceeded naming the server (part and address, or the registry file) that was not
+// up in time; FailedPrecondition when servers disagree (num_parts, feat_dim, num_classes, or a
+// server at index p reporting another part).
+absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_SERVER_SET_H_
