@@ -3,6 +3,7 @@
 # servers and 2 GraphSAGE trainers. The launcher's last stdout line must be the bare JSON
 # summary with test_acc >= 0.75, and both ranks must end with the same weights fingerprint
 # (gradients all-reduced: the replicas never diverge).
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
 

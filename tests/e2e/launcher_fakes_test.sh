@@ -2,6 +2,7 @@
 # deploy/graphshard-launch against the fake binaries in fakes/ (same command-line contract as
 # the real ones, failures on request): output routing, exit statuses, teardown on every failure
 # path, no process or temporary folder left behind. Runs in seconds; needs no build.
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 FAKES=$SRC/tests/e2e/fakes
 mkdir -p "$WORK/part" "$WORK/tmp"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # When a trainer fails (here: an unknown flag), the launcher stops the other trainer and both
 # servers and exits non-zero, leaving no graphshard process behind.
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
 
