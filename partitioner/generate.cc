@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kIntraFraction = 0.8;
 constexpr double kPopularityExponent = 0.5;
-constexpr double kNoiseScale = 0.85;
+constexpr double kNoiseScale = 1.0;
 
 // Independent streams per purpose, so changing how one is used leaves the others alone.
 enum Stream : uint64_t { kClasses = 1, kRanks, kEdges, kFeatures, kSplits };

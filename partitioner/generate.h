@@ -26,10 +26,11 @@ struct GenerateOptions {
 //     no self loops, no repeats; one endpoint drawn by Chung-Lu popularity w = rank^-0.5 (a
 //     random rank per node, giving a power-law degree tail of exponent about 3), the other
 //     from the same community with probability 0.8 (by the same weights), else from all nodes;
-//   - features: class centroid (N(0,1) per dimension) + N(0, s^2) noise with
-//     s = 0.85 * sqrt(F / 2): a node's own features separate classes only modestly (an MLP
-//     gets roughly 40-50% with 8 classes), while averaging over neighbours, 80% of which share
-//     the class, shrinks the noise and lets a GNN do much better;
+//   - features: class centroid (N(0,1) per dimension) + N(0, s^2) noise with s = sqrt(F / 2):
+//     a node's own features separate classes only modestly, while averaging over neighbours,
+//     80% of which share the class, shrinks the noise. Measured on the defaults (seed 3),
+//     nearest-centroid test accuracy is 52% on own features and 78% on
+//     (own + mean of neighbours) / 2, so an MLP stays modest and a GNN gains a lot;
 //   - labels = class; split: a random 60 / 20 / 20 train / val / test.
 // Same options give the same graph on every machine (SplitMix64 streams, no platform RNG).
 // InvalidArgument for an unknown kind or sizes out of range (num_nodes < 2, num_classes < 2
