@@ -19,6 +19,12 @@ namespace {
 namespace fs = std::filesystem;
 using internal::GzLineReader;
 
+// Counts come from the files; a bogus huge one must not turn into a huge allocation before
+// the rows themselves disagree with it.
+size_t ReserveHint(int64_t count) {
+  return static_cast<size_t>(std::clamp<int64_t>(count, 0, int64_t{1} << 24));
+}
+
 // The single value of a one-line count file (num-node-list, num-edge-list).
 absl::StatusOr<int64_t> ReadCount(const std::string& path) {
   ASSIGN_OR_RETURN(std::vector<int64_t> values, internal::ReadIntColumn(path));
@@ -35,8 +41,8 @@ absl::StatusOr<int64_t> ReadCount(const std::string& path) {
 absl::Status ReadEdges(const std::string& path, int64_t num_nodes, int64_t num_edges,
                        InputGraph& g) {
   ASSIGN_OR_RETURN(auto reader, GzLineReader::Open(path));
-  g.src.reserve(static_cast<size_t>(num_edges));
-  g.dst.reserve(static_cast<size_t>(num_edges));
+  g.src.reserve(ReserveHint(num_edges));
+  g.dst.reserve(ReserveHint(num_edges));
   absl::string_view line;
   while (true) {
     ASSIGN_OR_RETURN(bool more, reader->Next(&line));
@@ -91,7 +97,8 @@ absl::Status ReadFeatures(const std::string& path, InputGraph& g) {
     }
     if (rows == 0) {
       g.feat_dim = cols;
-      g.features.reserve(static_cast<size_t>(g.num_nodes * cols));
+      g.features.reserve(std::min(ReserveHint(g.num_nodes) * static_cast<size_t>(cols),
+                                  ReserveHint(INT64_MAX)));
     } else if (cols != g.feat_dim) {
       return reader->Error(absl::StrCat("has ", cols, " columns, line 1 has ", g.feat_dim));
     }
@@ -106,7 +113,7 @@ absl::Status ReadFeatures(const std::string& path, InputGraph& g) {
 
 absl::Status ReadLabels(const std::string& path, InputGraph& g) {
   ASSIGN_OR_RETURN(auto reader, GzLineReader::Open(path));
-  g.labels.reserve(static_cast<size_t>(g.num_nodes));
+  g.labels.reserve(ReserveHint(g.num_nodes));
   absl::string_view line;
   int64_t max_label = -1;
   while (true) {

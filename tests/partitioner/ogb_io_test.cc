@@ -104,6 +104,12 @@ TEST_F(MalformedOgbTest, FeatureColumnCountMismatch) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("raw/node-feat.csv.gz:2:"));
 }
 
+TEST_F(MalformedOgbTest, HugeNodeCountIsAnErrorNotACrash) {
+  Rewrite("raw/num-node-list.csv.gz", "999999999999999\n");
+  absl::Status s = ReadError();
+  EXPECT_THAT(std::string(s.message()), HasSubstr("raw/node-feat.csv.gz"));
+}
+
 TEST_F(MalformedOgbTest, SplitIdOutOfRange) {
   Rewrite("split/public/train.csv.gz", "0\n1\n99999\n");
   absl::Status s = ReadError();
