@@ -12,7 +12,7 @@ note "launching 2 servers + 2 trainers"
 status=0
 timeout 540 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers 2 --bin-dir "$BIN" \
   --registry "$WORK/registry" --server-wait-s 60 -- \
-  --model sage --epochs "${E2E_CORA_EPOCHS:-30}" --seed 1 \
+  --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1 \
   >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
 show "$WORK/stdout"
 show "$WORK/stderr"
