@@ -87,7 +87,7 @@ std::string TrainerUsage() {
   --dropout P              dropout between layers (0.5)
   --replace                sample neighbours with replacement
   --eval-every N           evaluate val/test every N epochs and at the end (1)
-  --[no-]normalize-features  divide each input feature row by its sum (on)
+  --normalize-features     divide each input row by max(row sum, 1) (off)
   --threads T              torch intra-op threads (1)
   --prefetch D             minibatch requests in flight (2)
   --rpc-timeout-s S        deadline of every RPC (60)

@@ -28,7 +28,8 @@ struct TrainerOptions {
   double dropout = 0.5;                // --dropout
   bool replace = false;                // --replace: sample with replacement
   int eval_every = 1;                  // --eval-every: evaluate every N epochs (and at the end)
-  bool normalize_features = true;      // --normalize-features / --no-normalize-features
+  bool normalize_features = false;     // --normalize-features: x / max(row sum, 1), as PyG's
+                                       // NormalizeFeatures on non-negative features
   int threads = 1;                     // --threads: torch intra-op threads
   int prefetch = 2;                    // --prefetch: minibatch RPCs in flight per trainer
   double rpc_timeout_s = 60;           // --rpc-timeout-s: deadline of every RPC

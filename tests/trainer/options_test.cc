@@ -27,6 +27,7 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_FALSE(o->replace);
   EXPECT_EQ(o->eval_every, 1);
   EXPECT_EQ(o->threads, 1);
+  EXPECT_FALSE(o->normalize_features);
   EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
   EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
 }
@@ -36,7 +37,7 @@ TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
       Parse({"--servers=127.0.0.1:5000,localhost:5001", "--epochs", "20", "--hidden=16",
              "--fanouts", "15,-1,5", "--batch-size", "32", "--lr=0.005", "--seed", "9",
              "--dropout", "0", "--replace", "--eval-every", "2", "--threads=2",
-             "--no-normalize-features", "--rpc-timeout-s", "5", "--server-wait-s=1"});
+             "--normalize-features", "--rpc-timeout-s", "5", "--server-wait-s=1"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->servers, (std::vector<std::string>{"127.0.0.1:5000", "localhost:5001"}));
   EXPECT_EQ(o->epochs, 20);
@@ -49,7 +50,7 @@ TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
   EXPECT_TRUE(o->replace);
   EXPECT_EQ(o->eval_every, 2);
   EXPECT_EQ(o->threads, 2);
-  EXPECT_FALSE(o->normalize_features);
+  EXPECT_TRUE(o->normalize_features);
   EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 5);
   EXPECT_DOUBLE_EQ(o->server_wait_s, 1);
 }
