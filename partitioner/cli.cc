@@ -12,6 +12,7 @@
 #include "partitioner/input_graph.h"
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
+#include "partitioner/read_input.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -127,10 +128,14 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
   return {};
 }
 
-CliError RunPartition(const std::vector<std::string>& args, std::ostream& out) {
+CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
+                      std::ostream& err) {
   ParsedArgs p;
-  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, {{"input", "parts", "method", "seed", "out", "split"},
-                                         {"undirected", "force"}},
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
+                               {{"input", "parts", "method", "seed", "out", "split", "format",
+                                 "num-nodes", "features", "labels", "train-idx", "val-idx",
+                                 "test-idx"},
+                                {"undirected", "dedup", "drop-self-loops", "force", "quiet"}},
                                p));
   if (!p.positional.empty()) {
     return Usage(absl::InvalidArgumentError("partition takes no operands"));
@@ -140,26 +145,56 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out) {
   CLI_USAGE_IF_ERROR(GetNumber(p, "parts", &o.num_parts));
   CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
   if (p.values.count("method")) o.method = p.values["method"];
-  if (o.method != "random") {
+  if (o.method != "random" && o.method != "metis") {
     return Usage(absl::InvalidArgumentError(
-        absl::StrCat("--method ", o.method, ": this build supports only random")));
+        absl::StrCat("--method ", o.method, ": expected random or metis")));
   }
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
   o.force = p.bools.count("force") > 0;
+  if (!p.bools.count("quiet")) o.log = &err;
+  ReadOptions read;
+  read.format = p.values["format"];
+  read.split_name = p.values["split"];
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &read.num_nodes));
+  read.features = p.values["features"];
+  read.labels = p.values["labels"];
+  read.train_idx = p.values["train-idx"];
+  read.val_idx = p.values["val-idx"];
+  read.test_idx = p.values["test-idx"];
   std::error_code ec;
   if (!o.force && std::filesystem::exists(p.values["out"], ec)) {
     return Failure(absl::InvalidArgumentError(
         absl::StrCat(p.values["out"], ": already exists (pass --force to replace it)")));
   }
-  OgbReadOptions read;
-  read.undirected = p.bools.count("undirected") > 0;
-  if (p.values.count("split")) read.split_name = p.values["split"];
-  auto graph = ReadOgbHomogeneous(p.values["input"], read);
+  absl::StatusOr<std::string> layout = read.format.empty()
+                                            ? DetectLayout(p.values["input"])
+                                            : absl::StatusOr<std::string>(read.format);
+  if (!layout.ok()) return Failure(layout.status());
+  const bool edge_list_flags = !read.features.empty() || !read.labels.empty() ||
+                               !read.train_idx.empty() || !read.val_idx.empty() ||
+                               !read.test_idx.empty() || read.num_nodes >= 0;
+  if (edge_list_flags && *layout != "edgelist") {
+    return Usage(absl::InvalidArgumentError(absl::StrCat(
+        "--features, --labels, --*-idx and --num-nodes are for edge lists; the input is ",
+        *layout)));
+  }
+  read.format = *layout;
+  auto graph = ReadGraph(p.values["input"], read);
   if (!graph.ok()) return Failure(graph.status());
+  EdgeTransformOptions transform;
+  transform.undirected = p.bools.count("undirected") > 0;
+  transform.dedup = p.bools.count("dedup") > 0;
+  transform.drop_self_loops = p.bools.count("drop-self-loops") > 0;
+  if (transform.undirected || transform.dedup || transform.drop_self_loops) {
+    absl::Status s = TransformEdges(*graph, transform);
+    if (!s.ok()) return Failure(s);
+  }
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());
-  out << "partitioned " << graph->num_nodes << " nodes, " << graph->num_edges() << " edges into "
-      << o.num_parts << " parts -> " << p.values["out"] << "\n";
+  out << "partitioned " << graph->TotalNodes() << " nodes, " << graph->TotalEdges()
+      << " edges (" << *layout << ", " << graph->node_types.size() << " node types, "
+      << graph->edge_types.size() << " edge types) into " << o.num_parts << " parts with "
+      << o.method << " -> " << p.values["out"] << "\n";
   return {};
 }
 
@@ -182,8 +217,12 @@ std::string Usage() {
   graphshard-partition generate --kind products --seed S --out DIR
       [--num-nodes N (20000)] [--avg-degree D (10)] [--num-features F (32)]
       [--num-classes C (8)]
-  graphshard-partition partition --input DIR --parts K --out DIR [--method random]
-      [--undirected] [--seed S (0)] [--split NAME] [--force]
+  graphshard-partition partition --input PATH --parts K --out DIR
+      [--method random|metis (random)] [--seed S (0)] [--undirected] [--dedup]
+      [--drop-self-loops] [--split NAME] [--force] [--quiet]
+      [--format ogb|ogb-hetero|npy|npy-hetero|edgelist (detected)]
+      edge lists only: [--num-nodes N] [--features FILE] [--labels FILE]
+      [--train-idx FILE] [--val-idx FILE] [--test-idx FILE]
   graphshard-partition inspect DIR [--json] [--no-verify]
 exit status: 0 ok, 1 failure, 2 bad command line
 )";
@@ -203,7 +242,7 @@ int RunPartitionCli(const std::vector<std::string>& args, std::ostream& out, std
   if (cmd == "generate") {
     e = RunGenerate(args, out);
   } else if (cmd == "partition") {
-    e = RunPartition(args, out);
+    e = RunPartition(args, out, err);
   } else if (cmd == "inspect") {
     e = RunInspect(args, out);
   } else {

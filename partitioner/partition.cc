@@ -6,18 +6,20 @@
 #include "absl/strings/str_cat.h"
 #include "common/checksum.h"
 #include "common/npy.h"
-#include "common/rng.h"
 #include "common/status_macros.h"
 #include "partitioner/internal/atomic_dir.h"
+#include "partitioner/internal/edge_scan.h"
+#include "partitioner/internal/progress.h"
 
 namespace graphshard::partitioner {
 namespace {
 
-constexpr char kNodeType[] = "node";
-constexpr char kRel[] = "to";
-constexpr int kMaxParts = 1 << 16;
+using internal::Progress;
 
-// The relabelling: part p owns new ids [offsets[p], offsets[p+1]); orig_of[new] = input id.
+constexpr size_t kFeatureBufferBytes = size_t{8} << 20;
+
+// The relabelling of one node type: part p owns new ids [offsets[p], offsets[p+1]);
+// orig_of[new] = input id; within a part, input order is kept.
 struct Relabel {
   std::vector<int64_t> offsets;
   std::vector<int64_t> new_of;
@@ -41,38 +43,14 @@ Relabel MakeRelabel(const std::vector<int>& parts, int num_parts) {
   return r;
 }
 
-// Global CSC over new ids: in-edges of new id d are [indptr[d], indptr[d+1]).
-struct GlobalCsc {
-  std::vector<int64_t> indptr;
-  std::vector<int64_t> indices;  // new source ids
-  std::vector<int64_t> edge_ids;
+// Everything the per-part writers share.
+struct Plan {
+  const Graph& g;
+  std::vector<std::vector<int>> parts;  // [type][node]
+  std::vector<Relabel> relabel;         // [type]
+  int num_parts = 0;
+  std::ostream* log = nullptr;
 };
-
-GlobalCsc MakeCsc(const InputGraph& g, const Relabel& r) {
-  GlobalCsc c;
-  const int64_t n = g.num_nodes;
-  c.indptr.assign(static_cast<size_t>(n) + 1, 0);
-  for (int64_t d : g.dst) ++c.indptr[r.new_of[d] + 1];
-  std::partial_sum(c.indptr.begin(), c.indptr.end(), c.indptr.begin());
-  std::vector<int64_t> fill(c.indptr.begin(), c.indptr.end() - 1);
-  c.indices.resize(g.src.size());
-  c.edge_ids.resize(g.src.size());
-  for (size_t e = 0; e < g.src.size(); ++e) {  // ascending e: ties end up by edge id
-    int64_t pos = fill[r.new_of[g.dst[e]]]++;
-    c.indices[pos] = r.new_of[g.src[e]];
-    c.edge_ids[pos] = static_cast<int64_t>(e);
-  }
-  std::vector<std::pair<int64_t, int64_t>> seg;
-  for (int64_t d = 0; d < n; ++d) {
-    const int64_t b = c.indptr[d], end = c.indptr[d + 1];
-    if (end - b < 2) continue;
-    seg.clear();
-    for (int64_t i = b; i < end; ++i) seg.emplace_back(c.indices[i], c.edge_ids[i]);
-    std::sort(seg.begin(), seg.end());
-    for (int64_t i = b; i < end; ++i) std::tie(c.indices[i], c.edge_ids[i]) = seg[i - b];
-  }
-  return c;
-}
 
 // Writes the files of one partition folder, recording each in the manifest.
 class FolderWriter {
@@ -83,8 +61,7 @@ class FolderWriter {
   template <typename T>
   absl::Status Write(const std::string& rel, std::vector<int64_t> shape,
                      absl::Span<const T> values) {
-    ASSIGN_OR_RETURN(uint32_t crc, common::WriteNpy<T>(absl::StrCat(root_, "/", rel), shape,
-                                                       values));
+    ASSIGN_OR_RETURN(uint32_t crc, common::WriteNpy<T>(Path(rel), shape, values));
     Record(rel, common::DTypeOf<T>(), std::move(shape), crc);
     return absl::OkStatus();
   }
@@ -92,133 +69,181 @@ class FolderWriter {
               uint32_t crc) {
     manifest_.files[rel] = common::FileInfo{dtype, std::move(shape), common::FormatCrc32(crc)};
   }
-  const std::string& root() const { return root_; }
+  std::string Path(const std::string& rel) const { return absl::StrCat(root_, "/", rel); }
 
  private:
   std::string root_;
   common::Manifest& manifest_;
 };
 
-absl::Status WriteNodes(const InputGraph& g, const Relabel& r, int part, FolderWriter& w) {
-  const int64_t b = r.offsets[part], e = r.offsets[part + 1], n = e - b;
-  const std::string feat_rel = common::NodeFilePath(part, kNodeType, "feat.npy");
-  ASSIGN_OR_RETURN(auto feat, common::NpyWriter::Create(absl::StrCat(w.root(), "/", feat_rel),
-                                                        common::DType::kFloat32,
-                                                        {n, g.feat_dim}));
-  std::vector<int64_t> labels(static_cast<size_t>(n));
-  for (int64_t id = b; id < e; ++id) {
-    const int64_t v = r.orig_of[id];
-    RETURN_IF_ERROR(feat->AppendValues(absl::Span<const float>(
-        g.features.data() + v * g.feat_dim, static_cast<size_t>(g.feat_dim))));
-    labels[id - b] = g.labels[v];
+// Streams the feature rows of part p's nodes, in new-id order, from the (possibly mmap'ed)
+// input into feat.npy, dropping input pages behind.
+absl::Status WriteFeatures(const NodeTypeData& t, const Relabel& r, int part, FolderWriter& w,
+                           Progress& progress) {
+  const int64_t b = r.offsets[part], n = r.offsets[part + 1] - b, f = t.feat_dim;
+  const std::string rel = common::NodeFilePath(part, t.name, "feat.npy");
+  ASSIGN_OR_RETURN(auto feat, common::NpyWriter::Create(w.Path(rel), common::DType::kFloat32,
+                                                        {n, f}));
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kFeatureBufferBytes / 4 / std::max<int64_t>(f, 1));
+  std::vector<float> buf;
+  int64_t released = 0;  // input rows before this one may be dropped from memory
+  for (int64_t i = 0; i < n && f > 0; i += rows_per_chunk) {
+    const int64_t end = std::min(n, i + rows_per_chunk);
+    buf.clear();
+    for (int64_t id = b + i; id < b + end; ++id) {
+      auto row = t.features.span().subspan(static_cast<size_t>(r.orig_of[id] * f),
+                                           static_cast<size_t>(f));
+      buf.insert(buf.end(), row.begin(), row.end());
+    }
+    RETURN_IF_ERROR(feat->AppendValues<float>(buf));
+    const int64_t upto = r.orig_of[b + end - 1];  // ascending within a part
+    t.features.ReleasePages(released * f, upto * f);
+    released = upto;
+    progress.Add(end - i);
   }
+  t.features.ReleasePages(0, t.features.size());
   ASSIGN_OR_RETURN(uint32_t crc, feat->Finish());
-  w.Record(feat_rel, common::DType::kFloat32, {n, g.feat_dim}, crc);
-  RETURN_IF_ERROR(w.Write<int64_t>(common::NodeFilePath(part, kNodeType, "label.npy"), {n},
-                                   labels));
-  return w.Write<int64_t>(common::NodeFilePath(part, kNodeType, "orig_id.npy"), {n},
+  w.Record(rel, common::DType::kFloat32, {n, f}, crc);
+  return absl::OkStatus();
+}
+
+absl::Status WriteNodes(const NodeTypeData& t, const Relabel& r, int part, FolderWriter& w,
+                        Progress& progress) {
+  const int64_t b = r.offsets[part], e = r.offsets[part + 1], n = e - b;
+  RETURN_IF_ERROR(WriteFeatures(t, r, part, w, progress));
+  std::vector<int64_t> labels(static_cast<size_t>(n), -1);
+  if (!t.labels.empty()) {
+    for (int64_t id = b; id < e; ++id) labels[id - b] = std::max<int64_t>(-1, t.labels[r.orig_of[id]]);
+  }
+  RETURN_IF_ERROR(w.Write<int64_t>(common::NodeFilePath(part, t.name, "label.npy"), {n}, labels));
+  return w.Write<int64_t>(common::NodeFilePath(part, t.name, "orig_id.npy"), {n},
                           absl::Span<const int64_t>(r.orig_of).subspan(b, n));
 }
 
-absl::Status WriteEdges(const GlobalCsc& c, const Relabel& r, int part, const std::string& etype,
-                        FolderWriter& w) {
-  const int64_t b = r.offsets[part], e = r.offsets[part + 1];
-  const int64_t eb = c.indptr[b], ee = c.indptr[e];
-  std::vector<int64_t> indptr(static_cast<size_t>(e - b) + 1);
-  for (int64_t d = b; d <= e; ++d) indptr[d - b] = c.indptr[d] - eb;
-  RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, etype, "indptr.npy"),
-                                   {e - b + 1}, indptr));
-  RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, etype, "indices.npy"), {ee - eb},
-                                   absl::Span<const int64_t>(c.indices).subspan(eb, ee - eb)));
-  return w.Write<int64_t>(common::EdgeFilePath(part, etype, "edge_id.npy"), {ee - eb},
-                          absl::Span<const int64_t>(c.edge_ids).subspan(eb, ee - eb));
+// The in-edges of one edge type whose destination part p owns, as CSC over new ids: two passes
+// over the edge list (count, fill), then each destination's in-edges sorted by (source, edge id).
+absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, FolderWriter& w,
+                        Progress& progress, int64_t& num_stored) {
+  const int s = plan.g.NodeTypeIndex(t.src), d = plan.g.NodeTypeIndex(t.dst);
+  const Relabel &rs = plan.relabel[s], &rd = plan.relabel[d];
+  const std::vector<int>& owner = plan.parts[d];
+  const int64_t b = rd.offsets[part], n = rd.offsets[part + 1] - b;
+  std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
+  internal::ScanEdges(t, &progress, [&](int64_t e) {
+    const int64_t v = t.dst_ids[e];
+    if (owner[v] == part) ++indptr[rd.new_of[v] - b + 1];
+  });
+  std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
+  const int64_t m = indptr[n];
+  std::vector<int64_t> indices(static_cast<size_t>(m)), edge_ids(static_cast<size_t>(m));
+  {
+    std::vector<int64_t> fill(indptr.begin(), indptr.end() - 1);
+    internal::ScanEdges(t, &progress, [&](int64_t e) {  // ascending e: ties end up by edge id
+      const int64_t v = t.dst_ids[e];
+      if (owner[v] != part) return;
+      const int64_t pos = fill[rd.new_of[v] - b]++;
+      indices[pos] = rs.new_of[t.src_ids[e]];
+      edge_ids[pos] = e;
+    });
+  }
+  std::vector<std::pair<int64_t, int64_t>> seg;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t lo = indptr[v], hi = indptr[v + 1];
+    if (hi - lo < 2 || std::is_sorted(indices.begin() + lo, indices.begin() + hi)) continue;
+    seg.clear();
+    for (int64_t i = lo; i < hi; ++i) seg.emplace_back(indices[i], edge_ids[i]);
+    std::sort(seg.begin(), seg.end());
+    for (int64_t i = lo; i < hi; ++i) std::tie(indices[i], edge_ids[i]) = seg[i - lo];
+  }
+  const std::string et = t.Name();
+  RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indptr.npy"), {n + 1}, indptr));
+  RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indices.npy"), {m}, indices));
+  RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "edge_id.npy"), {m}, edge_ids));
+  num_stored = m;
+  return absl::OkStatus();
 }
 
-absl::Status WriteSplits(const InputGraph& g, const Relabel& r, const std::vector<int>& parts,
-                         common::Manifest& m, FolderWriter& w) {
-  const int k = m.num_parts;
-  for (const auto& [name, ids] : g.splits) {
-    std::vector<std::vector<int64_t>> per_part(static_cast<size_t>(k));
-    for (int64_t v : ids) per_part[parts[v]].push_back(r.new_of[v]);
-    std::vector<int64_t>& sizes = m.splits[name][kNodeType];
-    for (int p = 0; p < k; ++p) {
-      std::sort(per_part[p].begin(), per_part[p].end());
-      sizes.push_back(std::ssize(per_part[p]));
-      RETURN_IF_ERROR(w.Write<int64_t>(common::SplitFilePath(p, kNodeType, name),
-                                       {std::ssize(per_part[p])}, per_part[p]));
+absl::Status WriteSplits(const Plan& plan, common::Manifest& m, FolderWriter& w) {
+  for (size_t ti = 0; ti < plan.g.node_types.size(); ++ti) {
+    const NodeTypeData& t = plan.g.node_types[ti];
+    for (const auto& [name, ids] : t.splits) {
+      std::vector<std::vector<int64_t>> per_part(static_cast<size_t>(plan.num_parts));
+      for (int64_t v : ids.span()) per_part[plan.parts[ti][v]].push_back(plan.relabel[ti].new_of[v]);
+      std::vector<int64_t>& sizes = m.splits[name][t.name];
+      for (int p = 0; p < plan.num_parts; ++p) {
+        std::sort(per_part[p].begin(), per_part[p].end());
+        sizes.push_back(std::ssize(per_part[p]));
+        RETURN_IF_ERROR(w.Write<int64_t>(common::SplitFilePath(p, t.name, name),
+                                         {std::ssize(per_part[p])}, per_part[p]));
+      }
     }
   }
   return absl::OkStatus();
 }
 
+absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common::Manifest& m,
+                       FolderWriter& w) {
+  const Graph& g = plan.g;
+  for (size_t ti = 0; ti < g.node_types.size(); ++ti) {
+    const NodeTypeData& t = g.node_types[ti];
+    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/nodes/", t.name)));
+    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/splits/", t.name)));
+    Progress progress(plan.log, absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
+                      plan.relabel[ti].offsets[p + 1] - plan.relabel[ti].offsets[p]);
+    RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress));
+  }
+  Progress progress(plan.log, absl::StrCat("part ", p + 1, "/", plan.num_parts, " edges"),
+                    2 * g.TotalEdges());
+  for (size_t ei = 0; ei < g.edge_types.size(); ++ei) {
+    const EdgeTypeData& t = g.edge_types[ei];
+    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/edges/", t.Name())));
+    RETURN_IF_ERROR(WriteEdges(plan, t, p, w, progress, m.edge_types[ei].part_num_edges[p]));
+  }
+  return absl::OkStatus();
+}
+
+common::Manifest MakeManifest(const Plan& plan, const PartitionOptions& o) {
+  common::Manifest m;
+  m.num_parts = o.num_parts;
+  m.method = o.method;
+  m.seed = o.seed;
+  for (size_t ti = 0; ti < plan.g.node_types.size(); ++ti) {
+    const NodeTypeData& t = plan.g.node_types[ti];
+    m.node_types.push_back(common::NodeTypeInfo{t.name, t.num_nodes, plan.relabel[ti].offsets,
+                                                t.feat_dim, t.labels.empty() ? 0 : t.num_classes});
+  }
+  for (const EdgeTypeData& t : plan.g.edge_types) {
+    m.edge_types.push_back(common::EdgeTypeInfo{
+        t.src, t.rel, t.dst, t.num_edges(), std::vector<int64_t>(o.num_parts, 0)});
+  }
+  return m;
+}
+
 }  // namespace
 
-absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& g, const PartitionOptions& o) {
-  if (o.method != "random") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown partition method \"", o.method, "\" (this build has: random)"));
+absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionOptions& options,
+                                                const std::string& out) {
+  RETURN_IF_ERROR(ValidateGraph(g));
+  ASSIGN_OR_RETURN(internal::AtomicDir dir, internal::AtomicDir::Create(out, options.force));
+  Plan plan{g, {}, {}, options.num_parts, options.log};
+  ASSIGN_OR_RETURN(plan.parts, AssignGraphParts(g, options));
+  for (const std::vector<int>& parts : plan.parts) {
+    plan.relabel.push_back(MakeRelabel(parts, options.num_parts));
   }
-  if (o.num_parts < 1 || o.num_parts > kMaxParts) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("number of parts ", o.num_parts, " is outside [1, ", kMaxParts, "]"));
-  }
-  if (g.num_nodes > 0 && o.num_parts > g.num_nodes) {
-    return absl::InvalidArgumentError(absl::StrCat("number of parts ", o.num_parts,
-                                                   " exceeds the number of nodes ", g.num_nodes));
-  }
-  // A seeded Fisher-Yates shuffle cut into near-equal pieces: balanced parts.
-  std::vector<int64_t> perm(static_cast<size_t>(g.num_nodes));
-  std::iota(perm.begin(), perm.end(), int64_t{0});
-  common::SplitMix64 rng(common::MixSeed(o.seed, 0x70617274 /* "part" */));
-  for (int64_t i = g.num_nodes - 1; i > 0; --i) {
-    std::swap(perm[i], perm[rng.Below(static_cast<uint64_t>(i) + 1)]);
-  }
-  // The first `rem` parts get base + 1 nodes, the others base.
-  const int64_t base = g.num_nodes / o.num_parts, rem = g.num_nodes % o.num_parts;
-  const int64_t big = rem * (base + 1);
-  std::vector<int> parts(static_cast<size_t>(g.num_nodes));
-  for (int64_t i = 0; i < g.num_nodes; ++i) {
-    parts[perm[i]] = static_cast<int>(i < big ? i / (base + 1) : rem + (i - big) / base);
-  }
-  return parts;
+  common::Manifest m = MakeManifest(plan, options);
+  FolderWriter writer(dir.tmp_path(), m);
+  for (int p = 0; p < options.num_parts; ++p) RETURN_IF_ERROR(WritePart(plan, p, dir, m, writer));
+  RETURN_IF_ERROR(WriteSplits(plan, m, writer));
+  RETURN_IF_ERROR(common::WriteManifest(dir.tmp_path(), m));
+  RETURN_IF_ERROR(dir.Commit());
+  return m;
 }
 
 absl::StatusOr<common::Manifest> PartitionGraph(const InputGraph& g,
                                                 const PartitionOptions& options,
                                                 const std::string& out) {
   RETURN_IF_ERROR(ValidateInputGraph(g));
-  ASSIGN_OR_RETURN(std::vector<int> parts, AssignParts(g, options));
-  ASSIGN_OR_RETURN(internal::AtomicDir dir, internal::AtomicDir::Create(out, options.force));
-  const int k = options.num_parts;
-  Relabel relabel = MakeRelabel(parts, k);
-  GlobalCsc csc = MakeCsc(g, relabel);
-
-  common::Manifest m;
-  m.num_parts = k;
-  m.method = options.method;
-  m.seed = options.seed;
-  m.node_types.push_back(common::NodeTypeInfo{kNodeType, g.num_nodes, relabel.offsets,
-                                              g.feat_dim, g.num_classes});
-  common::EdgeTypeInfo et{kNodeType, kRel, kNodeType, g.num_edges(), {}};
-  for (int p = 0; p < k; ++p) {
-    et.part_num_edges.push_back(csc.indptr[relabel.offsets[p + 1]] -
-                                csc.indptr[relabel.offsets[p]]);
-  }
-  m.edge_types.push_back(et);
-  const std::string etype = et.Name();
-
-  FolderWriter writer(dir.tmp_path(), m);
-  for (int p = 0; p < k; ++p) {
-    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/nodes/", kNodeType)));
-    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/edges/", etype)));
-    RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/splits/", kNodeType)));
-    RETURN_IF_ERROR(WriteNodes(g, relabel, p, writer));
-    RETURN_IF_ERROR(WriteEdges(csc, relabel, p, etype, writer));
-  }
-  RETURN_IF_ERROR(WriteSplits(g, relabel, parts, m, writer));
-  RETURN_IF_ERROR(common::WriteManifest(dir.tmp_path(), m));
-  RETURN_IF_ERROR(dir.Commit());
-  return m;
+  return PartitionGraph(ViewOf(g), options, out);
 }
 
 }  // namespace graphshard::partitioner

@@ -1,52 +1,77 @@
 #ifndef GRAPHSHARD_PARTITIONER_PARTITION_H_
 #define GRAPHSHARD_PARTITIONER_PARTITION_H_
 
-// Writes a partition folder (DESIGN.md, "Partition folder") from an in-memory homogeneous graph:
-// node type "node", edge type "node__to__node".
+// Writes a partition folder (DESIGN.md, "Partition folder") from a Graph (any number of node and
+// edge types) or an InputGraph (homogeneous: node type "node", edge type "node__to__node").
 //
-// What the folder holds, for part k of K:
-//   - part k owns global (new) ids [offsets[k], offsets[k+1]); nodes keep their original
-//     relative order within a part; orig_id.npy maps a row back to the input id;
-//   - nodes/node/{feat.npy float32 [n, F], label.npy int64 [n], orig_id.npy int64 [n]};
-//   - edges/node__to__node/: every input edge is stored exactly once, with the part owning its
-//     destination, as CSC: indptr.npy int64 [n + 1], indices.npy int64 [e] (global new source
-//     ids, ascending within each destination; ties by edge id), edge_id.npy int64 [e] (the
-//     edge's index in InputGraph::src/dst);
-//   - splits/node/{train,val,test}.npy int64: ascending global new ids owned by part k.
+// What the folder holds, for part k of K and every node type t:
+//   - part k owns global (new) ids [offsets_t[k], offsets_t[k+1]) of type t; nodes keep their
+//     original relative order within a part; orig_id.npy maps a row back to the input id;
+//   - nodes/<t>/{feat.npy float32 [n, F] ([n, 0] without features), label.npy int64 [n] (-1 =
+//     unlabelled; all -1 and num_classes 0 for a type without labels), orig_id.npy int64 [n]};
+//   - edges/<src>__<rel>__<dst>/: every input edge is stored exactly once, with the part owning
+//     its destination, as CSC: indptr.npy int64 [n_dst + 1], indices.npy int64 [e] (global new
+//     source ids, ascending within each destination; ties by edge id), edge_id.npy int64 [e]
+//     (the edge's position in its edge type's input list);
+//   - splits/<t>/{train,val,test}.npy int64: ascending global new ids owned by part k.
 // The manifest lists every file with dtype, shape and CRC-32; PartitionPart::Load accepts
 // every part. Output is a deterministic function of (graph, options): same inputs give
-// byte-identical files.
+// byte-identical files (METIS included: fixed seed, single thread).
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/manifest.h"
+#include "partitioner/graph.h"
 #include "partitioner/input_graph.h"
 
 namespace graphshard::partitioner {
 
 struct PartitionOptions {
   int num_parts = 1;
-  std::string method = "random";  // only "random" for now
+  std::string method = "random";  // "random" or "metis"
   uint64_t seed = 0;
   // Replace an existing `out` folder. Without it, an existing `out` is InvalidArgument.
   bool force = false;
+  // Progress lines of long steps (with ETA); nullptr = silent. The CLI passes stderr.
+  std::ostream* log = nullptr;
 };
 
-// Which part each input node goes to ([num_nodes], values in [0, num_parts)). "random": a
-// seeded shuffle cut into num_parts near-equal pieces (sizes differ by at most one).
-// InvalidArgument for an unknown method or num_parts < 1 or > num_nodes (when num_nodes > 0).
+// METIS (libmetis 5.1) uses 32-bit idx_t: graphs with this many directed edges or more, or whose
+// symmetrised adjacency has this many entries or more, are refused (use "random").
+inline constexpr int64_t kMetisMaxEdges = int64_t{1} << 31;
+
+// Which part each node goes to: [node type][node] -> part in [0, num_parts).
+//   "random": per node type, a seeded shuffle cut into num_parts near-equal pieces (sizes
+//     differ by at most one);
+//   "metis": METIS_PartGraphKway on the homogeneous view (all types, all relations, made
+//     symmetric, self loops and repeats dropped), with one vertex-weight constraint per
+//     (node type, in train split or not) and one for in-degree, so that training nodes, nodes
+//     of each type and stored in-edges are balanced (DistDGL's balance_ntypes/balance_edges).
+// num_parts 1 puts everything in part 0 for either method.
+// InvalidArgument for an unknown method, num_parts < 1 or > total nodes (when > 0), or a graph
+// too large for METIS (the message suggests --method random); Internal if METIS fails.
+absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& graph,
+                                                               const PartitionOptions& options);
+
+// The homogeneous case of AssignGraphParts.
 absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& graph,
                                              const PartitionOptions& options);
 
 // Partitions `graph` and writes the folder to `out`, atomically: everything goes to
 // `out`.tmp-<pid> first and is renamed at the end; on any error nothing is left at `out` (or
-// the old `out` is untouched). Returns the manifest written.
+// the old `out` is untouched). Features are streamed part by part, mmap'ed inputs are released
+// behind each pass, and edges are bucketed one part at a time, so memory stays near the largest
+// part's edges plus the input's node-sized arrays. Returns the manifest written.
 // InvalidArgument (bad graph or options, `out` exists without force), Internal (I/O), each
 // naming what and where. Not thread-safe for the same `out`.
+absl::StatusOr<common::Manifest> PartitionGraph(const Graph& graph,
+                                                const PartitionOptions& options,
+                                                const std::string& out);
 absl::StatusOr<common::Manifest> PartitionGraph(const InputGraph& graph,
                                                 const PartitionOptions& options,
                                                 const std::string& out);

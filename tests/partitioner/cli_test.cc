@@ -42,7 +42,7 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "two", "--out", out}).code,
             kExitUsage);
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "2", "--out", out, "--method",
-                 "metis"}).code,
+                 "kway"}).code,
             kExitUsage);
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "2", "--out"}).code, kExitUsage);
   EXPECT_EQ(RunCli({"generate", "--kind", "products", "--out", out}).code, kExitUsage);  // no seed

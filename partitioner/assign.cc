@@ -1,0 +1,87 @@
+// AssignGraphParts: random and METIS assignment of nodes to parts.
+
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "common/rng.h"
+#include "common/status_macros.h"
+#include "partitioner/internal/metis_partition.h"
+#include "partitioner/partition.h"
+
+namespace graphshard::partitioner {
+namespace {
+
+constexpr int kMaxParts = 1 << 16;
+constexpr uint64_t kPartStream = 0x70617274;  // "part"
+
+absl::Status CheckOptions(const Graph& g, const PartitionOptions& o) {
+  if (o.method != "random" && o.method != "metis") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown partition method \"", o.method,
+                                                   "\" (this build has: random, metis)"));
+  }
+  if (o.num_parts < 1 || o.num_parts > kMaxParts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("number of parts ", o.num_parts, " is outside [1, ", kMaxParts, "]"));
+  }
+  const int64_t n = g.TotalNodes();
+  if (n > 0 && o.num_parts > n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("number of parts ", o.num_parts, " exceeds the number of nodes ", n));
+  }
+  return absl::OkStatus();
+}
+
+// A seeded Fisher-Yates shuffle of one type's nodes cut into near-equal pieces. Type 0 uses the
+// stream the homogeneous partitioner always used, so homogeneous outputs did not change.
+std::vector<int> RandomParts(int64_t n, int num_parts, uint64_t seed, size_t type_index) {
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  common::SplitMix64 rng(common::MixSeed(seed, kPartStream + type_index));
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(perm[i], perm[rng.Below(static_cast<uint64_t>(i) + 1)]);
+  }
+  // The first `rem` parts get base + 1 nodes, the others base.
+  const int64_t base = n / num_parts, rem = n % num_parts;
+  const int64_t big = rem * (base + 1);
+  std::vector<int> parts(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    parts[perm[i]] = static_cast<int>(i < big ? i / (base + 1) : rem + (i - big) / base);
+  }
+  return parts;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& g,
+                                                               const PartitionOptions& o) {
+  RETURN_IF_ERROR(CheckOptions(g, o));
+  std::vector<std::vector<int>> parts;
+  if (o.num_parts == 1) {
+    for (const NodeTypeData& t : g.node_types) parts.emplace_back(t.num_nodes, 0);
+    return parts;
+  }
+  if (o.method == "random") {
+    for (size_t i = 0; i < g.node_types.size(); ++i) {
+      parts.push_back(RandomParts(g.node_types[i].num_nodes, o.num_parts, o.seed, i));
+    }
+    return parts;
+  }
+  internal::MetisOptions mo;
+  mo.num_parts = o.num_parts;
+  mo.seed = o.seed;
+  mo.log = o.log;
+  ASSIGN_OR_RETURN(std::vector<int> flat, internal::MetisPartition(g, mo));
+  int64_t offset = 0;
+  for (const NodeTypeData& t : g.node_types) {
+    parts.emplace_back(flat.begin() + offset, flat.begin() + offset + t.num_nodes);
+    offset += t.num_nodes;
+  }
+  return parts;
+}
+
+absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& g, const PartitionOptions& o) {
+  ASSIGN_OR_RETURN(auto parts, AssignGraphParts(ViewOf(g), o));
+  return std::move(parts[0]);
+}
+
+}  // namespace graphshard::partitioner

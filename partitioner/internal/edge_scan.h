@@ -1,0 +1,33 @@
+#ifndef GRAPHSHARD_PARTITIONER_INTERNAL_EDGE_SCAN_H_
+#define GRAPHSHARD_PARTITIONER_INTERNAL_EDGE_SCAN_H_
+
+// A pass over one edge type's edges that keeps the resident set small: after every chunk it
+// drops the chunk's pages of mmap'ed inputs (re-read from the page cache if needed later).
+
+#include <algorithm>
+#include <cstdint>
+
+#include "partitioner/graph.h"
+#include "partitioner/internal/progress.h"
+
+namespace graphshard::partitioner::internal {
+
+inline constexpr int64_t kEdgeChunk = int64_t{1} << 20;
+
+// Calls fn(e) for every edge id e in ascending order; progress (may be null) advances by the
+// edges seen.
+template <typename Fn>
+void ScanEdges(const EdgeTypeData& t, Progress* progress, Fn&& fn) {
+  const int64_t m = t.num_edges();
+  for (int64_t b = 0; b < m; b += kEdgeChunk) {
+    const int64_t end = std::min(m, b + kEdgeChunk);
+    for (int64_t e = b; e < end; ++e) fn(e);
+    t.src_ids.ReleasePages(b, end);
+    t.dst_ids.ReleasePages(b, end);
+    if (progress != nullptr) progress->Add(end - b);
+  }
+}
+
+}  // namespace graphshard::partitioner::internal
+
+#endif  // GRAPHSHARD_PARTITIONER_INTERNAL_EDGE_SCAN_H_

@@ -1,0 +1,82 @@
+#include "partitioner/read_input.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace graphshard::partitioner {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+bool HasHeteroNpy(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "edge_index__") && absl::EndsWith(name, ".npy")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Graph FromInputGraph(InputGraph in) {
+  Graph g;
+  NodeTypeData& t = g.node_types.emplace_back();
+  t.name = kHomogeneousNodeType;
+  t.num_nodes = in.num_nodes;
+  t.feat_dim = in.feat_dim;
+  t.features = Array<float>::Owned(std::move(in.features));
+  t.labels = Array<int64_t>::Owned(std::move(in.labels));
+  t.num_classes = in.num_classes;
+  for (auto& [name, ids] : in.splits) t.splits[name] = Array<int64_t>::Owned(std::move(ids));
+  EdgeTypeData& e = g.edge_types.emplace_back();
+  e.src = e.dst = kHomogeneousNodeType;
+  e.rel = kHomogeneousRelation;
+  e.src_ids = Array<int64_t>::Owned(std::move(in.src));
+  e.dst_ids = Array<int64_t>::Owned(std::move(in.dst));
+  return g;
+}
+
+absl::StatusOr<std::string> DetectLayout(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return absl::NotFoundError(absl::StrCat(path, ": no such input"));
+  if (!fs::is_directory(path, ec)) return std::string("edgelist");
+  if (Exists(path + "/raw/num-node-list.csv.gz")) return std::string("ogb");
+  if (Exists(path + "/raw/num-node-dict.csv.gz")) return std::string("ogb-hetero");
+  if (Exists(path + "/edge_index.npy")) return std::string("npy");
+  if (HasHeteroNpy(path)) return std::string("npy-hetero");
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": unknown input layout: no raw/num-node-list.csv.gz (OGB), "
+            "raw/num-node-dict.csv.gz (OGB heterogeneous), edge_index.npy (.npy folder) or "
+            "edge_index__<src>__<rel>__<dst>.npy (heterogeneous .npy folder); an edge list "
+            "is a file, not a folder"));
+}
+
+absl::StatusOr<Graph> ReadGraph(const std::string& path, const ReadOptions& o) {
+  std::string layout = o.format;
+  if (layout.empty()) {
+    ASSIGN_OR_RETURN(layout, DetectLayout(path));
+  }
+  if (layout == "ogb") {
+    OgbReadOptions ogb;
+    ogb.split_name = o.split_name;
+    ASSIGN_OR_RETURN(InputGraph g, ReadOgbHomogeneous(path, ogb));
+    return FromInputGraph(std::move(g));
+  }
+  if (layout == "ogb-hetero") return ReadOgbHeterogeneous(path, o.split_name);
+  if (layout == "npy") return ReadNpyFolder(path);
+  if (layout == "npy-hetero") return ReadNpyHeteroFolder(path);
+  if (layout == "edgelist") return ReadEdgeList(path, o);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown input format \"", layout, "\" (ogb, ogb-hetero, npy, npy-hetero, edgelist)"));
+}
+
+}  // namespace graphshard::partitioner
