@@ -86,6 +86,10 @@ class GlooCommunicator final : public Communicator {
     try {
       f();
       return absl::OkStatus();
+    } catch (const c10::Error& e) {
+      return absl::UnavailableError(absl::StrCat("Gloo ", what, " on rank ", rank_, " of ",
+                                                 world_size_, " failed (a peer trainer died or "
+                                                 "is late?): ", e.what_without_backtrace()));
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("Gloo ", what, " on rank ", rank_, " of ",
                                                  world_size_, " failed (a peer trainer died or "
@@ -129,6 +133,11 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
                                                           pg_opts);
     return std::unique_ptr<Communicator>(
         new GlooCommunicator(config.rank, config.world_size, timeout, store, pg));
+  } catch (const c10::Error& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,
+        " (MASTER_ADDR:MASTER_PORT) failed within ", options.timeout_s,
+        "s: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat(
         "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,
