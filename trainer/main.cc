@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!options.ok()) {
-    std::cerr << "graphshard-trainer: error: " << options.status().message() << "\n"
-              << graphshard::trainer::TrainerUsage();
+    std::cerr << "graphshard-trainer: error: " << options.status().message() << std::endl;
     return 2;
   }
   absl::Status s = graphshard::trainer::Run(*options);
