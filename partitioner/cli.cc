@@ -13,6 +13,7 @@
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
+#include "partitioner/write_input.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -102,30 +103,81 @@ CliError Failure(const absl::Status& s) { return {kExitFailure, std::string(s.me
     if (!cli_status_.ok()) return Usage(cli_status_); \
   } while (0)
 
+absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
+                            const std::string& dir, std::ostream& out) {
+  if (o.kind == "mag") {
+    auto graph = GenerateMag(o);
+    if (!graph.ok()) return graph.status();
+    absl::Status s = format == "npy" ? WriteNpyInput(*graph, dir)
+                                     : WriteOgbHeterogeneous(*graph, dir, "random");
+    if (!s.ok()) return s;
+    out << "generated mag: " << graph->TotalNodes() << " nodes of " << graph->node_types.size()
+        << " types, " << graph->TotalEdges() << " edges of " << graph->edge_types.size()
+        << " types -> " << dir << "\n";
+    return absl::OkStatus();
+  }
+  auto graph = Generate(o);
+  if (!graph.ok()) return graph.status();
+  absl::Status s;
+  if (format == "npy") {  // PyG style: both directions in edge_index.npy
+    const int64_t e = graph->num_edges();
+    Graph view = FromInputGraph(*std::move(graph));
+    EdgeTransformOptions undirected;
+    undirected.undirected = true;
+    s = TransformEdges(view, undirected);
+    if (s.ok()) s = WriteNpyInput(view, dir);
+    if (!s.ok()) return s;
+    out << "generated products: " << view.TotalNodes() << " nodes, " << e
+        << " undirected edges (both directions in edge_index.npy) -> " << dir << "\n";
+    return absl::OkStatus();
+  }
+  s = WriteOgbHomogeneous(*graph, dir, "random");
+  if (!s.ok()) return s;
+  out << "generated " << o.kind << ": " << graph->num_nodes << " nodes, " << graph->num_edges()
+      << " undirected edges, " << graph->feat_dim << " features, " << graph->num_classes
+      << " classes -> " << dir << "\n";
+  return absl::OkStatus();
+}
+
 CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
   ParsedArgs p;
   CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
-                               {{"kind", "seed", "out", "num-nodes", "avg-degree",
-                                 "num-features", "num-classes"},
+                               {{"kind", "seed", "out", "num-nodes", "avg-degree", "num-edges",
+                                 "num-features", "num-classes", "scale", "format"},
                                 {}},
                                p));
   if (!p.positional.empty()) return Usage(absl::InvalidArgumentError("generate takes no operands"));
   CLI_USAGE_IF_ERROR(Require(p, {"kind", "seed", "out"}));
   GenerateOptions o;
-  o.kind = p.values["kind"];
   CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
+  if (p.values.count("scale")) {
+    if (p.values["scale"] != "full" || p.values["kind"] != "products") {
+      return Usage(absl::InvalidArgumentError("--scale full is for --kind products"));
+    }
+    o = ProductsFullScale(o.seed);
+  }
+  o.kind = p.values["kind"];
+  if (o.kind != "products" && o.kind != "mag") {
+    return Usage(absl::InvalidArgumentError(
+        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag)")));
+  }
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &o.num_nodes));
   CLI_USAGE_IF_ERROR(GetNumber(p, "avg-degree", &o.avg_degree));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-edges", &o.num_edges));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-features", &o.num_features));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-classes", &o.num_classes));
-  auto graph = Generate(o);
-  if (!graph.ok()) return Usage(graph.status());  // only option checks fail here
-  absl::Status s = WriteOgbHomogeneous(*graph, p.values["out"], "random");
-  if (!s.ok()) return Failure(s);
-  out << "generated " << o.kind << ": " << graph->num_nodes << " nodes, " << graph->num_edges()
-      << " undirected edges, " << graph->feat_dim << " features, " << graph->num_classes
-      << " classes -> " << p.values["out"] << "\n";
-  return {};
+  const std::string format = p.values.count("format") ? p.values["format"] : "ogb";
+  if (format != "ogb" && format != "npy") {
+    return Usage(absl::InvalidArgumentError("--format must be ogb or npy"));
+  }
+  absl::Status s = WriteGenerated(o, format, p.values["out"], out);
+  if (s.ok()) return {};
+  // Option checks fail before anything is written; everything else is a failure of the work.
+  std::error_code ec;
+  return s.code() == absl::StatusCode::kInvalidArgument &&
+                 !std::filesystem::exists(p.values["out"], ec)
+             ? Usage(s)
+             : Failure(s);
 }
 
 CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
@@ -214,9 +266,10 @@ CliError RunInspect(const std::vector<std::string>& args, std::ostream& out) {
 
 std::string Usage() {
   return R"(usage:
-  graphshard-partition generate --kind products --seed S --out DIR
-      [--num-nodes N (20000)] [--avg-degree D (10)] [--num-features F (32)]
-      [--num-classes C (8)]
+  graphshard-partition generate --kind products|mag --seed S --out DIR [--format ogb|npy]
+      [--num-nodes N (20000; mag: papers)] [--avg-degree D (10)] [--num-edges M]
+      [--num-features F (32)] [--num-classes C (8)] [--scale full (products only:
+      2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes)]
   graphshard-partition partition --input PATH --parts K --out DIR
       [--method random|metis (random)] [--seed S (0)] [--undirected] [--dedup]
       [--drop-self-loops] [--split NAME] [--force] [--quiet]

@@ -8,9 +8,14 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
+#include "partitioner/internal/gen_util.h"
 
 namespace graphshard::partitioner {
 namespace {
+
+using internal::DrawCumulative;
+using internal::Gaussian;
+using internal::Shuffle;
 
 constexpr double kIntraFraction = 0.8;
 constexpr double kPopularityExponent = 0.5;
@@ -23,30 +28,10 @@ common::SplitMix64 MakeRng(uint64_t seed, Stream s) {
   return common::SplitMix64(common::MixSeed(seed, s));
 }
 
-double Gaussian(common::SplitMix64& rng) {
-  // Box-Muller; 1 - U avoids log(0).
-  double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
-
-// Draws from a discrete distribution given by cumulative weights.
-int64_t DrawCumulative(const std::vector<double>& cum, common::SplitMix64& rng) {
-  double x = rng.Uniform() * cum.back();
-  auto it = std::upper_bound(cum.begin(), cum.end(), x);
-  return std::min<int64_t>(it - cum.begin(), std::ssize(cum) - 1);
-}
-
-template <typename T>
-void Shuffle(std::vector<T>& v, common::SplitMix64& rng) {
-  for (int64_t i = std::ssize(v) - 1; i > 0; --i) {
-    std::swap(v[i], v[rng.Below(static_cast<uint64_t>(i) + 1)]);
-  }
-}
-
 absl::Status CheckOptions(const GenerateOptions& o) {
   if (o.kind != "products") {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown --kind \"", o.kind, "\" (this build generates: products)"));
+        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag)"));
   }
   if (o.num_nodes < 2 || o.num_nodes > (int64_t{1} << 31)) {
     return absl::InvalidArgumentError("--num-nodes must be in [2, 2^31]");
@@ -57,7 +42,11 @@ absl::Status CheckOptions(const GenerateOptions& o) {
   if (o.num_features < 1 || o.num_features > 100000) {
     return absl::InvalidArgumentError("--num-features must be in [1, 100000]");
   }
-  if (!(o.avg_degree > 0) || o.avg_degree > (static_cast<double>(o.num_nodes) - 1) / 2) {
+  if (o.num_edges < 0 || o.num_edges > o.num_nodes * ((o.num_nodes - 1) / 4)) {
+    return absl::InvalidArgumentError("--num-edges must be in [0, num-nodes^2 / 4]");
+  }
+  if (o.num_edges == 0 &&
+      (!(o.avg_degree > 0) || o.avg_degree > (static_cast<double>(o.num_nodes) - 1) / 2)) {
     return absl::InvalidArgumentError("--avg-degree must be in (0, (num-nodes - 1) / 2]");
   }
   return absl::OkStatus();
@@ -84,7 +73,9 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
     cum_class[c].push_back(prev + weight[v]);
   }
 
-  const auto m = static_cast<int64_t>(std::llround(static_cast<double>(n) * o.avg_degree / 2));
+  const int64_t m = o.num_edges > 0 ? o.num_edges
+                                    : static_cast<int64_t>(
+                                          std::llround(static_cast<double>(n) * o.avg_degree / 2));
   common::SplitMix64 rng = MakeRng(o.seed, kEdges);
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(static_cast<size_t>(m));
@@ -113,6 +104,17 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
 }
 
 }  // namespace
+
+GenerateOptions ProductsFullScale(uint64_t seed) {
+  GenerateOptions o;
+  o.kind = "products";
+  o.seed = seed;
+  o.num_nodes = 2'449'029;
+  o.num_edges = 61'859'140;
+  o.num_features = 100;
+  o.num_classes = 47;
+  return o;
+}
 
 absl::StatusOr<InputGraph> Generate(const GenerateOptions& o) {
   absl::Status s = CheckOptions(o);

@@ -7,15 +7,17 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "partitioner/graph.h"
 #include "partitioner/input_graph.h"
 
 namespace graphshard::partitioner {
 
 struct GenerateOptions {
-  std::string kind = "products";  // only "products" (homogeneous) for now
+  std::string kind = "products";  // "products" (homogeneous) or "mag" (heterogeneous)
   uint64_t seed = 0;
-  int64_t num_nodes = 20000;
-  double avg_degree = 10;  // 2 * undirected edges / nodes
+  int64_t num_nodes = 20000;  // mag: papers
+  double avg_degree = 10;  // products: 2 * undirected edges / nodes
+  int64_t num_edges = 0;   // products: undirected edges if > 0 (overrides avg_degree)
   int64_t num_features = 32;
   int64_t num_classes = 8;
 };
@@ -36,6 +38,21 @@ struct GenerateOptions {
 // InvalidArgument for an unknown kind or sizes out of range (num_nodes < 2, num_classes < 2
 // or > num_nodes, num_features < 1, avg_degree <= 0 or > (num_nodes - 1) / 2).
 absl::StatusOr<InputGraph> Generate(const GenerateOptions& options);
+
+// ogbn-products' shape: 2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes.
+GenerateOptions ProductsFullScale(uint64_t seed);
+
+// An ogbn-mag-shaped heterogeneous graph (kind "mag"), sizes in ogbn-mag's proportions to
+// num_nodes papers: author 1.54x, institution 0.0119x, field_of_study 0.0814x; edges
+// paper-cites-paper 7.36 per paper, author-writes-paper 9.70 per paper, author-affiliated_with-
+// institution 0.92 per author, paper-has_topic-field_of_study 10.2 per paper (no repeats). Each
+// node of every type gets a class; an edge's second endpoint shares the first's class with
+// probability 0.8 (popularity-weighted as for products), so the paper labels (num_classes) are
+// learnable from paper features (centroid + noise, num_features) and better from neighbours.
+// Only papers have features, labels and a random 60/20/20 split. The result is what PyG's
+// ToUndirected makes of it: cites symmetrised, and rev_writes, rev_affiliated_with,
+// rev_has_topic added. InvalidArgument for sizes out of range.
+absl::StatusOr<Graph> GenerateMag(const GenerateOptions& options);
 
 }  // namespace graphshard::partitioner
 

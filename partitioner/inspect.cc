@@ -1,6 +1,7 @@
 #include "partitioner/inspect.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,20 @@ double Balance(const std::vector<PartStats>& parts, int64_t PartStats::*field) {
          static_cast<double>(total);
 }
 
+int64_t BytesUnder(const std::string& path) {
+  std::error_code ec;
+  int64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
+  }
+  return total;
+}
+
+double Fraction(int64_t a, int64_t b) {
+  return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+}
+
 }  // namespace
 
 absl::StatusOr<PartitionStats> InspectPartition(const std::string& dir, bool verify_checksums) {
@@ -36,6 +51,7 @@ absl::StatusOr<PartitionStats> InspectPartition(const std::string& dir, bool ver
     for (const common::NodeTypeInfo& t : stats.manifest.node_types) {
       const common::NodeShard* nodes = part->FindNodes(t.name);
       ps.nodes += nodes->num_rows();
+      ps.nodes_by_type[t.name] = nodes->num_rows();
       auto train = nodes->splits.find("train");
       if (train != nodes->splits.end()) ps.train_nodes += std::ssize(train->second);
     }
@@ -43,11 +59,16 @@ absl::StatusOr<PartitionStats> InspectPartition(const std::string& dir, bool ver
       const common::EdgeShard* edges = part->FindEdges(t.Name());
       const common::PartitionBook* book = part->FindBook(t.src);
       const int64_t lo = book->begin(k), hi = book->end(k);
-      ps.edges += edges->csc.num_edges();
+      int64_t cut = 0;
       for (int64_t v = 0; v < edges->csc.num_dst_nodes(); ++v) {
-        for (int64_t s : edges->csc.InNeighbors(v)) ps.edge_cut += (s < lo || s >= hi) ? 1 : 0;
+        for (int64_t s : edges->csc.InNeighbors(v)) cut += (s < lo || s >= hi) ? 1 : 0;
       }
+      ps.edges += edges->csc.num_edges();
+      ps.edge_cut += cut;
+      ps.edges_by_type[t.Name()] = edges->csc.num_edges();
+      ps.edge_cut_by_type[t.Name()] = cut;
     }
+    ps.bytes = BytesUnder(absl::StrCat(dir, "/", common::PartDir(k)));
     stats.total_nodes += ps.nodes;
     stats.total_edges += ps.edges;
     stats.total_edge_cut += ps.edge_cut;
@@ -55,6 +76,9 @@ absl::StatusOr<PartitionStats> InspectPartition(const std::string& dir, bool ver
   }
   stats.node_balance = Balance(stats.parts, &PartStats::nodes);
   stats.edge_balance = Balance(stats.parts, &PartStats::edges);
+  stats.train_balance = Balance(stats.parts, &PartStats::train_nodes);
+  stats.remote_fraction = Fraction(stats.total_edge_cut, stats.total_edges);
+  stats.total_bytes = BytesUnder(dir);
   return stats;
 }
 
@@ -76,17 +100,27 @@ std::string FormatStatsText(const PartitionStats& s) {
       absl::StrAppendFormat(&out, "split %s/%s: %d nodes\n", split, ntype, total);
     }
   }
-  absl::StrAppendFormat(&out, "%6s %12s %12s %12s %8s %12s\n", "part", "nodes", "edges",
-                        "edge_cut", "cut%", "train");
+  absl::StrAppendFormat(&out, "%6s %12s %12s %12s %8s %12s %14s\n", "part", "nodes", "edges",
+                        "edge_cut", "remote%", "train", "bytes");
   for (const PartStats& p : s.parts) {
-    double pct = p.edges == 0 ? 0.0 : 100.0 * static_cast<double>(p.edge_cut) /
-                                          static_cast<double>(p.edges);
-    absl::StrAppendFormat(&out, "%6d %12d %12d %12d %7.2f%% %12d\n", p.part, p.nodes, p.edges,
-                          p.edge_cut, pct, p.train_nodes);
+    absl::StrAppendFormat(&out, "%6d %12d %12d %12d %7.2f%% %12d %14d\n", p.part, p.nodes,
+                          p.edges, p.edge_cut, 100 * Fraction(p.edge_cut, p.edges),
+                          p.train_nodes, p.bytes);
+    if (m.node_types.size() > 1 || m.edge_types.size() > 1) {
+      for (const auto& [name, n] : p.nodes_by_type) {
+        absl::StrAppendFormat(&out, "         node %s: %d\n", name, n);
+      }
+      for (const auto& [name, n] : p.edges_by_type) {
+        absl::StrAppendFormat(&out, "         edge %s: %d (remote %d)\n", name, n,
+                              p.edge_cut_by_type.at(name));
+      }
+    }
   }
-  absl::StrAppendFormat(&out, "total: %d nodes, %d edges, edge cut %d; balance nodes %.3f, "
-                        "edges %.3f\n", s.total_nodes, s.total_edges, s.total_edge_cut,
-                        s.node_balance, s.edge_balance);
+  absl::StrAppendFormat(&out, "total: %d nodes, %d edges, edge cut %d (%.2f%% of in-neighbours "
+                        "remote); balance (max/mean) nodes %.3f, edges %.3f, train %.3f; "
+                        "%d bytes\n", s.total_nodes, s.total_edges, s.total_edge_cut,
+                        100 * s.remote_fraction, s.node_balance, s.edge_balance,
+                        s.train_balance, s.total_bytes);
   return out;
 }
 
@@ -100,6 +134,9 @@ std::string FormatStatsJson(const PartitionStats& s) {
   j["edge_cut"] = s.total_edge_cut;
   j["node_balance"] = s.node_balance;
   j["edge_balance"] = s.edge_balance;
+  j["train_balance"] = s.train_balance;
+  j["remote_fraction"] = s.remote_fraction;
+  j["bytes"] = s.total_bytes;
   j["node_types"] = nlohmann::json::array();
   for (const common::NodeTypeInfo& t : s.manifest.node_types) {
     j["node_types"].push_back({{"name", t.name}, {"num_nodes", t.num_nodes},
@@ -113,7 +150,10 @@ std::string FormatStatsJson(const PartitionStats& s) {
   j["parts"] = nlohmann::json::array();
   for (const PartStats& p : s.parts) {
     j["parts"].push_back({{"part", p.part}, {"nodes", p.nodes}, {"edges", p.edges},
-                          {"edge_cut", p.edge_cut}, {"train_nodes", p.train_nodes}});
+                          {"edge_cut", p.edge_cut}, {"train_nodes", p.train_nodes},
+                          {"bytes", p.bytes}, {"nodes_by_type", p.nodes_by_type},
+                          {"edges_by_type", p.edges_by_type},
+                          {"edge_cut_by_type", p.edge_cut_by_type}});
   }
   return j.dump() + "\n";
 }

@@ -1,0 +1,25 @@
+#ifndef GRAPHSHARD_PARTITIONER_WRITE_INPUT_H_
+#define GRAPHSHARD_PARTITIONER_WRITE_INPUT_H_
+
+// Writers of the input layouts that read_input.h reads (used by `generate`). Both validate the
+// graph, refuse an existing `dir` and write atomically (`dir`.tmp-<pid>, then rename).
+// InvalidArgument (bad graph, `dir` exists), Internal (I/O), naming the path.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "partitioner/graph.h"
+
+namespace graphshard::partitioner {
+
+// OGB's heterogeneous raw layout (as ogbn-mag); splits under split/<split_name>/<type>/.
+absl::Status WriteOgbHeterogeneous(const Graph& g, const std::string& dir,
+                                   const std::string& split_name = "random");
+
+// A .npy folder: the homogeneous names (edge_index.npy, x.npy, ...) for a graph with node type
+// "node" and edge type "node__to__node", else the heterogeneous scheme (README.md).
+absl::Status WriteNpyInput(const Graph& g, const std::string& dir);
+
+}  // namespace graphshard::partitioner
+
+#endif  // GRAPHSHARD_PARTITIONER_WRITE_INPUT_H_
