@@ -74,7 +74,10 @@ absl::StatusOr<Adjacency> BuildAdjacency(const Graph& g, const std::vector<int64
     dedup.Add(1);
   }
   a.xadj[n] = static_cast<idx_t>(out);
+  // Give back the repeats' half (a graph stored in both directions has every pair twice)
+  // before METIS allocates its own copies.
   a.adjncy.resize(static_cast<size_t>(out));
+  a.adjncy.shrink_to_fit();
   return a;
 }
 

@@ -165,6 +165,13 @@ void ExpectMetisBeatsRandom(const Graph& g, int parts) {
   EXPECT_LE(metis->train_balance, 1.05) << parts << " parts";
   EXPECT_LT(metis->total_edge_cut, random->total_edge_cut) << parts << " parts";
   EXPECT_LE(metis->edge_balance, 1.10) << parts << " parts";
+  int64_t nodes = 0, edges = 0;
+  for (const PartStats& p : metis->parts) {
+    for (const auto& [name, n] : p.nodes_by_type) nodes += n;
+    for (const auto& [name, n] : p.edges_by_type) edges += n;
+  }
+  EXPECT_EQ(nodes, g.TotalNodes());
+  EXPECT_EQ(edges, g.TotalEdges());
   ExpectRoundTrip(g, tmp.Sub("m"), parts);
 }
 

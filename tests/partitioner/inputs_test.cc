@@ -142,6 +142,33 @@ TEST(EdgeListTest, TextWithHeaderCommentsFeaturesLabelsSplits) {
   EXPECT_EQ(Vec(g->edge_types[0].dst_ids), (std::vector<int64_t>{1, 2, 0, 0, 1, 2}));
 }
 
+TEST(EdgeListTest, DedupKeepsFirstOccurrenceInOrder) {
+  testing::ScratchDir tmp;
+  WriteText(tmp.Sub("e.txt"), "2 1\n0 1\n2 1\n1 0\n0 1\n");
+  auto g = ReadGraph(tmp.Sub("e.txt"), {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EdgeTransformOptions x;
+  x.dedup = true;
+  ASSERT_TRUE(TransformEdges(*g, x).ok());
+  EXPECT_EQ(Vec(g->edge_types[0].src_ids), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(Vec(g->edge_types[0].dst_ids), (std::vector<int64_t>{1, 1, 0}));
+}
+
+TEST(GenerateTest, FullScaleIsOgbnProductsShape) {
+  GenerateOptions o = ProductsFullScale(0);
+  EXPECT_EQ(o.num_nodes, 2449029);
+  EXPECT_EQ(o.num_edges, 61859140);
+  EXPECT_EQ(o.num_features, 100);
+  EXPECT_EQ(o.num_classes, 47);
+  o.num_nodes = 1000;  // same code path, small: num_edges is honoured exactly
+  o.num_edges = 4321;
+  o.num_features = 4;
+  o.num_classes = 5;
+  auto g = Generate(o);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->num_edges(), 4321);
+}
+
 TEST(EdgeListTest, MalformedLinesNameFileAndLine) {
   testing::ScratchDir tmp;
   WriteText(tmp.Sub("e.txt"), "0 1\n1 x\n");
