@@ -180,6 +180,47 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
              : Failure(s);
 }
 
+// The reader's options from the flags, with the layout detected (or given by --format).
+CliError ParseReadOptions(ParsedArgs& p, ReadOptions& read) {
+  read.format = p.values["format"];
+  read.split_name = p.values["split"];
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &read.num_nodes));
+  read.features = p.values["features"];
+  read.labels = p.values["labels"];
+  read.train_idx = p.values["train-idx"];
+  read.val_idx = p.values["val-idx"];
+  read.test_idx = p.values["test-idx"];
+  if (read.format.empty()) {
+    absl::StatusOr<std::string> layout = DetectLayout(p.values["input"]);
+    if (!layout.ok()) return Failure(layout.status());
+    read.format = *layout;
+  }
+  const bool edge_list_flags = !read.features.empty() || !read.labels.empty() ||
+                               !read.train_idx.empty() || !read.val_idx.empty() ||
+                               !read.test_idx.empty() || read.num_nodes >= 0;
+  if (edge_list_flags && read.format != "edgelist") {
+    return Usage(absl::InvalidArgumentError(absl::StrCat(
+        "--features, --labels, --*-idx and --num-nodes are for edge lists; the input is ",
+        read.format)));
+  }
+  return {};
+}
+
+// Reads the input and applies --undirected / --dedup / --drop-self-loops.
+absl::StatusOr<Graph> LoadInput(const ParsedArgs& p, const ReadOptions& read) {
+  auto graph = ReadGraph(p.values.at("input"), read);
+  if (!graph.ok()) return graph.status();
+  EdgeTransformOptions transform;
+  transform.undirected = p.bools.count("undirected") > 0;
+  transform.dedup = p.bools.count("dedup") > 0;
+  transform.drop_self_loops = p.bools.count("drop-self-loops") > 0;
+  if (transform.undirected || transform.dedup || transform.drop_self_loops) {
+    absl::Status s = TransformEdges(*graph, transform);
+    if (!s.ok()) return s;
+  }
+  return graph;
+}
+
 CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
                       std::ostream& err) {
   ParsedArgs p;
@@ -204,47 +245,20 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
   o.force = p.bools.count("force") > 0;
   if (!p.bools.count("quiet")) o.log = &err;
-  ReadOptions read;
-  read.format = p.values["format"];
-  read.split_name = p.values["split"];
-  CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &read.num_nodes));
-  read.features = p.values["features"];
-  read.labels = p.values["labels"];
-  read.train_idx = p.values["train-idx"];
-  read.val_idx = p.values["val-idx"];
-  read.test_idx = p.values["test-idx"];
   std::error_code ec;
   if (!o.force && std::filesystem::exists(p.values["out"], ec)) {
     return Failure(absl::InvalidArgumentError(
         absl::StrCat(p.values["out"], ": already exists (pass --force to replace it)")));
   }
-  absl::StatusOr<std::string> layout = read.format.empty()
-                                            ? DetectLayout(p.values["input"])
-                                            : absl::StatusOr<std::string>(read.format);
-  if (!layout.ok()) return Failure(layout.status());
-  const bool edge_list_flags = !read.features.empty() || !read.labels.empty() ||
-                               !read.train_idx.empty() || !read.val_idx.empty() ||
-                               !read.test_idx.empty() || read.num_nodes >= 0;
-  if (edge_list_flags && *layout != "edgelist") {
-    return Usage(absl::InvalidArgumentError(absl::StrCat(
-        "--features, --labels, --*-idx and --num-nodes are for edge lists; the input is ",
-        *layout)));
-  }
-  read.format = *layout;
-  auto graph = ReadGraph(p.values["input"], read);
+  ReadOptions read;
+  CliError e = ParseReadOptions(p, read);
+  if (e.code != kExitOk) return e;
+  auto graph = LoadInput(p, read);
   if (!graph.ok()) return Failure(graph.status());
-  EdgeTransformOptions transform;
-  transform.undirected = p.bools.count("undirected") > 0;
-  transform.dedup = p.bools.count("dedup") > 0;
-  transform.drop_self_loops = p.bools.count("drop-self-loops") > 0;
-  if (transform.undirected || transform.dedup || transform.drop_self_loops) {
-    absl::Status s = TransformEdges(*graph, transform);
-    if (!s.ok()) return Failure(s);
-  }
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());
   out << "partitioned " << graph->TotalNodes() << " nodes, " << graph->TotalEdges()
-      << " edges (" << *layout << ", " << graph->node_types.size() << " node types, "
+      << " edges (" << read.format << ", " << graph->node_types.size() << " node types, "
       << graph->edge_types.size() << " edge types) into " << o.num_parts << " parts with "
       << o.method << " -> " << p.values["out"] << "\n";
   return {};
