@@ -38,8 +38,7 @@ struct PartitionClient::Impl {
 
   void SetDeadline(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::microseconds(
-                         static_cast<int64_t>(options.rpc_timeout_s * 1e6)));
+                     std::chrono::microseconds(static_cast<int64_t>(options.rpc_timeout_s * 1e6)));
   }
 };
 
@@ -113,8 +112,8 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   impl_->SetDeadline(ctx);
   v1::GetMetadataRequest req;
   v1::Metadata resp;
-  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata",
-                           impl_->address));
+  RETURN_IF_ERROR(
+      FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", impl_->address));
   auto md = internal::DecodeMetadata(resp);
   if (!md.ok()) return Annotate(md.status(), "GetMetadata", impl_->address);
   return md;
@@ -142,8 +141,8 @@ absl::StatusOr<MinibatchData> PartitionClient::SampleMinibatch(const SampleReque
   req.set_replace(request.replace);
   req.set_seed(request.seed);
   v1::Minibatch resp;
-  RETURN_IF_ERROR(FromGrpc(impl_->stub->SampleMinibatch(&ctx, req, &resp), "SampleMinibatch",
-                           impl_->address));
+  RETURN_IF_ERROR(
+      FromGrpc(impl_->stub->SampleMinibatch(&ctx, req, &resp), "SampleMinibatch", impl_->address));
   auto batch = internal::DecodeMinibatch(resp, request.seeds);
   if (!batch.ok()) return Annotate(batch.status(), "SampleMinibatch", impl_->address);
   return batch;

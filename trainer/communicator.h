@@ -44,8 +44,8 @@ struct GlooOptions {
 // The Gloo device binds GLOO_SOCKET_IFNAME if set, 127.0.0.1 when MASTER_ADDR is a loopback
 // address (all ranks on this host), else this host's default address. Unavailable or
 // DeadlineExceeded, naming the address, when the peers do not meet in time.
-absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
-    const RendezvousConfig& config, const GlooOptions& options);
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
+                                                                     const GlooOptions& options);
 
 }  // namespace graphshard::trainer
 

@@ -31,8 +31,9 @@ std::vector<PlannedBatch> PlanEpoch(absl::Span<const ShardSeeds> shards, const P
     if (opts.shuffle) Shuffle(ids, common::MixSeed(epoch_seed, static_cast<uint64_t>(shard.part)));
     for (size_t begin = 0; begin < ids.size(); begin += b) {
       const size_t end = std::min(ids.size(), begin + b);
-      batches.push_back({shard.part, std::vector<int64_t>(ids.begin() + static_cast<ptrdiff_t>(begin),
-                                                          ids.begin() + static_cast<ptrdiff_t>(end))});
+      batches.push_back(
+          {shard.part, std::vector<int64_t>(ids.begin() + static_cast<ptrdiff_t>(begin),
+                                            ids.begin() + static_cast<ptrdiff_t>(end))});
     }
   }
   if (opts.shuffle && shards.size() > 1) Shuffle(batches, common::Mix64(epoch_seed));

@@ -1,12 +1,12 @@
 // The Gloo side of communicator.h: the only file of the trainer that includes c10d.
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -88,12 +88,16 @@ class GlooCommunicator final : public Communicator {
       return absl::OkStatus();
     } catch (const c10::Error& e) {
       return absl::UnavailableError(absl::StrCat("Gloo ", what, " on rank ", rank_, " of ",
-                                                 world_size_, " failed (a peer trainer died or "
-                                                 "is late?): ", e.what_without_backtrace()));
+                                                 world_size_,
+                                                 " failed (a peer trainer died or "
+                                                 "is late?): ",
+                                                 e.what_without_backtrace()));
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("Gloo ", what, " on rank ", rank_, " of ",
-                                                 world_size_, " failed (a peer trainer died or "
-                                                 "is late?): ", e.what()));
+                                                 world_size_,
+                                                 " failed (a peer trainer died or "
+                                                 "is late?): ",
+                                                 e.what()));
     }
   }
 
@@ -106,10 +110,9 @@ class GlooCommunicator final : public Communicator {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
-    const RendezvousConfig& config, const GlooOptions& options) {
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
+                                                                     const GlooOptions& options) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
   const std::string where = absl::StrCat(config.master_addr, ":", config.master_port);
   try {
     c10d::TCPStoreOptions store_opts;
@@ -129,15 +132,15 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
       pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     pg_opts->threads = 1;
-    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, config.rank, config.world_size,
-                                                          pg_opts);
+    auto pg =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(store, config.rank, config.world_size, pg_opts);
     return std::unique_ptr<Communicator>(
         new GlooCommunicator(config.rank, config.world_size, timeout, store, pg));
   } catch (const c10::Error& e) {
-    return absl::UnavailableError(absl::StrCat(
-        "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,
-        " (MASTER_ADDR:MASTER_PORT) failed within ", options.timeout_s,
-        "s: ", e.what_without_backtrace()));
+    return absl::UnavailableError(
+        absl::StrCat("rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,
+                     " (MASTER_ADDR:MASTER_PORT) failed within ", options.timeout_s,
+                     "s: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat(
         "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,

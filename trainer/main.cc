@@ -39,8 +39,8 @@ absl::Status Run(const TrainerOptions& opts) {
     if (!gloo.ok()) return gloo.status();
     comm = *std::move(gloo);
   }
-  absl::StatusOr<TrainSummary> summary = RunTraining(*options, *servers, *comm, std::cout,
-                                                     std::cerr);
+  absl::StatusOr<TrainSummary> summary =
+      RunTraining(*options, *servers, *comm, std::cout, std::cerr);
   if (!summary.ok()) return summary.status();
   return absl::OkStatus();
 }

@@ -16,8 +16,7 @@ namespace graphshard::trainer {
 namespace {
 
 absl::Status BadValue(absl::string_view flag, absl::string_view value, absl::string_view want) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, "=", value, ": expected ", want));
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": expected ", want));
 }
 
 absl::Status ParseInt(absl::string_view flag, absl::string_view value, int min_value, int* out) {
@@ -204,7 +203,8 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", arg, "; see --help"));
     }
     if (!value.has_value()) {
-      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("--", arg, ": missing value"));
+      if (i + 1 >= argc)
+        return absl::InvalidArgumentError(absl::StrCat("--", arg, ": missing value"));
       value = argv[++i];
     }
     RETURN_IF_ERROR(it->second(*value));

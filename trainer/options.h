@@ -17,24 +17,24 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
 
-  std::string model = "sage";          // --model; only "sage" for now
-  int epochs = 5;                      // --epochs
-  int hidden = 64;                     // --hidden
+  std::string model = "sage";              // --model; only "sage" for now
+  int epochs = 5;                          // --epochs
+  int hidden = 64;                         // --hidden
   std::vector<int32_t> fanouts = {10, 5};  // --fanouts: one SAGE layer per hop, -1 = all
-  int batch_size = 256;                // --batch-size
-  double lr = 0.01;                    // --lr (Adam)
-  double weight_decay = 0.0;           // --weight-decay (Adam, L2 as torch.optim.Adam)
-  uint64_t seed = 0;                   // --seed
-  double dropout = 0.5;                // --dropout
-  bool replace = false;                // --replace: sample with replacement
-  int eval_every = 1;                  // --eval-every: evaluate every N epochs (and at the end)
-  bool normalize_features = false;     // --normalize-features: x / max(row sum, 1), as PyG's
-                                       // NormalizeFeatures on non-negative features
-  int threads = 1;                     // --threads: torch intra-op threads
-  int prefetch = 2;                    // --prefetch: minibatch RPCs in flight per trainer
-  double rpc_timeout_s = 60;           // --rpc-timeout-s: deadline of every RPC
-  double server_wait_s = 60;           // --server-wait-s: how long to wait for servers' health
-  double collective_timeout_s = 300;   // --collective-timeout-s: rendezvous and Gloo ops
+  int batch_size = 256;                    // --batch-size
+  double lr = 0.01;                        // --lr (Adam)
+  double weight_decay = 0.0;               // --weight-decay (Adam, L2 as torch.optim.Adam)
+  uint64_t seed = 0;                       // --seed
+  double dropout = 0.5;                    // --dropout
+  bool replace = false;                    // --replace: sample with replacement
+  int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the end)
+  bool normalize_features = false;         // --normalize-features: x / max(row sum, 1), as PyG's
+                                           // NormalizeFeatures on non-negative features
+  int threads = 1;                         // --threads: torch intra-op threads
+  int prefetch = 2;                        // --prefetch: minibatch RPCs in flight per trainer
+  double rpc_timeout_s = 60;               // --rpc-timeout-s: deadline of every RPC
+  double server_wait_s = 60;               // --server-wait-s: how long to wait for servers' health
+  double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
 };
 
 // Usage text for --help and for errors.

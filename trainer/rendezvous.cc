@@ -50,18 +50,17 @@ absl::StatusOr<RendezvousConfig> ParseRendezvous(const EnvLookup& env) {
   ASSIGN_OR_RETURN(auto port, LookupInt(env, {"MASTER_PORT"}));
   if (world.has_value()) {
     if (world->value < 1 || world->value > (1 << 20)) {
-      return absl::InvalidArgumentError(absl::StrCat("environment ", world->name, "=",
-                                                     world->value, ": must be >= 1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("environment ", world->name, "=", world->value, ": must be >= 1"));
     }
     c.world_size = static_cast<int>(world->value);
   }
   if (rank.has_value()) {
     if (rank->value < 0 || rank->value >= c.world_size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("environment ", rank->name, "=", rank->value, ": must be in [0, ",
-                       c.world_size, ") (world size ", c.world_size,
-                       world.has_value() ? absl::StrCat(" from ", world->name) : " by default",
-                       ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "environment ", rank->name, "=", rank->value, ": must be in [0, ", c.world_size,
+          ") (world size ", c.world_size,
+          world.has_value() ? absl::StrCat(" from ", world->name) : " by default", ")"));
     }
     c.rank = static_cast<int>(rank->value);
   }

@@ -7,16 +7,16 @@ namespace graphshard::trainer {
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
                             const torch::Tensor& edge_dst) {
   const int64_t n = x.size(0);
-  torch::Tensor sum = torch::zeros({n, x.size(1)}, x.options())
-                          .index_add(0, edge_dst, x.index_select(0, edge_src));
+  torch::Tensor sum =
+      torch::zeros({n, x.size(1)}, x.options()).index_add(0, edge_dst, x.index_select(0, edge_src));
   torch::Tensor deg = torch::zeros({n}, x.options())
                           .index_add(0, edge_dst, torch::ones({edge_dst.size(0)}, x.options()));
   return sum / deg.clamp_min(1).unsqueeze(1);
 }
 
 SageConvImpl::SageConvImpl(int64_t in_channels, int64_t out_channels) {
-  lin_l = register_module("lin_l", torch::nn::Linear(
-                                       torch::nn::LinearOptions(in_channels, out_channels)));
+  lin_l = register_module("lin_l",
+                          torch::nn::Linear(torch::nn::LinearOptions(in_channels, out_channels)));
   lin_r = register_module(
       "lin_r", torch::nn::Linear(torch::nn::LinearOptions(in_channels, out_channels).bias(false)));
 }
@@ -29,8 +29,7 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
   if (out < in) {
     // mean(x_j) W^T == mean(x_j W^T): project first, so the E-row gather moves `out` columns
     // instead of `in` (1433 -> 64 on Cora). Same function, fewer bytes.
-    neigh = MeanAggregate(torch::matmul(x, lin_l->weight.t()), edge_src, edge_dst) +
-            lin_l->bias;
+    neigh = MeanAggregate(torch::matmul(x, lin_l->weight.t()), edge_src, edge_dst) + lin_l->bias;
   } else {
     neigh = lin_l->forward(MeanAggregate(x, edge_src, edge_dst));
   }

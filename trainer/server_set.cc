@@ -31,16 +31,16 @@ absl::StatusOr<std::string> WaitForRegistryEntry(absl::string_view dir, int part
 absl::Status CheckAgrees(const ServerMetadata& first, const ServerMetadata& md, int index,
                          absl::string_view address) {
   if (md.part != index) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "server ", address, " listed as part ", index, " serves part ", md.part));
+    return absl::FailedPreconditionError(
+        absl::StrCat("server ", address, " listed as part ", index, " serves part ", md.part));
   }
   if (md.num_parts != first.num_parts || md.feat_dim != first.feat_dim ||
       md.num_classes != first.num_classes) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "server ", address, " (part ", index, ") disagrees with part 0: num_parts ",
-        md.num_parts, " vs ", first.num_parts, ", feat_dim ", md.feat_dim, " vs ",
-        first.feat_dim, ", num_classes ", md.num_classes, " vs ", first.num_classes,
-        " (are they serving the same partition folder?)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("server ", address, " (part ", index, ") disagrees with part 0: num_parts ",
+                     md.num_parts, " vs ", first.num_parts, ", feat_dim ", md.feat_dim, " vs ",
+                     first.feat_dim, ", num_classes ", md.num_classes, " vs ", first.num_classes,
+                     " (are they serving the same partition folder?)"));
   }
   return absl::OkStatus();
 }
@@ -81,8 +81,8 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
     ASSIGN_OR_RETURN(auto client, PartitionClient::Create(address, options.client));
     absl::Status up = client->WaitUntilServing(deadline);
     if (!up.ok()) {
-      return absl::Status(up.code(), absl::StrCat("waiting ", options.server_wait_s,
-                                                   "s for part ", p, ": ", up.message()));
+      return absl::Status(up.code(), absl::StrCat("waiting ", options.server_wait_s, "s for part ",
+                                                  p, ": ", up.message()));
     }
     ASSIGN_OR_RETURN(ServerMetadata md, client->GetMetadata());
     if (p == 0) {
@@ -90,9 +90,9 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
       if (from_registry) {
         num_parts = md.num_parts;
       } else if (md.num_parts != num_parts) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("--servers lists ", num_parts, " servers but server ", address,
-                         " reports num_parts ", md.num_parts));
+        return absl::FailedPreconditionError(absl::StrCat("--servers lists ", num_parts,
+                                                          " servers but server ", address,
+                                                          " reports num_parts ", md.num_parts));
       }
     }
     RETURN_IF_ERROR(CheckAgrees(set.metadata, md, p, address));

@@ -18,7 +18,7 @@
 namespace graphshard::trainer {
 
 struct DiscoveryOptions {
-  std::string registry_dir;          // one of these two
+  std::string registry_dir;  // one of these two
   std::vector<std::string> servers;
   double server_wait_s = 60;
   ClientOptions client;

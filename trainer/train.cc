@@ -113,8 +113,8 @@ absl::StatusOr<EvalCounts> EvaluateSplit(GraphSage& model, ServerSet& servers,
                                          const TrainerOptions& options, int64_t epoch, int rank,
                                          int stream) {
   std::vector<PlannedBatch> plan = PlanEpoch(
-      shards, {.batch_size = options.batch_size, .shuffle = false, .seed = options.seed,
-               .epoch = epoch});
+      shards,
+      {.batch_size = options.batch_size, .shuffle = false, .seed = options.seed, .epoch = epoch});
   std::vector<FetchJob> jobs;
   for (size_t s = 0; s < plan.size(); ++s) {
     jobs.push_back({plan[s].part, std::move(plan[s].seeds),
@@ -152,8 +152,8 @@ absl::StatusOr<EpochStats> TrainEpoch(GraphSage& model, torch::optim::Adam& opti
                                       Communicator& comm) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<PlannedBatch> plan = PlanEpoch(
-      train, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed,
-              .epoch = epoch});
+      train,
+      {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed, .epoch = epoch});
   // Every rank runs the same number of steps; ranks with fewer batches wrap around.
   int64_t steps = static_cast<int64_t>(plan.size());
   RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&steps, 1), ReduceOp::kMax));
@@ -178,8 +178,8 @@ absl::StatusOr<EpochStats> TrainEpoch(GraphSage& model, torch::optim::Adam& opti
       ASSIGN_OR_RETURN(MinibatchData batch, prefetch.Next());
       fetch_wait_s += SecondsSince(fetch_start);
       ASSIGN_OR_RETURN(BatchTensors t, ToTensors(batch, servers.metadata.num_classes));
-      torch::Tensor logits = model->forward(ModelInput(t, options), t.edge_src, t.edge_dst)
-                                 .slice(0, 0, t.batch_size);
+      torch::Tensor logits =
+          model->forward(ModelInput(t, options), t.edge_src, t.edge_dst).slice(0, 0, t.batch_size);
       torch::Tensor loss = torch::nn::functional::cross_entropy(logits, t.y);
       loss.backward();
       loss_sum += loss.item<double>() * static_cast<double>(t.batch_size);
@@ -187,9 +187,9 @@ absl::StatusOr<EpochStats> TrainEpoch(GraphSage& model, torch::optim::Adam& opti
       seen += static_cast<double>(t.batch_size);
     }
     torch::Tensor grads = FlattenGradients(params);
-    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(grads.data_ptr<float>(),
-                                                  static_cast<size_t>(grads.numel())),
-                                   ReduceOp::kSum));
+    RETURN_IF_ERROR(
+        comm.AllReduce(absl::MakeSpan(grads.data_ptr<float>(), static_cast<size_t>(grads.numel())),
+                       ReduceOp::kSum));
     grads.div_(comm.world_size());
     UnflattenIntoGradients(grads, params);
     optimizer.step();
@@ -226,10 +226,10 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   const int rank = comm.rank();
   ASSIGN_OR_RETURN(Shards shards, LoadShards(servers, rank, comm.world_size()));
   log << absl::StrFormat(
-             "rank %d: %d parts, feat_dim %d, %d classes; seeds train %d val %d test %d from "
-             "parts",
-             rank, md.num_parts, md.feat_dim, md.num_classes, TotalSeeds(shards.train),
-             TotalSeeds(shards.val), TotalSeeds(shards.test));
+      "rank %d: %d parts, feat_dim %d, %d classes; seeds train %d val %d test %d from "
+      "parts",
+      rank, md.num_parts, md.feat_dim, md.num_classes, TotalSeeds(shards.train),
+      TotalSeeds(shards.val), TotalSeeds(shards.test));
   for (const ShardSeeds& s : shards.train) log << " " << s.part;
   log << "\n";
   if (shards.train.empty() || TotalSeeds(shards.train) == 0) {
@@ -262,14 +262,14 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
     summary.loss = st.loss;
     summary.train_acc = st.train_acc;
     summary.epochs = epoch;
-    std::string line = absl::StrFormat("epoch %d loss %.4f train_acc %.4f", epoch, st.loss,
-                                       st.train_acc);
+    std::string line =
+        absl::StrFormat("epoch %d loss %.4f train_acc %.4f", epoch, st.loss, st.train_acc);
     const auto eval_start = std::chrono::steady_clock::now();
     if (epoch % options.eval_every == 0 || epoch == options.epochs) {
-      ASSIGN_OR_RETURN(EvalCounts val, EvaluateSplit(model, servers, shards.val, options, epoch,
-                                                     rank, kValStream));
-      ASSIGN_OR_RETURN(EvalCounts test, EvaluateSplit(model, servers, shards.test, options,
-                                                      epoch, rank, kTestStream));
+      ASSIGN_OR_RETURN(EvalCounts val,
+                       EvaluateSplit(model, servers, shards.val, options, epoch, rank, kValStream));
+      ASSIGN_OR_RETURN(EvalCounts test, EvaluateSplit(model, servers, shards.test, options, epoch,
+                                                      rank, kTestStream));
       double counts[4] = {val.correct, val.total, test.correct, test.total};
       RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(counts), ReduceOp::kSum));
       summary.val_acc = counts[1] > 0 ? counts[0] / counts[1] : 0;
@@ -278,9 +278,9 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
                             summary.test_acc);
     }
     absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", st.seeds_per_s, st.time_s);
-    log << absl::StrFormat("rank %d epoch %d: train %.3fs (waiting for batches %.3fs), eval %.3fs\n",
-                           rank, epoch, st.local_time_s, st.fetch_wait_s,
-                           SecondsSince(eval_start));
+    log << absl::StrFormat(
+        "rank %d epoch %d: train %.3fs (waiting for batches %.3fs), eval %.3fs\n", rank, epoch,
+        st.local_time_s, st.fetch_wait_s, SecondsSince(eval_start));
     if (rank == 0) out << line << std::endl;
   }
   double rate = total_local_seeds / std::max(total_local_time, 1e-9);
@@ -290,14 +290,11 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   log << "rank " << rank << " weights_fingerprint " << summary.weights_fingerprint << std::endl;
   if (rank == 0) {
     // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
-    nlohmann::ordered_json j = {{"test_acc", summary.test_acc},
-                        {"val_acc", summary.val_acc},
-                        {"train_acc", summary.train_acc},
-                        {"loss", summary.loss},
-                        {"epochs", summary.epochs},
-                        {"seeds_per_s", summary.seeds_per_s},
-                        {"world_size", comm.world_size()},
-                        {"weights_fingerprint", summary.weights_fingerprint}};
+    nlohmann::ordered_json j = {
+        {"test_acc", summary.test_acc},    {"val_acc", summary.val_acc},
+        {"train_acc", summary.train_acc},  {"loss", summary.loss},
+        {"epochs", summary.epochs},        {"seeds_per_s", summary.seeds_per_s},
+        {"world_size", comm.world_size()}, {"weights_fingerprint", summary.weights_fingerprint}};
     out << j.dump() << std::endl;
   }
   return summary;
@@ -306,8 +303,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
 }  // namespace
 
 absl::StatusOr<TrainSummary> RunTraining(const TrainerOptions& options, ServerSet& servers,
-                                         Communicator& comm, std::ostream& out,
-                                         std::ostream& log) {
+                                         Communicator& comm, std::ostream& out, std::ostream& log) {
   try {
     return RunTrainingImpl(options, servers, comm, out, log);
   } catch (const c10::Error& e) {

@@ -29,8 +29,7 @@ struct TrainSummary {
 // Errors: any RPC, collective or data error, naming what failed (e.g. "SampleMinibatch to
 // server 127.0.0.1:4242: ..."); Torch exceptions become Internal. Never throws.
 absl::StatusOr<TrainSummary> RunTraining(const TrainerOptions& options, ServerSet& servers,
-                                         Communicator& comm, std::ostream& out,
-                                         std::ostream& log);
+                                         Communicator& comm, std::ostream& out, std::ostream& log);
 
 }  // namespace graphshard::trainer
 

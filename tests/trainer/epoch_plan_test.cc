@@ -50,7 +50,8 @@ TEST(PlanEpoch, DeterministicPerEpochAndDifferentAcrossEpochs) {
 
 TEST(PlanEpoch, WithoutShuffleKeepsOrder) {
   std::vector<ShardSeeds> shards = TwoShards();
-  std::vector<PlannedBatch> plan = PlanEpoch(shards, {.batch_size = 8, .shuffle = false, .seed = 0, .epoch = 0});
+  std::vector<PlannedBatch> plan =
+      PlanEpoch(shards, {.batch_size = 8, .shuffle = false, .seed = 0, .epoch = 0});
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan[0].seeds, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(plan[2].part, 3);

@@ -33,11 +33,27 @@ TEST(ParseTrainerOptions, Defaults) {
 }
 
 TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
-  absl::StatusOr<TrainerOptions> o =
-      Parse({"--servers=127.0.0.1:5000,localhost:5001", "--epochs", "20", "--hidden=16",
-             "--fanouts", "15,-1,5", "--batch-size", "32", "--lr=0.005", "--seed", "9",
-             "--dropout", "0", "--replace", "--eval-every", "2", "--threads=2",
-             "--normalize-features", "--rpc-timeout-s", "5", "--server-wait-s=1"});
+  absl::StatusOr<TrainerOptions> o = Parse({"--servers=127.0.0.1:5000,localhost:5001",
+                                            "--epochs",
+                                            "20",
+                                            "--hidden=16",
+                                            "--fanouts",
+                                            "15,-1,5",
+                                            "--batch-size",
+                                            "32",
+                                            "--lr=0.005",
+                                            "--seed",
+                                            "9",
+                                            "--dropout",
+                                            "0",
+                                            "--replace",
+                                            "--eval-every",
+                                            "2",
+                                            "--threads=2",
+                                            "--normalize-features",
+                                            "--rpc-timeout-s",
+                                            "5",
+                                            "--server-wait-s=1"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->servers, (std::vector<std::string>{"127.0.0.1:5000", "localhost:5001"}));
   EXPECT_EQ(o->epochs, 20);

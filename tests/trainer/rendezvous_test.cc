@@ -26,9 +26,11 @@ TEST(ParseRendezvous, DefaultsToSingleProcess) {
 }
 
 TEST(ParseRendezvous, ReadsTorchVariables) {
-  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(
-      FakeEnv({{"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "29512"}, {"RANK", "3"},
-               {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}}));
+  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(FakeEnv({{"MASTER_ADDR", "10.0.0.7"},
+                                                                {"MASTER_PORT", "29512"},
+                                                                {"RANK", "3"},
+                                                                {"WORLD_SIZE", "4"},
+                                                                {"LOCAL_RANK", "1"}}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->master_addr, "10.0.0.7");
   EXPECT_EQ(c->master_port, 29512);
@@ -38,9 +40,11 @@ TEST(ParseRendezvous, ReadsTorchVariables) {
 }
 
 TEST(ParseRendezvous, FallsBackToSlurm) {
-  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(
-      FakeEnv({{"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}, {"SLURM_PROCID", "5"},
-               {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}}));
+  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(FakeEnv({{"MASTER_ADDR", "node1"},
+                                                                {"MASTER_PORT", "29500"},
+                                                                {"SLURM_PROCID", "5"},
+                                                                {"SLURM_NTASKS", "8"},
+                                                                {"SLURM_LOCALID", "1"}}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rank, 5);
   EXPECT_EQ(c->world_size, 8);
@@ -48,9 +52,11 @@ TEST(ParseRendezvous, FallsBackToSlurm) {
 }
 
 TEST(ParseRendezvous, TorchVariablesWinOverSlurm) {
-  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(
-      FakeEnv({{"MASTER_PORT", "29500"}, {"RANK", "1"}, {"WORLD_SIZE", "2"},
-               {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}}));
+  absl::StatusOr<RendezvousConfig> c = ParseRendezvous(FakeEnv({{"MASTER_PORT", "29500"},
+                                                                {"RANK", "1"},
+                                                                {"WORLD_SIZE", "2"},
+                                                                {"SLURM_PROCID", "5"},
+                                                                {"SLURM_NTASKS", "8"}}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rank, 1);
   EXPECT_EQ(c->world_size, 2);

@@ -30,8 +30,7 @@ TEST(SageConv, MatchesHandComputedExampleProjectingFirst) {
   // node 2: lin_l(mean([1,0],[0,1]) = [.5,.5]) = 2.0, lin_r([2,2]) = 0 -> 2.0
   torch::Tensor out = conv->forward(x, Src(), Dst());
   ASSERT_EQ(out.sizes(), (std::vector<int64_t>{3, 1}));
-  EXPECT_TRUE(torch::allclose(out.view({-1}), torch::tensor({5.5f, 1.5f, 2.0f})))
-      << out;
+  EXPECT_TRUE(torch::allclose(out.view({-1}), torch::tensor({5.5f, 1.5f, 2.0f}))) << out;
 }
 
 TEST(SageConv, MatchesHandComputedExampleAggregatingFirst) {
@@ -43,13 +42,14 @@ TEST(SageConv, MatchesHandComputedExampleAggregatingFirst) {
   // node 0: mean 4 -> [4, 9] + [3, 0]; node 1: -> [0, 1] + [6, 0]; node 2: mean 1.5 ->
   // [1.5, 4] + [12, 0].
   torch::Tensor out = conv->forward(x, Src(), Dst());
-  EXPECT_TRUE(torch::allclose(out, torch::tensor({7.0f, 9.0f, 6.0f, 1.0f, 13.5f, 4.0f}).view({3, 2})))
+  EXPECT_TRUE(
+      torch::allclose(out, torch::tensor({7.0f, 9.0f, 6.0f, 1.0f, 13.5f, 4.0f}).view({3, 2})))
       << out;
 }
 
 TEST(SageConv, HasPygParameterLayout) {
-  GraphSage model(GraphSageOptions{.in_channels = 5, .hidden_channels = 4, .out_channels = 3,
-                                   .num_layers = 2, .dropout = 0.5});
+  GraphSage model(GraphSageOptions{
+      .in_channels = 5, .hidden_channels = 4, .out_channels = 3, .num_layers = 2, .dropout = 0.5});
   std::vector<std::string> names;
   for (const auto& p : model->named_parameters()) names.push_back(p.key());
   EXPECT_EQ(names, (std::vector<std::string>{"convs.0.lin_l.weight", "convs.0.lin_l.bias",
@@ -61,8 +61,8 @@ TEST(SageConv, HasPygParameterLayout) {
 
 TEST(GraphSage, EvalForwardIsConvReluConv) {
   torch::manual_seed(0);
-  GraphSage model(GraphSageOptions{.in_channels = 2, .hidden_channels = 3, .out_channels = 2,
-                                   .num_layers = 2, .dropout = 0.5});
+  GraphSage model(GraphSageOptions{
+      .in_channels = 2, .hidden_channels = 3, .out_channels = 2, .num_layers = 2, .dropout = 0.5});
   model->eval();
   torch::Tensor x = torch::randn({3, 2});
   auto params = model->named_parameters();
@@ -78,8 +78,8 @@ TEST(GraphSage, EvalForwardIsConvReluConv) {
 
 TEST(GraphSage, TrainingAppliesDropoutAndBackpropagates) {
   torch::manual_seed(0);
-  GraphSage model(GraphSageOptions{.in_channels = 2, .hidden_channels = 8, .out_channels = 2,
-                                   .num_layers = 2, .dropout = 0.5});
+  GraphSage model(GraphSageOptions{
+      .in_channels = 2, .hidden_channels = 8, .out_channels = 2, .num_layers = 2, .dropout = 0.5});
   torch::Tensor x = torch::randn({3, 2});
   model->train();
   torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x, Src(), Dst()),

@@ -85,7 +85,8 @@ TEST_F(TrainTest, OneRankLearnsAndPrintsTheOutputContract) {
   std::vector<std::string> lines = Lines(out.str());
   ASSERT_EQ(lines.size(), static_cast<size_t>(o.epochs) + 1) << out.str();
   for (int e = 0; e < o.epochs; ++e) {
-    EXPECT_TRUE(absl::StartsWith(lines[static_cast<size_t>(e)], "epoch " + std::to_string(e + 1) + " loss "))
+    EXPECT_TRUE(absl::StartsWith(lines[static_cast<size_t>(e)],
+                                 "epoch " + std::to_string(e + 1) + " loss "))
         << lines[static_cast<size_t>(e)];
   }
   EXPECT_TRUE(absl::StrContains(lines[3], "val_acc"));   // epoch 4: evaluated
@@ -100,8 +101,8 @@ TEST_F(TrainTest, OneRankLearnsAndPrintsTheOutputContract) {
   EXPECT_EQ(j["world_size"], 1);
   EXPECT_GT(j["seeds_per_s"].get<double>(), 0);
   EXPECT_EQ(j["weights_fingerprint"].get<std::string>().size(), 16u);
-  EXPECT_TRUE(absl::StrContains(log.str(), "rank 0 weights_fingerprint " +
-                                               summary->weights_fingerprint));
+  EXPECT_TRUE(
+      absl::StrContains(log.str(), "rank 0 weights_fingerprint " + summary->weights_fingerprint));
 }
 
 TEST_F(TrainTest, SameSeedSameWeights) {
@@ -112,8 +113,7 @@ TEST_F(TrainTest, SameSeedSameWeights) {
     absl::StatusOr<ServerSet> servers = Connect(o);
     ASSERT_TRUE(servers.ok()) << servers.status();
     std::ostringstream out, log;
-    absl::StatusOr<TrainSummary> s =
-        RunTraining(o, *servers, *CreateLocalCommunicator(), out, log);
+    absl::StatusOr<TrainSummary> s = RunTraining(o, *servers, *CreateLocalCommunicator(), out, log);
     ASSERT_TRUE(s.ok()) << s.status();
     fp = s->weights_fingerprint;
   }
@@ -154,8 +154,8 @@ TEST_F(TrainTest, ThreeRanksOverGlooEndWithIdenticalWeights) {
   }
   for (std::thread& t : threads) t.join();
   for (int r = 0; r < world; ++r) {
-    ASSERT_TRUE(results[static_cast<size_t>(r)].ok()) << "rank " << r << ": "
-                                                      << results[static_cast<size_t>(r)].status();
+    ASSERT_TRUE(results[static_cast<size_t>(r)].ok())
+        << "rank " << r << ": " << results[static_cast<size_t>(r)].status();
   }
   EXPECT_EQ(results[0]->weights_fingerprint, results[1]->weights_fingerprint);
   EXPECT_EQ(results[0]->weights_fingerprint, results[2]->weights_fingerprint);

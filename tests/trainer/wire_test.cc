@@ -43,8 +43,7 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
     absl::StatusOr<MinibatchData> b = DecodeMinibatch(m, seeds);
     ASSERT_FALSE(b.ok()) << mention;
     EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss);
-    EXPECT_NE(b.status().message().find(mention), absl::string_view::npos)
-        << b.status().message();
+    EXPECT_NE(b.status().message().find(mention), absl::string_view::npos) << b.status().message();
   };
   v1::Minibatch m = ValidBatch();
   m.set_edge_src(EncodeInt64s({1, 3}));

@@ -55,9 +55,8 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
         absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
   }
   if (out.feat_dim < 1 || out.num_classes < 1) {
-    return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim,
-                                            ", num_classes ", out.num_classes,
-                                            " (both must be >= 1)"));
+    return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim, ", num_classes ",
+                                            out.num_classes, " (both must be >= 1)"));
   }
   if (!out.part_offsets.empty() &&
       out.part_offsets.size() != static_cast<size_t>(out.num_parts) + 1) {
