@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The demo: build, generate a small ogbn-products-like graph, partition it in two, and train
 # GraphSAGE with 2 partition servers and 2 trainers on this host (a couple of minutes on 2 cores).
-# Per-epoch lines and the final JSON summary go to stdout; server/trainer logs to stderr.
+# stdout carries only the per-epoch lines and the final JSON summary; build, data and
+# server/trainer logs go to stderr.
 #   GRAPHSHARD_DEMO_DIR=D    work folder (default out/demo; regenerated on every run)
 #   GRAPHSHARD_BUILD_DIR=D   build folder (default build, as deploy/build.sh)
 # Extra arguments go to the trainers, after the demo's own (e.g. `deploy/demo.sh --epochs 10`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-deploy/build.sh
+deploy/build.sh >&2   # stdout is the training output only
 bin=$(readlink -f "${GRAPHSHARD_BUILD_DIR:-build}/bin")
 work=${GRAPHSHARD_DEMO_DIR:-out/demo}
 
@@ -18,11 +19,11 @@ say "generating a products-like graph in $work/products"
 rm -rf "$work/products"
 mkdir -p "$work"
 "$bin/graphshard-partition" generate --kind products --seed 1 --out "$work/products" \
-  --num-nodes 20000 --avg-degree 10
+  --num-nodes 20000 --avg-degree 10 >&2
 
 say "partitioning it into 2 parts (random) in $work/products-2"
 "$bin/graphshard-partition" partition --input "$work/products" --parts 2 --method random \
-  --undirected --seed 1 --out "$work/products-2" --force
+  --undirected --seed 1 --out "$work/products-2" --force >&2
 "$bin/graphshard-partition" inspect "$work/products-2" >&2
 
 say "training: 2 servers, 2 trainers (GraphSAGE)"
