@@ -66,7 +66,8 @@ absl::Status ParseArgs(const std::vector<std::string>& args, size_t first, const
 
 absl::Status Require(const ParsedArgs& p, std::initializer_list<const char*> names) {
   for (const char* n : names) {
-    if (!p.values.count(n)) return absl::InvalidArgumentError(absl::StrCat("--", n, " is required"));
+    if (!p.values.count(n))
+      return absl::InvalidArgumentError(absl::StrCat("--", n, " is required"));
   }
   return absl::OkStatus();
 }
@@ -97,9 +98,9 @@ struct CliError {
 CliError Usage(const absl::Status& s) { return {kExitUsage, std::string(s.message())}; }
 CliError Failure(const absl::Status& s) { return {kExitFailure, std::string(s.message())}; }
 
-#define CLI_USAGE_IF_ERROR(expr)                \
-  do {                                          \
-    absl::Status cli_status_ = (expr);          \
+#define CLI_USAGE_IF_ERROR(expr)                      \
+  do {                                                \
+    absl::Status cli_status_ = (expr);                \
     if (!cli_status_.ok()) return Usage(cli_status_); \
   } while (0)
 
@@ -108,8 +109,8 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
   if (o.kind == "mag") {
     auto graph = GenerateMag(o);
     if (!graph.ok()) return graph.status();
-    absl::Status s = format == "npy" ? WriteNpyInput(*graph, dir)
-                                     : WriteOgbHeterogeneous(*graph, dir, "random");
+    absl::Status s =
+        format == "npy" ? WriteNpyInput(*graph, dir) : WriteOgbHeterogeneous(*graph, dir, "random");
     if (!s.ok()) return s;
     out << "generated mag: " << graph->TotalNodes() << " nodes of " << graph->node_types.size()
         << " types, " << graph->TotalEdges() << " edges of " << graph->edge_types.size()
@@ -221,15 +222,14 @@ absl::StatusOr<Graph> LoadInput(const ParsedArgs& p, const ReadOptions& read) {
   return graph;
 }
 
-CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
-                      std::ostream& err) {
+CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs p;
-  CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
-                               {{"input", "parts", "method", "seed", "out", "split", "format",
-                                 "num-nodes", "features", "labels", "train-idx", "val-idx",
-                                 "test-idx"},
-                                {"undirected", "dedup", "drop-self-loops", "force", "quiet"}},
-                               p));
+  CLI_USAGE_IF_ERROR(
+      ParseArgs(args, 1,
+                {{"input", "parts", "method", "seed", "out", "split", "format", "num-nodes",
+                  "features", "labels", "train-idx", "val-idx", "test-idx"},
+                 {"undirected", "dedup", "drop-self-loops", "force", "quiet"}},
+                p));
   if (!p.positional.empty()) {
     return Usage(absl::InvalidArgumentError("partition takes no operands"));
   }
@@ -257,8 +257,8 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out,
   if (!graph.ok()) return Failure(graph.status());
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());
-  out << "partitioned " << graph->TotalNodes() << " nodes, " << graph->TotalEdges()
-      << " edges (" << read.format << ", " << graph->node_types.size() << " node types, "
+  out << "partitioned " << graph->TotalNodes() << " nodes, " << graph->TotalEdges() << " edges ("
+      << read.format << ", " << graph->node_types.size() << " node types, "
       << graph->edge_types.size() << " edge types) into " << o.num_parts << " parts with "
       << o.method << " -> " << p.values["out"] << "\n";
   return {};

@@ -38,16 +38,16 @@ absl::Status ReadEdgeRows(const std::string& path, std::vector<int64_t>& src,
     if (IsComment(line)) continue;
     std::vector<absl::string_view> f = Fields(line);
     int64_t s = 0, d = 0;
-    const bool numeric = f.size() == 2 && internal::ParseInt64(f[0], &s) &&
-                         internal::ParseInt64(f[1], &d);
+    const bool numeric =
+        f.size() == 2 && internal::ParseInt64(f[0], &s) && internal::ParseInt64(f[1], &d);
     if (!numeric && first && f.size() == 2 && !internal::ParseInt64(f[0], &s)) {
       first = false;  // a header row such as "src,dst"
       continue;
     }
     first = false;
     if (!numeric) {
-      return reader->Error(absl::StrCat("expected two integer node ids, got \"",
-                                        line.substr(0, 60), "\""));
+      return reader->Error(
+          absl::StrCat("expected two integer node ids, got \"", line.substr(0, 60), "\""));
     }
     if (s < 0 || d < 0) return reader->Error("negative node id");
     src.push_back(s);
@@ -75,8 +75,8 @@ absl::Status ReadFeatures(const std::string& path, NodeTypeData& t) {
     std::vector<absl::string_view> f = Fields(line);
     if (rows == 0) t.feat_dim = std::ssize(f);
     if (std::ssize(f) != t.feat_dim || f.empty()) {
-      return reader->Error(absl::StrCat("has ", f.size(), " columns, the first row has ",
-                                        t.feat_dim));
+      return reader->Error(
+          absl::StrCat("has ", f.size(), " columns, the first row has ", t.feat_dim));
     }
     for (size_t i = 0; i < f.size(); ++i) {
       float v = 0;
@@ -131,9 +131,8 @@ absl::StatusOr<Graph> ReadEdgeList(const std::string& path, const ReadOptions& o
   if (!o.labels.empty()) {
     ASSIGN_OR_RETURN(t.labels, ReadIds(o.labels, /*labels=*/true));
     if (t.num_nodes >= 0 && t.labels.size() != t.num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat(o.labels, ": ", t.labels.size(),
-                                                     " labels, the features have ", t.num_nodes,
-                                                     " rows"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          o.labels, ": ", t.labels.size(), " labels, the features have ", t.num_nodes, " rows"));
     }
     t.num_nodes = t.labels.size();
     int64_t max_label = -1;
@@ -155,7 +154,8 @@ absl::StatusOr<Graph> ReadEdgeList(const std::string& path, const ReadOptions& o
   if (t.num_nodes < 0) t.num_nodes = max_id + 1;
   if (max_id >= t.num_nodes) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": node id ", max_id, " but only ",
-                                                   t.num_nodes, " nodes (features, labels or "
+                                                   t.num_nodes,
+                                                   " nodes (features, labels or "
                                                    "--num-nodes)"));
   }
   EdgeTypeData& e = g.edge_types.emplace_back();

@@ -73,9 +73,10 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
     cum_class[c].push_back(prev + weight[v]);
   }
 
-  const int64_t m = o.num_edges > 0 ? o.num_edges
-                                    : static_cast<int64_t>(
-                                          std::llround(static_cast<double>(n) * o.avg_degree / 2));
+  const int64_t m =
+      o.num_edges > 0
+          ? o.num_edges
+          : static_cast<int64_t>(std::llround(static_cast<double>(n) * o.avg_degree / 2));
   common::SplitMix64 rng = MakeRng(o.seed, kEdges);
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(static_cast<size_t>(m));
@@ -84,9 +85,9 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
   const int64_t max_tries = 50 * m + 1000;
   for (int64_t tries = 0; g.num_edges() < m; ++tries) {
     if (tries >= max_tries) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "generate: placed only ", g.num_edges(), " of ", m,
-          " edges without repeats; lower --avg-degree or raise --num-nodes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("generate: placed only ", g.num_edges(), " of ", m,
+                       " edges without repeats; lower --avg-degree or raise --num-nodes"));
     }
     int64_t a = DrawCumulative(cum_all, rng);
     const int64_t c = g.labels[a];

@@ -16,8 +16,8 @@ struct GenerateOptions {
   std::string kind = "products";  // "products" (homogeneous) or "mag" (heterogeneous)
   uint64_t seed = 0;
   int64_t num_nodes = 20000;  // mag: papers
-  double avg_degree = 10;  // products: 2 * undirected edges / nodes
-  int64_t num_edges = 0;   // products: undirected edges if > 0 (overrides avg_degree)
+  double avg_degree = 10;     // products: 2 * undirected edges / nodes
+  int64_t num_edges = 0;      // products: undirected edges if > 0 (overrides avg_degree)
   int64_t num_features = 32;
   int64_t num_classes = 8;
 };

@@ -56,15 +56,16 @@ absl::Status SampleRelation(const TypeModel& s, const TypeModel& d, int64_t m, b
   const uint64_t nd = d.cls.size();
   for (int64_t tries = 0; std::ssize(src) < m; ++tries) {
     if (tries > 50 * m + 1000) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "generate mag: could not place ", m, " distinct ", e.Name(), " edges; raise --num-nodes"));
+      return absl::InvalidArgumentError(absl::StrCat("generate mag: could not place ", m,
+                                                     " distinct ", e.Name(),
+                                                     " edges; raise --num-nodes"));
     }
     const int64_t a = DrawCumulative(s.cum_all, rng);
     const int64_t c = s.cls[a];
-    const bool intra = rng.Uniform() < kIntraFraction && c < std::ssize(d.members) &&
-                       !d.members[c].empty();
-    const int64_t b = intra ? d.members[c][DrawCumulative(d.cum_class[c], rng)]
-                            : DrawCumulative(d.cum_all, rng);
+    const bool intra =
+        rng.Uniform() < kIntraFraction && c < std::ssize(d.members) && !d.members[c].empty();
+    const int64_t b =
+        intra ? d.members[c][DrawCumulative(d.cum_class[c], rng)] : DrawCumulative(d.cum_all, rng);
     if (same_type && a == b) continue;
     if (!seen.insert(static_cast<uint64_t>(a) * nd + static_cast<uint64_t>(b)).second) continue;
     src.push_back(a);
@@ -85,8 +86,8 @@ void FillPapers(const GenerateOptions& o, const TypeModel& papers, common::Split
   std::vector<float> x(static_cast<size_t>(n * f));
   for (int64_t v = 0; v < n; ++v) {
     for (int64_t k = 0; k < f; ++k) {
-      x[v * f + k] = static_cast<float>(centroids[papers.cls[v] * f + k] +
-                                        sigma * internal::Gaussian(rng));
+      x[v * f + k] =
+          static_cast<float>(centroids[papers.cls[v] * f + k] + sigma * internal::Gaussian(rng));
     }
   }
   t.feat_dim = f;

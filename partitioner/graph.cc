@@ -38,8 +38,7 @@ absl::Status ValidateNodeType(const NodeTypeData& t) {
                t.num_nodes, " x ", t.feat_dim);
   }
   if (!t.labels.empty() && t.labels.size() != t.num_nodes) {
-    return Bad("node type ", t.name, ": ", t.labels.size(), " labels for ", t.num_nodes,
-               " nodes");
+    return Bad("node type ", t.name, ": ", t.labels.size(), " labels for ", t.num_nodes, " nodes");
   }
   for (int64_t v = 0; v < t.labels.size(); ++v) {
     if (t.labels[v] >= t.num_classes) {
@@ -71,8 +70,8 @@ absl::Status ValidateEdgeType(const Graph& g, const EdgeTypeData& t) {
   const int s = g.NodeTypeIndex(t.src), d = g.NodeTypeIndex(t.dst);
   if (s < 0 || d < 0) return Bad("edge type ", t.Name(), " names an unknown node type");
   if (t.src_ids.size() != t.dst_ids.size()) {
-    return Bad("edge type ", t.Name(), ": ", t.src_ids.size(), " sources but ",
-               t.dst_ids.size(), " targets");
+    return Bad("edge type ", t.Name(), ": ", t.src_ids.size(), " sources but ", t.dst_ids.size(),
+               " targets");
   }
   const int64_t ns = g.node_types[s].num_nodes, nd = g.node_types[d].num_nodes;
   int64_t bad = -1;
@@ -81,9 +80,8 @@ absl::Status ValidateEdgeType(const Graph& g, const EdgeTypeData& t) {
     if (bad < 0 && (a < 0 || a >= ns || b < 0 || b >= nd)) bad = e;
   });
   if (bad >= 0) {
-    return Bad("edge type ", t.Name(), ": edge ", bad, " (", t.src_ids[bad], " -> ",
-               t.dst_ids[bad], ") has a node id out of range (", ns, " ", t.src, ", ", nd, " ",
-               t.dst, ")");
+    return Bad("edge type ", t.Name(), ": edge ", bad, " (", t.src_ids[bad], " -> ", t.dst_ids[bad],
+               ") has a node id out of range (", ns, " ", t.src, ", ", nd, " ", t.dst, ")");
   }
   return absl::OkStatus();
 }
@@ -104,9 +102,8 @@ std::vector<bool> FirstOccurrences(absl::Span<const int64_t> src, absl::Span<con
   for (int64_t s = 0; s < num_src; ++s) {
     auto b = order.begin() + start[s], end = order.begin() + start[s + 1];
     if (end - b < 2) continue;
-    std::sort(b, end, [&](int64_t x, int64_t y) {
-      return dst[x] != dst[y] ? dst[x] < dst[y] : x < y;
-    });
+    std::sort(b, end,
+              [&](int64_t x, int64_t y) { return dst[x] != dst[y] ? dst[x] < dst[y] : x < y; });
     for (auto it = b + 1; it != end; ++it) keep[*it] = dst[*it] != dst[*(it - 1)];
   }
   return keep;

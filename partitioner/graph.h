@@ -83,8 +83,8 @@ struct NodeTypeData {
   std::string name;
   int64_t num_nodes = 0;
   int64_t feat_dim = 0;
-  Array<float> features;   // row-major [num_nodes, feat_dim]; empty when feat_dim == 0
-  Array<int64_t> labels;   // [num_nodes] (negative = unlabelled) or empty (no labels)
+  Array<float> features;    // row-major [num_nodes, feat_dim]; empty when feat_dim == 0
+  Array<int64_t> labels;    // [num_nodes] (negative = unlabelled) or empty (no labels)
   int64_t num_classes = 0;  // labels lie in [-inf, num_classes); 0 when unlabelled
   // "train", "val", "test" -> distinct ids of this type.
   std::map<std::string, Array<int64_t>> splits;

@@ -19,8 +19,7 @@ absl::Status ValidateInputGraph(const InputGraph& g) {
                  ") has a node id outside [0, ", g.num_nodes, ")");
     }
   }
-  if (g.feat_dim < 0 ||
-      static_cast<int64_t>(g.features.size()) != g.num_nodes * g.feat_dim) {
+  if (g.feat_dim < 0 || static_cast<int64_t>(g.features.size()) != g.num_nodes * g.feat_dim) {
     return bad("input graph: ", g.features.size(), " feature values, expected num_nodes * ",
                "feat_dim = ", g.num_nodes, " * ", g.feat_dim);
   }
@@ -41,8 +40,8 @@ absl::Status ValidateInputGraph(const InputGraph& g) {
     seen.assign(static_cast<size_t>(g.num_nodes), false);
     for (int64_t id : ids) {
       if (id < 0 || id >= g.num_nodes) {
-        return bad("input graph: split ", name, " has node id ", id, " outside [0, ",
-                   g.num_nodes, ")");
+        return bad("input graph: split ", name, " has node id ", id, " outside [0, ", g.num_nodes,
+                   ")");
       }
       if (seen[id]) return bad("input graph: split ", name, " lists node ", id, " twice");
       seen[id] = true;

@@ -19,8 +19,7 @@ double Balance(const std::vector<PartStats>& parts, int64_t PartStats::*field) {
     max = std::max(max, p.*field);
   }
   if (total == 0) return 1.0;
-  return static_cast<double>(max) * static_cast<double>(parts.size()) /
-         static_cast<double>(total);
+  return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
 }
 
 int64_t BytesUnder(const std::string& path) {
@@ -103,9 +102,8 @@ std::string FormatStatsText(const PartitionStats& s) {
   absl::StrAppendFormat(&out, "%6s %12s %12s %12s %8s %12s %14s\n", "part", "nodes", "edges",
                         "edge_cut", "remote%", "train", "bytes");
   for (const PartStats& p : s.parts) {
-    absl::StrAppendFormat(&out, "%6d %12d %12d %12d %7.2f%% %12d %14d\n", p.part, p.nodes,
-                          p.edges, p.edge_cut, 100 * Fraction(p.edge_cut, p.edges),
-                          p.train_nodes, p.bytes);
+    absl::StrAppendFormat(&out, "%6d %12d %12d %12d %7.2f%% %12d %14d\n", p.part, p.nodes, p.edges,
+                          p.edge_cut, 100 * Fraction(p.edge_cut, p.edges), p.train_nodes, p.bytes);
     if (m.node_types.size() > 1 || m.edge_types.size() > 1) {
       for (const auto& [name, n] : p.nodes_by_type) {
         absl::StrAppendFormat(&out, "         node %s: %d\n", name, n);
@@ -116,11 +114,12 @@ std::string FormatStatsText(const PartitionStats& s) {
       }
     }
   }
-  absl::StrAppendFormat(&out, "total: %d nodes, %d edges, edge cut %d (%.2f%% of in-neighbours "
+  absl::StrAppendFormat(&out,
+                        "total: %d nodes, %d edges, edge cut %d (%.2f%% of in-neighbours "
                         "remote); balance (max/mean) nodes %.3f, edges %.3f, train %.3f; "
-                        "%d bytes\n", s.total_nodes, s.total_edges, s.total_edge_cut,
-                        100 * s.remote_fraction, s.node_balance, s.edge_balance,
-                        s.train_balance, s.total_bytes);
+                        "%d bytes\n",
+                        s.total_nodes, s.total_edges, s.total_edge_cut, 100 * s.remote_fraction,
+                        s.node_balance, s.edge_balance, s.train_balance, s.total_bytes);
   return out;
 }
 
@@ -139,8 +138,10 @@ std::string FormatStatsJson(const PartitionStats& s) {
   j["bytes"] = s.total_bytes;
   j["node_types"] = nlohmann::json::array();
   for (const common::NodeTypeInfo& t : s.manifest.node_types) {
-    j["node_types"].push_back({{"name", t.name}, {"num_nodes", t.num_nodes},
-                               {"feat_dim", t.feat_dim}, {"num_classes", t.num_classes}});
+    j["node_types"].push_back({{"name", t.name},
+                               {"num_nodes", t.num_nodes},
+                               {"feat_dim", t.feat_dim},
+                               {"num_classes", t.num_classes}});
   }
   j["edge_types"] = nlohmann::json::array();
   for (const common::EdgeTypeInfo& t : s.manifest.edge_types) {
@@ -149,9 +150,13 @@ std::string FormatStatsJson(const PartitionStats& s) {
   j["splits"] = s.manifest.splits;
   j["parts"] = nlohmann::json::array();
   for (const PartStats& p : s.parts) {
-    j["parts"].push_back({{"part", p.part}, {"nodes", p.nodes}, {"edges", p.edges},
-                          {"edge_cut", p.edge_cut}, {"train_nodes", p.train_nodes},
-                          {"bytes", p.bytes}, {"nodes_by_type", p.nodes_by_type},
+    j["parts"].push_back({{"part", p.part},
+                          {"nodes", p.nodes},
+                          {"edges", p.edges},
+                          {"edge_cut", p.edge_cut},
+                          {"train_nodes", p.train_nodes},
+                          {"bytes", p.bytes},
+                          {"nodes_by_type", p.nodes_by_type},
                           {"edges_by_type", p.edges_by_type},
                           {"edge_cut_by_type", p.edge_cut_by_type}});
   }

@@ -34,8 +34,8 @@ absl::Status ReadNodeFiles(const std::string& dir, const std::string& suffix, No
   if (Exists(x_path)) {
     ASSIGN_OR_RETURN(internal::NpyArray<float> x, MapNpy<float>(x_path, 2));
     if (n >= 0 && x.rows != n) {
-      return absl::InvalidArgumentError(absl::StrCat(x_path, ": ", x.rows, " rows, expected ",
-                                                     n, " (one per node)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(x_path, ": ", x.rows, " rows, expected ", n, " (one per node)"));
     }
     n = x.rows;
     t.feat_dim = x.cols;
@@ -45,11 +45,12 @@ absl::Status ReadNodeFiles(const std::string& dir, const std::string& suffix, No
   if (Exists(y_path)) {
     ASSIGN_OR_RETURN(internal::NpyArray<int64_t> y, MapNpy<int64_t>(y_path, 1));
     if (y.cols != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(y_path, ": labels must have shape [N] or [N, 1]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(y_path, ": labels must have shape [N] or [N, 1]"));
     }
     if (n >= 0 && y.rows != n) {
-      return absl::InvalidArgumentError(absl::StrCat(y_path, ": ", y.rows, " labels, expected ",
-                                                     n, " (one per node)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(y_path, ": ", y.rows, " labels, expected ", n, " (one per node)"));
     }
     n = y.rows;
     int64_t max_label = -1;
@@ -65,7 +66,8 @@ absl::Status ReadNodeFiles(const std::string& dir, const std::string& suffix, No
     const std::string path = absl::StrCat(dir, "/", file, suffix, ".npy");
     if (!Exists(path)) continue;
     ASSIGN_OR_RETURN(internal::NpyArray<int64_t> ids, MapNpy<int64_t>(path, 1));
-    if (ids.cols != 1) return absl::InvalidArgumentError(absl::StrCat(path, ": expected shape [n]"));
+    if (ids.cols != 1)
+      return absl::InvalidArgumentError(absl::StrCat(path, ": expected shape [n]"));
     if (t.splits.count(name)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": a second file for split ", name));
     }
@@ -79,8 +81,8 @@ absl::Status ReadNodeFiles(const std::string& dir, const std::string& suffix, No
 absl::Status ReadEdgeIndex(const std::string& path, EdgeTypeData& t) {
   ASSIGN_OR_RETURN(internal::NpyArray<int64_t> ei, MapNpy<int64_t>(path, 2));
   if (ei.rows != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": shape must be [2, num_edges], has ",
-                                                   ei.rows, " rows"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": shape must be [2, num_edges], has ", ei.rows, " rows"));
   }
   const int64_t e = ei.cols;
   t.src_ids = ei.values.Slice(0, e);
@@ -124,8 +126,8 @@ absl::StatusOr<Graph> ReadNpyFolder(const std::string& dir) {
     ASSIGN_OR_RETURN(int64_t max_id, internal::MaxId(e, ei_path));
     t.num_nodes = max_id + 1;
     for (const auto& [name, ids] : t.splits) {
-      RETURN_IF_ERROR(internal::CheckIdRange(ids, t.num_nodes, dir + "/" + name + "_idx.npy",
-                                             "node id"));
+      RETURN_IF_ERROR(
+          internal::CheckIdRange(ids, t.num_nodes, dir + "/" + name + "_idx.npy", "node id"));
     }
   }
   RETURN_IF_ERROR(internal::CheckEdgeRange(e, t.num_nodes, t.num_nodes, ei_path));
@@ -149,11 +151,11 @@ absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir) {
   if (ec) return absl::NotFoundError(absl::StrCat(dir, ": cannot list: ", ec.message()));
   Graph g;
   for (const std::string& file : edge_files) {
-    std::vector<std::string> parts = absl::StrSplit(
-        absl::string_view(file).substr(12, file.size() - 16), "__");
+    std::vector<std::string> parts =
+        absl::StrSplit(absl::string_view(file).substr(12, file.size() - 16), "__");
     if (parts.size() != 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          dir, "/", file, ": name must be edge_index__<src>__<rel>__<dst>.npy"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, "/", file, ": name must be edge_index__<src>__<rel>__<dst>.npy"));
     }
     EdgeTypeData& e = g.edge_types.emplace_back();
     e.src = parts[0];
@@ -171,16 +173,15 @@ absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir) {
     auto it = counts.find(name);
     RETURN_IF_ERROR(ReadNodeFiles(dir, "__" + name, t, it == counts.end() ? -1 : it->second));
     if (t.num_nodes < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          dir, ": number of \"", name, "\" nodes unknown: no x__", name, ".npy or y__", name,
-          ".npy; add it to num_nodes.json"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, ": number of \"", name, "\" nodes unknown: no x__", name, ".npy or y__",
+                       name, ".npy; add it to num_nodes.json"));
     }
   }
   for (const EdgeTypeData& e : g.edge_types) {
-    RETURN_IF_ERROR(internal::CheckEdgeRange(
-        e, g.node_types[g.NodeTypeIndex(e.src)].num_nodes,
-        g.node_types[g.NodeTypeIndex(e.dst)].num_nodes,
-        absl::StrCat(dir, "/edge_index__", e.Name(), ".npy")));
+    RETURN_IF_ERROR(internal::CheckEdgeRange(e, g.node_types[g.NodeTypeIndex(e.src)].num_nodes,
+                                             g.node_types[g.NodeTypeIndex(e.dst)].num_nodes,
+                                             absl::StrCat(dir, "/edge_index__", e.Name(), ".npy")));
   }
   return g;
 }

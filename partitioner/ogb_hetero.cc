@@ -38,8 +38,8 @@ absl::Status ReadNodeDict(const std::string& path, Graph& g) {
   if (!more) return reader->Error("expected a second line with the node counts");
   std::vector<absl::string_view> counts = absl::StrSplit(line, ',');
   if (counts.size() != g.node_types.size()) {
-    return reader->Error(absl::StrCat(counts.size(), " counts for ", g.node_types.size(),
-                                      " node types"));
+    return reader->Error(
+        absl::StrCat(counts.size(), " counts for ", g.node_types.size(), " node types"));
   }
   for (size_t i = 0; i < counts.size(); ++i) {
     if (!internal::ParseInt64(counts[i], &g.node_types[i].num_nodes) ||
@@ -76,17 +76,15 @@ absl::Status ReadRelation(const std::string& raw, const Graph& g, EdgeTypeData& 
   const std::string dir = absl::StrCat(raw, "relations/", e.src, "___", e.rel, "___", e.dst, "/");
   ASSIGN_OR_RETURN(int64_t m, internal::ReadCount(dir + "num-edge-list.csv.gz"));
   std::vector<int64_t> src, dst;
-  RETURN_IF_ERROR(internal::ReadEdgeFile(dir + "edge.csv.gz",
-                                         g.node_types[g.NodeTypeIndex(e.src)].num_nodes,
-                                         g.node_types[g.NodeTypeIndex(e.dst)].num_nodes, m, src,
-                                         dst));
+  RETURN_IF_ERROR(
+      internal::ReadEdgeFile(dir + "edge.csv.gz", g.node_types[g.NodeTypeIndex(e.src)].num_nodes,
+                             g.node_types[g.NodeTypeIndex(e.dst)].num_nodes, m, src, dst));
   e.src_ids = Array<int64_t>::Owned(std::move(src));
   e.dst_ids = Array<int64_t>::Owned(std::move(dst));
   return absl::OkStatus();
 }
 
-absl::Status ReadNodeData(const std::string& raw, const std::string& split_dir,
-                          NodeTypeData& t) {
+absl::Status ReadNodeData(const std::string& raw, const std::string& split_dir, NodeTypeData& t) {
   const std::string feat = absl::StrCat(raw, "node-feat/", t.name, "/node-feat.csv.gz");
   if (Exists(feat)) {
     std::vector<float> values;
@@ -110,8 +108,7 @@ absl::Status ReadNodeData(const std::string& raw, const std::string& split_dir,
 
 }  // namespace
 
-absl::StatusOr<Graph> ReadOgbHeterogeneous(const std::string& dir,
-                                           const std::string& split_name) {
+absl::StatusOr<Graph> ReadOgbHeterogeneous(const std::string& dir, const std::string& split_name) {
   const std::string raw = absl::StrCat(dir, "/raw/");
   Graph g;
   RETURN_IF_ERROR(ReadNodeDict(raw + "num-node-dict.csv.gz", g));

@@ -29,12 +29,12 @@ absl::StatusOr<InputGraph> ReadOgbHomogeneous(const std::string& dir,
   InputGraph g;
   ASSIGN_OR_RETURN(g.num_nodes, internal::ReadCount(raw + "num-node-list.csv.gz"));
   ASSIGN_OR_RETURN(int64_t num_edges, internal::ReadCount(raw + "num-edge-list.csv.gz"));
-  RETURN_IF_ERROR(internal::ReadEdgeFile(raw + "edge.csv.gz", g.num_nodes, g.num_nodes,
-                                         num_edges, g.src, g.dst));
-  RETURN_IF_ERROR(internal::ReadFeatureFile(raw + "node-feat.csv.gz", g.num_nodes, g.feat_dim,
-                                            g.features));
-  RETURN_IF_ERROR(internal::ReadLabelFile(raw + "node-label.csv.gz", g.num_nodes, g.labels,
-                                          g.num_classes));
+  RETURN_IF_ERROR(internal::ReadEdgeFile(raw + "edge.csv.gz", g.num_nodes, g.num_nodes, num_edges,
+                                         g.src, g.dst));
+  RETURN_IF_ERROR(
+      internal::ReadFeatureFile(raw + "node-feat.csv.gz", g.num_nodes, g.feat_dim, g.features));
+  RETURN_IF_ERROR(
+      internal::ReadLabelFile(raw + "node-label.csv.gz", g.num_nodes, g.labels, g.num_classes));
   ASSIGN_OR_RETURN(std::string split_dir, internal::FindSplitDir(dir, options.split_name));
   RETURN_IF_ERROR(internal::ReadSplitFolder(split_dir, g.num_nodes, g.splits));
   if (options.undirected) MakeUndirected(g);
@@ -90,8 +90,8 @@ absl::Status WriteOgbHomogeneous(const InputGraph& g, const std::string& dir,
     static const std::vector<int64_t> kEmpty;
     const std::vector<int64_t>& ids = it == g.splits.end() ? kEmpty : it->second;
     RETURN_IF_ERROR(WriteLines(
-        absl::StrCat(out.tmp_path(), "/split/", split_name, "/", file, ".csv.gz"),
-        std::ssize(ids), [&](int64_t i, std::string* s) { absl::StrAppend(s, ids[i]); }));
+        absl::StrCat(out.tmp_path(), "/split/", split_name, "/", file, ".csv.gz"), std::ssize(ids),
+        [&](int64_t i, std::string* s) { absl::StrAppend(s, ids[i]); }));
   }
   return out.Commit();
 }

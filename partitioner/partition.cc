@@ -82,17 +82,18 @@ absl::Status WriteFeatures(const NodeTypeData& t, const Relabel& r, int part, Fo
                            Progress& progress) {
   const int64_t b = r.offsets[part], n = r.offsets[part + 1] - b, f = t.feat_dim;
   const std::string rel = common::NodeFilePath(part, t.name, "feat.npy");
-  ASSIGN_OR_RETURN(auto feat, common::NpyWriter::Create(w.Path(rel), common::DType::kFloat32,
-                                                        {n, f}));
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kFeatureBufferBytes / 4 / std::max<int64_t>(f, 1));
+  ASSIGN_OR_RETURN(auto feat,
+                   common::NpyWriter::Create(w.Path(rel), common::DType::kFloat32, {n, f}));
+  const int64_t rows_per_chunk =
+      std::max<int64_t>(1, kFeatureBufferBytes / 4 / std::max<int64_t>(f, 1));
   std::vector<float> buf;
   int64_t released = 0;  // input rows before this one may be dropped from memory
   for (int64_t i = 0; i < n && f > 0; i += rows_per_chunk) {
     const int64_t end = std::min(n, i + rows_per_chunk);
     buf.clear();
     for (int64_t id = b + i; id < b + end; ++id) {
-      auto row = t.features.span().subspan(static_cast<size_t>(r.orig_of[id] * f),
-                                           static_cast<size_t>(f));
+      auto row =
+          t.features.span().subspan(static_cast<size_t>(r.orig_of[id] * f), static_cast<size_t>(f));
       buf.insert(buf.end(), row.begin(), row.end());
     }
     RETURN_IF_ERROR(feat->AppendValues<float>(buf));
@@ -113,7 +114,8 @@ absl::Status WriteNodes(const NodeTypeData& t, const Relabel& r, int part, Folde
   RETURN_IF_ERROR(WriteFeatures(t, r, part, w, progress));
   std::vector<int64_t> labels(static_cast<size_t>(n), -1);
   if (!t.labels.empty()) {
-    for (int64_t id = b; id < e; ++id) labels[id - b] = std::max<int64_t>(-1, t.labels[r.orig_of[id]]);
+    for (int64_t id = b; id < e; ++id)
+      labels[id - b] = std::max<int64_t>(-1, t.labels[r.orig_of[id]]);
   }
   RETURN_IF_ERROR(w.Write<int64_t>(common::NodeFilePath(part, t.name, "label.npy"), {n}, labels));
   return w.Write<int64_t>(common::NodeFilePath(part, t.name, "orig_id.npy"), {n},
@@ -168,7 +170,8 @@ absl::Status WriteSplits(const Plan& plan, common::Manifest& m, FolderWriter& w)
     const NodeTypeData& t = plan.g.node_types[ti];
     for (const auto& [name, ids] : t.splits) {
       std::vector<std::vector<int64_t>> per_part(static_cast<size_t>(plan.num_parts));
-      for (int64_t v : ids.span()) per_part[plan.parts[ti][v]].push_back(plan.relabel[ti].new_of[v]);
+      for (int64_t v : ids.span())
+        per_part[plan.parts[ti][v]].push_back(plan.relabel[ti].new_of[v]);
       std::vector<int64_t>& sizes = m.splits[name][t.name];
       for (int p = 0; p < plan.num_parts; ++p) {
         std::sort(per_part[p].begin(), per_part[p].end());
@@ -188,7 +191,8 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
     const NodeTypeData& t = g.node_types[ti];
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/nodes/", t.name)));
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/splits/", t.name)));
-    Progress progress(plan.log, absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
+    Progress progress(plan.log,
+                      absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
                       plan.relabel[ti].offsets[p + 1] - plan.relabel[ti].offsets[p]);
     RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress));
   }
@@ -213,8 +217,8 @@ common::Manifest MakeManifest(const Plan& plan, const PartitionOptions& o) {
                                                 t.feat_dim, t.labels.empty() ? 0 : t.num_classes});
   }
   for (const EdgeTypeData& t : plan.g.edge_types) {
-    m.edge_types.push_back(common::EdgeTypeInfo{
-        t.src, t.rel, t.dst, t.num_edges(), std::vector<int64_t>(o.num_parts, 0)});
+    m.edge_types.push_back(common::EdgeTypeInfo{t.src, t.rel, t.dst, t.num_edges(),
+                                                std::vector<int64_t>(o.num_parts, 0)});
   }
   return m;
 }

@@ -69,8 +69,7 @@ absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& graph,
 // part's edges plus the input's node-sized arrays. Returns the manifest written.
 // InvalidArgument (bad graph or options, `out` exists without force), Internal (I/O), each
 // naming what and where. Not thread-safe for the same `out`.
-absl::StatusOr<common::Manifest> PartitionGraph(const Graph& graph,
-                                                const PartitionOptions& options,
+absl::StatusOr<common::Manifest> PartitionGraph(const Graph& graph, const PartitionOptions& options,
                                                 const std::string& out);
 absl::StatusOr<common::Manifest> PartitionGraph(const InputGraph& graph,
                                                 const PartitionOptions& options,

@@ -53,11 +53,12 @@ absl::StatusOr<std::string> DetectLayout(const std::string& path) {
   if (Exists(path + "/raw/num-node-dict.csv.gz")) return std::string("ogb-hetero");
   if (Exists(path + "/edge_index.npy")) return std::string("npy");
   if (HasHeteroNpy(path)) return std::string("npy-hetero");
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": unknown input layout: no raw/num-node-list.csv.gz (OGB), "
-            "raw/num-node-dict.csv.gz (OGB heterogeneous), edge_index.npy (.npy folder) or "
-            "edge_index__<src>__<rel>__<dst>.npy (heterogeneous .npy folder); an edge list "
-            "is a file, not a folder"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path,
+                   ": unknown input layout: no raw/num-node-list.csv.gz (OGB), "
+                   "raw/num-node-dict.csv.gz (OGB heterogeneous), edge_index.npy (.npy folder) or "
+                   "edge_index__<src>__<rel>__<dst>.npy (heterogeneous .npy folder); an edge list "
+                   "is a file, not a folder"));
 }
 
 absl::StatusOr<Graph> ReadGraph(const std::string& path, const ReadOptions& o) {

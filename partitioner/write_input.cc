@@ -1,5 +1,7 @@
 // Writers of input layouts (for `generate`): OGB's heterogeneous raw layout and .npy folders.
 
+#include "partitioner/write_input.h"
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -8,7 +10,6 @@
 #include "common/status_macros.h"
 #include "partitioner/internal/atomic_dir.h"
 #include "partitioner/internal/gz_csv.h"
-#include "partitioner/write_input.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -30,8 +31,8 @@ absl::Status WriteOgbNodeType(const NodeTypeData& t, const std::string& root,
                               const std::string& split_name, internal::AtomicDir& out) {
   if (t.feat_dim > 0) {
     RETURN_IF_ERROR(out.MakeDirs("raw/node-feat/" + t.name));
-    RETURN_IF_ERROR(WriteLines(root + "/raw/node-feat/" + t.name + "/node-feat.csv.gz",
-                               t.num_nodes, [&](int64_t v, std::string* s) {
+    RETURN_IF_ERROR(WriteLines(root + "/raw/node-feat/" + t.name + "/node-feat.csv.gz", t.num_nodes,
+                               [&](int64_t v, std::string* s) {
                                  for (int64_t k = 0; k < t.feat_dim; ++k) {
                                    if (k > 0) s->push_back(',');
                                    internal::AppendFloat(t.features[v * t.feat_dim + k], s);
@@ -40,15 +41,15 @@ absl::Status WriteOgbNodeType(const NodeTypeData& t, const std::string& root,
   }
   if (!t.labels.empty()) {
     RETURN_IF_ERROR(out.MakeDirs("raw/node-label/" + t.name));
-    RETURN_IF_ERROR(WriteLines(root + "/raw/node-label/" + t.name + "/node-label.csv.gz",
-                               t.num_nodes, [&](int64_t v, std::string* s) {
-                                 absl::StrAppend(s, t.labels[v]);
-                               }));
+    RETURN_IF_ERROR(
+        WriteLines(root + "/raw/node-label/" + t.name + "/node-label.csv.gz", t.num_nodes,
+                   [&](int64_t v, std::string* s) { absl::StrAppend(s, t.labels[v]); }));
   }
   if (t.splits.empty()) return absl::OkStatus();
   const std::string rel = absl::StrCat("split/", split_name, "/", t.name);
   RETURN_IF_ERROR(out.MakeDirs(rel));
-  for (const auto& [file, name] : {std::pair{"train", "train"}, {"valid", "val"}, {"test", "test"}}) {
+  for (const auto& [file, name] :
+       {std::pair{"train", "train"}, {"valid", "val"}, {"test", "test"}}) {
     auto it = t.splits.find(name);
     const Array<int64_t> ids = it == t.splits.end() ? Array<int64_t>() : it->second;
     RETURN_IF_ERROR(WriteLines(absl::StrCat(root, "/", rel, "/", file, ".csv.gz"), ids.size(),
@@ -70,8 +71,8 @@ absl::Status WriteNpyNodeType(const NodeTypeData& t, const std::string& root,
                                    {t.num_nodes, t.feat_dim}, t.features.span()));
   }
   if (!t.labels.empty()) {
-    RETURN_IF_ERROR(SaveNpy<int64_t>(absl::StrCat(root, "/y", suffix, ".npy"), {t.num_nodes},
-                                     t.labels.span()));
+    RETURN_IF_ERROR(
+        SaveNpy<int64_t>(absl::StrCat(root, "/y", suffix, ".npy"), {t.num_nodes}, t.labels.span()));
   }
   for (const auto& [name, ids] : t.splits) {
     RETURN_IF_ERROR(SaveNpy<int64_t>(absl::StrCat(root, "/", name, "_idx", suffix, ".npy"),
@@ -81,8 +82,8 @@ absl::Status WriteNpyNodeType(const NodeTypeData& t, const std::string& root,
 }
 
 absl::Status WriteEdgeIndex(const EdgeTypeData& e, const std::string& path) {
-  ASSIGN_OR_RETURN(auto w, common::NpyWriter::Create(path, common::DType::kInt64,
-                                                     {2, e.num_edges()}));
+  ASSIGN_OR_RETURN(auto w,
+                   common::NpyWriter::Create(path, common::DType::kInt64, {2, e.num_edges()}));
   RETURN_IF_ERROR(w->AppendValues(e.src_ids.span()));
   RETURN_IF_ERROR(w->AppendValues(e.dst_ids.span()));
   return w->Finish().status();
@@ -111,12 +112,12 @@ absl::Status WriteOgbHeterogeneous(const Graph& g, const std::string& dir,
   for (const EdgeTypeData& e : g.edge_types) {
     const std::string rel = absl::StrCat("raw/relations/", e.src, "___", e.rel, "___", e.dst);
     RETURN_IF_ERROR(out.MakeDirs(rel));
-    RETURN_IF_ERROR(WriteLines(absl::StrCat(root, "/", rel, "/num-edge-list.csv.gz"), 1,
-                               [&](int64_t, std::string* s) { absl::StrAppend(s, e.num_edges()); }));
-    RETURN_IF_ERROR(WriteLines(absl::StrCat(root, "/", rel, "/edge.csv.gz"), e.num_edges(),
-                               [&](int64_t i, std::string* s) {
-                                 absl::StrAppend(s, e.src_ids[i], ",", e.dst_ids[i]);
-                               }));
+    RETURN_IF_ERROR(
+        WriteLines(absl::StrCat(root, "/", rel, "/num-edge-list.csv.gz"), 1,
+                   [&](int64_t, std::string* s) { absl::StrAppend(s, e.num_edges()); }));
+    RETURN_IF_ERROR(WriteLines(
+        absl::StrCat(root, "/", rel, "/edge.csv.gz"), e.num_edges(),
+        [&](int64_t i, std::string* s) { absl::StrAppend(s, e.src_ids[i], ",", e.dst_ids[i]); }));
   }
   for (const NodeTypeData& t : g.node_types) {
     RETURN_IF_ERROR(WriteOgbNodeType(t, root, split_name, out));

@@ -50,8 +50,8 @@ absl::StatusOr<bool> GzLineReader::Next(absl::string_view* line) {
     if (n < 0) {
       int err = 0;
       const char* msg = gzerror(file_, &err);
-      return absl::DataLossError(absl::StrCat(path_, ": corrupt gzip stream after line ",
-                                              line_number_, ": ", msg));
+      return absl::DataLossError(
+          absl::StrCat(path_, ": corrupt gzip stream after line ", line_number_, ": ", msg));
     }
     buf_.resize(old + static_cast<size_t>(n));
     if (n == 0) eof_ = true;
@@ -132,8 +132,8 @@ absl::StatusOr<std::vector<int64_t>> ReadIntColumn(const std::string& path) {
     if (!*more) break;
     int64_t v = 0;
     if (!ParseInt64(line, &v)) {
-      return (*reader)->Error(absl::StrCat("expected an integer, got \"", line.substr(0, 40),
-                                           "\""));
+      return (*reader)->Error(
+          absl::StrCat("expected an integer, got \"", line.substr(0, 40), "\""));
     }
     out.push_back(v);
   }

@@ -3,6 +3,7 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -18,9 +19,9 @@ static_assert(sizeof(idx_t) == 4, "libmetis 5.1 in Debian: 32-bit idx_t");
 constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
 
 absl::Status TooLarge(absl::string_view what, int64_t count) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "graph too large for METIS: ", count, " ", what, " (libmetis uses 32-bit idx_t: at most ",
-      kIdxMax, "); partition it with --method random instead"));
+  return absl::InvalidArgumentError(absl::StrCat("graph too large for METIS: ", count, " ", what,
+                                                 " (libmetis uses 32-bit idx_t: at most ", kIdxMax,
+                                                 "); partition it with --method random instead"));
 }
 
 // Symmetric adjacency in METIS' CSR form (no self loops, no repeats).
@@ -111,7 +112,8 @@ VertexWeights BuildWeights(const Graph& g, const std::vector<int64_t>& offset) {
   if (degree_col >= 0) {
     for (const EdgeTypeData& t : g.edge_types) {
       const int64_t od = offset[g.NodeTypeIndex(t.dst)];
-      ScanEdges(t, nullptr, [&](int64_t e) { ++w.vwgt[(od + t.dst_ids[e]) * w.ncon + degree_col]; });
+      ScanEdges(t, nullptr,
+                [&](int64_t e) { ++w.vwgt[(od + t.dst_ids[e]) * w.ncon + degree_col]; });
     }
   }
   return w;
@@ -149,6 +151,7 @@ absl::StatusOr<std::vector<int>> MetisPartition(const Graph& g, const MetisOptio
            << " parts (no progress from inside METIS)\n";
   }
   int rc;
+  const auto start = std::chrono::steady_clock::now();
   {
     Heartbeat heartbeat(o.log, "metis: METIS_PartGraphKway");
     rc = METIS_PartGraphKway(&nvtxs, &ncon, adj.xadj.data(), adj.adjncy.data(), w.vwgt.data(),
@@ -156,7 +159,12 @@ absl::StatusOr<std::vector<int>> MetisPartition(const Graph& g, const MetisOptio
                              part.data());
   }
   if (rc != METIS_OK) return MetisError(rc);
-  if (o.log != nullptr) *o.log << "[graphshard-partition] metis: edge cut " << objval << "\n";
+  if (o.log != nullptr) {
+    *o.log << "[graphshard-partition] metis: METIS_PartGraphKway: done (edge cut " << objval
+           << " undirected edges) in "
+           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+           << " s\n";
+  }
   std::vector<int> out(part.begin(), part.end());
   return out;
 }

@@ -13,8 +13,8 @@
 namespace graphshard::partitioner::internal {
 
 struct MetisOptions {
-  int num_parts = 2;   // >= 2
-  uint64_t seed = 0;   // METIS_OPTION_SEED gets the low 31 bits
+  int num_parts = 2;  // >= 2
+  uint64_t seed = 0;  // METIS_OPTION_SEED gets the low 31 bits
   std::ostream* log = nullptr;
 };
 

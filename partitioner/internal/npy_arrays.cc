@@ -10,8 +10,8 @@ absl::Status CheckIdRange(const Array<int64_t>& ids, int64_t n, const std::strin
                           absl::string_view what) {
   for (int64_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": index ", i, ": ", what, " ",
-                                                     ids[i], " is outside [0, ", n, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": index ", i, ": ", what, " ", ids[i], " is outside [0, ", n, ")"));
     }
   }
   return absl::OkStatus();
@@ -28,9 +28,9 @@ absl::Status CheckEdgeRange(const EdgeTypeData& e, int64_t num_src, int64_t num_
   if (bad < 0) return absl::OkStatus();
   const int64_t s = e.src_ids[bad], d = e.dst_ids[bad];
   const bool src_bad = s < 0 || s >= num_src;
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": column ", bad, ": ", src_bad ? "source " : "target ", src_bad ? s : d,
-      " is outside [0, ", src_bad ? num_src : num_dst, ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": column ", bad, ": ", src_bad ? "source " : "target ", src_bad ? s : d,
+                   " is outside [0, ", src_bad ? num_src : num_dst, ")"));
 }
 
 absl::StatusOr<int64_t> MaxId(const EdgeTypeData& e, const std::string& path) {

@@ -38,8 +38,8 @@ absl::StatusOr<NpyArray<T>> MapNpy(const std::string& path, int rank) {
   } else if (shape.size() == 1 && rank == 1) {
     out.rows = shape[0];
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": has ", shape.size(),
-                                                   " dimensions, expected ", rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": has ", shape.size(), " dimensions, expected ", rank));
   }
   auto keep = std::make_shared<common::NpyFile>(*std::move(file));
   out.values = Array<T>::Mapped(std::move(keep), *values);

@@ -22,8 +22,8 @@ size_t ReserveHint(int64_t count) {
 absl::StatusOr<int64_t> ReadCount(const std::string& path) {
   ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadIntColumn(path));
   if (values.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": expected one line (a homogeneous graph), found ", values.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": expected one line (a homogeneous graph), found ", values.size()));
   }
   if (values[0] < 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ":1: negative count ", values[0]));
@@ -32,8 +32,7 @@ absl::StatusOr<int64_t> ReadCount(const std::string& path) {
 }
 
 absl::Status ReadEdgeFile(const std::string& path, int64_t num_src, int64_t num_dst,
-                          int64_t num_edges, std::vector<int64_t>& src,
-                          std::vector<int64_t>& dst) {
+                          int64_t num_edges, std::vector<int64_t>& src, std::vector<int64_t>& dst) {
   ASSIGN_OR_RETURN(auto reader, GzLineReader::Open(path));
   src.reserve(src.size() + ReserveHint(num_edges));
   dst.reserve(dst.size() + ReserveHint(num_edges));
@@ -59,9 +58,8 @@ absl::Status ReadEdgeFile(const std::string& path, int64_t num_src, int64_t num_
     ++rows;
   }
   if (num_edges >= 0 && rows != num_edges) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": has ", rows,
-                                                   " edges, num-edge-list.csv.gz says ",
-                                                   num_edges));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": has ", rows, " edges, num-edge-list.csv.gz says ", num_edges));
   }
   return absl::OkStatus();
 }
@@ -81,9 +79,8 @@ absl::Status ReadFeatureFile(const std::string& path, int64_t num_nodes, int64_t
     size_t start = 0;
     while (true) {
       size_t comma = line.find(',', start);
-      absl::string_view field = line.substr(start, comma == absl::string_view::npos
-                                                       ? absl::string_view::npos
-                                                       : comma - start);
+      absl::string_view field = line.substr(
+          start, comma == absl::string_view::npos ? absl::string_view::npos : comma - start);
       float v = 0;
       if (!ParseFloat(field, &v)) {
         return reader->Error(absl::StrCat("column ", cols + 1, ": expected a number, got \"",
@@ -96,8 +93,8 @@ absl::Status ReadFeatureFile(const std::string& path, int64_t num_nodes, int64_t
     }
     if (rows == 0) {
       feat_dim = cols;
-      features.reserve(std::min(ReserveHint(num_nodes) * static_cast<size_t>(cols),
-                                  ReserveHint(INT64_MAX)));
+      features.reserve(
+          std::min(ReserveHint(num_nodes) * static_cast<size_t>(cols), ReserveHint(INT64_MAX)));
     } else if (cols != feat_dim) {
       return reader->Error(absl::StrCat("has ", cols, " columns, line 1 has ", feat_dim));
     }
@@ -110,8 +107,8 @@ absl::Status ReadFeatureFile(const std::string& path, int64_t num_nodes, int64_t
   return absl::OkStatus();
 }
 
-absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes,
-                           std::vector<int64_t>& labels, int64_t& num_classes) {
+absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes, std::vector<int64_t>& labels,
+                           int64_t& num_classes) {
   ASSIGN_OR_RETURN(auto reader, GzLineReader::Open(path));
   labels.reserve(ReserveHint(num_nodes));
   absl::string_view line;
@@ -126,10 +123,9 @@ absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes,
     float f = 0;
     if (!ParseInt64(line, &label)) {
       // OGB writes some labels as floats, and "nan" for unlabelled nodes.
-      if (!ParseFloat(line, &f) || (!std::isnan(f) && f != std::floor(f)) ||
-          std::fabs(f) > 1e15f) {
-        return reader->Error(absl::StrCat("expected an integer label, got \"",
-                                          line.substr(0, 40), "\""));
+      if (!ParseFloat(line, &f) || (!std::isnan(f) && f != std::floor(f)) || std::fabs(f) > 1e15f) {
+        return reader->Error(
+            absl::StrCat("expected an integer label, got \"", line.substr(0, 40), "\""));
       }
       label = std::isnan(f) ? -1 : static_cast<int64_t>(f);
     }
@@ -138,9 +134,8 @@ absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes,
     labels.push_back(label);
   }
   if (std::ssize(labels) != num_nodes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": has ", labels.size(),
-                                                   " rows, expected one per node (",
-                                                   num_nodes, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": has ", labels.size(), " rows, expected one per node (", num_nodes, ")"));
   }
   num_classes = max_label + 1;
   return absl::OkStatus();
@@ -165,9 +160,8 @@ absl::StatusOr<std::string> FindSplitDir(const std::string& dir, const std::stri
   if (found.empty()) return absl::NotFoundError(absl::StrCat(root, ": no split folder"));
   if (found.size() > 1) {
     std::sort(found.begin(), found.end());
-    return absl::InvalidArgumentError(absl::StrCat(root, ": several splits (",
-                                                   absl::StrJoin(found, ", "),
-                                                   "); choose one with --split"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        root, ": several splits (", absl::StrJoin(found, ", "), "); choose one with --split"));
   }
   return absl::StrCat(root, "/", found[0]);
 }
@@ -184,8 +178,8 @@ absl::Status ReadSplitFolder(const std::string& split_dir, int64_t num_nodes,
     for (size_t i = 0; i < ids.size(); ++i) {
       // ReadIntColumn rejects blank lines, so entry i is on line i + 1.
       if (ids[i] < 0 || ids[i] >= num_nodes) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", i + 1, ": node id ", ids[i],
-                                                       " outside [0, ", num_nodes, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", i + 1, ": node id ", ids[i], " outside [0, ", num_nodes, ")"));
       }
       if (seen[ids[i]]) {
         return absl::InvalidArgumentError(

@@ -25,8 +25,7 @@ absl::StatusOr<int64_t> ReadCount(const std::string& path);
 // "src,dst" rows; src in [0, num_src), dst in [0, num_dst); exactly num_edges rows (or any
 // number if num_edges < 0). Appends to src / dst.
 absl::Status ReadEdgeFile(const std::string& path, int64_t num_src, int64_t num_dst,
-                          int64_t num_edges, std::vector<int64_t>& src,
-                          std::vector<int64_t>& dst);
+                          int64_t num_edges, std::vector<int64_t>& src, std::vector<int64_t>& dst);
 
 // One row of comma-separated floats per node, all rows the same length.
 absl::Status ReadFeatureFile(const std::string& path, int64_t num_nodes, int64_t& feat_dim,
@@ -34,8 +33,8 @@ absl::Status ReadFeatureFile(const std::string& path, int64_t num_nodes, int64_t
 
 // One label per node: an integer, a float with an integral value, or "nan"; negative or nan
 // become -1. num_classes = 1 + the largest label.
-absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes,
-                           std::vector<int64_t>& labels, int64_t& num_classes);
+absl::Status ReadLabelFile(const std::string& path, int64_t num_nodes, std::vector<int64_t>& labels,
+                           int64_t& num_classes);
 
 // <dir>/split/<name>, or the only folder under <dir>/split when name is empty.
 absl::StatusOr<std::string> FindSplitDir(const std::string& dir, const std::string& name);

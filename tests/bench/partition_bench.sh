@@ -43,6 +43,7 @@ TOOL="${BIN}/graphshard-partition"
 mkdir -p "${WORK}"
 
 ROWS=()
+DETAILS=()
 # measure NAME OUTFOLDER COMMAND...: runs COMMAND under /usr/bin/time -v and records a row.
 measure() {
   local name="$1" folder="$2"; shift 2
@@ -83,6 +84,10 @@ for method in ${METHODS}; do
       "${TOOL}" partition --input "${DATA}" --parts "${k}" --method "${method}" --seed 0 \
       --out "${out}"
     grep -E "done|edge cut|metis:" "${WORK}/partition_${method}_${k}.log" >&2 || true
+    # Steps inside the run, from the progress lines: "<step>: done (...) in X s".
+    steps=$(sed -n 's/^\[graphshard-partition\] \(.*\): done .* in \([0-9.]*\) s$/\1 \2 s/p' \
+      "${WORK}/partition_${method}_${k}.log" | paste -sd ';' - | sed 's/;/; /g')
+    DETAILS+=("- partition_${method}_${k}: ${steps}")
     [[ "${KEEP}" == 1 ]] || rm -rf "${out}"
   done
 done
@@ -102,5 +107,9 @@ if [[ "${RESULTS}" == 1 ]]; then
     echo "| step | wall s | peak RSS GiB | folder GB | RSS/size | edge cut | remote |"
     echo "|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
+    echo
+    echo "Steps inside each run (wall seconds, from the tool's progress lines):"
+    echo
+    printf '%s\n' "${DETAILS[@]}"
   } >>"${ROOT}/tests/bench/RESULTS.md"
 fi

@@ -41,14 +41,16 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--out", out}).code, kExitUsage);  // no --parts
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "two", "--out", out}).code,
             kExitUsage);
-  EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "2", "--out", out, "--method",
-                 "kway"}).code,
-            kExitUsage);
+  EXPECT_EQ(
+      RunCli({"partition", "--input", kCora, "--parts", "2", "--out", out, "--method", "kway"})
+          .code,
+      kExitUsage);
   EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "2", "--out"}).code, kExitUsage);
   EXPECT_EQ(RunCli({"generate", "--kind", "products", "--out", out}).code, kExitUsage);  // no seed
-  EXPECT_EQ(RunCli({"generate", "--kind", "products", "--seed", "1", "--out", out, "--num-nodes",
-                 "-5"}).code,
-            kExitUsage);
+  EXPECT_EQ(
+      RunCli({"generate", "--kind", "products", "--seed", "1", "--out", out, "--num-nodes", "-5"})
+          .code,
+      kExitUsage);
   EXPECT_EQ(RunCli({"inspect"}).code, kExitUsage);
   EXPECT_EQ(RunCli({"help"}).code, kExitOk);
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -58,7 +60,7 @@ TEST(CliTest, PartitionAndInspectCora) {
   testing::ScratchDir tmp;
   const std::string out = tmp.Sub("cora2");
   Result r = RunCli({"partition", "--input", kCora, "--parts", "2", "--method", "random",
-                  "--undirected", "--seed=3", "--out", out});
+                     "--undirected", "--seed=3", "--out", out});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   r = RunCli({"inspect", out, "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -105,13 +107,13 @@ TEST(CliTest, MalformedInputExitsOneAndLeavesNothing) {
 
 TEST(CliTest, GenerateThenPartition) {
   testing::ScratchDir tmp;
-  Result r = RunCli({"generate", "--kind", "products", "--seed", "5", "--out", tmp.Sub("g"),
-                  "--num-nodes", "2000", "--avg-degree", "6", "--num-features", "8",
-                  "--num-classes", "4"});
+  Result r =
+      RunCli({"generate", "--kind", "products", "--seed", "5", "--out", tmp.Sub("g"), "--num-nodes",
+              "2000", "--avg-degree", "6", "--num-features", "8", "--num-classes", "4"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_TRUE(std::filesystem::exists(tmp.Sub("g/split/random/valid.csv.gz")));
   r = RunCli({"partition", "--input", tmp.Sub("g"), "--parts", "4", "--undirected", "--out",
-           tmp.Sub("p")});
+              tmp.Sub("p")});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   r = RunCli({"inspect", tmp.Sub("p"), "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;

@@ -23,9 +23,7 @@ using ::testing::HasSubstr;
 
 const std::string kData = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/";
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::vector<int64_t> Vec(const Array<int64_t>& a) { return {a.span().begin(), a.span().end()}; }
 
@@ -175,19 +173,24 @@ TEST(EdgeListTest, MalformedLinesNameFileAndLine) {
   auto g = ReadGraph(tmp.Sub("e.txt"), {});
   EXPECT_THAT(std::string(g.status().message()), HasSubstr("e.txt:2:"));
   WriteText(tmp.Sub("e.txt"), "0 1\n1 -2\n");
-  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), {}).status().message()), HasSubstr("e.txt:2:"));
+  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), {}).status().message()),
+              HasSubstr("e.txt:2:"));
   WriteText(tmp.Sub("e.txt"), "0 1 5\n");
-  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), {}).status().message()), HasSubstr("e.txt:1:"));
+  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), {}).status().message()),
+              HasSubstr("e.txt:1:"));
   WriteText(tmp.Sub("e.txt"), "0 1\n1 5\n");
   WriteText(tmp.Sub("x.txt"), "1\n2\n3\n");
   ReadOptions o;
   o.features = tmp.Sub("x.txt");
-  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), o).status().message()), HasSubstr("node id 5"));
+  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), o).status().message()),
+              HasSubstr("node id 5"));
   WriteText(tmp.Sub("x.txt"), "1 2\n3\n");
-  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), o).status().message()), HasSubstr("x.txt:2:"));
+  EXPECT_THAT(std::string(ReadGraph(tmp.Sub("e.txt"), o).status().message()),
+              HasSubstr("x.txt:2:"));
   std::string err;
   EXPECT_EQ(RunCli({"partition", "--input", tmp.Sub("e.txt"), "--features", tmp.Sub("x.txt"),
-                    "--parts", "2", "--out", tmp.Sub("o")}, &err),
+                    "--parts", "2", "--out", tmp.Sub("o")},
+                   &err),
             kExitFailure);
   EXPECT_THAT(err, HasSubstr("x.txt:2:"));
   EXPECT_FALSE(std::filesystem::exists(tmp.Sub("o")));
@@ -271,7 +274,8 @@ TEST(GenerateMagTest, ShapeTypesAndDeterminism) {
   const EdgeTypeData& cites = a->edge_types[2];
   const Array<int64_t>& y = a->node_types[0].labels;
   int64_t same = 0;
-  for (int64_t e = 0; e < cites.num_edges(); ++e) same += y[cites.src_ids[e]] == y[cites.dst_ids[e]];
+  for (int64_t e = 0; e < cites.num_edges(); ++e)
+    same += y[cites.src_ids[e]] == y[cites.dst_ids[e]];
   EXPECT_GT(static_cast<double>(same) / static_cast<double>(cites.num_edges()), 0.7);
   EXPECT_TRUE(ValidateGraph(*a).ok());
 }
@@ -280,15 +284,21 @@ TEST(GenerateMagTest, CliWritesOgbHeteroThatPartitions) {
   testing::ScratchDir tmp;
   std::string err;
   ASSERT_EQ(RunCli({"generate", "--kind", "mag", "--seed", "1", "--num-nodes", "500",
-                    "--num-features", "8", "--out", tmp.Sub("mag")}, &err),
-            kExitOk) << err;
+                    "--num-features", "8", "--out", tmp.Sub("mag")},
+                   &err),
+            kExitOk)
+      << err;
   EXPECT_EQ(*DetectLayout(tmp.Sub("mag")), "ogb-hetero");
   ASSERT_EQ(RunCli({"partition", "--input", tmp.Sub("mag"), "--parts", "2", "--method", "metis",
-                    "--out", tmp.Sub("p")}, &err),
-            kExitOk) << err;
-  ASSERT_EQ(RunCli({"generate", "--kind", "mag", "--seed", "1", "--num-nodes", "500",
-                    "--format", "npy", "--out", tmp.Sub("magnpy")}, &err),
-            kExitOk) << err;
+                    "--out", tmp.Sub("p")},
+                   &err),
+            kExitOk)
+      << err;
+  ASSERT_EQ(RunCli({"generate", "--kind", "mag", "--seed", "1", "--num-nodes", "500", "--format",
+                    "npy", "--out", tmp.Sub("magnpy")},
+                   &err),
+            kExitOk)
+      << err;
   EXPECT_EQ(*DetectLayout(tmp.Sub("magnpy")), "npy-hetero");
   EXPECT_EQ(RunCli({"generate", "--kind", "products", "--scale", "half", "--seed", "1", "--out",
                     tmp.Sub("x")}),

@@ -62,7 +62,7 @@ TEST_F(MalformedOgbTest, MissingInputFolder) {
 TEST_F(MalformedOgbTest, BadNumberNamesFileAndLine) {
   std::string edges = Read("raw/edge.csv.gz");
   size_t second_nl = edges.find('\n', edges.find('\n') + 1);
-  edges.insert(second_nl + 1, "0,abc\n");  // becomes line 3
+  edges.insert(second_nl + 1, "0,abc\n");                // becomes line 3
   edges.erase(edges.rfind('\n', edges.size() - 2) + 1);  // keep the row count
   Rewrite("raw/edge.csv.gz", edges);
   absl::Status s = ReadError();
