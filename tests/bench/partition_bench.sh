@@ -50,7 +50,7 @@ measure() {
   local tlog="${WORK}/${name}.time" log="${WORK}/${name}.log"
   echo "== ${name}: $*" >&2
   /usr/bin/time -v -o "${tlog}" "$@" >"${log}" 2>&1 || { cat "${log}" >&2; exit 1; }
-  local wall rss_kb size=0 cut="" remote=""
+  local wall rss_kb size=0 cut="" remote="" train=""
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "${tlog}" |
          awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
   rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "${tlog}")
@@ -61,6 +61,8 @@ measure() {
     cut=$(echo "${json}" | "${PYTHON}" -c 'import json,sys; print(json.load(sys.stdin)["edge_cut"])')
     remote=$(echo "${json}" | "${PYTHON}" -c \
       'import json,sys; print("%.4f" % json.load(sys.stdin)["remote_fraction"])')
+    train=$(echo "${json}" | "${PYTHON}" -c \
+      'import json,sys; print("%.3f" % json.load(sys.stdin)["train_balance"])')
   fi
   local rss_gib size_gb ratio
   rss_gib=$(awk -v k="${rss_kb}" 'BEGIN{printf "%.2f", k/1048576}')
@@ -70,7 +72,7 @@ measure() {
   printf '{"name": "%s_peak_rss", "value": %s, "unit": "GiB"}\n' "${name}" "${rss_gib}"
   [[ -n "${folder}" ]] && printf '{"name": "%s_folder", "value": %s, "unit": "GB"}\n' \
     "${name}" "${size_gb}"
-  ROWS+=("| ${name} | ${wall} | ${rss_gib} | ${size_gb} | ${ratio} | ${cut:--} | ${remote:--} |")
+  ROWS+=("| ${name} | ${wall} | ${rss_gib} | ${size_gb} | ${ratio} | ${cut:--} | ${remote:--} | ${train:--} |")
 }
 
 if [[ ! -f "${DATA}/edge_index.npy" ]]; then
@@ -102,10 +104,11 @@ if [[ "${RESULTS}" == 1 ]]; then
     echo "123,718,280 directed edges, 100 features). Command: \`tests/bench/partition_bench.sh\`, each"
     echo "step \`graphshard-partition partition --input DATA --parts K --method M --seed 0 --out DIR\`"
     echo "under \`/usr/bin/time -v\`. RSS/size = peak RSS / bytes of the partition folder (target <= 3)."
-    echo "remote = fraction of stored in-edges whose source another part owns."
+    echo "remote = fraction of stored in-edges whose source another part owns; train bal. = max / mean"
+    echo "training nodes per part."
     echo
-    echo "| step | wall s | peak RSS GiB | folder GB | RSS/size | edge cut | remote |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| step | wall s | peak RSS GiB | folder GB | RSS/size | edge cut | remote | train bal. |"
+    echo "|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
     echo "Steps inside each run (wall seconds, from the tool's progress lines):"
