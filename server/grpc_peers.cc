@@ -79,14 +79,14 @@ absl::StatusOr<GrpcPeers::Peer*> GrpcPeers::PeerFor(int part) {
 }
 
 void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
-                             Callback<engine::OneHopResult> done) {
+                             Callback<std::vector<engine::HopResult>> done) {
   absl::StatusOr<Peer*> peer = PeerFor(part);
   if (!peer.ok()) {
     done(peer.status());
     return;
   }
   using Async = v1::PartitionService::Stub::async_interface;
-  Issue<engine::OneHopResult, v1::SampleOneHopRequest, v1::SampleOneHopResponse>(
+  Issue<std::vector<engine::HopResult>, v1::SampleOneHopRequest, v1::SampleOneHopResponse>(
       (*peer)->stub.get(), (*peer)->address, part, ToProto(request), options_.rpc_timeout,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::SampleOneHopRequest*,
                                   v1::SampleOneHopResponse*, std::function<void(grpc::Status)>)>(
@@ -94,17 +94,17 @@ void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
       std::move(done));
 }
 
-void GrpcPeers::GatherFeatures(int part, std::vector<int64_t> ids,
-                               Callback<engine::FeatureRows> done) {
+void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
+                               engine::FeatureDtype dtype,
+                               Callback<std::vector<engine::FeatureBlock>> done) {
   absl::StatusOr<Peer*> peer = PeerFor(part);
   if (!peer.ok()) {
     done(peer.status());
     return;
   }
-  v1::GatherFeaturesRequest request;
-  request.set_ids(ToBytes<int64_t>(ids));
+  v1::GatherFeaturesRequest request = ToProto(items, dtype);
   using Async = v1::PartitionService::Stub::async_interface;
-  Issue<engine::FeatureRows, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
+  Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
       (*peer)->stub.get(), (*peer)->address, part, std::move(request), options_.rpc_timeout,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::GatherFeaturesRequest*,
                                   v1::GatherFeaturesResponse*, std::function<void(grpc::Status)>)>(

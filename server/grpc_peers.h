@@ -29,9 +29,9 @@ class GrpcPeers final : public engine::Peers {
   explicit GrpcPeers(PeerOptions options) : options_(std::move(options)) {}
 
   void SampleOneHop(int part, engine::OneHopRequest request,
-                    Callback<engine::OneHopResult> done) override;
-  void GatherFeatures(int part, std::vector<int64_t> ids,
-                      Callback<engine::FeatureRows> done) override;
+                    Callback<std::vector<engine::HopResult>> done) override;
+  void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
+                      Callback<std::vector<engine::FeatureBlock>> done) override;
 
  private:
   struct Peer {

@@ -12,6 +12,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/flag_spelling.h"
 #include "common/registry.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -43,7 +44,9 @@ std::string CheckOnce(const std::string& address, absl::Time deadline) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "graphshard-health (--registry DIR --parts K | --servers H:P,...) [--timeout_s S]");
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> storage;
+  std::vector<char*> args = graphshard::common::UnderscoreFlagNames(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   const absl::Time deadline = absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_timeout_s));
   std::vector<std::string> fixed;
   int parts = absl::GetFlag(FLAGS_parts);

@@ -2,8 +2,14 @@
 
 #include <unistd.h>
 
+#include <thread>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+
 #include "absl/strings/str_cat.h"
 #include "common/registry.h"
+#include "common/shm.h"
+#include "server/asio_executor.h"
 #include "common/status_macros.h"
 #include "server/grpc_options.h"
 
@@ -31,9 +37,19 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
   s->peers_ = std::make_unique<GrpcPeers>(PeerOptions{
       options.peer_addresses, options.registry_dir, options.rpc_timeout});
-  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_);
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
+  s->executor_ = std::make_unique<AsioExecutor>(threads);
+  ServiceOptions service = options.service;
+  if (service.host_id.empty()) service.host_id = common::HostId();
+  service.shm_prefix = common::NewShmPrefix();
+  s->shm_prefix_ = service.shm_prefix;
+  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_, *s->executor_,
+                                                       s->stats_, service);
+  common::RemoveOwnAndStaleShm(s->shm_prefix_);
 
   grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
@@ -62,6 +78,7 @@ void PartitionServer::Shutdown(absl::Duration grace) {
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
+  common::RemoveOwnAndStaleShm(shm_prefix_);
 }
 
 PartitionServer::~PartitionServer() {

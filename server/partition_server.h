@@ -16,6 +16,7 @@
 #include "server/engine/local_part.h"
 #include "server/grpc_peers.h"
 #include "server/partition_service.h"
+#include "server/server_stats.h"
 
 namespace graphshard::server {
 
@@ -27,6 +28,8 @@ struct ServerOptions {
   std::vector<std::string> peer_addresses;  // explicit peers (index = part), overrides registry
   absl::Duration rpc_timeout = absl::Seconds(30);
   engine::Limits limits;
+  int threads = 0;  // batch builders (0 = hardware threads)
+  ServiceOptions service;
 };
 
 class PartitionServer {
@@ -45,11 +48,16 @@ class PartitionServer {
  private:
   PartitionServer() = default;
   ServerOptions options_;
+  // Declaration order = reverse destruction order: the executor joins its jobs (which use
+  // local_ and peers_) before those go away.
   std::unique_ptr<engine::LocalPart> local_;
   std::unique_ptr<GrpcPeers> peers_;
+  ServerStats stats_;
+  std::unique_ptr<common::Executor> executor_;
   std::unique_ptr<PartitionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
+  std::string shm_prefix_;
   int port_ = 0;
   bool stopped_ = false;
 };

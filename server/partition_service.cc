@@ -1,33 +1,90 @@
 #include "server/partition_service.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/shm.h"
+#include "common/status_macros.h"
+#include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/proto_convert.h"
 
 namespace graphshard::server {
+namespace {
+
+absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& p) {
+  engine::StreamRequest r;
+  r.seed_type = p.seed_type();
+  ASSIGN_OR_RETURN(r.seeds, FromBytes<int64_t>(p.seeds(), "seeds"));
+  r.batch_size = p.batch_size();
+  r.shuffle = p.shuffle();
+  r.shuffle_seed = p.shuffle_seed();
+  r.epoch = p.epoch();
+  r.first_batch = p.first_batch();
+  r.num_batches = p.num_batches();
+  ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
+  return r;
+}
+
+}  // namespace
 
 grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*, const v1::GetMetadataRequest*,
                                                v1::Metadata* response) {
+  CallTimer timer(stats_, "GetMetadata");
   const common::Manifest& m = local_.part().manifest();
-  const common::NodeTypeInfo& t = m.node_types[0];
   response->set_part(local_.part_index());
   response->set_num_parts(m.num_parts);
-  response->set_num_nodes(t.num_nodes);
-  for (int64_t o : t.part_offsets) response->add_part_offsets(o);
-  response->set_feat_dim(t.feat_dim);
-  response->set_num_classes(t.num_classes);
-  response->set_num_local_edges(local_.edges().csc.num_edges());
-  for (const auto& [name, ids] : local_.nodes().splits) {
-    (*response->mutable_split_sizes())[name] = static_cast<int64_t>(ids.size());
+  response->set_host_id(options_.host_id);
+  for (const engine::NodeType& t : local_.node_types()) {
+    const common::NodeTypeInfo* info = m.FindNodeType(t.name);
+    v1::NodeTypeMeta* n = response->add_node_types();
+    n->set_name(t.name);
+    n->set_num_nodes(info->num_nodes);
+    for (int64_t o : info->part_offsets) n->add_part_offsets(o);
+    n->set_feat_dim(info->feat_dim);
+    n->set_num_classes(info->num_classes);
+    for (const auto& [split, ids] : t.shard->splits) {
+      (*n->mutable_split_sizes())[split] = static_cast<int64_t>(ids.size());
+    }
   }
+  int64_t local_edges = 0;
+  for (const engine::EdgeType& e : local_.edge_types()) {
+    v1::EdgeTypeMeta* out = response->add_edge_types();
+    out->set_name(e.name);
+    out->set_src(e.shard->info.src);
+    out->set_rel(e.shard->info.rel);
+    out->set_dst(e.shard->info.dst);
+    out->set_num_local_edges(e.shard->csc.num_edges());
+    local_edges += e.shard->csc.num_edges();
+  }
+  const v1::NodeTypeMeta& target = response->node_types(local_.target_type());
+  response->set_target_type(target.name());
+  response->set_num_nodes(target.num_nodes());
+  *response->mutable_part_offsets() = target.part_offsets();
+  response->set_feat_dim(target.feat_dim());
+  response->set_num_classes(target.num_classes());
+  response->set_num_local_edges(local_edges);
+  *response->mutable_split_sizes() = target.split_sizes();
   return grpc::Status::OK;
 }
 
 grpc::Status PartitionServiceImpl::GetSplit(grpc::ServerContext*, const v1::GetSplitRequest* request,
                                             v1::GetSplitResponse* response) {
-  const auto& splits = local_.nodes().splits;
+  CallTimer timer(stats_, "GetSplit");
+  int t = request->node_type().empty() ? local_.target_type()
+                                       : local_.NodeTypeIndex(request->node_type());
+  if (t < 0) {
+    timer.set_ok(false);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("unknown node type '", request->node_type(), "'"));
+  }
+  const auto& splits = local_.node_types()[t].shard->splits;
   auto it = splits.find(request->split());
   if (it == splits.end()) {
+    timer.set_ok(false);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("unknown split '", request->split(), "'"));
   }
@@ -38,33 +95,132 @@ grpc::Status PartitionServiceImpl::GetSplit(grpc::ServerContext*, const v1::GetS
 grpc::Status PartitionServiceImpl::SampleOneHop(grpc::ServerContext*,
                                                 const v1::SampleOneHopRequest* request,
                                                 v1::SampleOneHopResponse* response) {
+  CallTimer timer(stats_, "SampleOneHop");
   absl::StatusOr<engine::OneHopRequest> req = FromProto(*request);
-  if (!req.ok()) return ToGrpcStatus(req.status());
-  absl::StatusOr<engine::OneHopResult> result = local_.SampleOneHop(*req);
+  absl::StatusOr<std::vector<engine::HopResult>> result =
+      req.ok() ? local_.SampleOneHop(*req) : req.status();
+  timer.set_ok(result.ok());
   if (!result.ok()) return ToGrpcStatus(result.status());
   ToProto(*result, response);
+  stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()));
   return grpc::Status::OK;
 }
 
 grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
                                                   const v1::GatherFeaturesRequest* request,
                                                   v1::GatherFeaturesResponse* response) {
-  absl::StatusOr<std::vector<int64_t>> ids = FromBytes<int64_t>(request->ids(), "ids");
-  if (!ids.ok()) return ToGrpcStatus(ids.status());
-  absl::StatusOr<engine::FeatureRows> rows = local_.GatherFeatures(*ids);
-  if (!rows.ok()) return ToGrpcStatus(rows.status());
-  ToProto(*rows, response);
+  CallTimer timer(stats_, "GatherFeatures");
+  absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
+  absl::StatusOr<engine::FeatureDtype> dtype = FromProto(request->dtype());
+  absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+      !items.ok() ? items.status()
+      : !dtype.ok() ? dtype.status()
+                    : local_.GatherFeatures(*items, *dtype);
+  timer.set_ok(blocks.ok());
+  if (!blocks.ok()) return ToGrpcStatus(blocks.status());
+  ToProto(*blocks, response);
+  stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()));
   return grpc::Status::OK;
 }
 
 grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
                                                    const v1::SampleMinibatchRequest* request,
                                                    v1::Minibatch* response) {
+  CallTimer timer(stats_, "SampleMinibatch");
   absl::StatusOr<engine::MinibatchRequest> req = FromProto(*request);
-  if (!req.ok()) return ToGrpcStatus(req.status());
-  absl::StatusOr<engine::Minibatch> batch = engine::BuildMinibatch(local_, peers_, *req);
+  absl::StatusOr<engine::Minibatch> batch =
+      req.ok() ? engine::BuildMinibatch(local_, peers_, *req) : req.status();
+  timer.set_ok(batch.ok());
   if (!batch.ok()) return ToGrpcStatus(batch.status());
   ToProto(*batch, response);
+  stats_.AddBatch();
+  stats_.AddSampledEdges(batch->NumSampledEdges());
+  stats_.AddBytesSent(batch->PayloadBytes());
+  return grpc::Status::OK;
+}
+
+std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
+                                       v1::Minibatch* msg) {
+  if (shm) {
+    std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
+    auto segment = common::ShmSegment::Create(name, ShmBytes(batch));
+    if (segment.ok()) {
+      ToProto(batch, **segment, msg);
+      stats_.AddShmBytes(static_cast<int64_t>((*segment)->size()));
+      return name;
+    }
+    // No shared memory (e.g. /dev/shm full): fall back to bytes over gRPC for this batch.
+    std::fprintf(stderr, "graphshard-server: %s; sending the batch inline\n",
+                 std::string(segment.status().message()).c_str());
+  }
+  ToProto(batch, msg);
+  return "";
+}
+
+grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
+                                                 const v1::StreamBatchesRequest* request,
+                                                 grpc::ServerWriter<v1::Minibatch>* writer) {
+  CallTimer timer(stats_, "StreamBatches");
+  {
+    absl::MutexLock lock(&mu_);
+    if (open_streams_ >= options_.max_streams) {
+      timer.set_ok(false);
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat(open_streams_, " streams are open (limit ",
+                                       options_.max_streams, "); retry later"));
+    }
+    ++open_streams_;
+  }
+  stats_.StreamOpened();
+  absl::Cleanup close = [this] {
+    absl::MutexLock lock(&mu_);
+    --open_streams_;
+    stats_.StreamClosed();
+  };
+  absl::StatusOr<engine::StreamRequest> req = FromProto(*request);
+  if (!req.ok()) {
+    timer.set_ok(false);
+    return ToGrpcStatus(req.status());
+  }
+  auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
+                                           options_.prefetch);
+  if (!stream.ok()) {
+    timer.set_ok(false);
+    return ToGrpcStatus(stream.status());
+  }
+  const bool shm = options_.shared_memory && !request->client_host_id().empty() &&
+                   request->client_host_id() == options_.host_id;
+  std::vector<std::string> segments;  // unlinked here if the client goes away
+  absl::Cleanup unlink_on_failure = [&segments, &timer] {
+    for (const std::string& name : segments) common::UnlinkShm(name);
+    timer.set_ok(false);
+  };
+  while (!context->IsCancelled()) {
+    const int64_t index = (*stream)->next_index();
+    absl::StatusOr<std::optional<engine::Minibatch>> next = (*stream)->Next();
+    if (!next.ok()) return ToGrpcStatus(next.status());
+    if (!next->has_value()) {
+      std::move(unlink_on_failure).Cancel();
+      return grpc::Status::OK;
+    }
+    const engine::Minibatch& batch = **next;
+    v1::Minibatch msg;
+    msg.set_epoch(request->epoch());
+    msg.set_batch_index(index);
+    std::string segment = Pack(batch, shm, &msg);
+    if (!segment.empty()) segments.push_back(segment);
+    stats_.AddBatch();
+    stats_.AddSampledEdges(batch.NumSampledEdges());
+    stats_.AddBytesSent(batch.PayloadBytes());
+    next->reset();  // free the batch before blocking in Write
+    if (!writer->Write(msg)) break;
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+}
+
+grpc::Status PartitionServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,
+                                            v1::Stats* response) {
+  stats_.Fill(response);
   return grpc::Status::OK;
 }
 

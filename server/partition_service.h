@@ -1,19 +1,37 @@
 #ifndef GRAPHSHARD_SERVER_PARTITION_SERVICE_H_
 #define GRAPHSHARD_SERVER_PARTITION_SERVICE_H_
 
-// The gRPC service: proto -> engine call -> proto, nothing else. Thread-safe.
+// The gRPC service: proto -> engine call -> proto, plus stream bookkeeping (limits, shared
+// memory, stats). Thread-safe.
 
+#include <atomic>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "common/executor.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
+#include "server/server_stats.h"
 
 namespace graphshard::server {
 
+struct ServiceOptions {
+  int max_streams = 64;  // concurrent StreamBatches; more get RESOURCE_EXHAUSTED
+  int prefetch = 4;      // batches built ahead per stream
+  bool shared_memory = true;  // same-host clients get batches through POSIX shm
+  std::string host_id;        // compared with the client's to decide on shared memory
+  std::string shm_prefix;     // segment names start with this (common::NewShmPrefix())
+};
+
 class PartitionServiceImpl final : public v1::PartitionService::Service {
  public:
-  // `local` and `peers` must outlive the service.
-  PartitionServiceImpl(const engine::LocalPart& local, engine::Peers& peers)
-      : local_(local), peers_(peers) {}
+  // `local`, `peers`, `executor` and `stats` must outlive the service.
+  PartitionServiceImpl(const engine::LocalPart& local, engine::Peers& peers,
+                       common::Executor& executor, ServerStats& stats, ServiceOptions options)
+      : local_(local), peers_(peers), executor_(executor), stats_(stats),
+        options_(std::move(options)) {}
 
   grpc::Status GetMetadata(grpc::ServerContext* context, const v1::GetMetadataRequest* request,
                            v1::Metadata* response) override;
@@ -27,10 +45,25 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   grpc::Status SampleMinibatch(grpc::ServerContext* context,
                                const v1::SampleMinibatchRequest* request,
                                v1::Minibatch* response) override;
+  grpc::Status StreamBatches(grpc::ServerContext* context,
+                             const v1::StreamBatchesRequest* request,
+                             grpc::ServerWriter<v1::Minibatch>* writer) override;
+  grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
+                        v1::Stats* response) override;
 
  private:
+  // Converts a built batch into `msg`, through a new shared-memory segment when `shm`; returns
+  // the segment's name ("" when inline).
+  std::string Pack(const engine::Minibatch& batch, bool shm, v1::Minibatch* msg);
+
   const engine::LocalPart& local_;
   engine::Peers& peers_;
+  common::Executor& executor_;
+  ServerStats& stats_;
+  const ServiceOptions options_;
+  std::atomic<int64_t> shm_counter_{0};
+  absl::Mutex mu_;
+  int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace graphshard::server

@@ -3,6 +3,58 @@
 #include "common/status_macros.h"
 
 namespace graphshard::server {
+namespace {
+
+constexpr size_t kShmAlign = 64;
+
+size_t AlignUp(size_t n) { return (n + kShmAlign - 1) / kShmAlign * kShmAlign; }
+
+// Puts arrays either inline or into a shared-memory segment, one after another.
+class ArraySink {
+ public:
+  explicit ArraySink(common::ShmSegment* segment) : segment_(segment) {}
+  template <typename T>
+  void Put(const std::vector<T>& values, v1::Array* out) {
+    const size_t bytes = values.size() * sizeof(T);
+    if (segment_ == nullptr) {
+      out->set_data(reinterpret_cast<const char*>(values.data()), bytes);
+      return;
+    }
+    if (bytes > 0) std::memcpy(segment_->data() + offset_, values.data(), bytes);
+    out->set_shm_offset(offset_);
+    out->set_shm_length(bytes);
+    offset_ += AlignUp(bytes);
+  }
+
+ private:
+  common::ShmSegment* segment_;
+  size_t offset_ = 0;
+};
+
+void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p) {
+  p->set_batch_size(b.batch_size);
+  p->set_seed_type(b.seed_type);
+  p->set_feature_dtype(ToProto(b.feature_dtype));
+  for (const engine::NodeBlock& n : b.nodes) {
+    v1::NodeBlock* pn = p->add_nodes();
+    pn->set_node_type(n.node_type);
+    sink.Put(n.ids, pn->mutable_ids());
+    pn->set_feat_dim(n.feat_dim);
+    sink.Put(n.features, pn->mutable_features());
+    sink.Put(n.labels, pn->mutable_labels());
+    if (!n.tree.empty()) sink.Put(n.tree, pn->mutable_tree());
+    for (int64_t x : n.num_sampled_nodes) pn->add_num_sampled_nodes(x);
+  }
+  for (const engine::EdgeBlock& e : b.edges) {
+    v1::EdgeBlock* pe = p->add_edges();
+    pe->set_edge_type(e.edge_type);
+    sink.Put(e.src, pe->mutable_src());
+    sink.Put(e.dst, pe->mutable_dst());
+    for (int64_t x : e.num_sampled_edges) pe->add_num_sampled_edges(x);
+  }
+}
+
+}  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -15,69 +67,161 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype) {
+  switch (dtype) {
+    case v1::FLOAT32:
+      return engine::FeatureDtype::kFloat32;
+    case v1::FLOAT16:
+      return engine::FeatureDtype::kFloat16;
+    case v1::BFLOAT16:
+      return engine::FeatureDtype::kBFloat16;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown feature dtype ", dtype));
+  }
+}
+
+v1::FeatureDtype ToProto(engine::FeatureDtype dtype) {
+  switch (dtype) {
+    case engine::FeatureDtype::kFloat16:
+      return v1::FLOAT16;
+    case engine::FeatureDtype::kBFloat16:
+      return v1::BFLOAT16;
+    default:
+      return v1::FLOAT32;
+  }
+}
+
 absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p) {
   engine::OneHopRequest r;
-  ASSIGN_OR_RETURN(r.seeds, FromBytes<int64_t>(p.seeds(), "seeds"));
-  r.fanout = p.fanout();
   r.replace = p.replace();
-  r.seed = p.seed();
+  for (const v1::HopItem& item : p.items()) {
+    engine::HopItem i;
+    i.edge_type = item.edge_type();
+    ASSIGN_OR_RETURN(i.seeds, FromBytes<int64_t>(item.seeds(), "seeds"));
+    i.fanout = item.fanout();
+    i.seed = item.seed();
+    r.items.push_back(std::move(i));
+  }
   return r;
 }
 
 v1::SampleOneHopRequest ToProto(const engine::OneHopRequest& r) {
   v1::SampleOneHopRequest p;
-  p.set_seeds(ToBytes<int64_t>(r.seeds));
-  p.set_fanout(r.fanout);
   p.set_replace(r.replace);
-  p.set_seed(r.seed);
+  for (const engine::HopItem& i : r.items) {
+    v1::HopItem* item = p.add_items();
+    item->set_edge_type(i.edge_type);
+    item->set_seeds(ToBytes<int64_t>(i.seeds));
+    item->set_fanout(i.fanout);
+    item->set_seed(i.seed);
+  }
   return p;
 }
 
-absl::StatusOr<engine::OneHopResult> FromProto(const v1::SampleOneHopResponse& p) {
-  engine::OneHopResult r;
-  ASSIGN_OR_RETURN(r.counts, FromBytes<int64_t>(p.counts(), "counts"));
-  ASSIGN_OR_RETURN(r.neighbors, FromBytes<int64_t>(p.neighbors(), "neighbors"));
-  return r;
+absl::StatusOr<std::vector<engine::HopResult>> FromProto(const v1::SampleOneHopResponse& p) {
+  std::vector<engine::HopResult> out;
+  for (const v1::HopResult& item : p.items()) {
+    engine::HopResult r;
+    ASSIGN_OR_RETURN(r.counts, FromBytes<int64_t>(item.counts(), "counts"));
+    ASSIGN_OR_RETURN(r.neighbors, FromBytes<int64_t>(item.neighbors(), "neighbors"));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
-void ToProto(const engine::OneHopResult& r, v1::SampleOneHopResponse* p) {
-  p->set_counts(ToBytes<int64_t>(r.counts));
-  p->set_neighbors(ToBytes<int64_t>(r.neighbors));
+void ToProto(const std::vector<engine::HopResult>& r, v1::SampleOneHopResponse* p) {
+  for (const engine::HopResult& i : r) {
+    v1::HopResult* item = p->add_items();
+    item->set_counts(ToBytes<int64_t>(i.counts));
+    item->set_neighbors(ToBytes<int64_t>(i.neighbors));
+  }
 }
 
-absl::StatusOr<engine::FeatureRows> FromProto(const v1::GatherFeaturesResponse& p) {
-  engine::FeatureRows r;
-  r.feat_dim = p.feat_dim();
-  ASSIGN_OR_RETURN(r.features, FromBytes<float>(p.features(), "features"));
-  ASSIGN_OR_RETURN(r.labels, FromBytes<int64_t>(p.labels(), "labels"));
-  return r;
+absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeaturesRequest& p) {
+  std::vector<engine::TypedIds> out;
+  for (const v1::TypedIds& item : p.items()) {
+    engine::TypedIds t;
+    t.node_type = item.node_type();
+    ASSIGN_OR_RETURN(t.ids, FromBytes<int64_t>(item.ids(), "ids"));
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
-void ToProto(const engine::FeatureRows& r, v1::GatherFeaturesResponse* p) {
-  p->set_feat_dim(r.feat_dim);
-  p->set_features(ToBytes<float>(r.features));
-  p->set_labels(ToBytes<int64_t>(r.labels));
+v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
+                                  engine::FeatureDtype dtype) {
+  v1::GatherFeaturesRequest p;
+  p.set_dtype(ToProto(dtype));
+  for (const engine::TypedIds& t : items) {
+    v1::TypedIds* item = p.add_items();
+    item->set_node_type(t.node_type);
+    item->set_ids(ToBytes<int64_t>(t.ids));
+  }
+  return p;
+}
+
+absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p) {
+  std::vector<engine::FeatureBlock> out;
+  for (const v1::FeatureBlock& item : p.items()) {
+    engine::FeatureBlock b;
+    b.feat_dim = item.feat_dim();
+    b.features.assign(item.features().begin(), item.features().end());
+    ASSIGN_OR_RETURN(b.labels, FromBytes<int64_t>(item.labels(), "labels"));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, v1::GatherFeaturesResponse* p) {
+  for (const engine::FeatureBlock& b : blocks) {
+    v1::FeatureBlock* item = p->add_items();
+    item->set_feat_dim(b.feat_dim);
+    item->set_features(b.features.data(), b.features.size());
+    item->set_labels(ToBytes<int64_t>(b.labels));
+  }
+}
+
+absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p) {
+  engine::SamplingConfig c;
+  c.fanouts.assign(p.fanouts().begin(), p.fanouts().end());
+  for (const auto& [name, list] : p.edge_fanouts()) {
+    c.edge_fanouts[name].assign(list.fanouts().begin(), list.fanouts().end());
+  }
+  c.replace = p.replace();
+  c.disjoint = p.disjoint();
+  ASSIGN_OR_RETURN(c.feature_dtype, FromProto(p.feature_dtype()));
+  return c;
 }
 
 absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequest& p) {
   engine::MinibatchRequest r;
+  r.seed_type = p.seed_type();
   ASSIGN_OR_RETURN(r.seeds, FromBytes<int64_t>(p.seeds(), "seeds"));
-  r.fanouts.assign(p.fanouts().begin(), p.fanouts().end());
-  r.replace = p.replace();
+  ASSIGN_OR_RETURN(r.sampling, FromProto(p.sampling()));
   r.seed = p.seed();
   return r;
 }
 
 void ToProto(const engine::Minibatch& b, v1::Minibatch* p) {
-  p->set_batch_size(b.batch_size);
-  p->set_node_ids(ToBytes<int64_t>(b.node_ids));
-  p->set_feat_dim(b.feat_dim);
-  p->set_features(ToBytes<float>(b.features));
-  p->set_labels(ToBytes<int64_t>(b.labels));
-  p->set_edge_src(ToBytes<int64_t>(b.edge_src));
-  p->set_edge_dst(ToBytes<int64_t>(b.edge_dst));
-  for (int64_t n : b.num_sampled_nodes) p->add_num_sampled_nodes(n);
-  for (int64_t n : b.num_sampled_edges) p->add_num_sampled_edges(n);
+  ArraySink sink(nullptr);
+  FillMinibatch(b, sink, p);
+}
+
+void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Minibatch* p) {
+  ArraySink sink(&segment);
+  FillMinibatch(b, sink, p);
+  p->set_shm_name(segment.name());
+  p->set_shm_size(segment.size());
+}
+
+size_t ShmBytes(const engine::Minibatch& b) {
+  size_t n = 0;
+  for (const engine::NodeBlock& x : b.nodes) {
+    n += AlignUp(x.ids.size() * 8) + AlignUp(x.features.size()) + AlignUp(x.labels.size() * 8) +
+         AlignUp(x.tree.size() * 8);
+  }
+  for (const engine::EdgeBlock& e : b.edges) n += AlignUp(e.src.size() * 8) + AlignUp(e.dst.size() * 8);
+  return n;
 }
 
 }  // namespace graphshard::server

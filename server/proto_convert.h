@@ -2,7 +2,7 @@
 #define GRAPHSHARD_SERVER_PROTO_CONVERT_H_
 
 // The one place where engine structs meet protobuf messages (and absl::Status meets
-// grpc::Status). Arrays travel as raw little-endian bytes.
+// grpc::Status). Arrays travel as raw little-endian bytes, inline or in shared memory.
 
 #include <cstring>
 #include <string>
@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "common/shm.h"
 #include "proto/graphshard.pb.h"
 #include "server/engine/types.h"
 
@@ -38,14 +39,28 @@ absl::StatusOr<std::vector<T>> FromBytes(const std::string& bytes, absl::string_
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype);
+v1::FeatureDtype ToProto(engine::FeatureDtype dtype);
+
 absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p);
 v1::SampleOneHopRequest ToProto(const engine::OneHopRequest& r);
-absl::StatusOr<engine::OneHopResult> FromProto(const v1::SampleOneHopResponse& p);
-void ToProto(const engine::OneHopResult& r, v1::SampleOneHopResponse* p);
-absl::StatusOr<engine::FeatureRows> FromProto(const v1::GatherFeaturesResponse& p);
-void ToProto(const engine::FeatureRows& r, v1::GatherFeaturesResponse* p);
+absl::StatusOr<std::vector<engine::HopResult>> FromProto(const v1::SampleOneHopResponse& p);
+void ToProto(const std::vector<engine::HopResult>& r, v1::SampleOneHopResponse* p);
+
+absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeaturesRequest& p);
+v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
+                                  engine::FeatureDtype dtype);
+absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p);
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, v1::GatherFeaturesResponse* p);
+
+absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p);
 absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequest& p);
+
+// Arrays inline in the message.
 void ToProto(const engine::Minibatch& b, v1::Minibatch* p);
+// Arrays in `segment` (which must hold ShmBytes(b) bytes); the message carries offsets.
+void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Minibatch* p);
+size_t ShmBytes(const engine::Minibatch& b);
 
 }  // namespace graphshard::server
 

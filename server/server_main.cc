@@ -4,11 +4,13 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "common/flag_spelling.h"
 #include "common/registry.h"
 #include "server/partition_server.h"
 
@@ -19,6 +21,10 @@ ABSL_FLAG(std::string, registry, "", "registry folder: publish our address, find
 ABSL_FLAG(std::string, servers, "", "explicit peer addresses host:port,... (index = part)");
 ABSL_FLAG(double, rpc_timeout_s, 30, "deadline of every call to a peer, seconds");
 ABSL_FLAG(double, shutdown_grace_s, 10, "how long in-flight calls may finish at shutdown");
+ABSL_FLAG(int, threads, 0, "threads building minibatches (0 = all hardware threads)");
+ABSL_FLAG(int, prefetch, 4, "minibatches prepared ahead per stream");
+ABSL_FLAG(int, max_streams, 64, "concurrent batch streams; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(bool, shm, true, "send batches to same-host trainers through shared memory");
 
 namespace {
 
@@ -33,7 +39,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "graphshard-server --partition DIR --part K [--listen HOST:PORT] "
       "[--registry DIR | --servers H:P,...]");
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> storage;
+  std::vector<char*> args = graphshard::common::UnderscoreFlagNames(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
 
   // Block the stop signals in every thread (gRPC's included); main waits for them below.
   sigset_t stop_signals;
@@ -48,6 +56,13 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.registry_dir = absl::GetFlag(FLAGS_registry);
   options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_rpc_timeout_s));
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.service.prefetch = absl::GetFlag(FLAGS_prefetch);
+  options.service.max_streams = absl::GetFlag(FLAGS_max_streams);
+  options.service.shared_memory = absl::GetFlag(FLAGS_shm);
+  if (options.threads < 0) return Fail("--threads must be >= 0");
+  if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
+  if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");
   if (options.partition_dir.empty()) return Fail("--partition is required");
   if (options.part < 0) return Fail("--part is required (0-based part index)");
   if (absl::GetFlag(FLAGS_rpc_timeout_s) <= 0) return Fail("--rpc_timeout_s must be > 0");

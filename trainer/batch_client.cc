@@ -137,8 +137,8 @@ absl::StatusOr<MinibatchData> PartitionClient::SampleMinibatch(const SampleReque
   impl_->SetDeadline(ctx);
   v1::SampleMinibatchRequest req;
   req.set_seeds(internal::EncodeInt64s(request.seeds));
-  for (int32_t f : request.fanouts) req.add_fanouts(f);
-  req.set_replace(request.replace);
+  for (int32_t f : request.fanouts) req.mutable_sampling()->add_fanouts(f);
+  req.mutable_sampling()->set_replace(request.replace);
   req.set_seed(request.seed);
   v1::Minibatch resp;
   RETURN_IF_ERROR(

@@ -1,11 +1,14 @@
 #include "server/engine/local_part.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/half.h"
 #include "common/rng.h"
+#include "common/status_macros.h"
 
 namespace graphshard::engine {
 namespace {
@@ -37,35 +40,80 @@ void SampleWithoutReplacement(int64_t n, int64_t k, common::SplitMix64& rng,
 
 }  // namespace
 
+void AppendFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype,
+                      std::vector<char>& out) {
+  const int64_t f = shard.feat_dim;
+  const float* src = shard.features.data() + row * f;
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(f) * FeatureDtypeSize(dtype));
+  char* dst = out.data() + at;
+  switch (dtype) {
+    case FeatureDtype::kFloat32:
+      std::memcpy(dst, src, static_cast<size_t>(f) * 4);
+      break;
+    case FeatureDtype::kFloat16:
+      for (int64_t i = 0; i < f; ++i) {
+        uint16_t h = common::FloatToHalf(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      break;
+    case FeatureDtype::kBFloat16:
+      for (int64_t i = 0; i < f; ++i) {
+        uint16_t h = common::FloatToBFloat16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      break;
+  }
+}
+
 LocalPart::LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits)
     : part_(std::move(part)), limits_(limits) {}
 
 absl::StatusOr<std::unique_ptr<LocalPart>> LocalPart::Create(
     std::unique_ptr<const common::PartitionPart> part, Limits limits) {
-  const common::Manifest& m = part->manifest();
-  if (m.node_types.size() != 1 || m.edge_types.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "this server build serves homogeneous graphs (1 node type, 1 edge type); the partition "
-        "has ",
-        m.node_types.size(), " node types and ", m.edge_types.size(), " edge types"));
-  }
   auto local = std::unique_ptr<LocalPart>(new LocalPart(std::move(part), limits));
-  const std::string& ntype = m.node_types[0].name;
-  local->book_ = local->part_->FindBook(ntype);
-  local->nodes_ = local->part_->FindNodes(ntype);
-  local->edges_ = local->part_->FindEdges(m.edge_types[0].Name());
+  const common::Manifest& m = local->part_->manifest();
+  local->target_type_ = -1;
+  for (const common::NodeTypeInfo& t : m.node_types) {
+    if (local->target_type_ < 0 && t.num_classes > 0) {
+      local->target_type_ = static_cast<int>(local->node_types_.size());
+    }
+    local->node_types_.push_back(
+        {t.name, local->part_->FindBook(t.name), local->part_->FindNodes(t.name)});
+  }
+  if (local->target_type_ < 0) local->target_type_ = 0;
+  for (const common::EdgeTypeInfo& t : m.edge_types) {
+    local->edge_types_.push_back({t.Name(), local->NodeTypeIndex(t.src),
+                                  local->NodeTypeIndex(t.dst), local->part_->FindEdges(t.Name())});
+  }
   return local;
 }
 
-absl::Status LocalPart::CheckOwned(absl::Span<const int64_t> ids, absl::string_view what) const {
+int LocalPart::NodeTypeIndex(absl::string_view name) const {
+  for (size_t i = 0; i < node_types_.size(); ++i) {
+    if (node_types_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int LocalPart::EdgeTypeIndex(absl::string_view name) const {
+  for (size_t i = 0; i < edge_types_.size(); ++i) {
+    if (edge_types_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::Status LocalPart::CheckOwned(int node_type, absl::Span<const int64_t> ids,
+                                   absl::string_view what) const {
+  const NodeType& t = node_types_[node_type];
   for (size_t i = 0; i < ids.size(); ++i) {
     int64_t id = ids[i];
-    if (id >= nodes_->begin && id < nodes_->end) continue;
-    int owner = book_->Owner(id);
+    if (id >= t.shard->begin && id < t.shard->end) continue;
+    int owner = t.book->Owner(id);
     if (owner < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] = ", id,
-                                                     " is not a node id (graph has ",
-                                                     book_->num_nodes(), " nodes)"));
+      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] = ", id, " is not a '",
+                                                     t.name, "' node id (", t.book->num_nodes(),
+                                                     " nodes)"));
     }
     return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] = ", id, " is owned by part ",
                                                    owner, ", not by this part ", part_index()));
@@ -73,61 +121,86 @@ absl::Status LocalPart::CheckOwned(absl::Span<const int64_t> ids, absl::string_v
   return absl::OkStatus();
 }
 
-absl::StatusOr<OneHopResult> LocalPart::SampleOneHop(const OneHopRequest& request) const {
-  if (request.fanout < -1 || request.fanout > limits_.max_fanout) {
-    return absl::InvalidArgumentError(absl::StrCat("fanout ", request.fanout,
-                                                   " is outside -1..", limits_.max_fanout));
+absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult& out) const {
+  int e = EdgeTypeIndex(item.edge_type);
+  if (e < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown edge type '", item.edge_type, "'"));
   }
-  if (std::ssize(request.seeds) > limits_.max_request_ids) {
-    return absl::InvalidArgumentError(absl::StrCat(request.seeds.size(), " seeds exceed the limit ",
-                                                   limits_.max_request_ids));
+  if (item.fanout < -1 || item.fanout > limits_.max_fanout) {
+    return absl::InvalidArgumentError(absl::StrCat("fanout ", item.fanout, " is outside -1..",
+                                                   limits_.max_fanout));
   }
-  if (absl::Status s = CheckOwned(request.seeds, "seeds"); !s.ok()) return s;
-
-  OneHopResult result;
-  result.counts.reserve(request.seeds.size());
+  const EdgeType& et = edge_types_[e];
+  RETURN_IF_ERROR(CheckOwned(et.dst, item.seeds, absl::StrCat(item.edge_type, " seeds")));
+  const int64_t begin = node_types_[et.dst].shard->begin;
+  out.counts.reserve(item.seeds.size());
   std::vector<int64_t> picks;
-  for (int64_t id : request.seeds) {
-    absl::Span<const int64_t> nbrs = edges_->csc.InNeighbors(id - nodes_->begin);
+  for (int64_t id : item.seeds) {
+    absl::Span<const int64_t> nbrs = et.shard->csc.InNeighbors(id - begin);
     const int64_t deg = std::ssize(nbrs);
-    const int64_t k = request.fanout;
-    if (k < 0 || (!request.replace && deg <= k)) {
-      result.neighbors.insert(result.neighbors.end(), nbrs.begin(), nbrs.end());
-      result.counts.push_back(deg);
+    const int64_t k = item.fanout;
+    if (k < 0 || (!replace && deg <= k)) {
+      out.neighbors.insert(out.neighbors.end(), nbrs.begin(), nbrs.end());
+      out.counts.push_back(deg);
       continue;
     }
-    common::SplitMix64 rng(common::MixSeed(request.seed, static_cast<uint64_t>(id)));
+    common::SplitMix64 rng(common::MixSeed(item.seed, static_cast<uint64_t>(id)));
     picks.clear();
-    if (request.replace) {
+    if (replace) {
       for (int64_t j = 0; deg > 0 && j < k; ++j) {
         picks.push_back(static_cast<int64_t>(rng.Below(static_cast<uint64_t>(deg))));
       }
     } else {
       SampleWithoutReplacement(deg, k, rng, picks);
     }
-    for (int64_t p : picks) result.neighbors.push_back(nbrs[p]);
-    result.counts.push_back(std::ssize(picks));
+    for (int64_t p : picks) out.neighbors.push_back(nbrs[p]);
+    out.counts.push_back(std::ssize(picks));
   }
-  return result;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<FeatureRows> LocalPart::GatherFeatures(absl::Span<const int64_t> ids) const {
-  if (std::ssize(ids) > limits_.max_request_ids) {
-    return absl::InvalidArgumentError(absl::StrCat(ids.size(), " ids exceed the limit ",
+absl::StatusOr<std::vector<HopResult>> LocalPart::SampleOneHop(const OneHopRequest& request) const {
+  int64_t total = 0;
+  for (const HopItem& item : request.items) total += std::ssize(item.seeds);
+  if (total > limits_.max_request_ids) {
+    return absl::InvalidArgumentError(absl::StrCat(total, " seeds exceed the limit ",
                                                    limits_.max_request_ids));
   }
-  if (absl::Status s = CheckOwned(ids, "ids"); !s.ok()) return s;
-  FeatureRows rows;
-  const int64_t f = nodes_->feat_dim;
-  rows.feat_dim = f;
-  rows.features.resize(ids.size() * static_cast<size_t>(f));
-  rows.labels.resize(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    int64_t row = ids[i] - nodes_->begin;
-    std::copy_n(nodes_->features.data() + row * f, f, rows.features.data() + i * f);
-    rows.labels[i] = nodes_->labels[row];
+  std::vector<HopResult> results(request.items.size());
+  for (size_t i = 0; i < request.items.size(); ++i) {
+    RETURN_IF_ERROR(SampleItem(request.items[i], request.replace, results[i]));
   }
-  return rows;
+  return results;
+}
+
+absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
+    absl::Span<const TypedIds> items, FeatureDtype dtype) const {
+  int64_t total = 0;
+  for (const TypedIds& item : items) total += std::ssize(item.ids);
+  if (total > limits_.max_request_ids) {
+    return absl::InvalidArgumentError(absl::StrCat(total, " ids exceed the limit ",
+                                                   limits_.max_request_ids));
+  }
+  std::vector<FeatureBlock> blocks(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    int t = NodeTypeIndex(items[i].node_type);
+    if (t < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown node type '", items[i].node_type,
+                                                     "'"));
+    }
+    RETURN_IF_ERROR(CheckOwned(t, items[i].ids, absl::StrCat(items[i].node_type, " ids")));
+    const common::NodeShard& shard = *node_types_[t].shard;
+    FeatureBlock& b = blocks[i];
+    b.feat_dim = shard.feat_dim;
+    b.features.reserve(items[i].ids.size() * static_cast<size_t>(shard.feat_dim) *
+                       FeatureDtypeSize(dtype));
+    b.labels.reserve(items[i].ids.size());
+    for (int64_t id : items[i].ids) {
+      AppendFeatureRow(shard, id - shard.begin, dtype, b.features);
+      b.labels.push_back(shard.labels[id - shard.begin]);
+    }
+  }
+  return blocks;
 }
 
 }  // namespace graphshard::engine

@@ -2,10 +2,13 @@
 #define GRAPHSHARD_SERVER_ENGINE_LOCAL_PART_H_
 
 // What one server answers from its own part, without any network: one-hop sampling over the
-// part's in-edges and feature gathers. Validates every request in front (pyg-lib style) and
-// computes behind. Thread-safe: all methods are const.
+// part's in-edges (every edge type in one call) and feature gathers (every node type in one
+// call). Validates every request in front (pyg-lib style) and computes behind. Thread-safe: all
+// methods are const.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -14,40 +17,67 @@
 
 namespace graphshard::engine {
 
+struct NodeType {
+  std::string name;
+  const common::PartitionBook* book = nullptr;
+  const common::NodeShard* shard = nullptr;
+};
+
+struct EdgeType {
+  std::string name;
+  int src = 0;  // index into LocalPart::node_types()
+  int dst = 0;
+  const common::EdgeShard* shard = nullptr;
+};
+
 class LocalPart {
  public:
-  // InvalidArgument if the part is not homogeneous (one node type, one edge type).
+  // Never fails for a loaded part; StatusOr keeps the Create contract.
   static absl::StatusOr<std::unique_ptr<LocalPart>> Create(
       std::unique_ptr<const common::PartitionPart> part, Limits limits);
 
   const common::PartitionPart& part() const { return *part_; }
-  const common::PartitionBook& book() const { return *book_; }
-  const common::NodeShard& nodes() const { return *nodes_; }
-  const common::EdgeShard& edges() const { return *edges_; }
   const Limits& limits() const { return limits_; }
   int part_index() const { return part_->part(); }
+  int num_parts() const { return part_->manifest().num_parts; }
+  const std::vector<NodeType>& node_types() const { return node_types_; }
+  const std::vector<EdgeType>& edge_types() const { return edge_types_; }
+  // The labelled node type (the first with classes), else the first type.
+  int target_type() const { return target_type_; }
+  // -1 if unknown.
+  int NodeTypeIndex(absl::string_view name) const;
+  int EdgeTypeIndex(absl::string_view name) const;
 
-  // Uniform neighbour sampling, as PyG's NeighborSampler: without replacement at most `fanout`
-  // distinct in-edges per seed (all when fanout is -1 or the degree is smaller); with
+  // Uniform neighbour sampling per item, as PyG's NeighborSampler: without replacement at most
+  // `fanout` distinct in-edges per seed (all when fanout is -1 or the degree is smaller); with
   // replacement exactly `fanout` draws when the degree is > 0. The draw for a seed depends only
-  // on (request.seed, seed id). InvalidArgument for fanout < -1 or above the limit, too many
-  // seeds, or a seed this part does not own.
-  absl::StatusOr<OneHopResult> SampleOneHop(const OneHopRequest& request) const;
+  // on (item.seed, seed id). InvalidArgument for an unknown edge type, fanout < -1 or above the
+  // limit, too many seeds, or a seed this part does not own.
+  absl::StatusOr<std::vector<HopResult>> SampleOneHop(const OneHopRequest& request) const;
 
-  // Feature rows and labels of `ids` (all owned here), in order. InvalidArgument otherwise.
-  absl::StatusOr<FeatureRows> GatherFeatures(absl::Span<const int64_t> ids) const;
+  // Feature rows (converted to `dtype`) and labels, per item in order. InvalidArgument for an
+  // unknown type or an id this part does not own.
+  absl::StatusOr<std::vector<FeatureBlock>> GatherFeatures(absl::Span<const TypedIds> items,
+                                                           FeatureDtype dtype) const;
 
-  // InvalidArgument naming the first id this part does not own.
-  absl::Status CheckOwned(absl::Span<const int64_t> ids, absl::string_view what) const;
+  // InvalidArgument naming the first id of `node_type` this part does not own.
+  absl::Status CheckOwned(int node_type, absl::Span<const int64_t> ids,
+                          absl::string_view what) const;
 
  private:
   LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits);
+  absl::Status SampleItem(const HopItem& item, bool replace, HopResult& out) const;
+
   std::unique_ptr<const common::PartitionPart> part_;
   Limits limits_;
-  const common::PartitionBook* book_ = nullptr;
-  const common::NodeShard* nodes_ = nullptr;
-  const common::EdgeShard* edges_ = nullptr;
+  std::vector<NodeType> node_types_;
+  std::vector<EdgeType> edge_types_;
+  int target_type_ = 0;
 };
+
+// Appends rows [row, row + count) ... of `shard` converted to `dtype` (raw bytes).
+void AppendFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype,
+                      std::vector<char>& out);
 
 }  // namespace graphshard::engine
 

@@ -1,19 +1,45 @@
 #include "server/engine/minibatch_builder.h"
 
-#include <algorithm>
-#include <optional>
+#include <cstring>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/blocking_counter.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
+#include "server/engine/internal/ask_parts.h"
 
 namespace graphshard::engine {
 namespace {
 
-absl::Status ValidateRequest(const LocalPart& local, const MinibatchRequest& r) {
+// Per node type: the nodes met so far (relabelled in order of first meeting), keyed by
+// (tree, id); tree is always 0 outside disjoint mode.
+struct TypeState {
+  std::vector<int64_t> ids;
+  std::vector<int64_t> tree;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> index;
+  int64_t frontier_begin = 0;
+
+  // Local index of (tree, id), adding it if new.
+  int64_t Add(int64_t t, int64_t id) {
+    auto [it, inserted] = index.emplace(std::make_pair(t, id), std::ssize(ids));
+    if (inserted) {
+      ids.push_back(id);
+      tree.push_back(t);
+    }
+    return it->second;
+  }
+};
+
+// Where the sample of frontier node j for edge type e lives: part, item, position in the item.
+struct Slot {
+  int part = 0;
+  int item = 0;
+  int64_t pos = 0;
+};
+
+absl::Status ValidateSeeds(const LocalPart& local, const MinibatchRequest& r, int seed_type) {
   const Limits& lim = local.limits();
   if (r.seeds.empty()) return absl::InvalidArgumentError("empty batch: no seeds");
   if (std::ssize(r.seeds) > lim.max_batch_size) {
@@ -21,162 +47,247 @@ absl::Status ValidateRequest(const LocalPart& local, const MinibatchRequest& r) 
                                                    " seeds exceeds the limit ",
                                                    lim.max_batch_size));
   }
-  if (r.fanouts.empty() || std::ssize(r.fanouts) > lim.max_hops) {
-    return absl::InvalidArgumentError(absl::StrCat(r.fanouts.size(), " hops: need 1..",
-                                                   lim.max_hops, " fanouts"));
-  }
-  for (size_t h = 0; h < r.fanouts.size(); ++h) {
-    if (r.fanouts[h] < -1 || r.fanouts[h] > lim.max_fanout) {
-      return absl::InvalidArgumentError(absl::StrCat("fanouts[", h, "] = ", r.fanouts[h],
-                                                     " is outside -1..", lim.max_fanout));
-    }
-  }
-  return local.CheckOwned(r.seeds, "seeds");
+  return local.CheckOwned(seed_type, r.seeds, "seeds");
 }
 
-// Runs `call(part, ids_of_part, slot)` for every part that owns some of `ids`, remote parts
-// first (asynchronous) and the local part in-process meanwhile, and waits for all. Returns
-// per-part results and, for each id, (part, index within that part's request).
-template <typename T>
-struct Scatter {
-  std::vector<std::vector<int64_t>> ids_by_part;
-  std::vector<std::pair<int, int64_t>> where;  // per input id
-  std::vector<std::optional<absl::StatusOr<T>>> results;
-};
+// One hop: asks every owner once (all edge types), then merges in edge type order, frontier
+// order. Appends the new nodes and this hop's edges.
+absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
+                    int hop, std::vector<TypeState>& types, std::vector<EdgeBlock>& edges) {
+  const int k = local.num_parts();
+  const auto& etypes = local.edge_types();
+  std::vector<int64_t> frontier_end(types.size());
+  for (size_t t = 0; t < types.size(); ++t) frontier_end[t] = std::ssize(types[t].ids);
 
-template <typename T, typename Remote, typename Local>
-absl::StatusOr<Scatter<T>> AskOwners(const LocalPart& local, absl::Span<const int64_t> ids,
-                                     Remote remote, Local local_call) {
-  const common::PartitionBook& book = local.book();
-  const int k = book.num_parts();
-  Scatter<T> s;
-  s.ids_by_part.resize(k);
-  s.results.resize(k);
-  s.where.reserve(ids.size());
-  for (int64_t id : ids) {
-    int p = book.Owner(id);
-    if (p < 0) return absl::InternalError(absl::StrCat("sampled id ", id, " has no owner"));
-    s.where.emplace_back(p, std::ssize(s.ids_by_part[p]));
-    s.ids_by_part[p].push_back(id);
-  }
-  const int self = local.part_index();
-  int remote_parts = 0;
-  for (int p = 0; p < k; ++p) remote_parts += (p != self && !s.ids_by_part[p].empty());
-  absl::BlockingCounter pending(remote_parts);
-  for (int p = 0; p < k; ++p) {
-    if (p == self || s.ids_by_part[p].empty()) continue;
-    remote(p, s.ids_by_part[p], [&s, &pending, p](absl::StatusOr<T> r) {
-      s.results[p] = std::move(r);  // each slot written by one callback only
-      pending.DecrementCount();
-    });
-  }
-  if (!s.ids_by_part[self].empty()) s.results[self] = local_call(s.ids_by_part[self]);
-  pending.Wait();
-  for (int p = 0; p < k; ++p) {
-    if (s.results[p].has_value() && !s.results[p]->ok()) {
-      const absl::Status& st = s.results[p]->status();
-      return absl::Status(st.code(), absl::StrCat("part ", p, ": ", st.message()));
+  std::vector<OneHopRequest> requests(k);
+  std::vector<bool> asked(k, false);
+  std::vector<std::vector<Slot>> slots(etypes.size());
+  const uint64_t hop_seed = common::MixSeed(request.seed, static_cast<uint64_t>(hop));
+  for (size_t e = 0; e < etypes.size(); ++e) {
+    const int32_t fanout = FanoutOf(request.sampling, etypes[e].name, hop);
+    const TypeState& dst = types[etypes[e].dst];
+    if (fanout == 0 || dst.frontier_begin == frontier_end[etypes[e].dst]) continue;
+    std::vector<int> item_of(k, -1);
+    const common::PartitionBook& book = *local.node_types()[etypes[e].dst].book;
+    for (int64_t j = dst.frontier_begin; j < frontier_end[etypes[e].dst]; ++j) {
+      int p = book.Owner(dst.ids[j]);
+      if (item_of[p] < 0) {
+        item_of[p] = static_cast<int>(requests[p].items.size());
+        requests[p].items.push_back(
+            {etypes[e].name, {}, fanout, common::MixSeed(hop_seed, static_cast<uint64_t>(e))});
+        asked[p] = true;
+      }
+      std::vector<int64_t>& seeds = requests[p].items[item_of[p]].seeds;
+      slots[e].push_back({p, item_of[p], std::ssize(seeds)});
+      seeds.push_back(dst.ids[j]);
     }
   }
-  return s;
+  // Item sizes, kept because AskParts moves the requests out.
+  std::vector<std::vector<size_t>> item_sizes(k);
+  for (int p = 0; p < k; ++p) {
+    requests[p].replace = request.sampling.replace;
+    for (const HopItem& item : requests[p].items) item_sizes[p].push_back(item.seeds.size());
+  }
+
+  ASSIGN_OR_RETURN(
+      auto results,
+      (internal::AskParts<std::vector<HopResult>>(
+          requests, asked, local.part_index(),
+          [&](int p, OneHopRequest r, Peers::Callback<std::vector<HopResult>> done) {
+            peers.SampleOneHop(p, std::move(r), std::move(done));
+          },
+          [&](const OneHopRequest& r) { return local.SampleOneHop(r); })));
+
+  // Offsets of each seed's neighbours inside its item's result.
+  std::vector<std::vector<std::vector<int64_t>>> offsets(k);
+  for (int p = 0; p < k; ++p) {
+    if (!results[p].has_value()) continue;
+    if (results[p]->size() != item_sizes[p].size()) {
+      return absl::InternalError(absl::StrCat("part ", p, " answered ", results[p]->size(),
+                                              " items for ", item_sizes[p].size()));
+    }
+    offsets[p].resize(results[p]->size());
+    for (size_t i = 0; i < results[p]->size(); ++i) {
+      const HopResult& r = (*results[p])[i];
+      if (r.counts.size() != item_sizes[p][i]) {
+        return absl::InternalError(absl::StrCat("part ", p, " answered a malformed hop result"));
+      }
+      std::vector<int64_t>& off = offsets[p][i];
+      off.assign(r.counts.size() + 1, 0);
+      for (size_t s = 0; s < r.counts.size(); ++s) off[s + 1] = off[s] + r.counts[s];
+      if (off.back() != std::ssize(r.neighbors)) {
+        return absl::InternalError(absl::StrCat("part ", p, " answered a malformed hop result"));
+      }
+    }
+  }
+  for (size_t e = 0; e < etypes.size(); ++e) {
+    EdgeBlock& block = edges[e];
+    const int64_t before = std::ssize(block.src);
+    TypeState& src = types[etypes[e].src];
+    const TypeState& dst = types[etypes[e].dst];
+    for (size_t s = 0; s < slots[e].size(); ++s) {
+      const Slot& slot = slots[e][s];
+      const HopResult& r = (*results[slot.part])[slot.item];
+      const std::vector<int64_t>& off = offsets[slot.part][slot.item];
+      const int64_t j = dst.frontier_begin + static_cast<int64_t>(s);
+      const int64_t tree = dst.tree[j];
+      for (int64_t n = off[slot.pos]; n < off[slot.pos + 1]; ++n) {
+        block.src.push_back(src.Add(tree, r.neighbors[n]));
+        block.dst.push_back(j);
+      }
+    }
+    block.num_sampled_edges.push_back(std::ssize(block.src) - before);
+  }
+  for (size_t t = 0; t < types.size(); ++t) types[t].frontier_begin = frontier_end[t];
+  return absl::OkStatus();
+}
+
+// Features and labels of every node, one request per owner covering every node type.
+absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
+                       std::vector<NodeBlock>& nodes) {
+  const int k = local.num_parts();
+  std::vector<std::vector<TypedIds>> requests(k);
+  std::vector<bool> asked(k, false);
+  // where[t][j] = (part, item, row within item)
+  std::vector<std::vector<Slot>> where(nodes.size());
+  for (size_t t = 0; t < nodes.size(); ++t) {
+    std::vector<int> item_of(k, -1);
+    const common::PartitionBook& book = *local.node_types()[t].book;
+    for (int64_t id : nodes[t].ids) {
+      int p = book.Owner(id);
+      if (item_of[p] < 0) {
+        item_of[p] = static_cast<int>(requests[p].size());
+        requests[p].push_back({nodes[t].node_type, {}});
+        asked[p] = true;
+      }
+      std::vector<int64_t>& ids = requests[p][item_of[p]].ids;
+      where[t].push_back({p, item_of[p], std::ssize(ids)});
+      ids.push_back(id);
+    }
+  }
+  ASSIGN_OR_RETURN(
+      auto results,
+      (internal::AskParts<std::vector<FeatureBlock>>(
+          requests, asked, local.part_index(),
+          [&](int p, std::vector<TypedIds> r, Peers::Callback<std::vector<FeatureBlock>> done) {
+            peers.GatherFeatures(p, std::move(r), dtype, std::move(done));
+          },
+          [&](const std::vector<TypedIds>& r) { return local.GatherFeatures(r, dtype); })));
+  const size_t elem = FeatureDtypeSize(dtype);
+  for (size_t t = 0; t < nodes.size(); ++t) {
+    NodeBlock& block = nodes[t];
+    const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
+    block.features.resize(block.ids.size() * row_bytes);
+    block.labels.resize(block.ids.size());
+    for (size_t j = 0; j < block.ids.size(); ++j) {
+      const Slot& s = where[t][j];
+      if (!results[s.part].has_value() || std::ssize(*results[s.part]) <= s.item) {
+        return absl::InternalError(absl::StrCat("part ", s.part, " answered too few blocks"));
+      }
+      const FeatureBlock& fb = (*results[s.part])[s.item];
+      if (fb.feat_dim != block.feat_dim || std::ssize(fb.labels) <= s.pos ||
+          fb.features.size() != fb.labels.size() * row_bytes) {
+        return absl::InternalError(absl::StrCat("part ", s.part, " answered a malformed block"));
+      }
+      if (row_bytes > 0) {
+        std::memcpy(block.features.data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
+                    row_bytes);
+      }
+      block.labels[j] = fb.labels[s.pos];
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
+int32_t FanoutOf(const SamplingConfig& config, const std::string& edge_type, int hop) {
+  auto it = config.edge_fanouts.find(edge_type);
+  if (it != config.edge_fanouts.end()) return it->second[hop];
+  return config.fanouts.empty() ? 0 : config.fanouts[hop];
+}
+
+absl::StatusOr<int> ValidateSampling(const LocalPart& local, const SamplingConfig& config) {
+  const Limits& lim = local.limits();
+  size_t hops = config.fanouts.size();
+  if (hops == 0 && !config.edge_fanouts.empty()) hops = config.edge_fanouts.begin()->second.size();
+  if (hops == 0 || static_cast<int64_t>(hops) > lim.max_hops) {
+    return absl::InvalidArgumentError(absl::StrCat(hops, " hops: need 1..", lim.max_hops,
+                                                   " fanouts"));
+  }
+  auto check = [&](const std::vector<int32_t>& list, absl::string_view what) -> absl::Status {
+    if (list.size() != hops) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has ", list.size(),
+                                                     " hops, expected ", hops));
+    }
+    for (size_t h = 0; h < list.size(); ++h) {
+      if (list[h] < -1 || list[h] > lim.max_fanout) {
+        return absl::InvalidArgumentError(absl::StrCat(what, "[", h, "] = ", list[h],
+                                                       " is outside -1..", lim.max_fanout));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (!config.fanouts.empty()) RETURN_IF_ERROR(check(config.fanouts, "fanouts"));
+  for (const auto& [name, list] : config.edge_fanouts) {
+    if (local.EdgeTypeIndex(name) < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("fanouts for unknown edge type '", name, "'"));
+    }
+    RETURN_IF_ERROR(check(list, absl::StrCat("fanouts of ", name)));
+  }
+  return static_cast<int>(hops);
+}
+
 absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
                                          const MinibatchRequest& request) {
-  RETURN_IF_ERROR(ValidateRequest(local, request));
+  int seed_type = request.seed_type.empty() ? local.target_type()
+                                            : local.NodeTypeIndex(request.seed_type);
+  if (seed_type < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown node type '", request.seed_type, "'"));
+  }
+  RETURN_IF_ERROR(ValidateSeeds(local, request, seed_type));
+  ASSIGN_OR_RETURN(int hops, ValidateSampling(local, request.sampling));
+  const bool disjoint = request.sampling.disjoint;
+
+  std::vector<TypeState> types(local.node_types().size());
+  for (size_t i = 0; i < request.seeds.size(); ++i) {
+    int64_t before = std::ssize(types[seed_type].ids);
+    types[seed_type].Add(disjoint ? static_cast<int64_t>(i) : 0, request.seeds[i]);
+    if (std::ssize(types[seed_type].ids) == before) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("seed ", request.seeds[i], " appears twice in the batch"));
+    }
+  }
+  std::vector<std::vector<int64_t>> sampled_nodes(types.size());
+  for (size_t t = 0; t < types.size(); ++t) sampled_nodes[t].push_back(std::ssize(types[t].ids));
+  std::vector<EdgeBlock> edges(local.edge_types().size());
+  for (int hop = 0; hop < hops; ++hop) {
+    std::vector<int64_t> before(types.size());
+    for (size_t t = 0; t < types.size(); ++t) before[t] = std::ssize(types[t].ids);
+    RETURN_IF_ERROR(RunHop(local, peers, request, hop, types, edges));
+    for (size_t t = 0; t < types.size(); ++t) {
+      sampled_nodes[t].push_back(std::ssize(types[t].ids) - before[t]);
+    }
+  }
+
   Minibatch out;
   out.batch_size = std::ssize(request.seeds);
-  absl::flat_hash_map<int64_t, int64_t> local_index;
-  local_index.reserve(request.seeds.size() * 4);
-  for (int64_t id : request.seeds) {
-    if (!local_index.emplace(id, std::ssize(out.node_ids)).second) {
-      return absl::InvalidArgumentError(absl::StrCat("seed ", id, " appears twice in the batch"));
-    }
-    out.node_ids.push_back(id);
+  out.seed_type = local.node_types()[seed_type].name;
+  out.feature_dtype = request.sampling.feature_dtype;
+  for (size_t t = 0; t < types.size(); ++t) {
+    NodeBlock block;
+    block.node_type = local.node_types()[t].name;
+    block.ids = std::move(types[t].ids);
+    if (disjoint) block.tree = std::move(types[t].tree);
+    block.feat_dim = local.node_types()[t].shard->feat_dim;
+    block.num_sampled_nodes = std::move(sampled_nodes[t]);
+    out.nodes.push_back(std::move(block));
   }
-  out.num_sampled_nodes.push_back(out.batch_size);
-
-  int64_t frontier_begin = 0;
-  for (size_t hop = 0; hop < request.fanouts.size(); ++hop) {
-    const int64_t frontier_end = std::ssize(out.node_ids);
-    // Copy: node_ids grows while this hop's results are merged.
-    std::vector<int64_t> frontier(out.node_ids.begin() + frontier_begin, out.node_ids.end());
-    OneHopRequest proto_req;
-    proto_req.fanout = request.fanouts[hop];
-    proto_req.replace = request.replace;
-    proto_req.seed = common::MixSeed(request.seed, hop);
-    ASSIGN_OR_RETURN(
-        Scatter<OneHopResult> s,
-        (AskOwners<OneHopResult>(
-            local, frontier,
-            [&](int p, const std::vector<int64_t>& ids, Peers::Callback<OneHopResult> done) {
-              OneHopRequest r = proto_req;
-              r.seeds = ids;
-              peers.SampleOneHop(p, std::move(r), std::move(done));
-            },
-            [&](const std::vector<int64_t>& ids) {
-              OneHopRequest r = proto_req;
-              r.seeds = ids;
-              return local.SampleOneHop(r);
-            })));
-    // Offsets of each requested seed's neighbours inside its part's result.
-    std::vector<std::vector<int64_t>> offsets(s.results.size());
-    for (size_t p = 0; p < s.results.size(); ++p) {
-      if (!s.results[p].has_value()) continue;
-      const OneHopResult& r = **s.results[p];
-      if (r.counts.size() != s.ids_by_part[p].size()) {
-        return absl::InternalError(absl::StrCat("part ", p, " answered ", r.counts.size(),
-                                                " counts for ", s.ids_by_part[p].size(), " seeds"));
-      }
-      offsets[p].resize(r.counts.size() + 1);
-      for (size_t i = 0; i < r.counts.size(); ++i) offsets[p][i + 1] = offsets[p][i] + r.counts[i];
-    }
-    int64_t edges_before = std::ssize(out.edge_src);
-    for (size_t j = 0; j < frontier.size(); ++j) {
-      auto [p, i] = s.where[j];
-      const OneHopResult& r = **s.results[p];
-      const int64_t dst = frontier_begin + static_cast<int64_t>(j);
-      for (int64_t e = offsets[p][i]; e < offsets[p][i + 1]; ++e) {
-        int64_t nbr = r.neighbors[e];
-        auto [it, inserted] = local_index.emplace(nbr, std::ssize(out.node_ids));
-        if (inserted) out.node_ids.push_back(nbr);
-        out.edge_src.push_back(it->second);
-        out.edge_dst.push_back(dst);
-      }
-    }
-    out.num_sampled_nodes.push_back(std::ssize(out.node_ids) - frontier_end);
-    out.num_sampled_edges.push_back(std::ssize(out.edge_src) - edges_before);
-    frontier_begin = frontier_end;
+  for (size_t e = 0; e < edges.size(); ++e) {
+    edges[e].edge_type = local.edge_types()[e].name;
+    out.edges.push_back(std::move(edges[e]));
   }
-
-  ASSIGN_OR_RETURN(
-      Scatter<FeatureRows> f,
-      (AskOwners<FeatureRows>(
-          local, out.node_ids,
-          [&](int p, const std::vector<int64_t>& ids, Peers::Callback<FeatureRows> done) {
-            peers.GatherFeatures(p, ids, std::move(done));
-          },
-          [&](const std::vector<int64_t>& ids) { return local.GatherFeatures(ids); })));
-  const int64_t dim = local.nodes().feat_dim;
-  out.feat_dim = dim;
-  out.features.resize(out.node_ids.size() * static_cast<size_t>(dim));
-  out.labels.resize(out.node_ids.size());
-  for (size_t p = 0; p < f.results.size(); ++p) {
-    if (!f.results[p].has_value()) continue;
-    const FeatureRows& rows = **f.results[p];
-    if (rows.feat_dim != dim || rows.labels.size() != f.ids_by_part[p].size() ||
-        rows.features.size() != rows.labels.size() * static_cast<size_t>(dim)) {
-      return absl::InternalError(absl::StrCat("part ", p, " answered a malformed feature block"));
-    }
-  }
-  for (size_t j = 0; j < out.node_ids.size(); ++j) {
-    auto [p, i] = f.where[j];
-    const FeatureRows& rows = **f.results[p];
-    std::copy_n(rows.features.data() + i * dim, dim, out.features.data() + j * dim);
-    out.labels[j] = rows.labels[i];
-  }
+  RETURN_IF_ERROR(GatherAll(local, peers, out.feature_dtype, out.nodes));
   return out;
 }
 

@@ -1,9 +1,11 @@
 #ifndef GRAPHSHARD_SERVER_ENGINE_MINIBATCH_BUILDER_H_
 #define GRAPHSHARD_SERVER_ENGINE_MINIBATCH_BUILDER_H_
 
-// Multi-hop neighbour sampling on the server (DESIGN.md, "Data flow"): per hop the frontier is
-// split by owner and each peer gets ONE request, all peers concurrently, the local part answered
-// in-process meanwhile; then nodes are relabelled and features and labels gathered the same way.
+// Multi-hop neighbour sampling on the server (DESIGN.md, "Data flow"), homogeneous or
+// heterogeneous: per hop the frontier of every node type is split by owner and each peer gets
+// ONE request covering every edge type, all peers concurrently, the local part answered
+// in-process meanwhile; nodes are relabelled per type; features and labels of every node type
+// are gathered the same way (one request per peer).
 
 #include "absl/status/statusor.h"
 #include "server/engine/local_part.h"
@@ -14,10 +16,15 @@ namespace graphshard::engine {
 
 // Thread-safe if `peers` is; `local` and `peers` must outlive the call. The result is a
 // deterministic function of the request (and the partitioned graph). InvalidArgument for an
-// empty or oversized batch, duplicate seeds, seeds not owned locally, bad fanouts or too many
-// hops; a peer's error is returned with the part it came from.
+// empty or oversized batch, duplicate seeds (outside disjoint mode), seeds not owned locally,
+// unknown types, bad fanouts or too many hops; a peer's error comes back naming the part.
 absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
                                          const MinibatchRequest& request);
+
+// The fanout of edge type `edge_type` at `hop` under `config` (0 = not sampled); InvalidArgument
+// if the config is malformed for `local`'s edge types. Returns the number of hops.
+absl::StatusOr<int> ValidateSampling(const LocalPart& local, const SamplingConfig& config);
+int32_t FanoutOf(const SamplingConfig& config, const std::string& edge_type, int hop);
 
 }  // namespace graphshard::engine
 

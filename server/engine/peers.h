@@ -1,8 +1,9 @@
 #ifndef GRAPHSHARD_SERVER_ENGINE_PEERS_H_
 #define GRAPHSHARD_SERVER_ENGINE_PEERS_H_
 
-// How the engine reaches the other parts: asynchronous one-hop sampling and feature gathers.
-// The gRPC implementation is server/grpc_peers.h; tests may wire LocalParts together directly.
+// How the engine reaches the other parts: asynchronous one-hop sampling and feature gathers,
+// one request per part covering every edge type (node type). The gRPC implementation is
+// server/grpc_peers.h; tests may wire LocalParts together directly.
 
 #include <functional>
 #include <vector>
@@ -20,8 +21,10 @@ class Peers {
   virtual ~Peers() = default;
   // Each call invokes `done` exactly once, possibly on another thread, possibly before it
   // returns. Implementations must be thread-safe and put a deadline on every remote call.
-  virtual void SampleOneHop(int part, OneHopRequest request, Callback<OneHopResult> done) = 0;
-  virtual void GatherFeatures(int part, std::vector<int64_t> ids, Callback<FeatureRows> done) = 0;
+  virtual void SampleOneHop(int part, OneHopRequest request,
+                            Callback<std::vector<HopResult>> done) = 0;
+  virtual void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
+                              Callback<std::vector<FeatureBlock>> done) = 0;
 };
 
 }  // namespace graphshard::engine

@@ -1,9 +1,12 @@
 #ifndef GRAPHSHARD_SERVER_ENGINE_TYPES_H_
 #define GRAPHSHARD_SERVER_ENGINE_TYPES_H_
 
-// Plain request/result structs of the sampling engine (no gRPC, no protobuf).
+// Plain request/result structs of the sampling engine (no gRPC, no protobuf). Ids are per node
+// type; edge types are named "<src>__<rel>__<dst>".
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace graphshard::engine {
@@ -14,45 +17,82 @@ struct Limits {
   int64_t max_request_ids = 1 << 24;   // ids in one SampleOneHop / GatherFeatures request
   int32_t max_fanout = 4096;           // largest fanout other than -1 (all)
   int32_t max_hops = 8;
+  int64_t max_stream_seeds = 1 << 26;  // seeds of one epoch stream
+};
+
+enum class FeatureDtype { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+size_t FeatureDtypeSize(FeatureDtype dtype);
+
+struct HopItem {
+  std::string edge_type;
+  std::vector<int64_t> seeds;  // dst-type ids owned by the part asked
+  int32_t fanout = -1;         // -1 = all neighbours
+  uint64_t seed = 0;           // the draw for node v depends only on (seed, v)
 };
 
 struct OneHopRequest {
-  std::vector<int64_t> seeds;  // global ids owned by the part asked
-  int32_t fanout = -1;         // -1 = all neighbours
+  std::vector<HopItem> items;
   bool replace = false;
-  uint64_t seed = 0;
 };
 
-struct OneHopResult {
+struct HopResult {
   std::vector<int64_t> counts;     // [seeds]
-  std::vector<int64_t> neighbors;  // [sum(counts)], grouped by seed in request order
+  std::vector<int64_t> neighbors;  // [sum(counts)], src-type ids grouped by seed in order
 };
 
-struct FeatureRows {
+struct TypedIds {
+  std::string node_type;
+  std::vector<int64_t> ids;
+};
+
+// Feature rows in `dtype`, raw little-endian bytes [n, feat_dim].
+struct FeatureBlock {
   int64_t feat_dim = 0;
-  std::vector<float> features;  // [ids, feat_dim]
-  std::vector<int64_t> labels;  // [ids]
+  std::vector<char> features;
+  std::vector<int64_t> labels;  // [n]; -1 = unlabelled
+};
+
+struct SamplingConfig {
+  std::vector<int32_t> fanouts;                              // default per hop
+  std::map<std::string, std::vector<int32_t>> edge_fanouts;  // per edge type, same hop count
+  bool replace = false;
+  bool disjoint = false;
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
 };
 
 struct MinibatchRequest {
-  std::vector<int64_t> seeds;  // distinct global ids owned by the local part
-  std::vector<int32_t> fanouts;
-  bool replace = false;
+  std::string seed_type;       // empty = the part's target type
+  std::vector<int64_t> seeds;  // distinct ids of seed_type owned by the local part
+  SamplingConfig sampling;
   uint64_t seed = 0;
 };
 
-// PyG NeighborLoader's output for a homogeneous graph: node_ids[0, batch_size) are the seeds;
-// edge i goes from node_ids[edge_src[i]] into node_ids[edge_dst[i]].
+struct NodeBlock {
+  std::string node_type;
+  std::vector<int64_t> ids;   // seeds first for the seed type
+  std::vector<int64_t> tree;  // disjoint mode: seed index per node; empty otherwise
+  int64_t feat_dim = 0;
+  std::vector<char> features;  // [ids, feat_dim] in Minibatch::feature_dtype
+  std::vector<int64_t> labels;
+  std::vector<int64_t> num_sampled_nodes;  // [hops + 1]
+};
+
+struct EdgeBlock {
+  std::string edge_type;
+  std::vector<int64_t> src;  // index into the src type's NodeBlock::ids
+  std::vector<int64_t> dst;  // index into the dst type's NodeBlock::ids
+  std::vector<int64_t> num_sampled_edges;  // [hops]
+};
+
+// PyG NeighborLoader's output: per node type and per edge type, in manifest order.
 struct Minibatch {
   int64_t batch_size = 0;
-  std::vector<int64_t> node_ids;
-  int64_t feat_dim = 0;
-  std::vector<float> features;
-  std::vector<int64_t> labels;
-  std::vector<int64_t> edge_src;
-  std::vector<int64_t> edge_dst;
-  std::vector<int64_t> num_sampled_nodes;  // [hops + 1]
-  std::vector<int64_t> num_sampled_edges;  // [hops]
+  std::string seed_type;
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  std::vector<NodeBlock> nodes;
+  std::vector<EdgeBlock> edges;
+  int64_t NumSampledEdges() const;
+  int64_t PayloadBytes() const;
 };
 
 }  // namespace graphshard::engine

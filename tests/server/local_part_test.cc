@@ -1,6 +1,7 @@
 #include "server/engine/local_part.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -53,11 +54,11 @@ class LocalPartTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  OneHopResult Sample(std::vector<int64_t> seeds, int fanout, bool replace, uint64_t seed) {
-    OneHopRequest r{std::move(seeds), fanout, replace, seed};
+  HopResult Sample(std::vector<int64_t> seeds, int fanout, bool replace, uint64_t seed) {
+    OneHopRequest r{{HopItem{"node__to__node", std::move(seeds), fanout, seed}}, replace};
     auto result = local_->SampleOneHop(r);
     EXPECT_TRUE(result.ok()) << result.status();
-    return *result;
+    return result.ok() ? (*result)[0] : HopResult{};
   }
 
   std::string dir_;
@@ -66,7 +67,7 @@ class LocalPartTest : public ::testing::Test {
 
 TEST_F(LocalPartTest, WithoutReplacementGivesAtMostFanoutDistinctTrueNeighbours) {
   for (uint64_t seed = 0; seed < 200; ++seed) {
-    OneHopResult r = Sample({kHub, kSmall}, 5, false, seed);
+    HopResult r = Sample({kHub, kSmall}, 5, false, seed);
     ASSERT_EQ(r.counts, (std::vector<int64_t>{5, 3}));
     std::set<int64_t> hub(r.neighbors.begin(), r.neighbors.begin() + 5);
     EXPECT_EQ(hub.size(), 5u) << "repeated neighbour without replacement";
@@ -77,14 +78,14 @@ TEST_F(LocalPartTest, WithoutReplacementGivesAtMostFanoutDistinctTrueNeighbours)
 }
 
 TEST_F(LocalPartTest, WithReplacementDrawsExactlyFanout) {
-  OneHopResult r = Sample({kHub, kSmall, 5}, 7, true, 3);
+  HopResult r = Sample({kHub, kSmall, 5}, 7, true, 3);
   EXPECT_EQ(r.counts, (std::vector<int64_t>{7, 7, 0}));  // node 5 has no in-edges
   for (size_t i = 0; i < 7; ++i) EXPECT_TRUE(r.neighbors[i] >= 1 && r.neighbors[i] <= 20);
   for (size_t i = 7; i < 14; ++i) EXPECT_TRUE(r.neighbors[i] >= 1 && r.neighbors[i] <= 3);
 }
 
 TEST_F(LocalPartTest, FanoutMinusOneReturnsAllNeighbours) {
-  OneHopResult r = Sample({kHub}, -1, false, 0);
+  HopResult r = Sample({kHub}, -1, false, 0);
   std::vector<int64_t> want;
   for (int64_t v = 1; v <= kHubDegree; ++v) want.push_back(v);
   EXPECT_EQ(r.neighbors, want);
@@ -122,25 +123,52 @@ TEST_F(LocalPartTest, NeighbourChoiceIsUniformByChiSquare) {
 }
 
 TEST_F(LocalPartTest, BadRequestsAreInvalidArgument) {
-  auto bad = [&](OneHopRequest r) {
-    auto result = local_->SampleOneHop(r);
+  auto bad = [&](HopItem item) {
+    auto result = local_->SampleOneHop(OneHopRequest{{std::move(item)}, false});
     EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
     return std::string(result.status().message());
   };
-  EXPECT_NE(bad({{kHub}, -2, false, 0}).find("fanout -2"), std::string::npos);
-  EXPECT_NE(bad({{kHub}, 1 << 20, false, 0}).find("fanout"), std::string::npos);
-  EXPECT_NE(bad({{22}, 5, false, 0}).find("seeds[0] = 22"), std::string::npos);
-  EXPECT_NE(bad({{-1}, 5, false, 0}).find("not a node id"), std::string::npos);
-  EXPECT_NE(bad({std::vector<int64_t>(101, kHub), 5, false, 0}).find("limit"), std::string::npos);
-  auto gather = local_->GatherFeatures(std::vector<int64_t>{3, 99});
+  const std::string e = "node__to__node";
+  EXPECT_NE(bad({e, {kHub}, -2, 0}).find("fanout -2"), std::string::npos);
+  EXPECT_NE(bad({e, {kHub}, 1 << 20, 0}).find("fanout"), std::string::npos);
+  EXPECT_NE(bad({e, {22}, 5, 0}).find("seeds[0] = 22"), std::string::npos);
+  EXPECT_NE(bad({e, {-1}, 5, 0}).find("not a 'node' node id"), std::string::npos);
+  EXPECT_NE(bad({e, std::vector<int64_t>(101, kHub), 5, 0}).find("limit"), std::string::npos);
+  EXPECT_NE(bad({"node__x__node", {kHub}, 5, 0}).find("unknown edge type"), std::string::npos);
+  std::vector<TypedIds> ids = {{"node", {3, 99}}};
+  auto gather = local_->GatherFeatures(ids, FeatureDtype::kFloat32);
   EXPECT_EQ(gather.status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<TypedIds> unknown = {{"paper", {3}}};
+  EXPECT_EQ(local_->GatherFeatures(unknown, FeatureDtype::kFloat32).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(LocalPartTest, GatherFeaturesReturnsRowsInRequestOrder) {
-  auto rows = local_->GatherFeatures(std::vector<int64_t>{7, 2});
+  std::vector<TypedIds> ids = {{"node", {7, 2}}};
+  auto rows = local_->GatherFeatures(ids, FeatureDtype::kFloat32);
   ASSERT_TRUE(rows.ok()) << rows.status();
-  EXPECT_EQ(rows->features, (std::vector<float>{7, -1, 2, -1}));
-  EXPECT_EQ(rows->labels, (std::vector<int64_t>{0, 0}));
+  std::vector<float> feat((*rows)[0].features.size() / 4);
+  std::memcpy(feat.data(), (*rows)[0].features.data(), feat.size() * 4);
+  EXPECT_EQ(feat, (std::vector<float>{7, -1, 2, -1}));
+  EXPECT_EQ((*rows)[0].labels, (std::vector<int64_t>{0, 0}));
+}
+
+TEST_F(LocalPartTest, HalfPrecisionFeaturesRoundToNearest) {
+  std::vector<TypedIds> ids = {{"node", {7}}};
+  for (FeatureDtype dtype : {FeatureDtype::kFloat16, FeatureDtype::kBFloat16}) {
+    auto rows = local_->GatherFeatures(ids, dtype);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ((*rows)[0].features.size(), 4u);
+    uint16_t h[2];
+    std::memcpy(h, (*rows)[0].features.data(), 4);
+    if (dtype == FeatureDtype::kFloat16) {
+      EXPECT_EQ(h[0], 0x4700);  // 7.0 in IEEE half
+      EXPECT_EQ(h[1], 0xbc00);  // -1.0
+    } else {
+      EXPECT_EQ(h[0], 0x40e0);  // 7.0 in bfloat16
+      EXPECT_EQ(h[1], 0xbf80);
+    }
+  }
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ class PartitionServerTest : public ::testing::Test {
                          uint64_t seed = 1) {
     v1::SampleMinibatchRequest req;
     req.set_seeds(ToBytes<int64_t>(seeds));
-    for (int f : fanouts) req.add_fanouts(f);
+    for (int f : fanouts) req.mutable_sampling()->add_fanouts(f);
     req.set_seed(seed);
     return cluster_->Stub(part)->SampleMinibatch(Context().get(), req, out);
   }
@@ -112,11 +112,12 @@ TEST_F(PartitionServerTest, FullFanoutBatchEqualsExactKHopNeighbourhood) {
     frontier = next;
   }
 
-  std::vector<int64_t> nodes = Vec<int64_t>(batch.node_ids());
-  std::vector<int64_t> src = Vec<int64_t>(batch.edge_src());
-  std::vector<int64_t> dst = Vec<int64_t>(batch.edge_dst());
-  std::vector<float> feat = Vec<float>(batch.features());
-  std::vector<int64_t> labels = Vec<int64_t>(batch.labels());
+  testing::Decoded d = testing::Decode(batch);
+  std::vector<int64_t> nodes = d.nodes["node"].ids;
+  std::vector<int64_t> src = d.edges["node__to__node"].src;
+  std::vector<int64_t> dst = d.edges["node__to__node"].dst;
+  std::vector<float> feat = d.Features("node");
+  std::vector<int64_t> labels = d.nodes["node"].labels;
   EXPECT_EQ(batch.batch_size(), 20);
   EXPECT_TRUE(std::equal(seeds.begin(), seeds.end(), nodes.begin())) << "seeds come first";
   std::set<int64_t> got_nodes;
@@ -129,15 +130,13 @@ TEST_F(PartitionServerTest, FullFanoutBatchEqualsExactKHopNeighbourhood) {
   }
   EXPECT_EQ(got_edges.size(), src.size()) << "an edge appears twice";
   EXPECT_EQ(got_edges, want_edges);
-  EXPECT_EQ(std::vector<int64_t>(batch.num_sampled_nodes().begin(),
-                                 batch.num_sampled_nodes().end()),
-            want_hop_nodes);
+  EXPECT_EQ(d.nodes["node"].num_sampled, want_hop_nodes);
   int64_t edge_total = 0;
-  for (int64_t n : batch.num_sampled_edges()) edge_total += n;
+  for (int64_t n : d.edges["node__to__node"].num_sampled) edge_total += n;
   EXPECT_EQ(edge_total, static_cast<int64_t>(src.size()));
 
   const int64_t f = graph_->feat_dim;
-  ASSERT_EQ(batch.feat_dim(), f);
+  ASSERT_EQ(batch.nodes(0).feat_dim(), f);
   ASSERT_EQ(feat.size(), nodes.size() * f);
   for (size_t j = 0; j < nodes.size(); ++j) {
     int64_t o = orig_[nodes[j]];
@@ -155,10 +154,10 @@ TEST_F(PartitionServerTest, SampledBatchIsDeterministicAndBounded) {
   ASSERT_TRUE(Minibatch(1, seeds, {3, 2}, &b, 42).ok());
   ASSERT_TRUE(Minibatch(1, seeds, {3, 2}, &c, 43).ok());
   EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
-  EXPECT_NE(a.edge_src(), c.edge_src());
+  EXPECT_NE(a.edges(0).src().data(), c.edges(0).src().data());
   // Hop 1 samples at most 3 per seed, hop 2 at most 2 per new node.
-  EXPECT_LE(a.num_sampled_edges(0), 3 * static_cast<int64_t>(seeds.size()));
-  EXPECT_LE(a.num_sampled_edges(1), 2 * a.num_sampled_nodes(1));
+  EXPECT_LE(a.edges(0).num_sampled_edges(0), 3 * static_cast<int64_t>(seeds.size()));
+  EXPECT_LE(a.edges(0).num_sampled_edges(1), 2 * a.nodes(0).num_sampled_nodes(1));
 }
 
 TEST_F(PartitionServerTest, MalformedRequestsGetInvalidArgumentAndServerKeepsServing) {
@@ -169,8 +168,8 @@ TEST_F(PartitionServerTest, MalformedRequestsGetInvalidArgumentAndServerKeepsSer
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
     EXPECT_NE(s.error_message().find(text), std::string::npos) << s.error_message();
   };
-  expect_invalid(Minibatch(0, {2708}, {5}, &out), "not a node id");
-  expect_invalid(Minibatch(0, {-3}, {5}, &out), "not a node id");
+  expect_invalid(Minibatch(0, {2708}, {5}, &out), "not a 'node' node id");
+  expect_invalid(Minibatch(0, {-3}, {5}, &out), "not a 'node' node id");
   expect_invalid(Minibatch(0, {other[0]}, {5}, &out), "owned by part 1");
   expect_invalid(Minibatch(0, {own[0]}, {-2}, &out), "fanouts[0] = -2");
   expect_invalid(Minibatch(0, {own[0]}, {}, &out), "hops");
@@ -180,18 +179,22 @@ TEST_F(PartitionServerTest, MalformedRequestsGetInvalidArgumentAndServerKeepsSer
 
   v1::SampleMinibatchRequest ragged;
   ragged.set_seeds(std::string(7, '\0'));
-  ragged.add_fanouts(5);
+  ragged.mutable_sampling()->add_fanouts(5);
   expect_invalid(cluster_->Stub(0)->SampleMinibatch(Context().get(), ragged, &out), "multiple");
   v1::SampleOneHopRequest hop;
-  hop.set_seeds(ToBytes<int64_t>(std::vector<int64_t>{other[0]}));
-  hop.set_fanout(5);
+  v1::HopItem* item = hop.add_items();
+  item->set_edge_type("node__to__node");
+  item->set_seeds(ToBytes<int64_t>(std::vector<int64_t>{other[0]}));
+  item->set_fanout(5);
   v1::SampleOneHopResponse hop_out;
   expect_invalid(cluster_->Stub(0)->SampleOneHop(Context().get(), hop, &hop_out), "owned by");
   v1::GatherFeaturesRequest gather;
-  gather.set_ids(ToBytes<int64_t>(std::vector<int64_t>{1 << 30}));
+  v1::TypedIds* typed = gather.add_items();
+  typed->set_node_type("node");
+  typed->set_ids(ToBytes<int64_t>(std::vector<int64_t>{1 << 30}));
   v1::GatherFeaturesResponse gather_out;
   expect_invalid(cluster_->Stub(1)->GatherFeatures(Context().get(), gather, &gather_out),
-                 "not a node id");
+                 "not a 'node' node id");
   v1::GetSplitRequest split;
   split.set_split("nope");
   v1::GetSplitResponse split_out;
@@ -240,9 +243,7 @@ TEST(PartitionServerStartTest, UnreachablePeerGivesUnavailableNamingIt) {
       grpc::CreateCustomChannel((*s)->address(), grpc::InsecureChannelCredentials(), args));
   v1::SampleMinibatchRequest req;
   req.set_seeds(ToBytes<int64_t>(std::vector<int64_t>{seed}));
-  req.add_fanouts(-1);
-  req.add_fanouts(-1);
-  req.add_fanouts(-1);
+  for (int h = 0; h < 3; ++h) req.mutable_sampling()->add_fanouts(-1);
   v1::Minibatch out;
   grpc::Status status = stub->SampleMinibatch(Context().get(), req, &out);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();

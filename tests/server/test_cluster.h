@@ -5,6 +5,8 @@
 // on port 0 that find each other through a registry folder.
 
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "common/shm.h"
 #include "partitioner/input_graph.h"
 #include "partitioner/partition.h"
 #include "proto/graphshard.grpc.pb.h"
@@ -40,7 +43,9 @@ inline partitioner::InputGraph ReadCora() {
 class TestCluster {
  public:
   // Partitions `graph` into `parts` (random, seed 7) and starts one server per part.
-  TestCluster(const partitioner::InputGraph& graph, int parts, engine::Limits limits = {})
+  template <typename G>
+  TestCluster(const G& graph, int parts, engine::Limits limits = {},
+              server::ServiceOptions service = {})
       : dir_(MakeTempDir()) {
     partitioner::PartitionOptions options;
     options.num_parts = parts;
@@ -54,6 +59,8 @@ class TestCluster {
       so.registry_dir = dir_ + "/registry";
       so.rpc_timeout = absl::Seconds(10);
       so.limits = limits;
+      so.threads = 2;
+      so.service = service;
       auto s = server::PartitionServer::Start(so);
       EXPECT_TRUE(s.ok()) << s.status();
       servers_.push_back(*std::move(s));
@@ -78,6 +85,63 @@ class TestCluster {
   std::string dir_;
   std::vector<std::unique_ptr<server::PartitionServer>> servers_;
 };
+
+// A minibatch with its arrays decoded (inline or from shared memory), per type name.
+struct DecodedBlock {
+  std::vector<int64_t> ids, labels, tree;
+  std::vector<char> features;
+  std::vector<int64_t> num_sampled;
+};
+struct DecodedEdges {
+  std::vector<int64_t> src, dst, num_sampled;
+};
+struct Decoded {
+  int64_t batch_size = 0;
+  std::map<std::string, DecodedBlock> nodes;
+  std::map<std::string, DecodedEdges> edges;
+  std::vector<float> Features(const std::string& type) const {
+    const std::vector<char>& f = nodes.at(type).features;
+    std::vector<float> out(f.size() / 4);
+    if (!out.empty()) std::memcpy(out.data(), f.data(), f.size());
+    return out;
+  }
+};
+
+template <typename T>
+std::vector<T> ArrayOf(const v1::Array& a, const char* shm) {
+  const char* data = shm != nullptr ? shm + a.shm_offset() : a.data().data();
+  size_t bytes = shm != nullptr ? a.shm_length() : a.data().size();
+  std::vector<T> out(bytes / sizeof(T));
+  if (bytes > 0) std::memcpy(out.data(), data, bytes);
+  return out;
+}
+
+inline Decoded Decode(const v1::Minibatch& m) {
+  std::shared_ptr<const common::ShmSegment> segment;
+  if (!m.shm_name().empty()) {
+    auto opened = common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    if (opened.ok()) segment = *opened;
+  }
+  const char* shm = segment ? segment->data() : nullptr;
+  Decoded d;
+  d.batch_size = m.batch_size();
+  for (const v1::NodeBlock& n : m.nodes()) {
+    DecodedBlock& b = d.nodes[n.node_type()];
+    b.ids = ArrayOf<int64_t>(n.ids(), shm);
+    b.labels = ArrayOf<int64_t>(n.labels(), shm);
+    b.tree = ArrayOf<int64_t>(n.tree(), shm);
+    b.features = ArrayOf<char>(n.features(), shm);
+    b.num_sampled.assign(n.num_sampled_nodes().begin(), n.num_sampled_nodes().end());
+  }
+  for (const v1::EdgeBlock& e : m.edges()) {
+    DecodedEdges& b = d.edges[e.edge_type()];
+    b.src = ArrayOf<int64_t>(e.src(), shm);
+    b.dst = ArrayOf<int64_t>(e.dst(), shm);
+    b.num_sampled.assign(e.num_sampled_edges().begin(), e.num_sampled_edges().end());
+  }
+  return d;
+}
 
 // A client context with a 10 s deadline.
 inline std::unique_ptr<grpc::ClientContext> Context() {

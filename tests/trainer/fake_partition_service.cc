@@ -67,7 +67,7 @@ class FakePartitionServer::Service final : public v1::PartitionService::Service 
     for (size_t i = 0; i < nodes.size(); ++i) local[nodes[i]] = static_cast<int64_t>(i);
     std::vector<int64_t> src, dst;
     size_t frontier_begin = 0;
-    for (int hop = 0; hop < req->fanouts_size(); ++hop) {
+    for (int hop = 0; hop < req->sampling().fanouts_size(); ++hop) {
       const size_t frontier_end = nodes.size();
       for (size_t i = frontier_begin; i < frontier_end; ++i) {
         for (int64_t u : InNeighbours(nodes[i])) {
@@ -89,12 +89,17 @@ class FakePartitionServer::Service final : public v1::PartitionService::Service 
       row[g_.feat_dim - 1] = static_cast<float>(nodes[i] % 7) / 7.0f;  // noise
     }
     mb->set_batch_size(static_cast<int64_t>(Int64s(req->seeds()).size()));
-    mb->set_node_ids(Int64Bytes(nodes));
-    mb->set_feat_dim(g_.feat_dim);
-    mb->set_features(std::string(reinterpret_cast<const char*>(feats.data()), feats.size() * 4));
-    mb->set_labels(Int64Bytes(labels));
-    mb->set_edge_src(Int64Bytes(src));
-    mb->set_edge_dst(Int64Bytes(dst));
+    v1::NodeBlock* nb = mb->add_nodes();
+    nb->set_node_type("node");
+    nb->mutable_ids()->set_data(Int64Bytes(nodes));
+    nb->set_feat_dim(g_.feat_dim);
+    nb->mutable_features()->set_data(
+        std::string(reinterpret_cast<const char*>(feats.data()), feats.size() * 4));
+    nb->mutable_labels()->set_data(Int64Bytes(labels));
+    v1::EdgeBlock* eb = mb->add_edges();
+    eb->set_edge_type("node__to__node");
+    eb->mutable_src()->set_data(Int64Bytes(src));
+    eb->mutable_dst()->set_data(Int64Bytes(dst));
     return grpc::Status::OK;
   }
 

@@ -17,12 +17,16 @@ std::string Floats(const std::vector<float>& v) {
 v1::Minibatch ValidBatch() {
   v1::Minibatch m;
   m.set_batch_size(1);
-  m.set_node_ids(EncodeInt64s({7, 3, 9}));
-  m.set_feat_dim(2);
-  m.set_features(Floats({1, 2, 3, 4, 5, 6}));
-  m.set_labels(EncodeInt64s({0, 1, 2}));
-  m.set_edge_src(EncodeInt64s({1, 2}));
-  m.set_edge_dst(EncodeInt64s({0, 0}));
+  v1::NodeBlock* n = m.add_nodes();
+  n->set_node_type("node");
+  n->mutable_ids()->set_data(EncodeInt64s({7, 3, 9}));
+  n->set_feat_dim(2);
+  n->mutable_features()->set_data(Floats({1, 2, 3, 4, 5, 6}));
+  n->mutable_labels()->set_data(EncodeInt64s({0, 1, 2}));
+  v1::EdgeBlock* e = m.add_edges();
+  e->set_edge_type("node__to__node");
+  e->mutable_src()->set_data(EncodeInt64s({1, 2}));
+  e->mutable_dst()->set_data(EncodeInt64s({0, 0}));
   return m;
 }
 
@@ -46,25 +50,25 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
     EXPECT_NE(b.status().message().find(mention), absl::string_view::npos) << b.status().message();
   };
   v1::Minibatch m = ValidBatch();
-  m.set_edge_src(EncodeInt64s({1, 3}));
+  m.mutable_edges(0)->mutable_src()->set_data(EncodeInt64s({1, 3}));
   expect_data_loss(m, "edge_src");
   m = ValidBatch();
-  m.set_edge_dst(EncodeInt64s({0}));
+  m.mutable_edges(0)->mutable_dst()->set_data(EncodeInt64s({0}));
   expect_data_loss(m, "edge_dst");
   m = ValidBatch();
-  m.set_features(Floats({1, 2, 3}));
+  m.mutable_nodes(0)->mutable_features()->set_data(Floats({1, 2, 3}));
   expect_data_loss(m, "features");
   m = ValidBatch();
-  m.set_labels(EncodeInt64s({0}));
+  m.mutable_nodes(0)->mutable_labels()->set_data(EncodeInt64s({0}));
   expect_data_loss(m, "labels");
   m = ValidBatch();
-  m.set_node_ids(EncodeInt64s({3, 7, 9}));
+  m.mutable_nodes(0)->mutable_ids()->set_data(EncodeInt64s({3, 7, 9}));
   expect_data_loss(m, "node_ids[0]");
   m = ValidBatch();
   m.set_batch_size(2);
   expect_data_loss(m, "batch_size");
   m = ValidBatch();
-  m.set_node_ids(std::string(5, 'x'));
+  m.mutable_nodes(0)->mutable_ids()->set_data(std::string(5, 'x'));
   expect_data_loss(m, "multiple of 8");
 }
 

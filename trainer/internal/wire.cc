@@ -68,13 +68,22 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
 
 absl::StatusOr<MinibatchData> DecodeMinibatch(v1::Minibatch& m,
                                               absl::Span<const int64_t> requested_seeds) {
+  if (m.nodes_size() != 1 || m.edges_size() != 1 || !m.shm_name().empty() ||
+      m.feature_dtype() != v1::FLOAT32) {
+    return absl::DataLossError(absl::StrCat(
+        "minibatch: this trainer takes homogeneous float32 batches inline (got ", m.nodes_size(),
+        " node types, ", m.edges_size(), " edge types)"));
+  }
+  const v1::NodeBlock& nodes = m.nodes(0);
+  const v1::EdgeBlock& edges = m.edges(0);
   MinibatchData b;
   b.batch_size = m.batch_size();
-  b.feat_dim = m.feat_dim();
-  ASSIGN_OR_RETURN(b.node_ids, DecodeInt64s(m.node_ids(), "minibatch node_ids"));
-  ASSIGN_OR_RETURN(b.labels, DecodeInt64s(m.labels(), "minibatch labels"));
-  ASSIGN_OR_RETURN(b.edge_src, DecodeInt64s(m.edge_src(), "minibatch edge_src"));
-  ASSIGN_OR_RETURN(b.edge_dst, DecodeInt64s(m.edge_dst(), "minibatch edge_dst"));
+  b.feat_dim = nodes.feat_dim();
+  ASSIGN_OR_RETURN(b.node_ids, DecodeInt64s(nodes.ids().data(), "minibatch node ids"));
+  ASSIGN_OR_RETURN(b.labels, DecodeInt64s(nodes.labels().data(), "minibatch labels"));
+  ASSIGN_OR_RETURN(b.edge_src, DecodeInt64s(edges.src().data(), "minibatch edge src"));
+  ASSIGN_OR_RETURN(b.edge_dst, DecodeInt64s(edges.dst().data(), "minibatch edge dst"));
+  const std::string& features = nodes.features().data();
   const int64_t n = b.num_nodes();
   if (b.batch_size != static_cast<int64_t>(requested_seeds.size()) || b.batch_size > n) {
     return absl::DataLossError(absl::StrCat("minibatch batch_size ", b.batch_size, " for ",
@@ -87,8 +96,8 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(v1::Minibatch& m,
                                               " (seeds must come first, in order)"));
     }
   }
-  if (b.feat_dim < 1 || m.features().size() != static_cast<size_t>(n * b.feat_dim) * 4) {
-    return absl::DataLossError(absl::StrCat("minibatch features: ", m.features().size(),
+  if (b.feat_dim < 1 || features.size() != static_cast<size_t>(n * b.feat_dim) * 4) {
+    return absl::DataLossError(absl::StrCat("minibatch features: ", features.size(),
                                             " bytes for ", n, " nodes x feat_dim ", b.feat_dim,
                                             " float32"));
   }
@@ -103,7 +112,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(v1::Minibatch& m,
   RETURN_IF_ERROR(CheckIndices(b.edge_src, n, "edge_src"));
   RETURN_IF_ERROR(CheckIndices(b.edge_dst, n, "edge_dst"));
   b.features.resize(static_cast<size_t>(n * b.feat_dim));
-  if (!b.features.empty()) std::memcpy(b.features.data(), m.features().data(), m.features().size());
+  if (!b.features.empty()) std::memcpy(b.features.data(), features.data(), features.size());
   return b;
 }
 

@@ -1,0 +1,177 @@
+#include "server/engine/epoch_stream.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/rng.h"
+#include "common/status_macros.h"
+#include "server/engine/minibatch_builder.h"
+
+namespace graphshard::engine {
+namespace {
+
+constexpr uint64_t kSamplingSalt = 0x5a3c9e1f00d2b7a1ULL;
+
+absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_type) {
+  const Limits& lim = local.limits();
+  if (r.batch_size < 1 || r.batch_size > lim.max_batch_size) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size ", r.batch_size, " is outside 1..",
+                                                   lim.max_batch_size));
+  }
+  if (r.seeds.empty()) return absl::InvalidArgumentError("empty seed shard");
+  if (std::ssize(r.seeds) > lim.max_stream_seeds) {
+    return absl::InvalidArgumentError(absl::StrCat(r.seeds.size(), " seeds exceed the limit ",
+                                                   lim.max_stream_seeds));
+  }
+  RETURN_IF_ERROR(local.CheckOwned(seed_type, r.seeds, "seeds"));
+  std::vector<int64_t> sorted = r.seeds;
+  std::sort(sorted.begin(), sorted.end());
+  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("seed ", *dup, " appears twice in the shard"));
+  }
+  if (r.num_batches < 0) return absl::InvalidArgumentError("num_batches < 0");
+  ASSIGN_OR_RETURN(int hops, ValidateSampling(local, r.sampling));
+  (void)hops;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<int64_t> ShuffledSeeds(const StreamRequest& request) {
+  std::vector<int64_t> order = request.seeds;
+  if (!request.shuffle) return order;
+  common::SplitMix64 rng(common::MixSeed(request.shuffle_seed, static_cast<uint64_t>(request.epoch)));
+  for (size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[rng.Below(i)]);
+  }
+  return order;
+}
+
+std::vector<int64_t> BatchSeeds(const std::vector<int64_t>& shuffled, int64_t batch_size,
+                                int64_t b) {
+  const int64_t n = std::ssize(shuffled);
+  const int64_t natural = (n + batch_size - 1) / batch_size;
+  std::vector<int64_t> out;
+  if (b < natural) {
+    out.assign(shuffled.begin() + b * batch_size,
+               shuffled.begin() + std::min(n, (b + 1) * batch_size));
+    return out;
+  }
+  // Wrap-around batches: full size (at most n, so no seed repeats inside a batch).
+  const int64_t size = std::min(batch_size, n);
+  for (int64_t i = 0; i < size; ++i) out.push_back(shuffled[(b * batch_size + i) % n]);
+  return out;
+}
+
+uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t b) {
+  return common::MixSeed(
+      common::MixSeed(request.shuffle_seed ^ kSamplingSalt, static_cast<uint64_t>(request.epoch)),
+      static_cast<uint64_t>(b));
+}
+
+// What the stream and its jobs share; jobs hold it by shared_ptr, so the stream can go away
+// while a job still runs.
+struct EpochStream::Shared {
+  const LocalPart* local = nullptr;
+  Peers* peers = nullptr;
+  common::Executor* executor = nullptr;
+  StreamRequest request;
+  std::vector<int64_t> shuffled;
+  std::atomic<bool> cancelled{false};
+};
+
+struct EpochStream::Job {
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  std::optional<absl::StatusOr<Minibatch>> result ABSL_GUARDED_BY(mu);
+};
+
+absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart& local,
+                                                               Peers& peers,
+                                                               common::Executor& executor,
+                                                               StreamRequest request,
+                                                               int prefetch) {
+  int seed_type = request.seed_type.empty() ? local.target_type()
+                                            : local.NodeTypeIndex(request.seed_type);
+  if (seed_type < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown node type '", request.seed_type, "'"));
+  }
+  RETURN_IF_ERROR(Validate(local, request, seed_type));
+  const int64_t n = std::ssize(request.seeds);
+  const int64_t natural = (n + request.batch_size - 1) / request.batch_size;
+  const int64_t total = request.num_batches > 0 ? request.num_batches : natural;
+  if (request.first_batch < 0 || request.first_batch > total) {
+    return absl::InvalidArgumentError(absl::StrCat("first_batch ", request.first_batch,
+                                                   " is outside 0..", total));
+  }
+  auto stream = std::unique_ptr<EpochStream>(new EpochStream());
+  stream->shared_ = std::make_shared<Shared>();
+  Shared& s = *stream->shared_;
+  s.local = &local;
+  s.peers = &peers;
+  s.executor = &executor;
+  s.shuffled = ShuffledSeeds(request);
+  s.request = std::move(request);
+  s.request.seed_type = local.node_types()[seed_type].name;
+  stream->prefetch_ = std::max(1, prefetch);
+  stream->num_batches_ = total;
+  stream->next_ = s.request.first_batch;
+  stream->posted_ = s.request.first_batch;
+  stream->PostUpTo(std::min(total, stream->next_ + stream->prefetch_));
+  return stream;
+}
+
+void EpochStream::PostUpTo(int64_t end) {
+  for (; posted_ < end; ++posted_) {
+    auto job = std::make_shared<Job>();
+    window_.push_back(job);
+    const int64_t b = posted_;
+    shared_->executor->Post([shared = shared_, job, b] {
+      absl::StatusOr<Minibatch> result = absl::CancelledError("stream cancelled");
+      if (!shared->cancelled.load()) {
+        MinibatchRequest r;
+        r.seed_type = shared->request.seed_type;
+        r.seeds = BatchSeeds(shared->shuffled, shared->request.batch_size, b);
+        r.sampling = shared->request.sampling;
+        r.seed = BatchSamplingSeed(shared->request, b);
+        result = BuildMinibatch(*shared->local, *shared->peers, r);
+      }
+      absl::MutexLock lock(&job->mu);
+      job->result = std::move(result);
+      job->done = true;
+    });
+  }
+}
+
+absl::StatusOr<std::optional<Minibatch>> EpochStream::Next() {
+  if (next_ >= num_batches_ || window_.empty()) return std::optional<Minibatch>();
+  std::shared_ptr<Job> job = window_.front();
+  window_.pop_front();
+  absl::StatusOr<Minibatch> result = absl::InternalError("unset");
+  {
+    absl::MutexLock lock(&job->mu);
+    job->mu.Await(absl::Condition(&job->done));
+    result = std::move(*job->result);
+    job->result.reset();
+  }
+  ++next_;
+  if (!result.ok()) {
+    next_ = num_batches_;  // the stream ends with the error
+    shared_->cancelled = true;
+    window_.clear();
+    return result.status();
+  }
+  PostUpTo(std::min(num_batches_, next_ + prefetch_));
+  return std::optional<Minibatch>(*std::move(result));
+}
+
+EpochStream::~EpochStream() {
+  if (shared_ != nullptr) shared_->cancelled = true;
+  // window_ goes away now: finished batches are freed; running jobs free theirs on return.
+}
+
+}  // namespace graphshard::engine

@@ -1,0 +1,80 @@
+#ifndef GRAPHSHARD_SERVER_ENGINE_EPOCH_STREAM_H_
+#define GRAPHSHARD_SERVER_ENGINE_EPOCH_STREAM_H_
+
+// An epoch of minibatches over one trainer's seed shard, built ahead of the reader on an
+// executor: at most `prefetch` batches are being built or waiting at any time (the bound on
+// memory); the reader's pace (gRPC flow control) paces the builders.
+//
+// Batch b of an epoch: the seeds are shuffled with (shuffle_seed, epoch) when shuffle is on;
+// the first ceil(n / batch_size) batches cut that order in pieces (the last may be short);
+// further batches (num_batches above that) wrap around the shuffled order, so every rank can
+// run the same number of steps. The sampling seed of batch b is a function of (shuffle_seed,
+// epoch, b). So a batch is a deterministic function of (seeds, request, b) whatever the thread
+// count, and a stream resumed at first_batch = b yields the same batches from b on.
+
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "common/executor.h"
+#include "server/engine/local_part.h"
+#include "server/engine/peers.h"
+#include "server/engine/types.h"
+
+namespace graphshard::engine {
+
+struct StreamRequest {
+  std::string seed_type;  // empty = target type
+  std::vector<int64_t> seeds;
+  int64_t batch_size = 0;
+  bool shuffle = true;
+  uint64_t shuffle_seed = 0;
+  int64_t epoch = 0;
+  int64_t first_batch = 0;
+  int64_t num_batches = 0;  // 0 = ceil(n / batch_size)
+  SamplingConfig sampling;
+};
+
+// The seeds of batch `b` (exposed for tests and for clients that want to know the plan).
+std::vector<int64_t> BatchSeeds(const std::vector<int64_t>& shuffled, int64_t batch_size,
+                                int64_t b);
+// The shard in epoch order.
+std::vector<int64_t> ShuffledSeeds(const StreamRequest& request);
+uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t b);
+
+class EpochStream {
+ public:
+  // Validates everything in front: InvalidArgument for a bad batch size, empty / oversized /
+  // duplicated / foreign seeds, bad sampling, first_batch out of range. `local`, `peers` and
+  // `executor` must outlive the stream and every job it posted (destroy the executor first).
+  static absl::StatusOr<std::unique_ptr<EpochStream>> Start(const LocalPart& local, Peers& peers,
+                                                            common::Executor& executor,
+                                                            StreamRequest request, int prefetch);
+  // Cancels: queued jobs are skipped, finished batches are freed now, a batch being built is
+  // freed when its builder returns.
+  ~EpochStream();
+
+  int64_t num_batches() const { return num_batches_; }
+  // The next batch in order (its index is next_index() before the call), or nullopt at the end.
+  // Blocks until it is built. A build error is returned once and ends the stream.
+  absl::StatusOr<std::optional<Minibatch>> Next();
+  int64_t next_index() const { return next_; }
+
+ private:
+  struct Shared;
+  struct Job;
+  EpochStream() = default;
+  void PostUpTo(int64_t end);
+
+  std::shared_ptr<Shared> shared_;
+  std::deque<std::shared_ptr<Job>> window_;
+  int prefetch_ = 1;
+  int64_t num_batches_ = 0;
+  int64_t next_ = 0;    // next batch to hand out
+  int64_t posted_ = 0;  // next batch to post
+};
+
+}  // namespace graphshard::engine
+
+#endif  // GRAPHSHARD_SERVER_ENGINE_EPOCH_STREAM_H_

@@ -1,0 +1,23 @@
+#include "server/engine/types.h"
+
+namespace graphshard::engine {
+
+size_t FeatureDtypeSize(FeatureDtype dtype) { return dtype == FeatureDtype::kFloat32 ? 4 : 2; }
+
+int64_t Minibatch::NumSampledEdges() const {
+  int64_t n = 0;
+  for (const EdgeBlock& e : edges) n += static_cast<int64_t>(e.src.size());
+  return n;
+}
+
+int64_t Minibatch::PayloadBytes() const {
+  int64_t bytes = 0;
+  for (const NodeBlock& n : nodes) {
+    bytes += static_cast<int64_t>((n.ids.size() + n.tree.size() + n.labels.size()) * 8 +
+                                  n.features.size());
+  }
+  for (const EdgeBlock& e : edges) bytes += static_cast<int64_t>((e.src.size() + e.dst.size()) * 8);
+  return bytes;
+}
+
+}  // namespace graphshard::engine

@@ -1,0 +1,53 @@
+#include "server/server_stats.h"
+
+#include <algorithm>
+
+namespace graphshard::server {
+namespace {
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t k = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+void ServerStats::RecordCall(const std::string& method, absl::Duration latency, bool ok) {
+  absl::MutexLock lock(&mu_);
+  Method& m = methods_[method];
+  ++m.count;
+  if (!ok) ++m.errors;
+  double ms = absl::ToDoubleMilliseconds(latency);
+  if (m.recent_ms.size() < kWindow) {
+    m.recent_ms.push_back(ms);
+  } else {
+    m.recent_ms[m.next] = ms;
+    m.next = (m.next + 1) % kWindow;
+  }
+}
+
+int64_t ServerStats::active_streams() {
+  absl::MutexLock lock(&mu_);
+  return active_streams_;
+}
+
+void ServerStats::Fill(v1::Stats* out) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [name, m] : methods_) {
+    v1::RpcStats* r = out->add_rpcs();
+    r->set_method(name);
+    r->set_count(m.count);
+    r->set_errors(m.errors);
+    r->set_p50_ms(Percentile(m.recent_ms, 0.5));
+    r->set_p99_ms(Percentile(m.recent_ms, 0.99));
+  }
+  out->set_sampled_edges(sampled_edges_);
+  out->set_batches_built(batches_built_);
+  out->set_bytes_sent(bytes_sent_);
+  out->set_shm_bytes(shm_bytes_);
+  out->set_active_streams(active_streams_);
+}
+
+}  // namespace graphshard::server

@@ -1,0 +1,69 @@
+#ifndef GRAPHSHARD_SERVER_SERVER_STATS_H_
+#define GRAPHSHARD_SERVER_SERVER_STATS_H_
+
+// Counters and latencies of one server, for the Stats RPC. Thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/graphshard.pb.h"
+
+namespace graphshard::server {
+
+class ServerStats {
+ public:
+  void RecordCall(const std::string& method, absl::Duration latency, bool ok);
+  void AddSampledEdges(int64_t n) { Add(&sampled_edges_, n); }
+  void AddBatch() { Add(&batches_built_, 1); }
+  void AddBytesSent(int64_t n) { Add(&bytes_sent_, n); }
+  void AddShmBytes(int64_t n) { Add(&shm_bytes_, n); }
+  void StreamOpened() { Add(&active_streams_, 1); }
+  void StreamClosed() { Add(&active_streams_, -1); }
+  int64_t active_streams();
+  void Fill(v1::Stats* out);
+
+ private:
+  // The last kWindow latencies per method: p50/p99 over a recent window, in bounded memory.
+  static constexpr size_t kWindow = 4096;
+  struct Method {
+    int64_t count = 0;
+    int64_t errors = 0;
+    std::vector<double> recent_ms;
+    size_t next = 0;
+  };
+  void Add(int64_t* counter, int64_t n) {
+    absl::MutexLock lock(&mu_);
+    *counter += n;
+  }
+  absl::Mutex mu_;
+  std::map<std::string, Method> methods_ ABSL_GUARDED_BY(mu_);
+  int64_t sampled_edges_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t batches_built_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t shm_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Records one call's latency and outcome when it goes out of scope.
+class CallTimer {
+ public:
+  CallTimer(ServerStats& stats, std::string method)
+      : stats_(stats), method_(std::move(method)), start_(absl::Now()) {}
+  ~CallTimer() { stats_.RecordCall(method_, absl::Now() - start_, ok_); }
+  void set_ok(bool ok) { ok_ = ok; }
+
+ private:
+  ServerStats& stats_;
+  std::string method_;
+  absl::Time start_;
+  bool ok_ = true;
+};
+
+}  // namespace graphshard::server
+
+#endif  // GRAPHSHARD_SERVER_SERVER_STATS_H_

@@ -1,0 +1,333 @@
+// StreamBatches: epoch plans, resume, concurrency, cancellation, shared memory, limits, stats,
+// reflection. Real in-process servers on port 0.
+#include <dirent.h>
+
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/half.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "server/engine/epoch_stream.h"
+#include "server/proto_convert.h"
+#include "tests/server/test_cluster.h"
+
+namespace graphshard::server {
+namespace {
+
+using testing::Context;
+
+class StreamTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    graph_ = new partitioner::InputGraph(testing::ReadCora());
+    cluster_ = new testing::TestCluster(*graph_, 2);
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    delete graph_;
+  }
+  static std::vector<int64_t> Split(int part, const std::string& name) {
+    v1::GetSplitRequest req;
+    req.set_split(name);
+    v1::GetSplitResponse resp;
+    EXPECT_TRUE(cluster_->Stub(part)->GetSplit(Context().get(), req, &resp).ok());
+    return *FromBytes<int64_t>(resp.ids(), "ids");
+  }
+  static v1::StreamBatchesRequest Request(const std::vector<int64_t>& seeds, int64_t batch_size) {
+    v1::StreamBatchesRequest r;
+    r.set_seeds(ToBytes<int64_t>(seeds));
+    r.set_batch_size(batch_size);
+    r.set_shuffle(true);
+    r.set_shuffle_seed(5);
+    r.set_epoch(2);
+    r.mutable_sampling()->add_fanouts(5);
+    r.mutable_sampling()->add_fanouts(3);
+    return r;
+  }
+  // Reads the whole stream; the status it ended with goes to *status.
+  static std::vector<v1::Minibatch> ReadAll(int part, const v1::StreamBatchesRequest& r,
+                                            grpc::Status* status = nullptr) {
+    auto ctx = Context();
+    auto reader = cluster_->Stub(part)->StreamBatches(ctx.get(), r);
+    std::vector<v1::Minibatch> out;
+    v1::Minibatch m;
+    while (reader->Read(&m)) out.push_back(m);
+    grpc::Status s = reader->Finish();
+    if (status != nullptr) *status = s;
+    EXPECT_TRUE(status != nullptr || s.ok()) << s.error_message();
+    return out;
+  }
+  static engine::StreamRequest EngineRequest(const v1::StreamBatchesRequest& r) {
+    engine::StreamRequest e;
+    e.seeds = *FromBytes<int64_t>(r.seeds(), "seeds");
+    e.batch_size = r.batch_size();
+    e.shuffle = r.shuffle();
+    e.shuffle_seed = r.shuffle_seed();
+    e.epoch = r.epoch();
+    return e;
+  }
+
+  static partitioner::InputGraph* graph_;
+  static testing::TestCluster* cluster_;
+};
+
+partitioner::InputGraph* StreamTest::graph_ = nullptr;
+testing::TestCluster* StreamTest::cluster_ = nullptr;
+
+TEST_F(StreamTest, EpochCoversEverySeedOnceInThePlannedOrder) {
+  std::vector<int64_t> seeds = Split(0, "test");
+  v1::StreamBatchesRequest r = Request(seeds, 64);
+  std::vector<v1::Minibatch> batches = ReadAll(0, r);
+  ASSERT_EQ(batches.size(), (seeds.size() + 63) / 64);
+  std::vector<int64_t> shuffled = engine::ShuffledSeeds(EngineRequest(r));
+  std::multiset<int64_t> seen;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    testing::Decoded d = testing::Decode(batches[b]);
+    EXPECT_EQ(batches[b].batch_index(), static_cast<int64_t>(b));
+    std::vector<int64_t> want = engine::BatchSeeds(shuffled, 64, static_cast<int64_t>(b));
+    ASSERT_EQ(d.batch_size, static_cast<int64_t>(want.size()));
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), d.nodes["node"].ids.begin()));
+    seen.insert(want.begin(), want.end());
+  }
+  EXPECT_EQ(seen, std::multiset<int64_t>(seeds.begin(), seeds.end()));
+  // Another epoch shuffles differently.
+  r.set_epoch(3);
+  std::vector<v1::Minibatch> other = ReadAll(0, r);
+  EXPECT_NE(testing::Decode(other[0]).nodes["node"].ids, testing::Decode(batches[0]).nodes["node"].ids);
+}
+
+TEST_F(StreamTest, ResumedStreamYieldsTheSameBatches) {
+  v1::StreamBatchesRequest r = Request(Split(1, "test"), 50);
+  std::vector<v1::Minibatch> full = ReadAll(1, r);
+  ASSERT_GT(full.size(), 4u);
+  r.set_first_batch(3);
+  std::vector<v1::Minibatch> resumed = ReadAll(1, r);
+  ASSERT_EQ(resumed.size(), full.size() - 3);
+  for (size_t i = 0; i < resumed.size(); ++i) {
+    EXPECT_EQ(resumed[i].SerializeAsString(), full[i + 3].SerializeAsString()) << i;
+  }
+}
+
+TEST_F(StreamTest, ExtraBatchesWrapAroundWithFullSize) {
+  std::vector<int64_t> seeds = Split(0, "val");
+  v1::StreamBatchesRequest r = Request(seeds, 100);
+  const int64_t natural = (static_cast<int64_t>(seeds.size()) + 99) / 100;
+  r.set_num_batches(natural + 2);
+  std::vector<v1::Minibatch> batches = ReadAll(0, r);
+  ASSERT_EQ(static_cast<int64_t>(batches.size()), natural + 2);
+  EXPECT_EQ(batches.back().batch_size(), 100);
+}
+
+// A streamed batch equals the unary SampleMinibatch of the same seeds and sampling seed, for 4
+// streams at once on 2 servers.
+TEST_F(StreamTest, FourConcurrentStreamsGiveCorrectDistinctBatches) {
+  std::vector<std::vector<int64_t>> shards;
+  for (int part : {0, 1}) {
+    std::vector<int64_t> test = Split(part, "test");
+    size_t half = test.size() / 2;
+    shards.emplace_back(test.begin(), test.begin() + half);
+    shards.emplace_back(test.begin() + half, test.end());
+  }
+  std::vector<std::vector<v1::Minibatch>> got(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { got[i] = ReadAll(i / 2, Request(shards[i], 40)); });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> distinct;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(got[i].size(), (shards[i].size() + 39) / 40);
+    engine::StreamRequest plan = EngineRequest(Request(shards[i], 40));
+    std::vector<int64_t> shuffled = engine::ShuffledSeeds(plan);
+    for (size_t b = 0; b < got[i].size(); ++b) {
+      v1::SampleMinibatchRequest unary;
+      unary.set_seeds(ToBytes<int64_t>(engine::BatchSeeds(shuffled, 40, static_cast<int64_t>(b))));
+      *unary.mutable_sampling() = Request(shards[i], 40).sampling();
+      unary.set_seed(engine::BatchSamplingSeed(plan, static_cast<int64_t>(b)));
+      v1::Minibatch want;
+      ASSERT_TRUE(cluster_->Stub(i / 2)->SampleMinibatch(Context().get(), unary, &want).ok());
+      want.set_batch_index(static_cast<int64_t>(b));
+      want.set_epoch(2);
+      EXPECT_EQ(got[i][b].SerializeAsString(), want.SerializeAsString()) << i << " " << b;
+      distinct.insert(got[i][b].SerializeAsString());
+    }
+  }
+  size_t total = 0;
+  for (const auto& g : got) total += g.size();
+  EXPECT_EQ(distinct.size(), total);
+}
+
+int CountShmSegments() {
+  int n = 0;
+  const std::string prefix = "graphshard-" + std::to_string(::getpid()) + "-";
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  while (dirent* e = ::readdir(dir)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+  ::closedir(dir);
+  return n;
+}
+
+TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
+  v1::StreamBatchesRequest r = Request(Split(0, "test"), 128);
+  std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
+  r.set_client_host_id(common::HostId());
+  std::vector<v1::Minibatch> shm_batches = ReadAll(0, r);
+  ASSERT_EQ(shm_batches.size(), inline_batches.size());
+  for (size_t i = 0; i < shm_batches.size(); ++i) {
+    ASSERT_FALSE(shm_batches[i].shm_name().empty());
+    EXPECT_TRUE(shm_batches[i].nodes(0).features().data().empty());
+    testing::Decoded a = testing::Decode(shm_batches[i]);  // maps and unlinks
+    testing::Decoded b = testing::Decode(inline_batches[i]);
+    EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
+    EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
+    EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
+  }
+  EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
+}
+
+TEST_F(StreamTest, HalfPrecisionTransportRoundsEachFeature) {
+  v1::StreamBatchesRequest r = Request(Split(1, "val"), 64);
+  r.mutable_sampling()->set_fanouts(0, 2);
+  std::vector<v1::Minibatch> f32 = ReadAll(1, r);
+  r.mutable_sampling()->set_feature_dtype(v1::FLOAT16);
+  std::vector<v1::Minibatch> f16 = ReadAll(1, r);
+  ASSERT_EQ(f16.size(), f32.size());
+  testing::Decoded a = testing::Decode(f32[0]);
+  testing::Decoded b = testing::Decode(f16[0]);
+  std::vector<float> full = a.Features("node");
+  const std::vector<char>& half = b.nodes["node"].features;
+  ASSERT_EQ(half.size(), full.size() * 2);
+  for (size_t i = 0; i < full.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, half.data() + 2 * i, 2);
+    ASSERT_EQ(common::HalfToFloat(h), common::HalfToFloat(common::FloatToHalf(full[i])));
+  }
+}
+
+TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
+  std::vector<int64_t> seeds = Split(0, "test");
+  v1::StreamBatchesRequest r = Request(seeds, 8);
+  r.set_client_host_id(common::HostId());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto reader = cluster_->Stub(0)->StreamBatches(&ctx, r);
+  v1::Minibatch m;
+  ASSERT_TRUE(reader->Read(&m));
+  testing::Decode(m);
+  ctx.TryCancel();
+  reader->Finish();
+  // The server notices, frees the prefetched batches and unlinks their segments.
+  bool released = false;
+  for (int i = 0; i < 100 && !released; ++i) {
+    v1::Stats stats;
+    ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+    released = stats.active_streams() == 0 && CountShmSegments() == 0;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(released);
+}
+
+TEST_F(StreamTest, StatsCountCallsEdgesAndBytes) {
+  ReadAll(1, Request(Split(1, "val"), 64));
+  v1::Stats stats;
+  ASSERT_TRUE(cluster_->Stub(1)->GetStats(Context().get(), {}, &stats).ok());
+  EXPECT_GT(stats.sampled_edges(), 0);
+  EXPECT_GT(stats.batches_built(), 0);
+  EXPECT_GT(stats.bytes_sent(), 0);
+  bool found = false;
+  for (const v1::RpcStats& rpc : stats.rpcs()) {
+    EXPECT_LE(rpc.p50_ms(), rpc.p99_ms());
+    found |= rpc.method() == "StreamBatches" && rpc.count() > 0;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(StreamTest, ReflectionListsTheServices) {
+  auto channel = grpc::CreateChannel(cluster_->server(0).address(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
+  auto ctx = Context();
+  auto stream = stub->ServerReflectionInfo(ctx.get());
+  grpc::reflection::v1alpha::ServerReflectionRequest req;
+  req.set_list_services("");
+  ASSERT_TRUE(stream->Write(req));
+  stream->WritesDone();
+  grpc::reflection::v1alpha::ServerReflectionResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  std::set<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.insert(s.name());
+  EXPECT_TRUE(names.count("graphshard.v1.PartitionService"));
+  EXPECT_TRUE(names.count("grpc.health.v1.Health"));
+  stream->Finish();
+}
+
+TEST(StreamLimitsTest, EveryLimitReturnsItsStatusCode) {
+  engine::Limits limits;
+  limits.max_batch_size = 64;
+  limits.max_fanout = 10;
+  limits.max_hops = 2;
+  limits.max_stream_seeds = 100;
+  server::ServiceOptions service;
+  service.max_streams = 1;
+  service.prefetch = 1;
+  testing::TestCluster cluster(testing::ReadCora(), 1, limits, service);
+  v1::GetSplitRequest split;
+  split.set_split("test");
+  v1::GetSplitResponse ids;
+  ASSERT_TRUE(cluster.Stub(0)->GetSplit(Context().get(), split, &ids).ok());
+  std::vector<int64_t> seeds = *FromBytes<int64_t>(ids.ids(), "ids");
+  seeds.resize(100);
+  auto status_of = [&](v1::StreamBatchesRequest r) {
+    auto ctx = Context();
+    auto reader = cluster.Stub(0)->StreamBatches(ctx.get(), r);
+    v1::Minibatch m;
+    while (reader->Read(&m)) {
+    }
+    return reader->Finish();
+  };
+  auto base = [&] {
+    v1::StreamBatchesRequest r;
+    r.set_seeds(ToBytes<int64_t>(seeds));
+    r.set_batch_size(32);
+    r.mutable_sampling()->add_fanouts(5);
+    return r;
+  };
+  EXPECT_TRUE(status_of(base()).ok());
+  v1::StreamBatchesRequest r = base();
+  r.set_batch_size(65);
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r = base();
+  r.mutable_sampling()->set_fanouts(0, 11);
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r = base();
+  for (int i = 0; i < 2; ++i) r.mutable_sampling()->add_fanouts(1);
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r = base();
+  std::vector<int64_t> many = *FromBytes<int64_t>(ids.ids(), "ids");
+  r.set_seeds(ToBytes<int64_t>(many));  // more than max_stream_seeds
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r = base();
+  r.set_first_batch(99);
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  r = base();
+  r.mutable_sampling()->set_feature_dtype(static_cast<v1::FeatureDtype>(7));
+  EXPECT_EQ(status_of(r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // One stream open (held after its first batch): the second is refused.
+  grpc::ClientContext held;
+  held.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::StreamBatchesRequest slow = base();
+  slow.set_batch_size(1);
+  auto reader = cluster.Stub(0)->StreamBatches(&held, slow);
+  v1::Minibatch m;
+  ASSERT_TRUE(reader->Read(&m));
+  EXPECT_EQ(status_of(base()).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  held.TryCancel();
+  reader->Finish();
+}
+
+}  // namespace
+}  // namespace graphshard::server
