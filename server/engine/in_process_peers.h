@@ -1,0 +1,34 @@
+#ifndef GRAPHSHARD_SERVER_ENGINE_IN_PROCESS_PEERS_H_
+#define GRAPHSHARD_SERVER_ENGINE_IN_PROCESS_PEERS_H_
+
+// engine::Peers over LocalParts of the same process: no network. The baseline of the server
+// benchmark (sampling cost without any RPC) and a way to test the engine alone.
+
+#include <vector>
+
+#include "server/engine/local_part.h"
+#include "server/engine/peers.h"
+
+namespace graphshard::engine {
+
+class InProcessPeers final : public Peers {
+ public:
+  // parts[p] answers for part p; the parts must outlive this object.
+  explicit InProcessPeers(std::vector<const LocalPart*> parts) : parts_(std::move(parts)) {}
+
+  void SampleOneHop(int part, OneHopRequest request,
+                    Callback<std::vector<HopResult>> done) override {
+    done(parts_[part]->SampleOneHop(request));
+  }
+  void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
+                      Callback<std::vector<FeatureBlock>> done) override {
+    done(parts_[part]->GatherFeatures(items, dtype));
+  }
+
+ private:
+  std::vector<const LocalPart*> parts_;
+};
+
+}  // namespace graphshard::engine
+
+#endif  // GRAPHSHARD_SERVER_ENGINE_IN_PROCESS_PEERS_H_

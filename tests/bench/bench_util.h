@@ -1,0 +1,25 @@
+#ifndef GRAPHSHARD_TESTS_BENCH_BENCH_UTIL_H_
+#define GRAPHSHARD_TESTS_BENCH_BENCH_UTIL_H_
+
+// Baselines measured in the same run as the thing they compare with: memcpy bandwidth and raw
+// TCP loopback throughput; and the JSON-lines output of benchmarks.
+
+#include <string>
+
+namespace graphshard::bench {
+
+// Bytes per second of memcpy over a buffer of `bytes` (min over `reps` of the time).
+double MemcpyBytesPerSecond(size_t bytes, int reps);
+
+// Bytes per second of one TCP stream over 127.0.0.1 (one sender thread, one receiver), moving
+// `total_bytes` in 1 MiB writes. Returns 0 if sockets fail.
+double TcpLoopbackBytesPerSecond(size_t total_bytes);
+
+// {"name": ..., "value": ..., "unit": ...[, "baseline": ..., "ratio": ...]} on stdout.
+void PrintResult(const std::string& name, double value, const std::string& unit);
+void PrintCompared(const std::string& name, double value, const std::string& unit,
+                   const std::string& baseline_name, double baseline_value);
+
+}  // namespace graphshard::bench
+
+#endif  // GRAPHSHARD_TESTS_BENCH_BENCH_UTIL_H_

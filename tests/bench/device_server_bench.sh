@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 4's server benchmark on the GPU machine's CPUs (no GPU needed), in one command:
+# build (no Torch), generate the full ogbn-products-shaped graph, METIS-partition it in 2, run
+# server_bench (float32, then float16 transport). Results: JSON lines in $OUT/server_bench.jsonl.
+#   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_server_bench.sh
+set -euo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+J=$(nproc)
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log" >&2; }
+log "cores $J; $(grep -m1 'model name' /proc/cpuinfo)"
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_TRAINER=OFF \
+  ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1
+cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT/build.log" 2>&1
+log "built"
+D=${BENCH_DATA:-/tmp/gsdata}
+python3 tests/bench/gen_products_like.py --out "$D/graph" >"$OUT/gen.log" 2>&1
+log "generated"
+build-dev/bin/graphshard-partition partition --input "$D/graph" --parts 2 --method metis \
+  --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
+log "partitioned"
+B=${BENCH_BATCHES:-100}
+build-dev/bin/server_bench --partition "$D/p2" --batches "$B" --threads "$J" --prefetch 8 \
+  2>"$OUT/bench_f32.err" | tee "$OUT/server_bench.jsonl"
+log "float32 done"
+build-dev/bin/server_bench --partition "$D/p2" --batches "$B" --threads "$J" --prefetch 8 \
+  --feature-dtype float16 2>"$OUT/bench_f16.err" | sed 's/"name": "/"name": "f16_/' |
+  tee -a "$OUT/server_bench.jsonl"
+log "float16 done"

@@ -1,0 +1,278 @@
+// Server throughput benchmark (issue 4). JSON lines on stdout; progress on stderr.
+//   server_bench --partition DIR [--batches N] [--batch-size B] [--fanouts 15,10,5]
+//                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
+// Measured in one run, each with the baseline it is compared to:
+//   memcpy and raw TCP loopback bandwidth (baselines);
+//   sampling in-process (LocalParts wired directly, no RPC);
+//   one stream over gRPC loopback (bytes inline) and over the same-host shared-memory path;
+//   2 servers with 2 concurrent streaming clients (the issue's target: 142 batches/s).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "common/partition_part.h"
+#include "common/shm.h"
+#include "server/engine/in_process_peers.h"
+#include "server/engine/minibatch_builder.h"
+#include "server/grpc_options.h"
+#include "server/partition_server.h"
+#include "server/proto_convert.h"
+#include "tests/bench/bench_util.h"
+
+namespace graphshard::bench {
+namespace {
+
+struct Flags {
+  std::string partition;
+  int batches = 20;
+  int batch_size = 1024;
+  std::vector<int32_t> fanouts = {15, 10, 5};
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  int prefetch = 4;
+  v1::FeatureDtype dtype = v1::FLOAT32;
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Totals {
+  int64_t batches = 0, seeds = 0, edges = 0, feature_bytes = 0;
+  void Add(const Totals& o) {
+    batches += o.batches;
+    seeds += o.seeds;
+    edges += o.edges;
+    feature_bytes += o.feature_bytes;
+  }
+};
+
+void Report(const std::string& name, const Totals& t, double secs, double baseline_bps,
+            const std::string& baseline_name) {
+  PrintResult(name + "_batches_per_s", t.batches / secs, "batches/s");
+  PrintResult(name + "_seeds_per_s", t.seeds / secs, "seeds/s");
+  PrintResult(name + "_edges_per_s", t.edges / secs, "edges/s");
+  PrintCompared(name + "_feature_bytes_per_s", t.feature_bytes / secs, "B/s", baseline_name,
+                baseline_bps);
+}
+
+// In-process: `threads` workers build batches over part 0's training seeds.
+Totals InProcess(const Flags& f, const engine::LocalPart& local, engine::Peers& peers,
+                 const std::vector<int64_t>& seeds, double* secs) {
+  std::vector<Totals> per(f.threads);
+  std::atomic<int> next{0};
+  double t0 = Now();
+  std::vector<std::thread> workers;
+  for (int w = 0; w < f.threads; ++w) {
+    workers.emplace_back([&, w] {
+      for (int b = next++; b < f.batches; b = next++) {
+        engine::MinibatchRequest r;
+        size_t begin = (static_cast<size_t>(b) * f.batch_size) % seeds.size();
+        for (int i = 0; i < f.batch_size && begin + i < seeds.size(); ++i) r.seeds.push_back(seeds[begin + i]);
+        r.sampling.fanouts = f.fanouts;
+        r.sampling.feature_dtype = f.dtype == v1::FLOAT16 ? engine::FeatureDtype::kFloat16
+                                                          : engine::FeatureDtype::kFloat32;
+        r.seed = static_cast<uint64_t>(b);
+        auto batch = engine::BuildMinibatch(local, peers, r);
+        if (!batch.ok()) {
+          std::fprintf(stderr, "in-process: %s\n", std::string(batch.status().message()).c_str());
+          return;
+        }
+        per[w].batches++;
+        per[w].seeds += batch->batch_size;
+        per[w].edges += batch->NumSampledEdges();
+        for (const auto& n : batch->nodes) per[w].feature_bytes += static_cast<int64_t>(n.features.size());
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  *secs = Now() - t0;
+  Totals all;
+  for (const Totals& t : per) all.Add(t);
+  return all;
+}
+
+// One client stream of `f.batches` batches; decodes each (maps shm) and touches its features.
+Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<int64_t>& seeds,
+                  bool shm, uint64_t shuffle_seed) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(server::kMaxMessageBytes);
+  auto stub = v1::PartitionService::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  v1::StreamBatchesRequest r;
+  r.set_seeds(server::ToBytes<int64_t>(seeds));
+  r.set_batch_size(f.batch_size);
+  r.set_shuffle(true);
+  r.set_shuffle_seed(shuffle_seed);
+  r.set_num_batches(f.batches);
+  for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
+  r.mutable_sampling()->set_feature_dtype(f.dtype);
+  if (shm) r.set_client_host_id(common::HostId());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  auto reader = stub->StreamBatches(&ctx, r);
+  Totals t;
+  v1::Minibatch m;
+  volatile uint64_t sink = 0;
+  while (reader->Read(&m)) {
+    std::shared_ptr<const common::ShmSegment> seg;
+    if (!m.shm_name().empty()) {
+      auto opened = common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+      if (opened.ok()) seg = *opened;
+    }
+    t.batches++;
+    t.seeds += m.batch_size();
+    for (const auto& e : m.edges()) t.edges += static_cast<int64_t>((seg ? e.src().shm_length() : e.src().data().size()) / 8);
+    for (const auto& n : m.nodes()) {
+      const char* p = seg ? seg->data() + n.features().shm_offset() : n.features().data().data();
+      size_t len = seg ? n.features().shm_length() : n.features().data().size();
+      for (size_t i = 0; i < len; i += 4096) sink = sink + static_cast<unsigned char>(p[i]);
+      t.feature_bytes += static_cast<int64_t>(len);
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
+  return t;
+}
+
+int Run(const Flags& f) {
+  const double memcpy_bps = MemcpyBytesPerSecond(size_t{256} << 20, 5);
+  PrintResult("memcpy_bytes_per_s", memcpy_bps, "B/s");
+  const double tcp_bps = TcpLoopbackBytesPerSecond(size_t{2} << 30);
+  PrintResult("tcp_loopback_bytes_per_s", tcp_bps, "B/s");
+
+  auto manifest = common::ReadManifest(f.partition);
+  if (!manifest.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(manifest.status().message()).c_str());
+    return 1;
+  }
+  const int k = manifest->num_parts;
+  std::vector<std::unique_ptr<engine::LocalPart>> locals;
+  std::vector<const engine::LocalPart*> views;
+  for (int p = 0; p < k; ++p) {
+    auto part = common::PartitionPart::Load(f.partition, p, {.verify_checksums = false});
+    if (!part.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(part.status().message()).c_str());
+      return 1;
+    }
+    locals.push_back(*engine::LocalPart::Create(*std::move(part), engine::Limits{}));
+    views.push_back(locals.back().get());
+  }
+  std::vector<std::vector<int64_t>> train(k);
+  for (int p = 0; p < k; ++p) {
+    auto s = locals[p]->node_types()[locals[p]->target_type()].shard->splits.at("train");
+    train[p].assign(s.begin(), s.end());
+  }
+  std::fprintf(stderr, "bench: %d parts, %zu train seeds in part 0, %d threads\n", k,
+               train[0].size(), f.threads);
+
+  engine::InProcessPeers in_process(views);
+  double secs = 0;
+  Totals base = InProcess(f, *locals[0], in_process, train[0], &secs);
+  const double base_bps = base.batches / secs;
+  Report("inprocess", base, secs, memcpy_bps, "memcpy");
+  PrintResult("avg_nodes_edges_per_batch_edges", static_cast<double>(base.edges) / base.batches, "edges");
+  locals.clear();  // the servers below load their own parts
+
+  std::string registry = std::filesystem::temp_directory_path() / ("gs-bench-" + std::to_string(::getpid()));
+  std::vector<std::unique_ptr<server::PartitionServer>> servers;
+  for (int p = 0; p < k; ++p) {
+    server::ServerOptions so;
+    so.partition_dir = f.partition;
+    so.part = p;
+    so.registry_dir = registry;
+    so.threads = f.threads;
+    so.service.prefetch = f.prefetch;
+    so.rpc_timeout = absl::Seconds(120);
+    auto s = server::PartitionServer::Start(so);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
+      return 1;
+    }
+    servers.push_back(*std::move(s));
+  }
+  for (bool shm : {false, true}) {
+    double t0 = Now();
+    Totals t = StreamOnce(f, servers[0]->address(), train[0], shm, 1);
+    double dt = Now() - t0;
+    std::string name = shm ? "grpc_shm_1stream" : "grpc_inline_1stream";
+    Report(name, t, dt, shm ? memcpy_bps : tcp_bps, shm ? "memcpy" : "tcp_loopback");
+    PrintCompared(name + "_vs_inprocess", t.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
+  }
+  const int clients = std::min(k, 2);
+  std::vector<Totals> got(clients);
+  double t0 = Now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] { got[c] = StreamOnce(f, servers[c]->address(), train[c], true, 2 + c); });
+  }
+  for (auto& t : threads) t.join();
+  double dt = Now() - t0;
+  Totals all;
+  for (const Totals& t : got) all.Add(t);
+  std::string name = "grpc_shm_" + std::to_string(clients) + "servers_" + std::to_string(clients) + "clients";
+  Report(name, all, dt, memcpy_bps, "memcpy");
+  PrintCompared(name + "_vs_inprocess", all.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
+  int64_t peer_bytes = 0;
+  for (auto& s : servers) {
+    grpc::ChannelArguments args;
+    auto stub = v1::PartitionService::NewStub(grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext ctx;
+    v1::Stats stats;
+    if (stub->GetStats(&ctx, {}, &stats).ok()) {
+      for (const auto& rpc : stats.rpcs()) {
+        std::fprintf(stderr, "  %s %s: %lld calls, p50 %.2f ms, p99 %.2f ms\n", s->address().c_str(),
+                     rpc.method().c_str(), static_cast<long long>(rpc.count()), rpc.p50_ms(), rpc.p99_ms());
+      }
+      peer_bytes += stats.bytes_sent() - stats.shm_bytes();
+    }
+  }
+  PrintResult("servers_bytes_over_grpc_total", static_cast<double>(peer_bytes), "B");  // peer answers + inline batches
+  for (auto& s : servers) s->Shutdown(absl::Seconds(5));
+  std::filesystem::remove_all(registry);
+  return 0;
+}
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--partition") f->partition = v;
+    else if (k == "--batches" && absl::SimpleAtoi(v, &f->batches)) {}
+    else if (k == "--batch-size" && absl::SimpleAtoi(v, &f->batch_size)) {}
+    else if (k == "--threads" && absl::SimpleAtoi(v, &f->threads)) {}
+    else if (k == "--prefetch" && absl::SimpleAtoi(v, &f->prefetch)) {}
+    else if (k == "--feature-dtype" && (v == "float32" || v == "float16")) f->dtype = v == "float16" ? v1::FLOAT16 : v1::FLOAT32;
+    else if (k == "--fanouts") {
+      f->fanouts.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        int32_t n = 0;
+        if (!absl::SimpleAtoi(x, &n)) return false;
+        f->fanouts.push_back(n);
+      }
+    } else {
+      std::fprintf(stderr, "server_bench: bad flag %s %s\n", k.c_str(), v.c_str());
+      return false;
+    }
+  }
+  return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0;
+}
+
+}  // namespace
+}  // namespace graphshard::bench
+
+int main(int argc, char** argv) {
+  graphshard::bench::Flags f;
+  if (!graphshard::bench::ParseFlags(argc, argv, &f)) {
+    std::fprintf(stderr, "usage: server_bench --partition DIR [--batches N] [--batch-size B] "
+                         "[--fanouts 15,10,5] [--threads T] [--prefetch P] [--feature-dtype float32|float16]\n");
+    return 2;
+  }
+  return graphshard::bench::Run(f);
+}
