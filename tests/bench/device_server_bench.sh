@@ -9,6 +9,7 @@ mkdir -p "$OUT"
 J=$(nproc)
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log" >&2; }
 log "cores $J; $(grep -m1 'model name' /proc/cpuinfo)"
+rm -f build-dev/CMakeCache.txt  # a warm machine may hold a configure from another tree state
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_TRAINER=OFF \
   ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1
 cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT/build.log" 2>&1
