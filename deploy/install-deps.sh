@@ -15,6 +15,8 @@ packages=(
   libopenblas0-pthread                              # fast BLAS for LibTorch (reference BLAS is ~5x slower)
   libmetis-dev                                      # partitioner
   python3 procps                                    # launcher: free port; tests: pgrep/ps
+  slurm-wlm munge iproute2                          # tests/deploy: SLURM daemons, netns, tc
+  python3-numpy                                     # tests/bench/gen_products_like.py
 )
 
 missing=()
