@@ -102,7 +102,7 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
     done(peer.status());
     return;
   }
-  v1::GatherFeaturesRequest request = ToProto(items, dtype);
+  v1::GatherFeaturesRequest request = ToProto(items, dtype, options_.host_id);
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
       (*peer)->stub.get(), (*peer)->address, part, std::move(request), options_.rpc_timeout,

@@ -22,6 +22,8 @@ struct PeerOptions {
   std::vector<std::string> addresses;  // index = part; if empty, use registry_dir
   std::string registry_dir;
   absl::Duration rpc_timeout = absl::Seconds(30);
+  // Sent with feature gathers: a peer with the same host id answers through shared memory.
+  std::string host_id;
 };
 
 class GrpcPeers final : public engine::Peers {

@@ -35,15 +35,16 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   ASSIGN_OR_RETURN(std::unique_ptr<common::PartitionPart> part,
                    common::PartitionPart::Load(options.partition_dir, options.part));
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
-  s->peers_ = std::make_unique<GrpcPeers>(PeerOptions{
-      options.peer_addresses, options.registry_dir, options.rpc_timeout});
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::thread::hardware_concurrency());
-  s->executor_ = std::make_unique<AsioExecutor>(threads);
   ServiceOptions service = options.service;
   if (service.host_id.empty()) service.host_id = common::HostId();
   service.shm_prefix = common::NewShmPrefix();
   s->shm_prefix_ = service.shm_prefix;
+  s->peers_ = std::make_unique<GrpcPeers>(
+      PeerOptions{options.peer_addresses, options.registry_dir, options.rpc_timeout,
+                  service.shared_memory ? service.host_id : std::string()});
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
+  s->executor_ = std::make_unique<AsioExecutor>(threads);
   s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_, *s->executor_,
                                                        s->stats_, service);
   common::RemoveOwnAndStaleShm(s->shm_prefix_);

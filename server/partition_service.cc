@@ -118,8 +118,17 @@ grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
                     : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return ToGrpcStatus(blocks.status());
-  ToProto(*blocks, response);
-  stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()));
+  std::unique_ptr<common::ShmSegment> segment;
+  if (options_.shared_memory && !request->client_host_id().empty() &&
+      request->client_host_id() == options_.host_id) {
+    auto made = common::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
+                                           ShmBytes(*blocks));
+    if (made.ok()) segment = *std::move(made);  // else: inline
+  }
+  ToProto(*blocks, segment.get(), response);
+  const int64_t shm_bytes = segment != nullptr ? static_cast<int64_t>(segment->size()) : 0;
+  stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()) + shm_bytes);
+  stats_.AddShmBytes(shm_bytes);
   return grpc::Status::OK;
 }
 

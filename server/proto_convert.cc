@@ -149,9 +149,10 @@ absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeatures
 }
 
 v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
-                                  engine::FeatureDtype dtype) {
+                                  engine::FeatureDtype dtype, const std::string& client_host_id) {
   v1::GatherFeaturesRequest p;
   p.set_dtype(ToProto(dtype));
+  p.set_client_host_id(client_host_id);
   for (const engine::TypedIds& t : items) {
     v1::TypedIds* item = p.add_items();
     item->set_node_type(t.node_type);
@@ -161,24 +162,49 @@ v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
 }
 
 absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p) {
+  std::shared_ptr<const common::ShmSegment> segment;
+  if (!p.shm_name().empty()) {
+    ASSIGN_OR_RETURN(segment, common::ShmSegment::OpenAndUnlink(p.shm_name(), p.shm_size()));
+  }
   std::vector<engine::FeatureBlock> out;
   for (const v1::FeatureBlock& item : p.items()) {
     engine::FeatureBlock b;
     b.feat_dim = item.feat_dim();
-    b.features.assign(item.features().begin(), item.features().end());
+    if (segment != nullptr) {
+      const v1::Array& a = item.features();
+      if (a.shm_offset() + a.shm_length() > segment->size()) {
+        return absl::DataLossError(absl::StrCat("features outside shm segment ", p.shm_name()));
+      }
+      b.features.assign(segment->data() + a.shm_offset(),
+                        segment->data() + a.shm_offset() + a.shm_length());
+    } else {
+      b.features.assign(item.features().data().begin(), item.features().data().end());
+    }
     ASSIGN_OR_RETURN(b.labels, FromBytes<int64_t>(item.labels(), "labels"));
     out.push_back(std::move(b));
   }
   return out;
 }
 
-void ToProto(const std::vector<engine::FeatureBlock>& blocks, v1::GatherFeaturesResponse* p) {
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, common::ShmSegment* segment,
+             v1::GatherFeaturesResponse* p) {
+  ArraySink sink(segment);
   for (const engine::FeatureBlock& b : blocks) {
     v1::FeatureBlock* item = p->add_items();
     item->set_feat_dim(b.feat_dim);
-    item->set_features(b.features.data(), b.features.size());
+    sink.Put(b.features, item->mutable_features());
     item->set_labels(ToBytes<int64_t>(b.labels));
   }
+  if (segment != nullptr) {
+    p->set_shm_name(segment->name());
+    p->set_shm_size(segment->size());
+  }
+}
+
+size_t ShmBytes(const std::vector<engine::FeatureBlock>& blocks) {
+  size_t n = 0;
+  for (const engine::FeatureBlock& b : blocks) n += AlignUp(b.features.size());
+  return n;
 }
 
 absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p) {

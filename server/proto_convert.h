@@ -49,9 +49,13 @@ void ToProto(const std::vector<engine::HopResult>& r, v1::SampleOneHopResponse* 
 
 absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeaturesRequest& p);
 v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
-                                  engine::FeatureDtype dtype);
+                                  engine::FeatureDtype dtype, const std::string& client_host_id);
+// Reads features inline or from the response's shared-memory segment (unlinking it).
 absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p);
-void ToProto(const std::vector<engine::FeatureBlock>& blocks, v1::GatherFeaturesResponse* p);
+// Features inline, or into `segment` (ShmBytes(blocks) bytes) when it is not null.
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, common::ShmSegment* segment,
+             v1::GatherFeaturesResponse* p);
+size_t ShmBytes(const std::vector<engine::FeatureBlock>& blocks);
 
 absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p);
 absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequest& p);

@@ -145,6 +145,11 @@ TEST_F(PartitionServerTest, FullFanoutBatchEqualsExactKHopNeighbourhood) {
         << "feature row of node " << o;
     ASSERT_EQ(labels[j], graph_->labels[o]);
   }
+  // Both servers run on this host: part 1 answered part 0's feature gather through shared
+  // memory, not bytes over gRPC.
+  v1::Stats stats;
+  ASSERT_TRUE(cluster_->Stub(1)->GetStats(Context().get(), {}, &stats).ok());
+  EXPECT_GT(stats.shm_bytes(), 0);
 }
 
 TEST_F(PartitionServerTest, SampledBatchIsDeterministicAndBounded) {
