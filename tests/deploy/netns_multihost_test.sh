@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Two "hosts" on this machine: network namespaces gsA and gsB joined by a veth pair (10.77.0.1/24
+# and 10.77.0.2/24), both directions capped with `tc ... tbf` (this kernel has no netem: no
+# latency shaping). Each host runs its share of one job with the per-node launcher
+# (deploy/graphshard-launch --num-nodes 2 --node-rank R --master-addr 10.77.0.1): one server
+# (listening on its own 10.x address, published in a shared registry folder) and one CPU trainer.
+#  1. The job completes: node 0 prints the JSON summary (test_acc >= 0.80), both ranks end with
+#     the same weights, nothing is left running.
+#  2. The link is cut mid-training (`ip link set ... down`): both launchers exit non-zero within
+#     the deadlines given (RPC 10 s, collectives 20 s, +teardown), their stderr names the
+#     unreachable peer (its 10.77.0.x address or part), and no process is left behind.
+# Namespaces are always deleted at exit. Needs root and iproute2 (ip, tc).
+# shellcheck source=tests/deploy/lib.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh" "$@"
+need_root "it creates network namespaces" netns
+watchdog 300
+need_tools ip tc python3
+need_bin graphshard-partition graphshard-server graphshard-health graphshard-trainer
+
+# Names unique to this run; the addresses exist only inside these namespaces.
+tag=$$
+nsA=gs$tag-A nsB=gs$tag-B
+addrA=10.77.0.1 addrB=10.77.0.2
+ifA=gsvA ifB=gsvB
+rate=${GRAPHSHARD_NETNS_RATE:-200mbit}
+
+remove_namespaces() {
+  local pids
+  # Processes first: a namespace lives on while a process is inside it.
+  pids=$(procs_in_work)
+  # shellcheck disable=SC2086
+  [[ -z $pids ]] || kill -KILL $pids 2>/dev/null
+  ip netns del "$nsA" 2>/dev/null
+  ip netns del "$nsB" 2>/dev/null
+}
+at_exit remove_namespaces
+ip netns add "$nsA" || fail "ip netns add (needs CAP_SYS_ADMIN)"
+ip netns add "$nsB" || fail "ip netns add $nsB"
+ip link add "$ifA" netns "$nsA" type veth peer name "$ifB" netns "$nsB" ||
+  fail "cannot create a veth pair between the namespaces"
+for side in "A $nsA $ifA $addrA" "B $nsB $ifB $addrB"; do
+  read -r _ ns dev addr <<<"$side"
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "$addr/24" dev "$dev"
+  ip -n "$ns" link set "$dev" up
+  ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" burst 64kb latency 50ms ||
+    fail "tc tbf on $dev"
+done
+# Reachability: a TCP connect across the link (no ping here), through a one-shot listener.
+python3 - "$nsA" "$nsB" "$addrB" <<'PY' || fail "no TCP connectivity between the namespaces"
+import subprocess, sys, time
+ns_a, ns_b, addr_b = sys.argv[1:]
+srv = subprocess.Popen(["ip", "netns", "exec", ns_b, "timeout", "10", "python3", "-c",
+    "import socket; s=socket.socket(); s.bind(('%s', 29499)); s.listen(); s.accept()" % addr_b])
+for _ in range(50):
+    r = subprocess.run(["ip", "netns", "exec", ns_a, "timeout", "2", "python3", "-c",
+        "import socket; socket.create_connection(('%s', 29499), 1)" % addr_b],
+        stderr=subprocess.DEVNULL)
+    if r.returncode == 0:
+        break
+    time.sleep(0.1)
+srv.wait(timeout=10)
+sys.exit(r.returncode)
+PY
+note "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at $rate"
+make_graph "$WORK/p2"
+
+# start_node RANK NS ADDR NAME [trainer flags]: this node's share, in the background; sets
+# NODE_PID.
+start_node() {
+  local rank=$1 ns=$2 addr=$3 name=$4
+  shift 4
+  ip netns exec "$ns" timeout 240 "$LAUNCH" --num-nodes 2 --node-rank "$rank" \
+    --master-addr "$addrA" --master-port 29500 --listen-host "$addr" \
+    --registry "$WORK/registry-$name" --partition "$WORK/p2" --bin-dir "$BIN" \
+    --server-wait-s 60 --grace-s 5 --server-arg=--rpc_timeout_s=10 \
+    --server-arg=--shutdown_grace_s=5 -- \
+    --seed 1 --rpc-timeout-s 10 --collective-timeout-s 20 --server-wait-s 30 "$@" \
+    >"$WORK/$name.$rank.out" 2>"$WORK/$name.$rank.err" &
+  NODE_PID=$!
+}
+
+# wait_pid PID SECONDS: sets WAIT_STATUS (exit status, or "timeout").
+wait_pid() {
+  local deadline=$((SECONDS + $2))
+  WAIT_STATUS=0
+  while kill -0 "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || { WAIT_STATUS=timeout; return 0; }
+    sleep 0.1
+  done
+  wait "$1" || WAIT_STATUS=$?
+}
+
+# --- 1. a whole job over the two hosts --------------------------------------------------------
+mkdir -p "$WORK/registry-run"
+t0=$SECONDS
+start_node 0 "$nsA" "$addrA" run --epochs 5 --eval-every 5
+pid0=$NODE_PID
+start_node 1 "$nsB" "$addrB" run --epochs 5 --eval-every 5
+pid1=$NODE_PID
+wait_pid "$pid0" 200
+status0=$WAIT_STATUS
+wait_pid "$pid1" 30
+status1=$WAIT_STATUS
+note "job over 2 namespaces: node 0 status $status0, node 1 status $status1, $((SECONDS - t0)) s"
+if [[ $status0 != 0 || $status1 != 0 ]]; then
+  for f in "$WORK"/run.*; do show "$f"; done
+  fail "the 2-host job failed (node 0: $status0, node 1: $status1)"
+fi
+show "$WORK/run.0.out"
+check_summary "$(tail -n 1 "$WORK/run.0.out")" 0.80 2
+grep -q "SERVING: $addrA:[0-9]* $addrB:[0-9]*" "$WORK/run.0.err" ||
+  { show "$WORK/run.0.err"; fail "servers did not publish their 10.x addresses"; }
+mapfile -t fps < <(cat "$WORK"/run.*.err |
+  sed -n 's/^\[trainer [0-9]*\] rank [0-9]* weights_fingerprint \([0-9a-f]*\)$/\1/p' | sort -u)
+((${#fps[@]} == 1)) || fail "expected one weights fingerprint over both hosts, got: ${fps[*]:-none}"
+[[ -z $(procs_in_work) ]] || fail "processes left behind after the job"
+
+# --- 2. cut the link mid-training -------------------------------------------------------------
+mkdir -p "$WORK/registry-cut"
+start_node 0 "$nsA" "$addrA" cut --epochs 1000
+pid0=$NODE_PID
+start_node 1 "$nsB" "$addrB" cut --epochs 1000
+pid1=$NODE_PID
+for ((i = 0; ; i++)); do
+  grep -q '^epoch 2 ' "$WORK/cut.0.out" 2>/dev/null && break
+  if ((i >= 1200)) || ! kill -0 "$pid0" 2>/dev/null; then
+    for f in "$WORK"/cut.*; do show "$f"; done
+    fail "the job to cut did not reach epoch 2"
+  fi
+  sleep 0.1
+done
+ip -n "$nsA" link set "$ifA" down
+t0=$SECONDS
+note "link cut ($ifA down)"
+# Bound: RPC deadline 10 s, collective 20 s, then teardown (grace 5 s): well under 90 s.
+limit=90
+wait_pid "$pid0" "$limit"
+status0=$WAIT_STATUS
+wait_pid "$pid1" $((limit - (SECONDS - t0) > 1 ? limit - (SECONDS - t0) : 1))
+status1=$WAIT_STATUS
+elapsed=$((SECONDS - t0))
+note "after the cut: node 0 status $status0, node 1 status $status1, both gone after $elapsed s"
+for f in "$WORK"/cut.*.err; do show "$f"; done
+[[ $status0 != timeout && $status1 != timeout ]] || fail "a launcher still ran $limit s after the cut"
+((status0 != 0 && status1 != 0)) || fail "after the cut both nodes must fail (node 0: $status0, node 1: $status1)"
+# Each node's errors name what it lost: the other host's address, or its part.
+grep -E "$addrB|part 1" "$WORK/cut.0.err" | grep -iE 'error|unavailable|unreachable|deadline|timed? ?out|fail' |
+  head -n 3 >&2 || fail "node 0's stderr does not name the unreachable peer ($addrB / part 1)"
+grep -E "$addrA|part 0" "$WORK/cut.1.err" | grep -iE 'error|unavailable|unreachable|deadline|timed? ?out|fail' |
+  head -n 3 >&2 || fail "node 1's stderr does not name the unreachable peer ($addrA / part 0)"
+sleep 0.5
+[[ -z $(procs_in_work) ]] || fail "processes left behind after the cut"
+note "ok"
