@@ -40,13 +40,9 @@ void SampleWithoutReplacement(int64_t n, int64_t k, common::SplitMix64& rng,
 
 }  // namespace
 
-void AppendFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype,
-                      std::vector<char>& out) {
+void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst) {
   const int64_t f = shard.feat_dim;
   const float* src = shard.features.data() + row * f;
-  const size_t at = out.size();
-  out.resize(at + static_cast<size_t>(f) * FeatureDtypeSize(dtype));
-  char* dst = out.data() + at;
   switch (dtype) {
     case FeatureDtype::kFloat32:
       std::memcpy(dst, src, static_cast<size_t>(f) * 4);
@@ -192,12 +188,13 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
     const common::NodeShard& shard = *node_types_[t].shard;
     FeatureBlock& b = blocks[i];
     b.feat_dim = shard.feat_dim;
-    b.features.reserve(items[i].ids.size() * static_cast<size_t>(shard.feat_dim) *
-                       FeatureDtypeSize(dtype));
-    b.labels.reserve(items[i].ids.size());
-    for (int64_t id : items[i].ids) {
-      AppendFeatureRow(shard, id - shard.begin, dtype, b.features);
-      b.labels.push_back(shard.labels[id - shard.begin]);
+    const size_t row_bytes = static_cast<size_t>(shard.feat_dim) * FeatureDtypeSize(dtype);
+    b.features.resize(items[i].ids.size() * row_bytes);
+    b.labels.resize(items[i].ids.size());
+    for (size_t j = 0; j < items[i].ids.size(); ++j) {
+      const int64_t row = items[i].ids[j] - shard.begin;
+      WriteFeatureRow(shard, row, dtype, b.features.data() + j * row_bytes);
+      b.labels[j] = shard.labels[row];
     }
   }
   return blocks;

@@ -75,9 +75,8 @@ class LocalPart {
   int target_type_ = 0;
 };
 
-// Appends rows [row, row + count) ... of `shard` converted to `dtype` (raw bytes).
-void AppendFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype,
-                      std::vector<char>& out);
+// Writes local row `row` of `shard` converted to `dtype` at `dst` (feat_dim * dtype size bytes).
+void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst);
 
 }  // namespace graphshard::engine
 
