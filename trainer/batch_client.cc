@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/shm.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "trainer/internal/wire.h"
@@ -132,20 +133,70 @@ absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view
   return ids;
 }
 
-absl::StatusOr<MinibatchData> PartitionClient::SampleMinibatch(const SampleRequest& request) {
-  grpc::ClientContext ctx;
-  impl_->SetDeadline(ctx);
-  v1::SampleMinibatchRequest req;
-  req.set_seeds(internal::EncodeInt64s(request.seeds));
-  for (int32_t f : request.fanouts) req.mutable_sampling()->add_fanouts(f);
-  req.mutable_sampling()->set_replace(request.replace);
-  req.set_seed(request.seed);
-  v1::Minibatch resp;
-  RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->SampleMinibatch(&ctx, req, &resp), "SampleMinibatch", impl_->address));
-  auto batch = internal::DecodeMinibatch(resp, request.seeds);
-  if (!batch.ok()) return Annotate(batch.status(), "SampleMinibatch", impl_->address);
-  return batch;
+namespace {
+
+class GrpcBatchStream final : public BatchStream {
+ public:
+  GrpcBatchStream(v1::PartitionService::Stub& stub, const v1::StreamBatchesRequest& request,
+                  const ServerMetadata& metadata, std::string address, absl::Duration timeout)
+      : metadata_(metadata), address_(std::move(address)) {
+    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    reader_ = stub.StreamBatches(&ctx_, request);
+  }
+  ~GrpcBatchStream() override {
+    if (!finished_) {
+      ctx_.TryCancel();
+      // Drain what is already here so that shm segments sent to us are unlinked.
+      v1::Minibatch m;
+      while (reader_->Read(&m)) Unlink(m);
+      reader_->Finish().ok();
+    }
+  }
+
+  void Cancel() override { ctx_.TryCancel(); }
+
+  absl::StatusOr<absl::optional<MinibatchData>> Next() override {
+    if (finished_) return absl::optional<MinibatchData>();
+    auto m = std::make_shared<v1::Minibatch>();
+    if (!reader_->Read(m.get())) {
+      finished_ = true;
+      RETURN_IF_ERROR(FromGrpc(reader_->Finish(), "StreamBatches", address_));
+      return absl::optional<MinibatchData>();
+    }
+    absl::StatusOr<MinibatchData> batch = internal::DecodeMinibatch(std::move(m), metadata_);
+    if (!batch.ok()) return Annotate(batch.status(), "StreamBatches", address_);
+    return absl::optional<MinibatchData>(*std::move(batch));
+  }
+
+ private:
+  static void Unlink(const v1::Minibatch& m) {
+    if (!m.shm_name().empty()) common::UnlinkShm(m.shm_name());
+  }
+
+  const ServerMetadata& metadata_;
+  std::string address_;
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReader<v1::Minibatch>> reader_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
+    const StreamOptions& options, const ServerMetadata& metadata) {
+  if (options.seeds.empty() || options.batch_size < 1) {
+    return absl::InvalidArgumentError("StreamBatches needs seeds and batch_size >= 1");
+  }
+  const int64_t natural =
+      (static_cast<int64_t>(options.seeds.size()) + options.batch_size - 1) / options.batch_size;
+  const int64_t batches =
+      (options.num_batches > 0 ? options.num_batches : natural) - options.first_batch;
+  const absl::Duration timeout =
+      absl::Seconds(impl_->options.rpc_timeout_s * static_cast<double>(std::max<int64_t>(1, batches + 1)));
+  return std::unique_ptr<BatchStream>(new GrpcBatchStream(
+      *impl_->stub, internal::EncodeStreamRequest(options), metadata, impl_->address, timeout));
 }
+
+int64_t FeatureBytes(FeatureDtype dtype) { return dtype == FeatureDtype::kFloat32 ? 4 : 2; }
 
 }  // namespace graphshard::trainer

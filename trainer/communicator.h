@@ -3,12 +3,14 @@
 
 // Collectives among the trainers, over plain buffers (no Torch in this header): gradients and
 // parameters are passed as spans of their contiguous storage. Implementations: Gloo over a c10d
-// TCPStore rendezvous (CPU), and a local one for a single process. Every rank must call the
-// same collectives in the same order. Not thread-safe: one thread drives a communicator.
+// TCPStore rendezvous (CPU), NCCL (GPU; its unique id exchanged through the same kind of
+// TCPStore), and a local one for a single process. Every rank must call the same collectives in
+// the same order. Not thread-safe: one thread drives a communicator.
 // Every operation fails (never hangs past the timeout) when a peer is gone or late.
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,11 +21,19 @@ namespace graphshard::trainer {
 
 enum class ReduceOp { kSum, kMax };
 
+// Where the float buffers of AllReduce(Span<float>) and Broadcast live.
+enum class MemorySpace { kHost, kCuda };
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
+  virtual const char* name() const = 0;  // "local", "gloo", "nccl"
+  // kHost (Gloo, local) or kCuda (NCCL: pointers into this rank's GPU, the device it was made
+  // for; work is ordered after what was queued on that device's default stream). The double
+  // and int64 collectives (counts, metrics) always take host memory.
+  virtual MemorySpace float_memory() const { return MemorySpace::kHost; }
   // In place, element-wise over all ranks.
   virtual absl::Status AllReduce(absl::Span<float> data, ReduceOp op) = 0;
   virtual absl::Status AllReduce(absl::Span<double> data, ReduceOp op) = 0;
@@ -46,6 +56,35 @@ struct GlooOptions {
 // DeadlineExceeded, naming the address, when the peers do not meet in time.
 absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
                                                                      const GlooOptions& options);
+
+// A rendezvous key-value store (c10d's TCPStore at MASTER_ADDR:MASTER_PORT, rank 0 hosting it).
+// Thread-safe.
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  virtual absl::Status Set(const std::string& key, const std::string& value) = 0;
+  // Waits for the key up to the store's timeout: DeadlineExceeded then.
+  virtual absl::StatusOr<std::string> Get(const std::string& key) = 0;
+};
+
+// Unavailable naming the address when the ranks do not meet within timeout_s.
+absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousConfig& config,
+                                                              double timeout_s);
+
+struct NcclOptions {
+  int local_rank = 0;      // the rank's GPU is cuda:(local_rank % visible devices)
+  double timeout_s = 300;  // each collective; then the communicator is aborted
+};
+
+// ncclCommInitRank over a unique id that rank 0 publishes in `store`; the communicator keeps the
+// store. Unimplemented when graphshard was built without CUDA and NCCL; Internal / Unavailable
+// with NCCL's message otherwise (e.g. two ranks on one GPU: "init failed").
+absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(
+    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+    const NcclOptions& options);
+
+// Whether this build has the NCCL communicator.
+bool HaveNccl();
 
 }  // namespace graphshard::trainer
 

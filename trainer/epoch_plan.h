@@ -1,9 +1,11 @@
 #ifndef GRAPHSHARD_TRAINER_EPOCH_PLAN_H_
 #define GRAPHSHARD_TRAINER_EPOCH_PLAN_H_
 
-// The minibatches of one trainer in one epoch, without Torch or gRPC: which seeds, sent to
-// which server, with which sampling seed. Deterministic in (seed, epoch, rank, step) so a run
-// can be reproduced. Pure functions; thread-safe.
+// The steps of one trainer in one epoch, without Torch or gRPC. A trainer reads one
+// StreamBatches stream per server it is assigned to (the server shuffles and cuts the seeds:
+// batch b of an epoch is a function of (shard, shuffle seed, epoch, b)); this file decides how
+// many batches each stream carries and in which order the trainer takes them, so that every rank
+// runs the same number of steps and a run can resume at any step. Pure functions; thread-safe.
 
 #include <cstdint>
 #include <string>
@@ -19,31 +21,33 @@ struct ShardSeeds {
   std::vector<int64_t> ids;
 };
 
-struct PlannedBatch {
-  int part = 0;                // the server that owns every seed of the batch
-  std::vector<int64_t> seeds;  // distinct, all owned by `part`
+// ceil(num_seeds / batch_size); 0 for no seeds.
+int64_t NaturalBatches(int64_t num_seeds, int64_t batch_size);
+
+struct EpochSchedule {
+  // Batches each stream carries (the request's num_batches; 0 = the stream is not opened).
+  std::vector<int64_t> stream_batches;
+  // Step s takes the next batch of stream step_stream[s]; -1 = no batch (a rank without seeds
+  // joins the step with zero gradients).
+  std::vector<int> step_stream;
 };
 
-struct PlanOptions {
-  int batch_size = 256;
-  bool shuffle = true;  // training: shuffle with (seed, epoch); evaluation: keep order
-  uint64_t seed = 0;
-  int64_t epoch = 0;
-};
+// `steps` (>= the sum of `natural`) steps over streams with natural[i] batches each. The first
+// stream with batches also takes the surplus steps - sum(natural) (the server wraps around its
+// shuffled seeds with full batches). Streams are interleaved in proportion to their batch
+// counts: each step takes the stream least far along (taken / total), ties to the lower index.
+EpochSchedule ScheduleEpoch(absl::Span<const int64_t> natural, int64_t steps);
 
-// Cuts each shard into batches of at most batch_size seeds (a batch never mixes servers), after
-// shuffling each shard's seeds when asked; with several shards the batch order is shuffled too
-// (training) so servers are interleaved. Empty shards contribute nothing.
-std::vector<PlannedBatch> PlanEpoch(absl::Span<const ShardSeeds> shards, const PlanOptions& opts);
+// For a resume at `step`: how many batches of each stream the steps [0, step) took (the
+// first_batch of each stream's request).
+std::vector<int64_t> BatchesBefore(const EpochSchedule& schedule, int64_t step);
 
-// Sampling seed of one minibatch: a hash of (seed, epoch, rank, step). `stream` separates
-// training (0) from evaluation streams (1 = val, 2 = test) so they never share draws.
-uint64_t BatchSampleSeed(uint64_t seed, int64_t epoch, int rank, int64_t step, int stream);
+// Shuffle seed of a training stream: one per (run seed, part), so that parts differ.
+uint64_t StreamShuffleSeed(uint64_t seed, int part);
 
-// Number of steps per epoch for a trainer with `num_batches` batches: every rank runs
-// max_batches steps (the all-reduced maximum); step s uses batch s % num_batches, so a rank
-// with fewer batches wraps around its seeds. Returns -1 for "no batch" (num_batches == 0).
-int64_t BatchForStep(int64_t step, int64_t num_batches);
+// Seed of the model's randomness (dropout) at one step of one rank: set before each step, so a
+// resumed run draws the same masks as an uninterrupted one.
+uint64_t StepSeed(uint64_t seed, int64_t epoch, int rank, int64_t step);
 
 // FNV-1a 64 over a sequence of byte ranges (incremental), for the weights fingerprint.
 class Fnv1a64 {

@@ -5,9 +5,17 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
+
+// c10d's headers sit under torch/csrc/distributed/c10d/ from LibTorch 1.12 on (Debian's 1.13 and
+// the GPU machine's 2.11 alike); older releases installed them as c10d/.
+#if __has_include(<torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>)
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <vector>
+#else
+#include <c10d/ProcessGroupGloo.hpp>
+#include <c10d/TCPStore.hpp>
+#endif
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -37,6 +45,7 @@ class GlooCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_size_; }
+  const char* name() const override { return "gloo"; }
 
   absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override {
     return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kFloat32, op);
@@ -108,20 +117,63 @@ class GlooCommunicator final : public Communicator {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
 };
 
+class TcpKeyValueStore final : public KeyValueStore {
+ public:
+  explicit TcpKeyValueStore(c10::intrusive_ptr<c10d::TCPStore> store) : store_(std::move(store)) {}
+  absl::Status Set(const std::string& key, const std::string& value) override {
+    try {
+      store_->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("rendezvous store set '", key, "': ", e.what()));
+    }
+  }
+  absl::StatusOr<std::string> Get(const std::string& key) override {
+    try {
+      std::vector<uint8_t> v = store_->get(key);
+      return std::string(v.begin(), v.end());
+    } catch (const std::exception& e) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("rendezvous store get '", key, "': ", e.what()));
+    }
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::TCPStore> store_;
+};
+
+c10::intrusive_ptr<c10d::TCPStore> MakeStore(const RendezvousConfig& config,
+                                             std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions store_opts;
+  store_opts.port = config.master_port;
+  store_opts.isServer = config.rank == 0;
+  store_opts.numWorkers = static_cast<size_t>(config.world_size);
+  store_opts.waitWorkers = true;
+  store_opts.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_opts);
+}
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousConfig& config,
+                                                              double timeout_s) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
+  try {
+    return std::unique_ptr<KeyValueStore>(new TcpKeyValueStore(MakeStore(config, timeout)));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", config.master_addr,
+        ":", config.master_port, " (MASTER_ADDR:MASTER_PORT) failed within ", timeout_s,
+        "s: ", e.what()));
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
                                                                      const GlooOptions& options) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
   const std::string where = absl::StrCat(config.master_addr, ":", config.master_port);
   try {
-    c10d::TCPStoreOptions store_opts;
-    store_opts.port = config.master_port;
-    store_opts.isServer = config.rank == 0;
-    store_opts.numWorkers = static_cast<size_t>(config.world_size);
-    store_opts.waitWorkers = true;
-    store_opts.timeout = timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_opts);
+    auto store = MakeStore(config, timeout);
 
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {

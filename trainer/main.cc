@@ -1,4 +1,6 @@
 // graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and DESIGN.md.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -13,8 +15,25 @@
 namespace graphshard::trainer {
 namespace {
 
-absl::Status Run(const TrainerOptions& opts) {
-  const TrainerOptions* options = &opts;
+absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOptions& options,
+                                                               const RendezvousConfig& rdv) {
+  const bool nccl = options.backend == "nccl" || (options.backend == "auto" &&
+                                                  options.device == "cuda" && HaveNccl());
+  if (rdv.world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
+    return CreateLocalCommunicator();
+  }
+  if (nccl) {
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
+        CreateTcpStore(rdv, options.collective_timeout_s);
+    if (!store.ok()) return store.status();
+    return CreateNcclCommunicator(
+        rdv, *std::move(store),
+        NcclOptions{.local_rank = rdv.local_rank, .timeout_s = options.collective_timeout_s});
+  }
+  return CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = options.collective_timeout_s});
+}
+
+absl::Status Run(const TrainerOptions& options) {
   absl::StatusOr<RendezvousConfig> rdv = ParseRendezvous(ProcessEnv());
   if (!rdv.ok()) return rdv.status();
   std::cerr << "rank " << rdv->rank << " of " << rdv->world_size << " (local " << rdv->local_rank
@@ -23,24 +42,19 @@ absl::Status Run(const TrainerOptions& opts) {
   // Servers first (each rank with its own deadline), then the rendezvous: a rank that cannot
   // reach its servers exits, and its peers fail at the rendezvous or first collective.
   DiscoveryOptions discovery;
-  discovery.registry_dir = options->registry_dir;
-  discovery.servers = options->servers;
-  discovery.server_wait_s = options->server_wait_s;
-  discovery.client.rpc_timeout_s = options->rpc_timeout_s;
+  discovery.registry_dir = options.registry_dir;
+  discovery.servers = options.servers;
+  discovery.server_wait_s = options.server_wait_s;
+  discovery.client.rpc_timeout_s = options.rpc_timeout_s;
   absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
   if (!servers.ok()) return servers.status();
 
-  std::unique_ptr<Communicator> comm;
-  if (rdv->world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
-    comm = CreateLocalCommunicator();
-  } else {
-    absl::StatusOr<std::unique_ptr<Communicator>> gloo =
-        CreateGlooCommunicator(*rdv, GlooOptions{.timeout_s = options->collective_timeout_s});
-    if (!gloo.ok()) return gloo.status();
-    comm = *std::move(gloo);
-  }
+  absl::StatusOr<std::unique_ptr<Communicator>> comm = MakeCommunicator(options, *rdv);
+  if (!comm.ok()) return comm.status();
+  RunEnvironment env{.local_rank = rdv->local_rank,
+                     .stdout_is_terminal = ::isatty(STDOUT_FILENO) == 1};
   absl::StatusOr<TrainSummary> summary =
-      RunTraining(*options, *servers, *comm, std::cout, std::cerr);
+      RunTraining(options, *servers, **comm, std::cout, std::cerr, env);
   if (!summary.ok()) return summary.status();
   return absl::OkStatus();
 }
@@ -60,6 +74,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   absl::Status s = graphshard::trainer::Run(*options);
+  if (absl::IsAborted(s)) {  // --stop-after-steps
+    std::cerr << "graphshard-trainer: " << s.message() << std::endl;
+    return 3;
+  }
   if (!s.ok()) {
     std::cerr << "graphshard-trainer: error: " << s.ToString() << std::endl;
     return absl::IsInvalidArgument(s) ? 2 : 1;

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
@@ -71,11 +72,24 @@ absl::Status ParseServers(absl::string_view value, std::vector<std::string>* out
 
 using Setter = std::function<absl::Status(absl::string_view)>;
 
+// A setter accepting one of `choices`.
+Setter OneOf(absl::string_view flag, std::vector<std::string> choices, std::string* out) {
+  return [flag = std::string(flag), choices = std::move(choices), out](absl::string_view v) {
+    for (const std::string& c : choices) {
+      if (v == c) {
+        *out = c;
+        return absl::OkStatus();
+      }
+    }
+    return BadValue(flag, v, absl::StrCat("one of ", absl::StrJoin(choices, ", ")));
+  };
+}
+
 }  // namespace
 
 std::string TrainerUsage() {
   return R"(usage: graphshard-trainer (--registry DIR | --servers HOST:PORT,...) [flags]
-  --model sage             model (only sage for now)
+  --model sage|gcn         GraphSAGE (heterogeneous on a heterogeneous graph) or GCN (sage)
   --epochs N               training epochs (5)
   --hidden H               hidden channels (64)
   --fanouts 10,5           neighbours per hop, -1 = all; one SAGE layer per hop
@@ -85,10 +99,19 @@ std::string TrainerUsage() {
   --seed S                 seed of initialisation, shuffling and sampling (0)
   --dropout P              dropout between layers (0.5)
   --replace                sample neighbours with replacement
-  --eval-every N           evaluate val/test every N epochs and at the end (1)
+  --eval-every N           evaluate val/test every N epochs and at the end; 0 = never (1)
   --normalize-features     divide each input row by max(row sum, 1) (off)
   --threads T              torch intra-op threads (1)
-  --prefetch D             minibatch requests in flight (2)
+  --prefetch K             minibatches received and converted ahead (4)
+  --device cpu|cuda        where the model runs; cuda uses cuda:LOCAL_RANK (cpu)
+  --backend auto|gloo|nccl gradient all-reduce; auto = nccl on cuda, gloo on cpu (auto)
+  --feature-dtype T        feature transport: float32, float16 or bfloat16 (float32)
+  --checkpoint-dir DIR     write checkpoints here (atomic), at epoch ends and every N steps
+  --checkpoint-every N     also every N training steps (0 = epoch ends only) (0)
+  --resume                 continue from DIR's checkpoint (the exact step), if there is one
+  --metrics-file PATH      JSONL: one record per epoch and the summary (rank 0)
+  --progress-every-s S     progress line interval when stdout is not a terminal (10)
+  --stop-after-steps N     stop with exit status 3 after N steps of this run (crash tests)
   --rpc-timeout-s S        deadline of every RPC (60)
   --server-wait-s S        wait this long for servers to report SERVING (60)
   --collective-timeout-s S rendezvous and Gloo collective timeout (300)
@@ -116,9 +139,9 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
        }},
       {"model",
        [&](absl::string_view v) {
-         if (v != "sage") {
-           return absl::InvalidArgumentError(absl::StrCat(
-               "--model=", v, ": not supported yet (only 'sage'; gcn and gin are planned)"));
+         if (v != "sage" && v != "gcn") {
+           return absl::InvalidArgumentError(
+               absl::StrCat("--model=", v, ": expected sage or gcn (gin is planned)"));
          }
          o.model = std::string(v);
          return absl::OkStatus();
@@ -145,9 +168,42 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
          return absl::OkStatus();
        }},
       {"eval-every",
-       [&](absl::string_view v) { return ParseInt("eval-every", v, 1, &o.eval_every); }},
+       [&](absl::string_view v) { return ParseInt("eval-every", v, 0, &o.eval_every); }},
       {"threads", [&](absl::string_view v) { return ParseInt("threads", v, 1, &o.threads); }},
       {"prefetch", [&](absl::string_view v) { return ParseInt("prefetch", v, 1, &o.prefetch); }},
+      {"device", OneOf("device", {"cpu", "cuda"}, &o.device)},
+      {"backend", OneOf("backend", {"auto", "gloo", "nccl"}, &o.backend)},
+      {"feature-dtype", OneOf("feature-dtype", {"float32", "float16", "bfloat16"}, &o.feature_dtype)},
+      {"checkpoint-dir",
+       [&](absl::string_view v) {
+         if (v.empty()) return BadValue("checkpoint-dir", v, "a directory");
+         o.checkpoint_dir = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"checkpoint-every",
+       [&](absl::string_view v) {
+         if (!absl::SimpleAtoi(v, &o.checkpoint_every) || o.checkpoint_every < 0) {
+           return BadValue("checkpoint-every", v, "an integer >= 0");
+         }
+         return absl::OkStatus();
+       }},
+      {"metrics-file",
+       [&](absl::string_view v) {
+         if (v.empty()) return BadValue("metrics-file", v, "a path");
+         o.metrics_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"progress-every-s",
+       [&](absl::string_view v) {
+         return ParseDouble("progress-every-s", v, 0, false, &o.progress_every_s);
+       }},
+      {"stop-after-steps",
+       [&](absl::string_view v) {
+         if (!absl::SimpleAtoi(v, &o.stop_after_steps) || o.stop_after_steps < 1) {
+           return BadValue("stop-after-steps", v, "an integer >= 1");
+         }
+         return absl::OkStatus();
+       }},
       {"rpc-timeout-s",
        [&](absl::string_view v) {
          return ParseDouble("rpc-timeout-s", v, 0, false, &o.rpc_timeout_s);
@@ -164,6 +220,7 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   const std::map<std::string, bool*, std::less<>> switches = {
       {"replace", &o.replace},
       {"normalize-features", &o.normalize_features},
+      {"resume", &o.resume},
   };
 
   for (int i = 1; i < argc; ++i) {
@@ -208,6 +265,12 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
       value = argv[++i];
     }
     RETURN_IF_ERROR(it->second(*value));
+  }
+  if (o.resume && o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError("--resume needs --checkpoint-dir");
+  }
+  if (o.backend == "nccl" && o.device != "cuda") {
+    return absl::InvalidArgumentError("--backend=nccl needs --device=cuda");
   }
   if (have_registry == have_servers) {
     return absl::InvalidArgumentError(

@@ -17,7 +17,7 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
 
-  std::string model = "sage";              // --model; only "sage" for now
+  std::string model = "sage";              // --model sage|gcn (sage: heterogeneous on hetero graphs)
   int epochs = 5;                          // --epochs
   int hidden = 64;                         // --hidden
   std::vector<int32_t> fanouts = {10, 5};  // --fanouts: one SAGE layer per hop, -1 = all
@@ -27,11 +27,22 @@ struct TrainerOptions {
   uint64_t seed = 0;                       // --seed
   double dropout = 0.5;                    // --dropout
   bool replace = false;                    // --replace: sample with replacement
-  int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the end)
+  int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the
+                                           // end); 0 = never (accuracies reported as 0)
   bool normalize_features = false;         // --normalize-features: x / max(row sum, 1), as PyG's
                                            // NormalizeFeatures on non-negative features
   int threads = 1;                         // --threads: torch intra-op threads
-  int prefetch = 2;                        // --prefetch: minibatch RPCs in flight per trainer
+  int prefetch = 4;                        // --prefetch: minibatches received and converted ahead
+  std::string device = "cpu";              // --device cpu|cuda (cuda:LOCAL_RANK)
+  std::string backend = "auto";            // --backend auto|gloo|nccl (auto: nccl on cuda)
+  std::string feature_dtype = "float32";   // --feature-dtype float32|float16|bfloat16 (transport)
+  std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
+  int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
+  bool resume = false;                     // --resume from checkpoint_dir's checkpoint
+  std::string metrics_file;                // --metrics-file: JSONL of every epoch (rank 0)
+  double progress_every_s = 10;            // --progress-every-s: plain progress lines (no tty)
+  int64_t stop_after_steps = 0;            // --stop-after-steps: exit 3 after that many steps
+                                           // (tests: a crash at a known step)
   double rpc_timeout_s = 60;               // --rpc-timeout-s: deadline of every RPC
   double server_wait_s = 60;               // --server-wait-s: how long to wait for servers' health
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
@@ -42,7 +53,8 @@ std::string TrainerUsage();
 
 // Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
 // flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
-// --registry/--servers, and models other than "sage". NotFound-free: the registry is read later.
+// --registry/--servers, unknown models, devices, backends or dtypes, --resume without
+// --checkpoint-dir. NotFound-free: the registry is read later.
 // A bare "--help" returns a Cancelled status carrying the usage text (caller prints, exits 0).
 absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv);
 

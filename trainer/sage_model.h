@@ -10,23 +10,31 @@
 
 #include <torch/torch.h>
 
+#include "trainer/model.h"
+
 namespace graphshard::trainer {
 
 class SageConvImpl : public torch::nn::Module {
  public:
   SageConvImpl(int64_t in_channels, int64_t out_channels);
+  // Bipartite (PyG's SAGEConv((in_src, in_dst), out)): lin_l takes source features, lin_r
+  // destination features.
+  SageConvImpl(int64_t in_src, int64_t in_dst, int64_t out_channels);
   // x [N, in], edge e from edge_src[e] into edge_dst[e] (int64 [E]) -> [N, out].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_src,
                         const torch::Tensor& edge_dst);
+  // x_src [S, in_src], x_dst [D, in_dst], edges from rows of x_src into rows of x_dst -> [D, out].
+  torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                        const torch::Tensor& edge_src, const torch::Tensor& edge_dst);
   torch::nn::Linear lin_l{nullptr};
   torch::nn::Linear lin_r{nullptr};
 };
 TORCH_MODULE(SageConv);
 
-// Mean over in-neighbours: row i is the mean of x[edge_src[e]] over edges e with
-// edge_dst[e] == i, zero without in-edges.
+// Mean over in-neighbours: row i (of num_dst, default x's rows) is the mean of x[edge_src[e]]
+// over edges e with edge_dst[e] == i, zero without in-edges.
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
-                            const torch::Tensor& edge_dst);
+                            const torch::Tensor& edge_dst, int64_t num_dst = -1);
 
 struct GraphSageOptions {
   int64_t in_channels = 0;
@@ -36,12 +44,14 @@ struct GraphSageOptions {
   double dropout = 0.5;
 };
 
-class GraphSageImpl : public torch::nn::Module {
+class GraphSageImpl : public GnnModelImpl {
  public:
   explicit GraphSageImpl(const GraphSageOptions& options);
   // Logits for every node of the subgraph; callers keep the first batch_size rows.
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& edge_src,
                         const torch::Tensor& edge_dst);
+  // A homogeneous batch: the seeds' logits.
+  torch::Tensor Forward(const BatchTensors& batch) override;
 
  private:
   GraphSageOptions options_;

@@ -8,41 +8,71 @@
 namespace graphshard::trainer {
 namespace {
 
-torch::Tensor FromInt64s(const std::vector<int64_t>& v) {
-  torch::Tensor t = torch::empty({static_cast<int64_t>(v.size())}, torch::kInt64);
-  if (!v.empty()) std::memcpy(t.data_ptr<int64_t>(), v.data(), v.size() * sizeof(int64_t));
+torch::Dtype TorchDtype(FeatureDtype d) {
+  switch (d) {
+    case FeatureDtype::kFloat16:
+      return torch::kFloat16;
+    case FeatureDtype::kBFloat16:
+      return torch::kBFloat16;
+    case FeatureDtype::kFloat32:
+      break;
+  }
+  return torch::kFloat32;
+}
+
+// A tensor over `view` that holds `owner`; copied when misaligned for its dtype.
+torch::Tensor Over(const ByteView& view, std::vector<int64_t> sizes, torch::Dtype dtype,
+                   const std::shared_ptr<const void>& owner) {
+  const size_t align = torch::elementSize(dtype);
+  void* data = const_cast<char*>(view.data);  // read-only use: nothing writes into batches
+  if (view.size == 0) return torch::empty(sizes, dtype);
+  torch::Tensor t = torch::from_blob(
+      data, sizes, [owner](void*) {}, torch::TensorOptions().dtype(dtype));
+  if (reinterpret_cast<uintptr_t>(data) % align != 0) return t.clone();
   return t;
 }
 
 }  // namespace
 
 absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes) {
+  const NodeBlockData& seeds = batch.nodes[static_cast<size_t>(batch.seed_block)];
   for (int64_t i = 0; i < batch.batch_size; ++i) {
-    const int64_t label = batch.labels[static_cast<size_t>(i)];
+    int64_t label, id;
+    std::memcpy(&label, seeds.labels.data + i * 8, 8);
     if (label < 0 || label >= num_classes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("seed ", batch.node_ids[static_cast<size_t>(i)], " has label ", label,
-                       ", outside [0, num_classes ", num_classes, ")"));
+      std::memcpy(&id, seeds.ids.data + i * 8, 8);
+      return absl::InvalidArgumentError(absl::StrCat("seed ", id, " (", seeds.node_type,
+                                                     ") has label ", label,
+                                                     ", outside [0, num_classes ", num_classes,
+                                                     ")"));
     }
   }
   try {
     BatchTensors t;
     t.batch_size = batch.batch_size;
-    t.x = torch::empty({batch.num_nodes(), batch.feat_dim}, torch::kFloat32);
-    if (!batch.features.empty()) {
-      std::memcpy(t.x.data_ptr<float>(), batch.features.data(),
-                  batch.features.size() * sizeof(float));
+    t.seed_type = batch.seed_block;
+    const torch::Dtype fdtype = TorchDtype(batch.feature_dtype);
+    for (const NodeBlockData& n : batch.nodes) {
+      t.num_nodes.push_back(n.num_nodes);
+      t.x.push_back(Over(n.features, {n.num_nodes, n.feat_dim}, fdtype, batch.owner));
     }
-    t.y = torch::empty({batch.batch_size}, torch::kInt64);
-    if (batch.batch_size > 0) {
-      std::memcpy(t.y.data_ptr<int64_t>(), batch.labels.data(),
-                  static_cast<size_t>(batch.batch_size) * sizeof(int64_t));
+    t.y = Over(seeds.labels, {seeds.num_nodes}, torch::kInt64, batch.owner)
+              .slice(0, 0, batch.batch_size);
+    for (const EdgeBlockData& e : batch.edges) {
+      t.edges.push_back({e.src_block, e.dst_block,
+                         Over(e.src, {e.num_edges}, torch::kInt64, batch.owner),
+                         Over(e.dst, {e.num_edges}, torch::kInt64, batch.owner)});
     }
-    t.edge_src = FromInt64s(batch.edge_src);
-    t.edge_dst = FromInt64s(batch.edge_dst);
     return t;
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("building minibatch tensors: ", e.what()));
+    return absl::InternalError(
+        absl::StrCat("building minibatch tensors: ", e.what_without_backtrace()));
+  }
+}
+
+void ToFloatFeatures(BatchTensors& batch) {
+  for (torch::Tensor& x : batch.x) {
+    if (x.scalar_type() != torch::kFloat32) x = x.to(torch::kFloat32);
   }
 }
 
@@ -57,7 +87,8 @@ torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> parts;
   parts.reserve(params.size());
   for (const torch::Tensor& p : params) {
-    parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}));
+    parts.push_back(p.grad().defined() ? p.grad().reshape({-1})
+                                       : torch::zeros({p.numel()}, p.options()));
   }
   return torch::cat(parts).contiguous();
 }

@@ -1,9 +1,9 @@
 #ifndef GRAPHSHARD_TRAINER_TENSORS_H_
 #define GRAPHSHARD_TRAINER_TENSORS_H_
 
-// The trainer's one Torch boundary: decoded minibatches (plain vectors) -> torch::Tensor, and
-// model parameters <-> flat float buffers for the communicator. Includes Torch: include only
-// from the Torch files of trainer/ (model, train loop).
+// The trainer's one Torch boundary: decoded minibatches (bytes in a gRPC message or a shared-
+// memory mapping) -> torch::Tensor, and model parameters <-> flat buffers for the communicator.
+// Includes Torch: include only from the Torch files of trainer/ (model, pipeline, train loop).
 
 #include <torch/torch.h>
 
@@ -14,19 +14,46 @@
 
 namespace graphshard::trainer {
 
-struct BatchTensors {
-  int64_t batch_size = 0;
-  torch::Tensor x;         // float32 [num_nodes, feat_dim]
-  torch::Tensor y;         // int64 [batch_size]: labels of the seeds
-  torch::Tensor edge_src;  // int64 [num_edges]
-  torch::Tensor edge_dst;  // int64 [num_edges]
+struct EdgeTensors {
+  int src_type = 0;  // node type indexes (ServerMetadata::node_types)
+  int dst_type = 0;
+  torch::Tensor src;  // int64 [num_edges], rows of x[src_type]
+  torch::Tensor dst;  // int64 [num_edges], rows of x[dst_type]
 };
 
-// Copies the arrays into tensors. InvalidArgument if a seed's label is outside
-// [0, num_classes) (an unlabelled node in a split, or the wrong label space).
+// A minibatch as tensors, one entry per node type / edge type in manifest order.
+struct BatchTensors {
+  int64_t batch_size = 0;
+  int seed_type = 0;
+  std::vector<torch::Tensor> x;  // [n_t, feat_dim_t] float32 after ToFloatFeatures (16-bit as
+                                 // sent before); [n_t, 0] for a type without features
+  std::vector<int64_t> num_nodes;
+  torch::Tensor y;  // int64 [batch_size]: labels of the seeds
+  std::vector<EdgeTensors> edges;
+
+  // Applies f to every tensor (x, y, edge indexes), e.g. a device copy.
+  template <typename F>
+  void ForEachTensor(F&& f) {
+    for (torch::Tensor& t : x) f(t);
+    f(y);
+    for (EdgeTensors& e : edges) {
+      f(e.src);
+      f(e.dst);
+    }
+  }
+};
+
+// Tensors over the batch's own memory, without copying (each tensor keeps `batch.owner`, and so
+// the message or the mapping, alive); an int64 array at an address not 8-aligned is copied.
+// Features keep their transport dtype (float16/bfloat16 as sent). InvalidArgument if a seed's
+// label is outside [0, num_classes) (an unlabelled node in a split, or the wrong label space).
 absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes);
 
-// All parameters (or their gradients; a missing gradient reads as zeros), flattened in order.
+// Converts 16-bit features to float32 in place (where the tensors are: on the GPU after the copy).
+void ToFloatFeatures(BatchTensors& batch);
+
+// All parameters (or their gradients; a missing gradient reads as zeros), flattened in order,
+// on the parameters' device.
 torch::Tensor FlattenParameters(const std::vector<torch::Tensor>& params);
 torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params);
 // The inverse: copies consecutive slices of `flat` into each parameter (or its gradient).

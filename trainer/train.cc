@@ -3,29 +3,30 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <deque>
-#include <future>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/shm.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "trainer/assignment.h"
+#include "trainer/checkpoint.h"
 #include "trainer/epoch_plan.h"
-#include "trainer/sage_model.h"
+#include "trainer/input_pipeline.h"
+#include "trainer/metrics.h"
+#include "trainer/model.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
 namespace {
 
-constexpr int kTrainStream = 0;
-constexpr int kValStream = 1;
-constexpr int kTestStream = 2;
+using Clock = std::chrono::steady_clock;
 
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 struct Shards {
@@ -55,52 +56,72 @@ absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size) 
   return shards;
 }
 
-struct FetchJob {
-  int part = 0;
-  std::vector<int64_t> seeds;
-  uint64_t sample_seed = 0;
+FeatureDtype ParseDtype(const std::string& s) {
+  if (s == "float16") return FeatureDtype::kFloat16;
+  if (s == "bfloat16") return FeatureDtype::kBFloat16;
+  return FeatureDtype::kFloat32;
+}
+
+// Everything one run's passes share.
+struct Run {
+  const TrainerOptions& options;
+  ServerSet& servers;
+  Communicator& comm;
+  std::ostream& log;
+  torch::Device device;
+  std::shared_ptr<GnnModelImpl> model;
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::string host_id;
+  std::string config;  // what a checkpoint must match
+  std::unique_ptr<MetricsFile> metrics;
+  std::unique_ptr<ProgressReporter> progress;
+  int64_t global_step = 0;
+  int64_t steps_this_process = 0;
 };
 
-// Keeps up to `depth` SampleMinibatch RPCs in flight and hands out the answers in job order,
-// so sampling on the servers overlaps training here. Each RPC has its own deadline, so the
-// destructor (which waits for calls in flight) is bounded.
-class Prefetcher {
- public:
-  Prefetcher(ServerSet& servers, std::vector<FetchJob> jobs, const TrainerOptions& options)
-      : servers_(servers), options_(options), jobs_(std::move(jobs)) {
-    for (int i = 0; i < options_.prefetch; ++i) Launch();
+// In-place SUM (or broadcast from root 0) of a flat float tensor, through host memory when the
+// communicator takes host buffers and the tensor is on a GPU.
+absl::Status Collective(Communicator& comm, torch::Tensor& flat, bool broadcast) {
+  if (comm.world_size() == 1) return absl::OkStatus();
+  const bool via_host = comm.float_memory() == MemorySpace::kHost && !flat.is_cpu();
+  torch::Tensor buf = via_host ? flat.to(torch::kCPU).contiguous() : flat.contiguous();
+  absl::Span<float> span(buf.data_ptr<float>(), static_cast<size_t>(buf.numel()));
+  RETURN_IF_ERROR(broadcast ? comm.Broadcast(span, 0) : comm.AllReduce(span, ReduceOp::kSum));
+  if (via_host || !buf.is_same(flat)) flat.copy_(buf);
+  return absl::OkStatus();
+}
+
+// A pipeline over one stream per shard; step_stream as scheduled, from `first_step`.
+absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
+    Run& run, const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule,
+    int64_t first_step, bool train, int64_t epoch) {
+  std::vector<int64_t> first = BatchesBefore(schedule, first_step);
+  std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (schedule.stream_batches[i] <= first[i]) continue;
+    StreamOptions so;
+    so.seeds = shards[i].ids;
+    so.batch_size = run.options.batch_size;
+    so.shuffle = train;
+    so.shuffle_seed = StreamShuffleSeed(run.options.seed, shards[i].part);
+    so.epoch = epoch;
+    so.first_batch = first[i];
+    so.num_batches = schedule.stream_batches[i];
+    so.fanouts = run.options.fanouts;
+    so.replace = run.options.replace;
+    so.feature_dtype = ParseDtype(run.options.feature_dtype);
+    so.client_host_id = run.host_id;
+    ASSIGN_OR_RETURN(streams[i], run.servers.clients[static_cast<size_t>(shards[i].part)]
+                                     ->StreamBatches(so, run.servers.metadata));
   }
-
-  absl::StatusOr<MinibatchData> Next() {
-    if (inflight_.empty()) return absl::InternalError("Prefetcher::Next past the last job");
-    absl::StatusOr<MinibatchData> batch = inflight_.front().get();
-    inflight_.pop_front();
-    Launch();
-    return batch;
-  }
-
- private:
-  void Launch() {
-    if (next_ >= jobs_.size()) return;
-    const FetchJob* job = &jobs_[next_++];
-    PartitionClient* client = servers_.clients[static_cast<size_t>(job->part)].get();
-    inflight_.push_back(std::async(std::launch::async, [this, job, client] {
-      return client->SampleMinibatch(
-          {job->seeds, options_.fanouts, options_.replace, job->sample_seed});
-    }));
-  }
-
-  ServerSet& servers_;
-  const TrainerOptions& options_;
-  std::vector<FetchJob> jobs_;  // declared before inflight_: outlives the calls using it
-  size_t next_ = 0;
-  std::deque<std::future<absl::StatusOr<MinibatchData>>> inflight_;
-};
-
-// Batches of `batch` on the model input: row-normalised features when asked.
-torch::Tensor ModelInput(const BatchTensors& t, const TrainerOptions& options) {
-  if (!options.normalize_features) return t.x;
-  return t.x / t.x.sum(1, /*keepdim=*/true).clamp_min(1);
+  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
+  PipelineOptions po;
+  po.depth = run.options.prefetch;
+  po.device = run.device;
+  po.normalize_features = run.options.normalize_features;
+  po.num_classes = run.servers.metadata.num_classes;
+  return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
 }
 
 struct EvalCounts {
@@ -108,168 +129,268 @@ struct EvalCounts {
   double total = 0;
 };
 
-absl::StatusOr<EvalCounts> EvaluateSplit(GraphSage& model, ServerSet& servers,
-                                         const std::vector<ShardSeeds>& shards,
-                                         const TrainerOptions& options, int64_t epoch, int rank,
-                                         int stream) {
-  std::vector<PlannedBatch> plan = PlanEpoch(
-      shards,
-      {.batch_size = options.batch_size, .shuffle = false, .seed = options.seed, .epoch = epoch});
-  std::vector<FetchJob> jobs;
-  for (size_t s = 0; s < plan.size(); ++s) {
-    jobs.push_back({plan[s].part, std::move(plan[s].seeds),
-                    BatchSampleSeed(options.seed, epoch, rank, static_cast<int64_t>(s), stream)});
+// Every batch of this rank's shards of one split, in order, without dropout.
+absl::StatusOr<EvalCounts> EvaluateSplit(Run& run, const std::vector<ShardSeeds>& shards,
+                                         int64_t epoch) {
+  std::vector<int64_t> natural;
+  for (const ShardSeeds& s : shards) {
+    natural.push_back(NaturalBatches(std::ssize(s.ids), run.options.batch_size));
   }
-  const size_t num_jobs = jobs.size();
-  Prefetcher prefetch(servers, std::move(jobs), options);
+  EpochSchedule schedule;
+  schedule.stream_batches = natural;
+  for (size_t i = 0; i < natural.size(); ++i) {
+    schedule.step_stream.insert(schedule.step_stream.end(), static_cast<size_t>(natural[i]),
+                                static_cast<int>(i));
+  }
+  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(run, shards, schedule, 0, false, epoch));
   torch::NoGradGuard no_grad;
-  model->eval();
-  EvalCounts counts;
-  for (size_t s = 0; s < num_jobs; ++s) {
-    ASSIGN_OR_RETURN(MinibatchData batch, prefetch.Next());
-    ASSIGN_OR_RETURN(BatchTensors t, ToTensors(batch, servers.metadata.num_classes));
-    torch::Tensor logits =
-        model->forward(ModelInput(t, options), t.edge_src, t.edge_dst).slice(0, 0, t.batch_size);
-    counts.correct += logits.argmax(1).eq(t.y).sum().item<double>();
-    counts.total += static_cast<double>(t.batch_size);
+  run.model->eval();
+  torch::Tensor correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(run.device));
+  double total = 0;
+  for (size_t s = 0; s < schedule.step_stream.size(); ++s) {
+    ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline->Next());
+    torch::Tensor logits = run.model->Forward(*batch);
+    correct += logits.argmax(1).eq(batch->y).sum();
+    total += static_cast<double>(batch->batch_size);
   }
-  return counts;
+  return EvalCounts{static_cast<double>(correct.item<int64_t>()), total};
 }
 
 struct EpochStats {
-  double loss = 0;
-  double train_acc = 0;
-  double seeds_per_s = 0;  // summed over ranks
-  double time_s = 0;       // slowest rank
-  double local_seeds = 0;
-  double local_time_s = 0;
-  double fetch_wait_s = 0;  // this rank, waiting for minibatches (sampling not hidden)
+  double loss_sum = 0, correct = 0, seen = 0;  // global over ranks (incl. before a resume)
+  int64_t steps = 0;
+  double local_seeds = 0, local_time_s = 0, local_wait_s = 0;
 };
 
-absl::StatusOr<EpochStats> TrainEpoch(GraphSage& model, torch::optim::Adam& optimizer,
-                                      ServerSet& servers, const std::vector<ShardSeeds>& train,
-                                      const TrainerOptions& options, int64_t epoch,
-                                      Communicator& comm) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<PlannedBatch> plan = PlanEpoch(
-      train,
-      {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed, .epoch = epoch});
-  // Every rank runs the same number of steps; ranks with fewer batches wrap around.
-  int64_t steps = static_cast<int64_t>(plan.size());
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&steps, 1), ReduceOp::kMax));
-  if (steps == 0) {
+CheckpointPosition Position(const Run& run, int64_t epoch, int64_t step, const double sums[3]) {
+  return {.epoch = epoch,
+          .step = step,
+          .global_step = run.global_step,
+          .loss_sum = sums[0],
+          .correct = sums[1],
+          .seen = sums[2],
+          .config = run.config};
+}
+
+// Trains steps [first_step, steps) of one epoch. `carried` are the sums a checkpoint carried
+// into this epoch (rank 0 only; zeros elsewhere).
+absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& train,
+                                      int64_t epoch, int64_t first_step, const double carried[3]) {
+  const TrainerOptions& o = run.options;
+  const auto t0 = Clock::now();
+  std::vector<int64_t> natural;
+  int64_t total = 0;
+  for (const ShardSeeds& s : train) {
+    natural.push_back(NaturalBatches(std::ssize(s.ids), o.batch_size));
+    total += natural.back();
+  }
+  EpochStats st;
+  st.steps = total;  // every rank runs the largest count
+  RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(&st.steps, 1), ReduceOp::kMax));
+  if (st.steps == 0) {
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
-  std::vector<FetchJob> jobs;
-  const int64_t num_batches = static_cast<int64_t>(plan.size());
-  for (int64_t s = 0; num_batches > 0 && s < steps; ++s) {
-    const PlannedBatch& b = plan[static_cast<size_t>(BatchForStep(s, num_batches))];
-    jobs.push_back(
-        {b.part, b.seeds, BatchSampleSeed(options.seed, epoch, comm.rank(), s, kTrainStream)});
-  }
-  Prefetcher prefetch(servers, std::move(jobs), options);
-  const std::vector<torch::Tensor> params = model->parameters();
-  model->train();
-  double loss_sum = 0, correct = 0, seen = 0, fetch_wait_s = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    optimizer.zero_grad();
-    if (num_batches > 0) {  // a rank without seeds still joins the all-reduce, with zeros
-      const auto fetch_start = std::chrono::steady_clock::now();
-      ASSIGN_OR_RETURN(MinibatchData batch, prefetch.Next());
-      fetch_wait_s += SecondsSince(fetch_start);
-      ASSIGN_OR_RETURN(BatchTensors t, ToTensors(batch, servers.metadata.num_classes));
-      torch::Tensor logits =
-          model->forward(ModelInput(t, options), t.edge_src, t.edge_dst).slice(0, 0, t.batch_size);
-      torch::Tensor loss = torch::nn::functional::cross_entropy(logits, t.y);
+  const EpochSchedule schedule = ScheduleEpoch(natural, st.steps);
+  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(run, train, schedule, first_step, true, epoch));
+  const auto fopts = torch::TensorOptions().dtype(torch::kFloat64).device(run.device);
+  torch::Tensor loss_acc = torch::zeros({}, fopts), correct_acc = torch::zeros({}, fopts);
+  double seen = 0, wait_s = 0;
+  run.model->train();
+  if (run.progress) run.progress->StartEpoch(static_cast<int>(epoch), o.epochs, st.steps, first_step);
+  for (int64_t s = first_step; s < st.steps; ++s) {
+    const auto wait_start = Clock::now();
+    ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline->Next());
+    wait_s += SecondsSince(wait_start);
+    torch::manual_seed(StepSeed(o.seed, epoch, run.comm.rank(), s));  // dropout, resumable
+    run.optimizer->zero_grad();
+    torch::Tensor loss;
+    if (batch.has_value()) {  // a rank without seeds still joins the all-reduce, with zeros
+      torch::Tensor logits = run.model->Forward(*batch);
+      loss = torch::nn::functional::cross_entropy(logits, batch->y);
       loss.backward();
-      loss_sum += loss.item<double>() * static_cast<double>(t.batch_size);
-      correct += logits.argmax(1).eq(t.y).sum().item<double>();
-      seen += static_cast<double>(t.batch_size);
+      const double bs = static_cast<double>(batch->batch_size);
+      loss_acc += loss.detach().to(torch::kFloat64) * bs;
+      correct_acc += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
+      seen += bs;
     }
-    torch::Tensor grads = FlattenGradients(params);
-    RETURN_IF_ERROR(
-        comm.AllReduce(absl::MakeSpan(grads.data_ptr<float>(), static_cast<size_t>(grads.numel())),
-                       ReduceOp::kSum));
-    grads.div_(comm.world_size());
-    UnflattenIntoGradients(grads, params);
-    optimizer.step();
+    if (run.comm.world_size() > 1) {
+      torch::Tensor grads = FlattenGradients(run.params);
+      RETURN_IF_ERROR(Collective(run.comm, grads, /*broadcast=*/false));
+      grads.div_(run.comm.world_size());
+      UnflattenIntoGradients(grads, run.params);
+    }
+    run.optimizer->step();
+    ++run.global_step;
+    ++run.steps_this_process;
+    if (run.progress && loss.defined()) run.progress->Step(s, loss.item<double>(), seen);
+    const bool due = o.checkpoint_every > 0 && run.global_step % o.checkpoint_every == 0 &&
+                     s + 1 < st.steps && !o.checkpoint_dir.empty();
+    if (due) {
+      double sums[3] = {loss_acc.item<double>(), correct_acc.item<double>(), seen};
+      RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+      for (int i = 0; i < 3; ++i) sums[i] += carried[i];
+      if (run.comm.rank() == 0) {
+        RETURN_IF_ERROR(SaveCheckpoint(o.checkpoint_dir, *run.model, *run.optimizer,
+                                       Position(run, epoch, s + 1, sums)));
+      }
+    }
+    if (o.stop_after_steps > 0 && run.steps_this_process >= o.stop_after_steps) {
+      return absl::AbortedError(
+          absl::StrCat("stopped after ", run.steps_this_process, " steps (--stop-after-steps)"));
+    }
   }
-  EpochStats stats;
-  stats.local_seeds = seen;
-  stats.local_time_s = SecondsSince(t0);
-  stats.fetch_wait_s = fetch_wait_s;
-  double sums[4] = {loss_sum, correct, seen, seen / std::max(stats.local_time_s, 1e-9)};
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
-  double time_s = stats.local_time_s;
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&time_s, 1), ReduceOp::kMax));
-  stats.loss = sums[2] > 0 ? sums[0] / sums[2] : 0;
-  stats.train_acc = sums[2] > 0 ? sums[1] / sums[2] : 0;
-  stats.seeds_per_s = sums[3];
-  stats.time_s = time_s;
-  return stats;
+  if (run.progress) run.progress->EndEpoch();
+  double sums[3] = {loss_acc.item<double>(), correct_acc.item<double>(), seen};
+  RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+  st.loss_sum = sums[0] + carried[0];
+  st.correct = sums[1] + carried[1];
+  st.seen = sums[2] + carried[2];
+  st.local_seeds = seen;
+  st.local_time_s = SecondsSince(t0);
+  st.local_wait_s = wait_s;
+  return st;
 }
 
 std::string Fingerprint(const std::vector<torch::Tensor>& params) {
   Fnv1a64 h;
   for (const torch::Tensor& p : params) {
-    torch::Tensor c = p.detach().contiguous();
+    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
     h.Update(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
   }
   return h.Hex();
 }
 
+std::string RunConfig(const TrainerOptions& o, int world_size) {
+  return absl::StrCat("model=", o.model, " hidden=", o.hidden, " fanouts=",
+                      absl::StrJoin(o.fanouts, ","), " batch=", o.batch_size, " seed=", o.seed,
+                      " world=", world_size, " lr=", o.lr, " wd=", o.weight_decay,
+                      " dropout=", o.dropout, " replace=", o.replace,
+                      " dtype=", o.feature_dtype, " normalize=", o.normalize_features);
+}
+
+absl::StatusOr<torch::Device> PickDevice(const TrainerOptions& o, const RunEnvironment& env) {
+  if (o.device != "cuda") return torch::Device(torch::kCPU);
+  if (!torch::cuda::is_available()) {
+    return absl::FailedPreconditionError(
+        "--device cuda: no CUDA device (or this LibTorch has no CUDA)");
+  }
+  const int count = static_cast<int>(torch::cuda::device_count());
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % count));
+}
+
 absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, ServerSet& servers,
                                              Communicator& comm, std::ostream& out,
-                                             std::ostream& log) {
+                                             std::ostream& log, const RunEnvironment& env) {
   torch::set_num_threads(options.threads);
   const ServerMetadata& md = servers.metadata;
   const int rank = comm.rank();
+  ASSIGN_OR_RETURN(torch::Device device, PickDevice(options, env));
+  absl::optional<c10::DeviceGuard> device_guard;
+  if (device.is_cuda()) device_guard.emplace(device);
   ASSIGN_OR_RETURN(Shards shards, LoadShards(servers, rank, comm.world_size()));
   log << absl::StrFormat(
-      "rank %d: %d parts, feat_dim %d, %d classes; seeds train %d val %d test %d from "
-      "parts",
-      rank, md.num_parts, md.feat_dim, md.num_classes, TotalSeeds(shards.train),
-      TotalSeeds(shards.val), TotalSeeds(shards.test));
+      "rank %d: %d parts, target '%s' (%d node types, %d edge types), feat_dim %d, %d classes; "
+      "seeds train %d val %d test %d from parts",
+      rank, md.num_parts, md.target_type, md.node_types.size(), md.edge_types.size(), md.feat_dim,
+      md.num_classes, TotalSeeds(shards.train), TotalSeeds(shards.val), TotalSeeds(shards.test));
   for (const ShardSeeds& s : shards.train) log << " " << s.part;
-  log << "\n";
-  if (shards.train.empty() || TotalSeeds(shards.train) == 0) {
+  log << "; device " << device.str() << ", " << comm.name() << "\n";
+  if (TotalSeeds(shards.train) == 0) {
     log << "rank " << rank << ": warning: no training seeds; contributing zero gradients\n";
   }
 
+  Run run{.options = options,
+          .servers = servers,
+          .comm = comm,
+          .log = log,
+          .device = device,
+          .model = nullptr,
+          .params = {},
+          .optimizer = nullptr,
+          .host_id = common::HostId(),
+          .config = RunConfig(options, comm.world_size()),
+          .metrics = nullptr,
+          .progress = nullptr};
   torch::manual_seed(options.seed);
-  GraphSage model(GraphSageOptions{.in_channels = md.feat_dim,
-                                   .hidden_channels = options.hidden,
-                                   .out_channels = md.num_classes,
-                                   .num_layers = static_cast<int64_t>(options.fanouts.size()),
-                                   .dropout = options.dropout});
-  const std::vector<torch::Tensor> params = model->parameters();
+  ASSIGN_OR_RETURN(run.model,
+                   CreateModel(md, ModelOptions{.kind = options.model,
+                                                .hidden_channels = options.hidden,
+                                                .num_layers = std::ssize(options.fanouts),
+                                                .dropout = options.dropout}));
+  run.model->to(device);
+  run.params = run.model->parameters();
   {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.
-    torch::Tensor flat = FlattenParameters(params);
-    RETURN_IF_ERROR(comm.Broadcast(
-        absl::MakeSpan(flat.data_ptr<float>(), static_cast<size_t>(flat.numel())), 0));
-    UnflattenIntoParameters(flat, params);
+    torch::Tensor flat = FlattenParameters(run.params);
+    RETURN_IF_ERROR(Collective(comm, flat, /*broadcast=*/true));
+    UnflattenIntoParameters(flat, run.params);
   }
-  torch::optim::Adam optimizer(
-      params, torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+  run.optimizer = std::make_unique<torch::optim::Adam>(
+      run.params, torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+
+  CheckpointPosition start;
+  if (options.resume) {
+    ASSIGN_OR_RETURN(absl::optional<CheckpointPosition> loaded,
+                     LoadCheckpoint(options.checkpoint_dir, run.config, *run.model,
+                                    *run.optimizer, device));
+    if (loaded.has_value()) {
+      start = *loaded;
+      run.global_step = start.global_step;
+      log << absl::StrFormat("rank %d: resuming from %s at epoch %d step %d\n", rank,
+                             CheckpointPath(options.checkpoint_dir), start.epoch, start.step);
+    } else {
+      log << "rank " << rank << ": no checkpoint in " << options.checkpoint_dir
+          << "; starting from scratch\n";
+    }
+  }
+  if (rank == 0) {
+    if (!options.metrics_file.empty()) {
+      ASSIGN_OR_RETURN(run.metrics, MetricsFile::Open(options.metrics_file));
+      RETURN_IF_ERROR(run.metrics->Write(
+          {{"event", "run"}, {"config", run.config}, {"world_size", comm.world_size()},
+           {"device", device.str()}, {"backend", comm.name()}, {"start_epoch", start.epoch},
+           {"start_step", start.step}}));
+    }
+    run.progress = std::make_unique<ProgressReporter>(log, env.stdout_is_terminal,
+                                                      options.progress_every_s);
+  }
 
   TrainSummary summary;
-  double total_local_seeds = 0, total_local_time = 0;
-  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+  double total_seeds = 0, total_time = 0, total_wait = 0, total_step_time = 0;
+  int timed_epochs = 0;
+  for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
+    const bool resumed = epoch == start.epoch && start.step > 0;
+    double carried[3] = {0, 0, 0};
+    if (resumed && rank == 0) {
+      carried[0] = start.loss_sum, carried[1] = start.correct, carried[2] = start.seen;
+    }
     ASSIGN_OR_RETURN(EpochStats st,
-                     TrainEpoch(model, optimizer, servers, shards.train, options, epoch, comm));
-    total_local_seeds += st.local_seeds;
-    total_local_time += st.local_time_s;
-    summary.loss = st.loss;
-    summary.train_acc = st.train_acc;
-    summary.epochs = epoch;
-    std::string line =
-        absl::StrFormat("epoch %d loss %.4f train_acc %.4f", epoch, st.loss, st.train_acc);
-    const auto eval_start = std::chrono::steady_clock::now();
-    if (epoch % options.eval_every == 0 || epoch == options.epochs) {
-      ASSIGN_OR_RETURN(EvalCounts val,
-                       EvaluateSplit(model, servers, shards.val, options, epoch, rank, kValStream));
-      ASSIGN_OR_RETURN(EvalCounts test, EvaluateSplit(model, servers, shards.test, options, epoch,
-                                                      rank, kTestStream));
+                     TrainEpoch(run, shards.train, epoch, resumed ? start.step : 0, carried));
+    // Per-epoch timing over ranks: [seeds/s, time, wait] summed, time max.
+    double sums[3] = {st.local_seeds / std::max(st.local_time_s, 1e-9), st.local_time_s,
+                      st.local_wait_s};
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+    double time_s = st.local_time_s;
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&time_s, 1), ReduceOp::kMax));
+    const double n = comm.world_size();
+    const double wait_fraction = sums[1] > 0 ? sums[2] / sums[1] : 0;
+    const int64_t steps_run = st.steps - (resumed ? start.step : 0);
+    const double step_time = time_s / static_cast<double>(std::max<int64_t>(1, steps_run));
+    total_seeds += st.local_seeds;
+    total_time += st.local_time_s;
+    total_wait += st.local_wait_s;
+    total_step_time += step_time;
+    ++timed_epochs;
+    summary.loss = st.seen > 0 ? st.loss_sum / st.seen : 0;
+    summary.train_acc = st.seen > 0 ? st.correct / st.seen : 0;
+    summary.epochs = static_cast<int>(epoch);
+    std::string line = absl::StrFormat("epoch %d loss %.4f train_acc %.4f", epoch, summary.loss,
+                                       summary.train_acc);
+    const auto eval_start = Clock::now();
+    const bool evaluate = options.eval_every > 0 &&
+                          (epoch % options.eval_every == 0 || epoch == options.epochs);
+    if (evaluate) {
+      ASSIGN_OR_RETURN(EvalCounts val, EvaluateSplit(run, shards.val, epoch));
+      ASSIGN_OR_RETURN(EvalCounts test, EvaluateSplit(run, shards.test, epoch));
       double counts[4] = {val.correct, val.total, test.correct, test.total};
       RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(counts), ReduceOp::kSum));
       summary.val_acc = counts[1] > 0 ? counts[0] / counts[1] : 0;
@@ -277,25 +398,63 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
       absl::StrAppendFormat(&line, " val_acc %.4f test_acc %.4f", summary.val_acc,
                             summary.test_acc);
     }
-    absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", st.seeds_per_s, st.time_s);
+    absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", sums[0], time_s);
+    const double eval_s = SecondsSince(eval_start);
     log << absl::StrFormat(
-        "rank %d epoch %d: train %.3fs (waiting for batches %.3fs), eval %.3fs\n", rank, epoch,
-        st.local_time_s, st.fetch_wait_s, SecondsSince(eval_start));
-    if (rank == 0) out << line << std::endl;
+        "rank %d epoch %d: %d steps, train %.3fs (step %.4fs, data wait %.3fs = %.1f%%, compute "
+        "%.3fs), eval %.3fs\n",
+        rank, epoch, steps_run, st.local_time_s, st.local_time_s / std::max<int64_t>(1, steps_run),
+        st.local_wait_s, 100 * st.local_wait_s / std::max(st.local_time_s, 1e-9),
+        st.local_time_s - st.local_wait_s, eval_s);
+    if (rank == 0) {
+      out << line << std::endl;
+      if (run.metrics) {
+        nlohmann::ordered_json rec = {
+            {"event", "epoch"},          {"epoch", epoch},
+            {"steps", steps_run},        {"global_step", run.global_step},
+            {"loss", summary.loss},      {"train_acc", summary.train_acc},
+            {"seeds_per_s", sums[0]},    {"time_s", time_s},
+            {"step_time_s", step_time},  {"data_wait_s", sums[2] / n},
+            {"compute_s", (sums[1] - sums[2]) / n},
+            {"data_wait_fraction", wait_fraction}, {"eval_s", eval_s}};
+        if (evaluate) {
+          rec["val_acc"] = summary.val_acc;
+          rec["test_acc"] = summary.test_acc;
+        }
+        RETURN_IF_ERROR(run.metrics->Write(rec));
+      }
+    }
+    if (!options.checkpoint_dir.empty() && rank == 0) {
+      const double none[3] = {0, 0, 0};
+      RETURN_IF_ERROR(SaveCheckpoint(options.checkpoint_dir, *run.model, *run.optimizer,
+                                     Position(run, epoch + 1, 0, none)));
+    }
   }
-  double rate = total_local_seeds / std::max(total_local_time, 1e-9);
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&rate, 1), ReduceOp::kSum));
-  summary.seeds_per_s = rate;
-  summary.weights_fingerprint = Fingerprint(params);
+  double totals[3] = {total_seeds / std::max(total_time, 1e-9), total_time, total_wait};
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(totals), ReduceOp::kSum));
+  summary.seeds_per_s = totals[0];
+  summary.data_wait_fraction = totals[1] > 0 ? totals[2] / totals[1] : 0;
+  summary.step_time_s = timed_epochs > 0 ? total_step_time / timed_epochs : 0;
+  summary.weights_fingerprint = Fingerprint(run.params);
   log << "rank " << rank << " weights_fingerprint " << summary.weights_fingerprint << std::endl;
   if (rank == 0) {
     // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
-    nlohmann::ordered_json j = {
-        {"test_acc", summary.test_acc},    {"val_acc", summary.val_acc},
-        {"train_acc", summary.train_acc},  {"loss", summary.loss},
-        {"epochs", summary.epochs},        {"seeds_per_s", summary.seeds_per_s},
-        {"world_size", comm.world_size()}, {"weights_fingerprint", summary.weights_fingerprint}};
+    nlohmann::ordered_json j = {{"test_acc", summary.test_acc},
+                                {"val_acc", summary.val_acc},
+                                {"train_acc", summary.train_acc},
+                                {"loss", summary.loss},
+                                {"epochs", summary.epochs},
+                                {"seeds_per_s", summary.seeds_per_s},
+                                {"world_size", comm.world_size()},
+                                {"weights_fingerprint", summary.weights_fingerprint},
+                                {"data_wait_fraction", summary.data_wait_fraction},
+                                {"step_time_s", summary.step_time_s}};
     out << j.dump() << std::endl;
+    if (run.metrics) {
+      nlohmann::ordered_json rec = j;
+      rec["event"] = "summary";
+      RETURN_IF_ERROR(run.metrics->Write(rec));
+    }
   }
   return summary;
 }
@@ -303,9 +462,10 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
 }  // namespace
 
 absl::StatusOr<TrainSummary> RunTraining(const TrainerOptions& options, ServerSet& servers,
-                                         Communicator& comm, std::ostream& out, std::ostream& log) {
+                                         Communicator& comm, std::ostream& out, std::ostream& log,
+                                         const RunEnvironment& env) {
   try {
-    return RunTrainingImpl(options, servers, comm, out, log);
+    return RunTrainingImpl(options, servers, comm, out, log, env);
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("torch: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {

@@ -30,6 +30,31 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_FALSE(o->normalize_features);
   EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
   EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
+  EXPECT_EQ(o->prefetch, 4);
+  EXPECT_EQ(o->device, "cpu");
+  EXPECT_EQ(o->backend, "auto");
+  EXPECT_EQ(o->feature_dtype, "float32");
+  EXPECT_TRUE(o->checkpoint_dir.empty());
+  EXPECT_FALSE(o->resume);
+}
+
+TEST(ParseTrainerOptions, ParsesTheNewFlags) {
+  absl::StatusOr<TrainerOptions> o =
+      Parse({"--registry", "r", "--model", "gcn", "--device=cuda", "--backend", "nccl",
+             "--feature-dtype", "bfloat16", "--checkpoint-dir", "/tmp/ck", "--checkpoint-every",
+             "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
+             "--stop-after-steps", "3"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->model, "gcn");
+  EXPECT_EQ(o->device, "cuda");
+  EXPECT_EQ(o->backend, "nccl");
+  EXPECT_EQ(o->feature_dtype, "bfloat16");
+  EXPECT_EQ(o->checkpoint_dir, "/tmp/ck");
+  EXPECT_EQ(o->checkpoint_every, 7);
+  EXPECT_TRUE(o->resume);
+  EXPECT_EQ(o->metrics_file, "/tmp/m.jsonl");
+  EXPECT_EQ(o->prefetch, 2);
+  EXPECT_EQ(o->stop_after_steps, 3);
 }
 
 TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
@@ -77,7 +102,13 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
     const char* mentions;
   };
   for (const Case& c : std::vector<Case>{
-           {{"--registry", "r", "--model", "gcn"}, "--model"},
+           {{"--registry", "r", "--model", "gin2"}, "--model"},
+           {{"--registry", "r", "--device", "tpu"}, "--device"},
+           {{"--registry", "r", "--backend", "mpi"}, "--backend"},
+           {{"--registry", "r", "--backend", "nccl"}, "--backend=nccl"},
+           {{"--registry", "r", "--feature-dtype", "int8"}, "--feature-dtype"},
+           {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
+           {{"--registry", "r", "--checkpoint-every", "-1"}, "--checkpoint-every"},
            {{"--registry", "r", "--epochs", "0"}, "--epochs"},
            {{"--registry", "r", "--fanouts", "10,0"}, "--fanouts"},
            {{"--registry", "r", "--fanouts", "10,x"}, "--fanouts"},

@@ -1,11 +1,14 @@
-// The whole training loop against in-process fake servers: one rank with the local
-// communicator, and several ranks (threads) over a real Gloo rendezvous on loopback.
+// The whole training loop against real in-process partition servers on port 0
+// (tests/server/test_cluster.h): Cora and IMDB split in two parts, one rank with the local
+// communicator or two ranks (threads) over a real Gloo rendezvous on loopback. Batches come
+// through StreamBatches and, the servers being on this host, shared memory.
 #include "trainer/train.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -15,28 +18,11 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/trainer/fake_partition_service.h"
+#include "partitioner/read_input.h"
+#include "tests/server/test_cluster.h"
 
 namespace graphshard::trainer {
 namespace {
-
-using testing::FakeGraph;
-using testing::FakePartitionServer;
-
-TrainerOptions SmallRun(const std::vector<std::string>& servers) {
-  TrainerOptions o;
-  o.servers = servers;
-  o.epochs = 8;
-  o.hidden = 16;
-  o.fanouts = {2, 2};
-  o.batch_size = 16;
-  o.lr = 0.05;
-  o.eval_every = 4;
-  o.rpc_timeout_s = 10;
-  o.server_wait_s = 10;
-  o.collective_timeout_s = 30;
-  return o;
-}
 
 absl::StatusOr<ServerSet> Connect(const TrainerOptions& o) {
   DiscoveryOptions d;
@@ -63,118 +49,214 @@ uint16_t FreePort() {
   return ntohs(addr.sin_port);
 }
 
-class TrainTest : public ::testing::Test {
- protected:
-  FakeGraph graph_;
-  FakePartitionServer s0_{graph_, 0};
-  FakePartitionServer s1_{graph_, 1};
-  std::vector<std::string> addresses_ = {s0_.address(), s1_.address()};
+struct RankResult {
+  absl::StatusOr<TrainSummary> summary = absl::UnknownError("not run");
+  std::string out, log;
 };
 
-TEST_F(TrainTest, OneRankLearnsAndPrintsTheOutputContract) {
-  TrainerOptions o = SmallRun(addresses_);
-  absl::StatusOr<ServerSet> servers = Connect(o);
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  std::unique_ptr<Communicator> comm = CreateLocalCommunicator();
-  std::ostringstream out, log;
-  absl::StatusOr<TrainSummary> summary = RunTraining(o, *servers, *comm, out, log);
-  ASSERT_TRUE(summary.ok()) << summary.status() << "\n" << log.str();
-  EXPECT_GT(summary->test_acc, 0.9);
-  EXPECT_GT(summary->val_acc, 0.9);
+// `world` ranks as threads (Gloo on loopback when world > 1).
+std::vector<RankResult> TrainRanks(const TrainerOptions& o, int world) {
+  std::vector<RankResult> results(static_cast<size_t>(world));
+  const uint16_t port = FreePort();
+  auto rank_main = [&](int r) {
+    RankResult& res = results[static_cast<size_t>(r)];
+    absl::StatusOr<ServerSet> servers = Connect(o);
+    if (!servers.ok()) {
+      res.summary = servers.status();
+      return;
+    }
+    std::unique_ptr<Communicator> comm;
+    if (world == 1) {
+      comm = CreateLocalCommunicator();
+    } else {
+      RendezvousConfig rdv;
+      rdv.master_port = port;
+      rdv.rank = r;
+      rdv.world_size = world;
+      absl::StatusOr<std::unique_ptr<Communicator>> gloo =
+          CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = 60});
+      if (!gloo.ok()) {
+        res.summary = gloo.status();
+        return;
+      }
+      comm = *std::move(gloo);
+    }
+    std::ostringstream out, log;
+    res.summary = RunTraining(o, *servers, *comm, out, log);
+    res.out = out.str();
+    res.log = log.str();
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) threads.emplace_back(rank_main, r);
+  for (std::thread& t : threads) t.join();
+  return results;
+}
 
-  std::vector<std::string> lines = Lines(out.str());
-  ASSERT_EQ(lines.size(), static_cast<size_t>(o.epochs) + 1) << out.str();
+TrainerOptions BaseOptions(graphshard::testing::TestCluster& cluster, int parts) {
+  TrainerOptions o;
+  for (int p = 0; p < parts; ++p) o.servers.push_back(cluster.server(p).address());
+  o.rpc_timeout_s = 30;
+  o.server_wait_s = 10;
+  o.collective_timeout_s = 60;
+  return o;
+}
+
+class CoraTrainTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    graph_ = new partitioner::InputGraph(graphshard::testing::ReadCora());
+    cluster_ = new graphshard::testing::TestCluster(*graph_, 2);
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    delete graph_;
+  }
+  static TrainerOptions Options() {
+    TrainerOptions o = BaseOptions(*cluster_, 2);
+    o.epochs = 4;
+    o.hidden = 16;
+    o.fanouts = {5, 5};
+    o.batch_size = 32;
+    o.eval_every = 2;
+    return o;
+  }
+  static partitioner::InputGraph* graph_;
+  static graphshard::testing::TestCluster* cluster_;
+};
+partitioner::InputGraph* CoraTrainTest::graph_ = nullptr;
+graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
+
+TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
+  TrainerOptions o = Options();
+  o.metrics_file = graphshard::testing::MakeTempDir() + "/metrics.jsonl";
+  o.feature_dtype = "float16";
+  std::vector<RankResult> r = TrainRanks(o, 1);
+  ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
+  EXPECT_GT(r[0].summary->train_acc, 0.5) << r[0].out;
+
+  std::vector<std::string> lines = Lines(r[0].out);
+  ASSERT_EQ(lines.size(), static_cast<size_t>(o.epochs) + 1) << r[0].out;
   for (int e = 0; e < o.epochs; ++e) {
     EXPECT_TRUE(absl::StartsWith(lines[static_cast<size_t>(e)],
                                  "epoch " + std::to_string(e + 1) + " loss "))
         << lines[static_cast<size_t>(e)];
   }
-  EXPECT_TRUE(absl::StrContains(lines[3], "val_acc"));   // epoch 4: evaluated
-  EXPECT_FALSE(absl::StrContains(lines[4], "val_acc"));  // epoch 5: not
+  EXPECT_TRUE(absl::StrContains(lines[1], "val_acc"));   // epoch 2: evaluated
+  EXPECT_FALSE(absl::StrContains(lines[2], "val_acc"));  // epoch 3: not
   ASSERT_EQ(lines.back().front(), '{');
   nlohmann::json j = nlohmann::json::parse(lines.back());
-  for (const char* key : {"test_acc", "val_acc", "train_acc"}) {
+  for (const char* key : {"test_acc", "val_acc", "train_acc", "data_wait_fraction"}) {
     EXPECT_GE(j[key].get<double>(), 0.0) << key;
     EXPECT_LE(j[key].get<double>(), 1.0) << key;
   }
   EXPECT_EQ(j["epochs"], o.epochs);
   EXPECT_EQ(j["world_size"], 1);
   EXPECT_GT(j["seeds_per_s"].get<double>(), 0);
+  EXPECT_GT(j["step_time_s"].get<double>(), 0);
   EXPECT_EQ(j["weights_fingerprint"].get<std::string>().size(), 16u);
-  EXPECT_TRUE(
-      absl::StrContains(log.str(), "rank 0 weights_fingerprint " + summary->weights_fingerprint));
-}
+  EXPECT_TRUE(absl::StrContains(r[0].log, "data wait"));
 
-TEST_F(TrainTest, SameSeedSameWeights) {
-  TrainerOptions o = SmallRun(addresses_);
-  o.epochs = 2;
-  std::string fingerprints[2];
-  for (std::string& fp : fingerprints) {
-    absl::StatusOr<ServerSet> servers = Connect(o);
-    ASSERT_TRUE(servers.ok()) << servers.status();
-    std::ostringstream out, log;
-    absl::StatusOr<TrainSummary> s = RunTraining(o, *servers, *CreateLocalCommunicator(), out, log);
-    ASSERT_TRUE(s.ok()) << s.status();
-    fp = s->weights_fingerprint;
+  std::ifstream metrics(o.metrics_file);
+  std::vector<std::string> events;
+  for (std::string line; std::getline(metrics, line);) {
+    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
   }
-  EXPECT_EQ(fingerprints[0], fingerprints[1]);
+  EXPECT_EQ(events, (std::vector<std::string>{"run", "epoch", "epoch", "epoch", "epoch",
+                                              "summary"}));
 }
 
-// Three ranks on two servers: part 0's seeds are split between ranks 0 and 2, which then have
-// fewer batches than rank 1 and wrap around; all must still end with the same weights.
-TEST_F(TrainTest, ThreeRanksOverGlooEndWithIdenticalWeights) {
-  const int world = 3;
-  const uint16_t port = FreePort();
-  TrainerOptions o = SmallRun(addresses_);
+TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
+  TrainerOptions o = Options();
+  o.model = "gcn";
+  o.epochs = 30;
+  o.eval_every = 30;
+  o.hidden = 32;
+  o.fanouts = {10, 10};
+  o.batch_size = 32;
+  o.weight_decay = 5e-4;
+  o.normalize_features = true;
+  std::vector<RankResult> r = TrainRanks(o, 1);
+  ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
+  EXPECT_GE(r[0].summary->test_acc, 0.78) << r[0].out;
+}
+
+// Stop after 9 steps (checkpoints every 2 steps: the last one after step 8, inside epoch 2:
+// Cora's ~70 training seeds per part in batches of 32 make 6 steps per epoch), resume: the
+// final weights equal an uninterrupted run's bit for bit (dropout on, Adam, several epochs).
+TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
+  TrainerOptions o = Options();
   o.epochs = 3;
-  std::vector<absl::StatusOr<TrainSummary>> results(world, absl::UnknownError("not run"));
-  std::vector<std::string> outs(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      absl::StatusOr<ServerSet> servers = Connect(o);
-      if (!servers.ok()) {
-        results[static_cast<size_t>(r)] = servers.status();
-        return;
-      }
-      RendezvousConfig rdv;
-      rdv.master_port = port;
-      rdv.rank = r;
-      rdv.world_size = world;
-      absl::StatusOr<std::unique_ptr<Communicator>> comm =
-          CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = 30});
-      if (!comm.ok()) {
-        results[static_cast<size_t>(r)] = comm.status();
-        return;
-      }
-      std::ostringstream out, log;
-      results[static_cast<size_t>(r)] = RunTraining(o, *servers, **comm, out, log);
-      outs[static_cast<size_t>(r)] = out.str();
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int r = 0; r < world; ++r) {
-    ASSERT_TRUE(results[static_cast<size_t>(r)].ok())
-        << "rank " << r << ": " << results[static_cast<size_t>(r)].status();
-  }
-  EXPECT_EQ(results[0]->weights_fingerprint, results[1]->weights_fingerprint);
-  EXPECT_EQ(results[0]->weights_fingerprint, results[2]->weights_fingerprint);
-  EXPECT_EQ(results[0]->test_acc, results[2]->test_acc);  // all-reduced: global accuracy
-  EXPECT_EQ(Lines(outs[0]).size(), static_cast<size_t>(o.epochs) + 1);
-  EXPECT_TRUE(outs[1].empty());
-  EXPECT_TRUE(outs[2].empty());
+  o.eval_every = 3;
+  std::vector<RankResult> full = TrainRanks(o, 1);
+  ASSERT_TRUE(full[0].summary.ok()) << full[0].summary.status();
+
+  o.checkpoint_dir = graphshard::testing::MakeTempDir() + "/ckpt";
+  o.checkpoint_every = 2;
+  o.stop_after_steps = 9;
+  std::vector<RankResult> first = TrainRanks(o, 1);
+  ASSERT_EQ(first[0].summary.status().code(), absl::StatusCode::kAborted)
+      << first[0].summary.status();
+  o.stop_after_steps = 0;
+  o.resume = true;
+  std::vector<RankResult> resumed = TrainRanks(o, 1);
+  ASSERT_TRUE(resumed[0].summary.ok()) << resumed[0].summary.status();
+  EXPECT_TRUE(absl::StrContains(resumed[0].log, "at epoch 2 step 2")) << resumed[0].log;
+  EXPECT_EQ(resumed[0].summary->weights_fingerprint, full[0].summary->weights_fingerprint);
+  EXPECT_EQ(resumed[0].summary->loss, full[0].summary->loss);  // epoch sums carried over
+  EXPECT_EQ(Lines(resumed[0].out).size(), 2u + 1u) << resumed[0].out;  // epochs 2, 3 + JSON
+
+  o.hidden = 8;  // another run's checkpoint folder
+  std::vector<RankResult> other = TrainRanks(o, 1);
+  EXPECT_EQ(other[0].summary.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(TrainTest, SamplingFailureIsAnErrorNamingTheServer) {
-  TrainerOptions o = SmallRun(addresses_);
-  absl::StatusOr<ServerSet> servers = Connect(o);
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  s1_.FailSampling();
-  std::ostringstream out, log;
-  absl::StatusOr<TrainSummary> s = RunTraining(o, *servers, *CreateLocalCommunicator(), out, log);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_TRUE(absl::StrContains(s.status().message(), s1_.address())) << s.status();
+TEST_F(CoraTrainTest, TwoRanksEndWithIdenticalWeights) {
+  TrainerOptions o = Options();
+  o.epochs = 2;
+  std::vector<RankResult> r = TrainRanks(o, 2);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(r[static_cast<size_t>(i)].summary.ok())
+        << "rank " << i << ": " << r[static_cast<size_t>(i)].summary.status();
+  }
+  EXPECT_EQ(r[0].summary->weights_fingerprint, r[1].summary->weights_fingerprint);
+  EXPECT_EQ(r[0].summary->test_acc, r[1].summary->test_acc);  // all-reduced
+  EXPECT_FALSE(r[0].out.empty());
+  EXPECT_TRUE(r[1].out.empty());
+}
+
+TEST_F(CoraTrainTest, ServerRefusalIsAnErrorNamingTheServer) {
+  TrainerOptions o = Options();
+  o.fanouts = {5000};  // above the servers' fanout limit: INVALID_ARGUMENT from StreamBatches
+  std::vector<RankResult> r = TrainRanks(o, 1);
+  ASSERT_FALSE(r[0].summary.ok());
+  EXPECT_EQ(r[0].summary.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(), "StreamBatches to server 127.0.0.1:"))
+      << r[0].summary.status();
+}
+
+// Heterogeneous GraphSAGE (to_hetero-style) on IMDB, 2 servers and 2 trainers.
+TEST(ImdbTrainTest, HeteroSageTwoRanksLearnsMovieGenres) {
+  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
+                                      partitioner::ReadOptions{});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  graphshard::testing::TestCluster cluster(*graph, 2);
+  TrainerOptions o = BaseOptions(cluster, 2);
+  o.model = "sage";
+  o.epochs = 6;
+  o.eval_every = 6;
+  o.hidden = 32;
+  o.fanouts = {10, 10};
+  o.batch_size = 64;
+  o.lr = 0.005;
+  o.weight_decay = 1e-3;
+  std::vector<RankResult> r = TrainRanks(o, 2);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(r[static_cast<size_t>(i)].summary.ok())
+        << "rank " << i << ": " << r[static_cast<size_t>(i)].summary.status() << "\n"
+        << r[static_cast<size_t>(i)].log;
+  }
+  EXPECT_GE(r[0].summary->test_acc, 0.50) << r[0].out;
+  EXPECT_EQ(r[0].summary->weights_fingerprint, r[1].summary->weights_fingerprint);
 }
 
 }  // namespace

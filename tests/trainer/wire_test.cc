@@ -30,31 +30,47 @@ v1::Minibatch ValidBatch() {
   return m;
 }
 
-TEST(DecodeMinibatch, DecodesAValidBatch) {
-  v1::Minibatch m = ValidBatch();
-  const std::vector<int64_t> seeds = {7};
-  absl::StatusOr<MinibatchData> b = DecodeMinibatch(m, seeds);
+ServerMetadata Homogeneous() {
+  v1::Metadata m;
+  m.set_num_parts(1);
+  m.set_feat_dim(2);
+  m.set_num_classes(3);
+  return *DecodeMetadata(m);
+}
+
+int64_t At(const ByteView& v, size_t i) {
+  int64_t x;
+  std::memcpy(&x, v.data + i * 8, 8);
+  return x;
+}
+
+TEST(DecodeMinibatch, ReadsAValidBatchInPlace) {
+  auto m = std::make_shared<v1::Minibatch>(ValidBatch());
+  absl::StatusOr<MinibatchData> b = DecodeMinibatch(m, Homogeneous());
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->num_nodes(), 3);
-  EXPECT_EQ(b->features, (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(b->edge_src, (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(b->labels[2], 2);
+  ASSERT_EQ(b->nodes.size(), 1u);
+  EXPECT_EQ(b->nodes[0].num_nodes, 3);
+  EXPECT_EQ(b->nodes[0].features.data, m->nodes(0).features().data().data());  // no copy
+  EXPECT_EQ(b->edges[0].num_edges, 2);
+  EXPECT_EQ(At(b->edges[0].src, 1), 2);
+  EXPECT_EQ(At(b->nodes[0].labels, 2), 2);
+  EXPECT_FALSE(b->shared_memory);
 }
 
 TEST(DecodeMinibatch, RejectsInconsistentBatches) {
-  const std::vector<int64_t> seeds = {7};
   auto expect_data_loss = [&](v1::Minibatch m, absl::string_view mention) {
-    absl::StatusOr<MinibatchData> b = DecodeMinibatch(m, seeds);
+    absl::StatusOr<MinibatchData> b =
+        DecodeMinibatch(std::make_shared<v1::Minibatch>(std::move(m)), Homogeneous());
     ASSERT_FALSE(b.ok()) << mention;
     EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss);
     EXPECT_NE(b.status().message().find(mention), absl::string_view::npos) << b.status().message();
   };
   v1::Minibatch m = ValidBatch();
   m.mutable_edges(0)->mutable_src()->set_data(EncodeInt64s({1, 3}));
-  expect_data_loss(m, "edge_src");
+  expect_data_loss(m, "src[1] = 3");
   m = ValidBatch();
   m.mutable_edges(0)->mutable_dst()->set_data(EncodeInt64s({0}));
-  expect_data_loss(m, "edge_dst");
+  expect_data_loss(m, "dst");
   m = ValidBatch();
   m.mutable_nodes(0)->mutable_features()->set_data(Floats({1, 2, 3}));
   expect_data_loss(m, "features");
@@ -62,14 +78,54 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   m.mutable_nodes(0)->mutable_labels()->set_data(EncodeInt64s({0}));
   expect_data_loss(m, "labels");
   m = ValidBatch();
-  m.mutable_nodes(0)->mutable_ids()->set_data(EncodeInt64s({3, 7, 9}));
-  expect_data_loss(m, "node_ids[0]");
-  m = ValidBatch();
-  m.set_batch_size(2);
+  m.set_batch_size(4);
   expect_data_loss(m, "batch_size");
   m = ValidBatch();
   m.mutable_nodes(0)->mutable_ids()->set_data(std::string(5, 'x'));
   expect_data_loss(m, "multiple of 8");
+  m = ValidBatch();
+  m.add_nodes()->set_node_type("other");
+  expect_data_loss(m, "node and");
+  m = ValidBatch();
+  m.set_shm_name("/x");
+  m.set_shm_size(8);  // inline bytes in a shm batch, or a missing segment
+  EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous()).ok());
+}
+
+TEST(DecodeMinibatch, Reads16BitFeatures) {
+  v1::Minibatch m = ValidBatch();
+  m.set_feature_dtype(v1::FLOAT16);
+  m.mutable_nodes(0)->mutable_features()->set_data(std::string(3 * 2 * 2, '\0'));
+  absl::StatusOr<MinibatchData> b =
+      DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->feature_dtype, FeatureDtype::kFloat16);
+}
+
+TEST(DecodeMetadata, ReadsHeterogeneousTypes) {
+  v1::Metadata m;
+  m.set_num_parts(1);
+  m.set_num_classes(3);
+  m.set_feat_dim(8);
+  m.set_target_type("movie");
+  for (auto [name, dim] : {std::pair{"actor", 0}, std::pair{"movie", 8}}) {
+    v1::NodeTypeMeta* t = m.add_node_types();
+    t->set_name(name);
+    t->set_feat_dim(dim);
+    t->set_num_classes(std::string(name) == "movie" ? 3 : 0);
+  }
+  v1::EdgeTypeMeta* e = m.add_edge_types();
+  e->set_name("actor__to__movie");
+  e->set_src("actor");
+  e->set_dst("movie");
+  absl::StatusOr<ServerMetadata> md = DecodeMetadata(m);
+  ASSERT_TRUE(md.ok()) << md.status();
+  EXPECT_EQ(md->target, 1);
+  EXPECT_TRUE(md->heterogeneous());
+  EXPECT_EQ(md->edge_types[0].src, 0);
+  EXPECT_EQ(md->edge_types[0].dst, 1);
+  e->set_src("nobody");
+  EXPECT_FALSE(DecodeMetadata(m).ok());
 }
 
 TEST(DecodeMetadata, RejectsNonsense) {

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/shm.h"
 #include "common/status_macros.h"
 
 namespace graphshard::trainer::internal {
@@ -13,14 +14,72 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "the wire format is little-endian; add byte swapping for this host");
 
-absl::Status CheckIndices(absl::Span<const int64_t> idx, int64_t n, absl::string_view what) {
-  for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= n) {
-      return absl::DataLossError(absl::StrCat("minibatch ", what, "[", i, "] = ", idx[i],
-                                              " is outside [0, num_nodes ", n, ")"));
-    }
+// The bytes of one Array: inline, or a range of the mapped segment (checked against its size).
+absl::StatusOr<ByteView> View(const v1::Array& a, const common::ShmSegment* shm,
+                              absl::string_view what) {
+  if (shm == nullptr) return ByteView{a.data().data(), a.data().size()};
+  if (!a.data().empty()) {
+    return absl::DataLossError(absl::StrCat("minibatch ", what, ": inline bytes in a shm batch"));
+  }
+  if (a.shm_offset() > shm->size() || a.shm_length() > shm->size() - a.shm_offset()) {
+    return absl::DataLossError(absl::StrCat("minibatch ", what, ": shm range [", a.shm_offset(),
+                                            ", +", a.shm_length(), ") outside the segment of ",
+                                            shm->size(), " bytes"));
+  }
+  return ByteView{shm->data() + a.shm_offset(), static_cast<size_t>(a.shm_length())};
+}
+
+absl::Status CheckLength(const ByteView& v, int64_t count, int64_t elem, absl::string_view what) {
+  if (static_cast<int64_t>(v.size) != count * elem) {
+    return absl::DataLossError(absl::StrCat("minibatch ", what, ": ", v.size, " bytes for ", count,
+                                            " elements of ", elem, " bytes"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckIndices(const ByteView& v, int64_t n, absl::string_view what) {
+  const size_t count = v.size / sizeof(int64_t);
+  // Reads through memcpy: shm offsets are aligned, inline protobuf bytes need not be.
+  int64_t bad = -1;
+  for (size_t i = 0; i < count; ++i) {
+    int64_t x;
+    std::memcpy(&x, v.data + i * sizeof(int64_t), sizeof(int64_t));
+    if (static_cast<uint64_t>(x) >= static_cast<uint64_t>(n)) {
+      bad = static_cast<int64_t>(i);
+      break;
+    }
+  }
+  if (bad < 0) return absl::OkStatus();
+  int64_t x;
+  std::memcpy(&x, v.data + static_cast<size_t>(bad) * sizeof(int64_t), sizeof(int64_t));
+  return absl::DataLossError(absl::StrCat("minibatch ", what, "[", bad, "] = ", x,
+                                          " is outside [0, ", n, ")"));
+}
+
+v1::FeatureDtype ToProto(FeatureDtype d) {
+  switch (d) {
+    case FeatureDtype::kFloat16:
+      return v1::FLOAT16;
+    case FeatureDtype::kBFloat16:
+      return v1::BFLOAT16;
+    case FeatureDtype::kFloat32:
+      break;
+  }
+  return v1::FLOAT32;
+}
+
+absl::StatusOr<FeatureDtype> FromProto(v1::FeatureDtype d) {
+  switch (d) {
+    case v1::FLOAT32:
+      return FeatureDtype::kFloat32;
+    case v1::FLOAT16:
+      return FeatureDtype::kFloat16;
+    case v1::BFLOAT16:
+      return FeatureDtype::kBFloat16;
+    default:
+      break;
+  }
+  return absl::DataLossError(absl::StrCat("minibatch feature_dtype ", static_cast<int>(d)));
 }
 
 }  // namespace
@@ -50,69 +109,155 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   out.part_offsets.assign(m.part_offsets().begin(), m.part_offsets().end());
   out.feat_dim = m.feat_dim();
   out.num_classes = m.num_classes();
+  out.target_type = m.target_type();
+  out.host_id = m.host_id();
   if (out.num_parts < 1 || out.part < 0 || out.part >= out.num_parts) {
     return absl::DataLossError(
         absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
   }
-  if (out.feat_dim < 1 || out.num_classes < 1) {
+  if (out.feat_dim < 0 || out.num_classes < 1) {
     return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim, ", num_classes ",
-                                            out.num_classes, " (both must be >= 1)"));
+                                            out.num_classes, " (classes must be >= 1)"));
   }
   if (!out.part_offsets.empty() &&
       out.part_offsets.size() != static_cast<size_t>(out.num_parts) + 1) {
     return absl::DataLossError(absl::StrCat("metadata: ", out.part_offsets.size(),
                                             " part_offsets for ", out.num_parts, " parts"));
   }
+  for (const v1::NodeTypeMeta& t : m.node_types()) {
+    if (t.feat_dim() < 0 || t.num_classes() < 0 || t.num_nodes() < 0) {
+      return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(), "' has feat_dim ",
+                                              t.feat_dim(), ", num_classes ", t.num_classes()));
+    }
+    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes()});
+  }
+  if (out.node_types.empty()) {  // an older server: the homogeneous summary only
+    out.target_type = out.target_type.empty() ? "node" : out.target_type;
+    out.node_types.push_back({out.target_type, out.num_nodes, out.feat_dim, out.num_classes});
+  }
+  auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < out.node_types.size(); ++i) {
+      if (out.node_types[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  out.target = out.target_type.empty() ? 0 : index_of(out.target_type);
+  if (out.target < 0) {
+    return absl::DataLossError(absl::StrCat("metadata: unknown target type '", out.target_type, "'"));
+  }
+  out.target_type = out.node_types[static_cast<size_t>(out.target)].name;
+  for (const v1::EdgeTypeMeta& e : m.edge_types()) {
+    const int src = index_of(e.src());
+    const int dst = index_of(e.dst());
+    if (src < 0 || dst < 0) {
+      return absl::DataLossError(
+          absl::StrCat("metadata: edge type '", e.name(), "' names an unknown node type"));
+    }
+    out.edge_types.push_back({e.name(), src, dst});
+  }
+  if (out.edge_types.empty() && out.node_types.size() == 1) {
+    const std::string& t = out.node_types[0].name;
+    out.edge_types.push_back({absl::StrCat(t, "__to__", t), 0, 0});
+  }
   return out;
 }
 
-absl::StatusOr<MinibatchData> DecodeMinibatch(v1::Minibatch& m,
-                                              absl::Span<const int64_t> requested_seeds) {
-  if (m.nodes_size() != 1 || m.edges_size() != 1 || !m.shm_name().empty() ||
-      m.feature_dtype() != v1::FLOAT32) {
-    return absl::DataLossError(absl::StrCat(
-        "minibatch: this trainer takes homogeneous float32 batches inline (got ", m.nodes_size(),
-        " node types, ", m.edges_size(), " edge types)"));
+v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
+  v1::StreamBatchesRequest r;
+  r.set_seeds(EncodeInt64s(o.seeds));
+  r.set_batch_size(o.batch_size);
+  r.set_shuffle(o.shuffle);
+  r.set_shuffle_seed(o.shuffle_seed);
+  r.set_epoch(o.epoch);
+  r.set_first_batch(o.first_batch);
+  r.set_num_batches(o.num_batches);
+  for (int32_t f : o.fanouts) r.mutable_sampling()->add_fanouts(f);
+  r.mutable_sampling()->set_replace(o.replace);
+  r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
+  r.set_client_host_id(o.client_host_id);
+  return r;
+}
+
+absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
+                                              const ServerMetadata& md) {
+  std::shared_ptr<const common::ShmSegment> shm;
+  if (!m->shm_name().empty()) {
+    ASSIGN_OR_RETURN(shm, common::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
   }
-  const v1::NodeBlock& nodes = m.nodes(0);
-  const v1::EdgeBlock& edges = m.edges(0);
   MinibatchData b;
-  b.batch_size = m.batch_size();
-  b.feat_dim = nodes.feat_dim();
-  ASSIGN_OR_RETURN(b.node_ids, DecodeInt64s(nodes.ids().data(), "minibatch node ids"));
-  ASSIGN_OR_RETURN(b.labels, DecodeInt64s(nodes.labels().data(), "minibatch labels"));
-  ASSIGN_OR_RETURN(b.edge_src, DecodeInt64s(edges.src().data(), "minibatch edge src"));
-  ASSIGN_OR_RETURN(b.edge_dst, DecodeInt64s(edges.dst().data(), "minibatch edge dst"));
-  const std::string& features = nodes.features().data();
-  const int64_t n = b.num_nodes();
-  if (b.batch_size != static_cast<int64_t>(requested_seeds.size()) || b.batch_size > n) {
-    return absl::DataLossError(absl::StrCat("minibatch batch_size ", b.batch_size, " for ",
-                                            requested_seeds.size(), " seeds and ", n, " nodes"));
+  b.batch_size = m->batch_size();
+  b.epoch = m->epoch();
+  b.batch_index = m->batch_index();
+  b.shared_memory = shm != nullptr;
+  ASSIGN_OR_RETURN(b.feature_dtype, FromProto(m->feature_dtype()));
+  const int64_t elem = FeatureBytes(b.feature_dtype);
+  if (m->nodes_size() != std::ssize(md.node_types) || m->edges_size() != std::ssize(md.edge_types)) {
+    return absl::DataLossError(absl::StrCat("minibatch has ", m->nodes_size(), " node and ",
+                                            m->edges_size(), " edge types; the graph has ",
+                                            md.node_types.size(), " and ", md.edge_types.size()));
   }
-  for (size_t i = 0; i < requested_seeds.size(); ++i) {
-    if (b.node_ids[i] != requested_seeds[i]) {
-      return absl::DataLossError(absl::StrCat("minibatch node_ids[", i, "] = ", b.node_ids[i],
-                                              " but seed ", i, " is ", requested_seeds[i],
-                                              " (seeds must come first, in order)"));
+  b.seed_block = md.target;
+  if (!m->seed_type().empty() && m->seed_type() != md.target_type) {
+    return absl::DataLossError(absl::StrCat("minibatch seed type '", m->seed_type(),
+                                            "' is not the target type '", md.target_type, "'"));
+  }
+  for (int i = 0; i < m->nodes_size(); ++i) {
+    const v1::NodeBlock& n = m->nodes(i);
+    const NodeTypeInfo& t = md.node_types[static_cast<size_t>(i)];
+    if (n.node_type() != t.name || n.feat_dim() != t.feat_dim) {
+      return absl::DataLossError(absl::StrCat("minibatch node block ", i, " is '", n.node_type(),
+                                              "' feat_dim ", n.feat_dim(), "; expected '", t.name,
+                                              "' feat_dim ", t.feat_dim));
     }
+    NodeBlockData nb;
+    nb.node_type = n.node_type();
+    nb.feat_dim = n.feat_dim();
+    ASSIGN_OR_RETURN(nb.ids, View(n.ids(), shm.get(), nb.node_type + " ids"));
+    ASSIGN_OR_RETURN(nb.features, View(n.features(), shm.get(), nb.node_type + " features"));
+    ASSIGN_OR_RETURN(nb.labels, View(n.labels(), shm.get(), nb.node_type + " labels"));
+    if (nb.ids.size % sizeof(int64_t) != 0) {
+      return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " ids: ", nb.ids.size,
+                                              " bytes is not a multiple of 8"));
+    }
+    nb.num_nodes = static_cast<int64_t>(nb.ids.size / sizeof(int64_t));
+    RETURN_IF_ERROR(CheckLength(nb.features, nb.num_nodes * nb.feat_dim, elem,
+                                nb.node_type + " features"));
+    RETURN_IF_ERROR(CheckLength(nb.labels, nb.num_nodes, 8, nb.node_type + " labels"));
+    b.nodes.push_back(std::move(nb));
   }
-  if (b.feat_dim < 1 || features.size() != static_cast<size_t>(n * b.feat_dim) * 4) {
-    return absl::DataLossError(absl::StrCat("minibatch features: ", features.size(),
-                                            " bytes for ", n, " nodes x feat_dim ", b.feat_dim,
-                                            " float32"));
+  const int64_t seed_rows = b.nodes[static_cast<size_t>(b.seed_block)].num_nodes;
+  if (b.batch_size < 1 || b.batch_size > seed_rows) {
+    return absl::DataLossError(absl::StrCat("minibatch batch_size ", b.batch_size, " with ",
+                                            seed_rows, " nodes of the seed type"));
   }
-  if (static_cast<int64_t>(b.labels.size()) != n) {
-    return absl::DataLossError(
-        absl::StrCat("minibatch labels: ", b.labels.size(), " for ", n, " nodes"));
+  for (int i = 0; i < m->edges_size(); ++i) {
+    const v1::EdgeBlock& e = m->edges(i);
+    const EdgeTypeInfo& t = md.edge_types[static_cast<size_t>(i)];
+    if (e.edge_type() != t.name) {
+      return absl::DataLossError(absl::StrCat("minibatch edge block ", i, " is '", e.edge_type(),
+                                              "'; expected '", t.name, "'"));
+    }
+    EdgeBlockData eb;
+    eb.edge_type = e.edge_type();
+    eb.src_block = t.src;
+    eb.dst_block = t.dst;
+    ASSIGN_OR_RETURN(eb.src, View(e.src(), shm.get(), eb.edge_type + " src"));
+    ASSIGN_OR_RETURN(eb.dst, View(e.dst(), shm.get(), eb.edge_type + " dst"));
+    eb.num_edges = static_cast<int64_t>(eb.src.size / sizeof(int64_t));
+    RETURN_IF_ERROR(CheckLength(eb.src, eb.num_edges, 8, eb.edge_type + " src"));
+    RETURN_IF_ERROR(CheckLength(eb.dst, eb.num_edges, 8, eb.edge_type + " dst"));
+    RETURN_IF_ERROR(CheckIndices(eb.src, b.nodes[static_cast<size_t>(t.src)].num_nodes,
+                                 eb.edge_type + " src"));
+    RETURN_IF_ERROR(CheckIndices(eb.dst, b.nodes[static_cast<size_t>(t.dst)].num_nodes,
+                                 eb.edge_type + " dst"));
+    b.edges.push_back(std::move(eb));
   }
-  if (b.edge_src.size() != b.edge_dst.size()) {
-    return absl::DataLossError(absl::StrCat("minibatch edge_src has ", b.edge_src.size(),
-                                            " entries, edge_dst ", b.edge_dst.size()));
-  }
-  RETURN_IF_ERROR(CheckIndices(b.edge_src, n, "edge_src"));
-  RETURN_IF_ERROR(CheckIndices(b.edge_dst, n, "edge_dst"));
-  b.features.resize(static_cast<size_t>(n * b.feat_dim));
-  if (!b.features.empty()) std::memcpy(b.features.data(), features.data(), features.size());
+  // One owner for both the message (inline bytes, names) and the mapping.
+  struct Owner {
+    std::shared_ptr<const v1::Minibatch> message;
+    std::shared_ptr<const common::ShmSegment> segment;
+  };
+  b.owner = std::make_shared<const Owner>(Owner{std::move(m), std::move(shm)});
   return b;
 }
 

@@ -4,7 +4,9 @@
 // Proto <-> plain struct conversions of the trainer (the one proto conversion file of trainer/).
 // Decoders validate everything a server sends: byte lengths, counts, index ranges.
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -17,13 +19,19 @@ namespace graphshard::trainer::internal {
 absl::StatusOr<std::vector<int64_t>> DecodeInt64s(const std::string& bytes, absl::string_view what);
 std::string EncodeInt64s(absl::Span<const int64_t> values);
 
+// DataLoss for an inconsistent answer: part outside num_parts, a target type without classes,
+// an edge type naming an unknown node type.
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m);
 
-// DataLoss unless: batch_size == expected_batch_size <= num_nodes, node_ids[0, batch_size) equal
-// the requested seeds in order, features hold num_nodes * feat_dim floats, labels num_nodes,
-// edge_src/edge_dst the same length with every index in [0, num_nodes).
-absl::StatusOr<MinibatchData> DecodeMinibatch(v1::Minibatch& m,
-                                              absl::Span<const int64_t> requested_seeds);
+v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& options);
+
+// Reads `m` in place (the result shares ownership of `m`; with shm_name set, the segment is
+// mapped, its name unlinked, and the mapping owned by the result too). DataLoss unless the
+// blocks match `md`'s node and edge types in order, 0 < batch_size <= rows of the seed type,
+// every array has the length its counts imply (features: num_nodes * feat_dim elements of the
+// batch's dtype), and every edge index is inside its block; NotFound if the segment is gone.
+absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
+                                              const ServerMetadata& md);
 
 }  // namespace graphshard::trainer::internal
 

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# GPU training benchmark (issue 5), in one command on the GPU machine (Ubuntu 24.04, CUDA 13,
+# PyTorch 2.11's LibTorch, 16+ cores), from the repository root:
+#
+#   source .devdeps/use-deps.sh .devdeps && bash tests/bench/gpu_train_bench.sh
+#
+# Builds the four binaries (Release, CUDA arch 90) while it generates the ogbn-products-shaped
+# graph (tests/bench/gen_products_like.py: 2,449,029 nodes, 123.7 M directed edges, 100
+# features, 196,615 training seeds), partitions it into 1 and 2 parts (random; METHOD=metis),
+# then trains 3-layer GraphSAGE (hidden 256, fanouts 15,10,5, batch 1024) for EPOCHS epochs
+# (no evaluation) with:
+#   1gpu_1srv  1 trainer (cuda:0), 1 server
+#   1gpu_2srv  1 trainer (cuda:0), 2 servers
+#   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
+# Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
+# data_wait_fraction, step_time_s), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
+# JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
+# first one includes CUDA start-up). A run that fails or times out prints a JSON line with
+# "error" instead of figures; nothing is estimated.
+#
+# Knobs (environment): EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
+# RUN_TIMEOUT seconds per run (200), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
+# GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
+# for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv").
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-$ROOT/gpu-bench-out}
+WORK=${WORK:-/tmp/gs-gpu-bench}
+BUILD=${BUILD:-$ROOT/build-gpu}
+JOBS=${JOBS:-$(nproc)}
+EPOCHS=${EPOCHS:-2}
+METHOD=${METHOD:-random}
+FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
+PREFETCH=${PREFETCH:-4}
+RUN_TIMEOUT=${RUN_TIMEOUT:-200}
+GEN_ARGS=${GEN_ARGS:-}
+CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv"}
+mkdir -p "$OUT" "$WORK"
+
+if [[ -z ${DEVICE_CMAKE_ARGS:-} && -f .devdeps/use-deps.sh ]]; then
+  # shellcheck disable=SC1091
+  source .devdeps/use-deps.sh .devdeps
+fi
+
+log() { echo "[gpu-bench +$((SECONDS))s] $*" >&2; }
+emit() { echo "$1" | tee -a "$OUT/results.jsonl"; }
+die() {
+  log "$*"
+  emit "{\"name\": \"gpu_train_bench\", \"error\": \"$*\"}"
+  exit 1
+}
+
+CORES=$(nproc)
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+log "machine: $CORES cores, $GPUS GPU(s) ($GPU_NAME)"
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
+
+# 1. Generate the graph in the background while building.
+GRAPH=$WORK/products
+if [[ ! -s $GRAPH/edge_index.npy ]]; then
+  log "generating the graph into $GRAPH (background)"
+  # shellcheck disable=SC2086
+  (python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 $GEN_ARGS \
+    >"$OUT/generate.log" 2>&1; echo $? >"$WORK/generate.status") &
+  GEN_PID=$!
+else
+  echo 0 >"$WORK/generate.status"
+  GEN_PID=""
+fi
+
+# 2. Build only the binaries the runs need.
+log "configuring $BUILD"
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
+  >"$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
+grep -E "graphshard trainer" "$OUT/cmake.log" >&2 || true
+log "building with -j$JOBS"
+cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
+  graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
+  { grep -E "error|Error" -A3 "$OUT/build.log" | head -60 >&2; die "build failed"; }
+BIN=$BUILD/bin
+log "built"
+
+[[ -n $GEN_PID ]] && wait "$GEN_PID"
+[[ $(cat "$WORK/generate.status") == 0 ]] || { tail -20 "$OUT/generate.log" >&2; die "generate failed"; }
+log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
+
+# 3. Partition into 1 and 2 parts, concurrently.
+partition() {
+  local parts=$1 dir=$WORK/p$1_$METHOD
+  if [[ -s $dir/graphshard.json ]]; then return 0; fi
+  "$BIN/graphshard-partition" partition --input "$GRAPH" --parts "$parts" --method "$METHOD" \
+    --seed 1 --out "$dir" >"$OUT/partition_$parts.log" 2>&1
+}
+log "partitioning ($METHOD) into 1 and 2 parts"
+partition 1 & P1=$!
+partition 2 & P2=$!
+wait $P1 || die "partition into 1 part failed (see $OUT/partition_1.log)"
+wait $P2 || die "partition into 2 parts failed (see $OUT/partition_2.log)"
+log "partitioned"
+
+# 4. Runs. The servers share the cores, leaving two for the trainers' pipelines.
+declare -A EPOCH_TIME=()
+run_config() {
+  local name=$1 servers=$2 trainers=$3
+  local part_dir=$WORK/p${servers}_$METHOD
+  local threads=$(((CORES - 2) / servers))
+  local metrics=$OUT/$name.metrics.jsonl
+  rm -f "$metrics"
+  log "run $name: $servers server(s) x $threads threads, $trainers trainer(s)"
+  local t0=$SECONDS status=0
+  timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
+    --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
+    --server-arg=--threads=$threads --server-arg=--prefetch=8 -- \
+    --device cuda --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
+    --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
+    --feature-dtype "$FEATURE_DTYPE" --prefetch "$PREFETCH" --threads 4 \
+    --metrics-file "$metrics" --progress-every-s 5 \
+    >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
+  local wall=$((SECONDS - t0))
+  if ((status != 0)); then
+    tail -15 "$OUT/$name.stderr" >&2
+    emit "{\"name\": \"gpu_train_$name\", \"error\": \"exit status $status after ${wall}s (124 = timeout after ${RUN_TIMEOUT}s)\", \"gpu\": \"$GPU_NAME\"}"
+  fi
+  [[ -s $metrics ]] || return 0
+  python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
+    "$FEATURE_DTYPE" >"$WORK/$name.line" <<'PY' || return 0
+import json, sys
+path, name, servers, trainers, gpu, cores, wall, dtype = sys.argv[1:]
+epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
+if not epochs:
+    sys.exit(1)
+last = epochs[-1]
+print(json.dumps({
+    "name": f"gpu_train_{name}", "value": round(last["time_s"], 3), "unit": "s/epoch",
+    "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
+               "cores": int(cores), "model": "sage-3x256", "fanouts": [15, 10, 5],
+               "batch_size": 1024, "feature_dtype": dtype},
+    "epoch_time_s": round(last["time_s"], 3),
+    "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
+    "seeds_per_s": round(last["seeds_per_s"], 1),
+    "step_time_s": round(last["step_time_s"], 5),
+    "data_wait_fraction": round(last["data_wait_fraction"], 4),
+    "data_wait_s": round(last["data_wait_s"], 3), "compute_s": round(last["compute_s"], 3),
+    "steps": last["steps"], "run_wall_s": int(wall)}))
+PY
+  emit "$(cat "$WORK/$name.line")"
+  EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
+}
+
+for config in $CONFIGS; do
+  case $config in
+    1gpu_1srv) run_config 1gpu_1srv 1 1 ;;
+    1gpu_2srv) run_config 1gpu_2srv 2 1 ;;
+    2gpu_2srv)
+      if ((GPUS >= 2)); then
+        run_config 2gpu_2srv 2 2
+      else
+        emit "{\"name\": \"gpu_train_2gpu_2srv\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
+      fi
+      ;;
+    *) die "unknown config $config" ;;
+  esac
+done
+
+if [[ -n ${EPOCH_TIME[1gpu_2srv]:-} && -n ${EPOCH_TIME[2gpu_2srv]:-} ]]; then
+  emit "$(python3 -c "
+import json, sys
+one, two = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({'name': 'gpu_train_speedup_1_to_2_gpus', 'value': round(one / two, 3),
+                  'unit': 'x', 'baseline': one, 'ratio': round(one / two, 3)}))" \
+    "${EPOCH_TIME[1gpu_2srv]}" "${EPOCH_TIME[2gpu_2srv]}")"
+fi
+log "done in ${SECONDS}s; results in $OUT/results.jsonl"

@@ -1,0 +1,102 @@
+#include "trainer/checkpoint.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+
+namespace graphshard::trainer {
+namespace {
+
+constexpr int64_t kFormat = 1;
+
+torch::Tensor StringTensor(const std::string& s) {
+  torch::Tensor t = torch::empty({static_cast<int64_t>(s.size())}, torch::kUInt8);
+  if (!s.empty()) std::memcpy(t.data_ptr<uint8_t>(), s.data(), s.size());
+  return t;
+}
+
+std::string TensorString(const torch::Tensor& t) {
+  torch::Tensor c = t.to(torch::kCPU).contiguous();
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()),
+                     static_cast<size_t>(c.numel()));
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& dir) { return dir + "/checkpoint.pt"; }
+
+absl::Status SaveCheckpoint(const std::string& dir, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer,
+                            const CheckpointPosition& position) {
+  const std::string path = CheckpointPath(dir);
+  std::string bytes;
+  try {
+    torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+    model.save(model_archive);
+    optimizer.save(optimizer_archive);
+    archive.write("model", model_archive);
+    archive.write("optimizer", optimizer_archive);
+    archive.write("position",
+                  torch::tensor({kFormat, position.epoch, position.step, position.global_step},
+                                torch::kInt64));
+    archive.write("sums", torch::tensor({position.loss_sum, position.correct, position.seen},
+                                        torch::kFloat64));
+    archive.write("config", StringTensor(position.config));
+    std::ostringstream out;
+    archive.save_to(out);
+    bytes = out.str();
+  } catch (const c10::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("--checkpoint-dir ", dir, ": ", ec.message()));
+  return common::WriteFileAtomically(path, bytes);
+}
+
+absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(
+    const std::string& dir, const std::string& config, torch::nn::Module& model,
+    torch::optim::Optimizer& optimizer, const torch::Device& device) {
+  const std::string path = CheckpointPath(dir);
+  if (!std::filesystem::exists(path)) return absl::optional<CheckpointPosition>();
+  CheckpointPosition p;
+  try {
+    torch::serialize::InputArchive archive, model_archive, optimizer_archive;
+    archive.load_from(path, device);
+    torch::Tensor config_t, position, sums;
+    archive.read("config", config_t);
+    p.config = TensorString(config_t);
+    if (p.config != config) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", path, " is of another run: its settings are '", p.config,
+                       "', this run's '", config, "'"));
+    }
+    archive.read("position", position);
+    archive.read("sums", sums);
+    position = position.to(torch::kCPU);
+    sums = sums.to(torch::kCPU);
+    if (position.numel() != 4 || position[0].item<int64_t>() != kFormat || sums.numel() != 3) {
+      return absl::DataLossError(absl::StrCat("checkpoint ", path, ": unknown format"));
+    }
+    p.epoch = position[1].item<int64_t>();
+    p.step = position[2].item<int64_t>();
+    p.global_step = position[3].item<int64_t>();
+    p.loss_sum = sums[0].item<double>();
+    p.correct = sums[1].item<double>();
+    p.seen = sums[2].item<double>();
+    archive.read("model", model_archive);
+    archive.read("optimizer", optimizer_archive);
+    model.load(model_archive);
+    optimizer.load(optimizer_archive);
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+  }
+  return absl::optional<CheckpointPosition>(p);
+}
+
+}  // namespace graphshard::trainer

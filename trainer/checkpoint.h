@@ -1,0 +1,46 @@
+#ifndef GRAPHSHARD_TRAINER_CHECKPOINT_H_
+#define GRAPHSHARD_TRAINER_CHECKPOINT_H_
+
+// Training checkpoints: <dir>/checkpoint.pt, one LibTorch archive with the model's parameters,
+// the optimizer's state (Adam moments and step counts), and the stream position: the epoch to
+// continue and its first step not yet taken (batch b of an epoch is a function of the epoch and
+// b alone, so the streams reopen there with first_batch), plus that epoch's running sums for
+// its report. Written atomically (temp file, fsync, rename): a crash leaves the previous
+// checkpoint intact. Rank 0 writes; every rank reads (the folder is shared when ranks are on
+// several hosts). Includes Torch. Not thread-safe.
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+
+namespace graphshard::trainer {
+
+struct CheckpointPosition {
+  int64_t epoch = 1;  // the epoch to continue (1-based)
+  int64_t step = 0;   // its first step not yet taken
+  int64_t global_step = 0;
+  // The epoch's training sums so far over all ranks: sum of loss * seeds, correct, seeds.
+  double loss_sum = 0, correct = 0, seen = 0;
+  // The settings a resume must share (model, sizes, seeds, world size); compared as a string.
+  std::string config;
+};
+
+std::string CheckpointPath(const std::string& dir);
+
+// Creates `dir` if needed. Internal naming the file on an I/O or serialisation error.
+absl::Status SaveCheckpoint(const std::string& dir, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, const CheckpointPosition& position);
+
+// nullopt when `dir` holds no checkpoint. Loads the parameters and optimizer state onto
+// `device`. FailedPrecondition when the checkpoint's config differs from `config` (another
+// run's folder); DataLoss naming the file when it cannot be read.
+absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(
+    const std::string& dir, const std::string& config, torch::nn::Module& model,
+    torch::optim::Optimizer& optimizer, const torch::Device& device);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_CHECKPOINT_H_

@@ -1,0 +1,146 @@
+#include "trainer/input_pipeline.h"
+
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace graphshard::trainer {
+
+struct InputPipeline::Ready {
+  absl::StatusOr<absl::optional<BatchTensors>> batch = absl::optional<BatchTensors>();
+  // GPU: recorded on the copy stream after the batch's copies.
+  std::unique_ptr<c10::Event> copied;
+};
+
+InputPipeline::InputPipeline(std::vector<std::unique_ptr<BatchStream>> streams,
+                             std::vector<int> step_stream, const PipelineOptions& options)
+    : streams_(std::move(streams)),
+      step_stream_(std::move(step_stream)),
+      options_(options),
+      thread_([this] { Run(); }) {}
+
+InputPipeline::~InputPipeline() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  for (auto& s : streams_) {
+    if (s != nullptr) s->Cancel();
+  }
+  thread_.join();
+}
+
+void InputPipeline::Run() {
+  // The device's copy stream (a pooled stream, not the default one the model computes on).
+  absl::optional<c10::Stream> copy_stream;
+  if (options_.device.is_cuda()) {
+    try {
+      c10::impl::VirtualGuardImpl impl(options_.device.type());
+      copy_stream = impl.getStreamFromGlobalPool(options_.device, /*isHighPriority=*/false);
+    } catch (const c10::Error& e) {
+      auto ready = std::make_unique<Ready>();
+      ready->batch = absl::InternalError(absl::StrCat("copy stream: ", e.what_without_backtrace()));
+      absl::MutexLock lock(&mu_);
+      queue_.push_back(std::move(ready));
+      finished_ = true;
+      return;
+    }
+  }
+  RunSteps(copy_stream);
+  absl::MutexLock lock(&mu_);
+  finished_ = true;
+}
+
+void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
+  for (int64_t step = 0; step < std::ssize(step_stream_); ++step) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || std::ssize(queue_) < options_.depth;
+      };
+      mu_.Await(absl::Condition(&room));
+      if (stop_) return;
+    }
+    auto ready = std::make_unique<Ready>();
+    try {
+      absl::optional<c10::StreamGuard> guard;
+      if (copy_stream.has_value()) guard.emplace(*copy_stream);
+      ready->batch = Produce(step, *ready);
+      if (copy_stream.has_value() && ready->batch.ok() && ready->batch->has_value()) {
+        ready->copied = std::make_unique<c10::Event>(options_.device.type());
+        ready->copied->record(*copy_stream);
+      }
+    } catch (const c10::Error& e) {
+      ready->batch = absl::InternalError(
+          absl::StrCat("preparing batch of step ", step, ": ", e.what_without_backtrace()));
+    }
+    const bool failed = !ready->batch.ok();
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(std::move(ready));
+    if (failed) return;
+  }
+}
+
+absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step, Ready&) {
+  const int s = step_stream_[static_cast<size_t>(step)];
+  if (s < 0) return absl::optional<BatchTensors>();
+  ASSIGN_OR_RETURN(absl::optional<MinibatchData> data, streams_[static_cast<size_t>(s)]->Next());
+  if (!data.has_value()) {
+    return absl::DataLossError(
+        absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
+  }
+  ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*data, options_.num_classes));
+  data.reset();  // the tensors hold the memory now
+  if (options_.device.is_cuda()) {
+    // Pinned staging (from the host allocator's cache) so the copy is a real async DMA; the
+    // copy runs on the current (copy) stream. 16-bit features travel as such and widen there.
+    t.ForEachTensor([&](torch::Tensor& x) {
+      x = x.pin_memory().to(options_.device, /*non_blocking=*/true);
+    });
+  }
+  ToFloatFeatures(t);
+  if (options_.normalize_features) {
+    for (torch::Tensor& x : t.x) {
+      if (x.size(1) > 0) x = x / x.sum(1, /*keepdim=*/true).clamp_min(1);
+    }
+  }
+  return absl::optional<BatchTensors>(std::move(t));
+}
+
+absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Next() {
+  if (handed_out_ >= std::ssize(step_stream_)) {
+    return absl::OutOfRangeError(absl::StrCat("input pipeline: all ", handed_out_,
+                                              " steps were handed out"));
+  }
+  std::unique_ptr<Ready> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    auto nonempty = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !queue_.empty() || finished_;
+    };
+    mu_.Await(absl::Condition(&nonempty));
+    if (queue_.empty()) return absl::FailedPreconditionError("input pipeline stopped after an error");
+    ready = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  ++handed_out_;
+  if (ready->copied != nullptr && ready->batch.ok() && ready->batch->has_value()) {
+    try {
+      c10::impl::VirtualGuardImpl impl(options_.device.type());
+      const c10::Stream compute = impl.getStream(options_.device);
+      ready->copied->block(compute);
+      // Memory allocated on the copy stream is used on the compute stream: tell the allocator.
+      (*ready->batch)->ForEachTensor([&](torch::Tensor& x) { x.record_stream(compute); });
+    } catch (const c10::Error& e) {
+      return absl::InternalError(absl::StrCat("waiting for a batch copy: ",
+                                              e.what_without_backtrace()));
+    }
+  }
+  return std::move(ready->batch);
+}
+
+}  // namespace graphshard::trainer

@@ -1,0 +1,70 @@
+#ifndef GRAPHSHARD_TRAINER_INPUT_PIPELINE_H_
+#define GRAPHSHARD_TRAINER_INPUT_PIPELINE_H_
+
+// The trainer's input pipeline for one pass (an epoch, or an evaluation): a background thread
+// reads the batches of the pass from its StreamBatches streams in step order, turns them into
+// tensors (in place over the gRPC message or the shared-memory mapping), converts 16-bit
+// features to float32, normalises them when asked, and on a GPU copies them from pinned host
+// buffers on a separate CUDA stream; it keeps up to `depth` steps ready ahead of the training
+// loop. Next() hands the steps out in order; on a GPU the compute stream waits (on the device,
+// not the host) for that batch's copy. Includes Torch.
+// Thread-safety: Next() from one thread (the training loop); the destructor stops the thread
+// and cancels the streams.
+
+#include <torch/torch.h>
+
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/optional.h"
+#include "trainer/batch_client.h"
+#include "trainer/tensors.h"
+
+namespace graphshard::trainer {
+
+struct PipelineOptions {
+  int depth = 4;                        // steps kept ready ahead
+  torch::Device device = torch::kCPU;   // where the tensors go
+  bool normalize_features = false;      // x / max(row sum, 1)
+  int64_t num_classes = 1;              // labels of seeds are checked against it
+};
+
+class InputPipeline {
+ public:
+  // Step s takes the next batch of streams[step_stream[s]]; -1 = a step without a batch.
+  InputPipeline(std::vector<std::unique_ptr<BatchStream>> streams, std::vector<int> step_stream,
+                const PipelineOptions& options);
+  ~InputPipeline();
+  InputPipeline(const InputPipeline&) = delete;
+  InputPipeline& operator=(const InputPipeline&) = delete;
+
+  // The next step's batch, blocking until it is ready; nullopt for a step without a batch.
+  // The stream's error (naming the server), DataLoss when a stream ends early, or
+  // OutOfRange past the last step.
+  absl::StatusOr<absl::optional<BatchTensors>> Next();
+
+ private:
+  struct Ready;
+  void Run();
+  void RunSteps(const absl::optional<c10::Stream>& copy_stream);
+  absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, Ready& ready);
+
+  std::vector<std::unique_ptr<BatchStream>> streams_;
+  const std::vector<int> step_stream_;
+  const PipelineOptions options_;
+  int64_t handed_out_ = 0;
+
+  absl::Mutex mu_;
+  std::deque<std::unique_ptr<Ready>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;  // the thread has returned
+  std::thread thread_;  // last: starts after everything above is initialised
+};
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_INPUT_PIPELINE_H_

@@ -1,0 +1,180 @@
+// The NCCL side of communicator.h (built only where CUDA and NCCL are found; see
+// nccl_unavailable.cc). No Torch here: the CUDA runtime and NCCL's C API only. Collectives run
+// on the device's legacy default stream, where LibTorch queues its kernels, so gradients are
+// complete before the all-reduce starts and the optimizer step sees its result. Each call waits
+// for completion by polling, so that a dead or late peer becomes an error after timeout_s
+// (ncclCommAbort) instead of a hang.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "trainer/communicator.h"
+
+namespace graphshard::trainer {
+namespace {
+
+absl::Status CudaStatus(cudaError_t e, absl::string_view what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": CUDA error ", cudaGetErrorString(e)));
+}
+
+absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
+  if (r == ncclSuccess) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(what, ": NCCL error ", ncclGetErrorString(r)));
+}
+
+ncclRedOp_t ToNccl(ReduceOp op) { return op == ReduceOp::kMax ? ncclMax : ncclSum; }
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(int rank, int world_size, int device, double timeout_s, ncclComm_t comm,
+                   std::unique_ptr<KeyValueStore> store)
+      : rank_(rank),
+        world_size_(world_size),
+        device_(device),
+        timeout_s_(timeout_s),
+        comm_(comm),
+        store_(std::move(store)) {}
+  ~NcclCommunicator() override {
+    if (comm_ != nullptr) ncclCommDestroy(comm_);
+    if (scratch_ != nullptr) cudaFree(scratch_);
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  const char* name() const override { return "nccl"; }
+  MemorySpace float_memory() const override { return MemorySpace::kCuda; }
+
+  absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override {
+    if (data.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(Usable());
+    RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
+                                             ToNccl(op), comm_, cudaStreamLegacy),
+                               "ncclAllReduce"));
+    return Wait("all-reduce");
+  }
+  absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
+    return HostAllReduce(data.data(), data.size() * sizeof(double), data.size(), ncclFloat64, op);
+  }
+  absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) override {
+    return HostAllReduce(data.data(), data.size() * sizeof(int64_t), data.size(), ncclInt64, op);
+  }
+  absl::Status Broadcast(absl::Span<float> data, int root) override {
+    if (data.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(Usable());
+    RETURN_IF_ERROR(NcclStatus(ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32,
+                                             root, comm_, cudaStreamLegacy),
+                               "ncclBroadcast"));
+    return Wait("broadcast");
+  }
+  absl::Status Barrier() override {
+    int64_t one = 1;
+    return AllReduce(absl::MakeSpan(&one, 1), ReduceOp::kSum);
+  }
+
+ private:
+  absl::Status Usable() {
+    if (aborted_) return absl::FailedPreconditionError("NCCL communicator was aborted earlier");
+    return CudaStatus(cudaSetDevice(device_), "cudaSetDevice");
+  }
+
+  // Small host buffers (metrics, counts) go through a device scratch buffer.
+  absl::Status HostAllReduce(void* host, size_t bytes, size_t count, ncclDataType_t type,
+                             ReduceOp op) {
+    if (count == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(Usable());
+    if (bytes > scratch_bytes_) {
+      if (scratch_ != nullptr) cudaFree(scratch_);
+      scratch_ = nullptr;
+      RETURN_IF_ERROR(CudaStatus(cudaMalloc(&scratch_, bytes), "cudaMalloc"));
+      scratch_bytes_ = bytes;
+    }
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(scratch_, host, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
+        "cudaMemcpyAsync"));
+    RETURN_IF_ERROR(NcclStatus(
+        ncclAllReduce(scratch_, scratch_, count, type, ToNccl(op), comm_, cudaStreamLegacy),
+        "ncclAllReduce"));
+    RETURN_IF_ERROR(Wait("all-reduce"));
+    return CudaStatus(cudaMemcpy(host, scratch_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+
+  absl::Status Wait(absl::string_view what) {
+    const auto start = std::chrono::steady_clock::now();
+    while (true) {
+      cudaError_t q = cudaStreamQuery(cudaStreamLegacy);
+      if (q == cudaSuccess) return absl::OkStatus();
+      if (q != cudaErrorNotReady) return CudaStatus(q, absl::StrCat("NCCL ", what));
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &async);
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (async != ncclSuccess || waited > timeout_s_) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        aborted_ = true;
+        return absl::UnavailableError(absl::StrCat(
+            "NCCL ", what, " on rank ", rank_, " of ", world_size_, " failed (a peer trainer died "
+            "or is late?): ", async != ncclSuccess ? ncclGetErrorString(async) : "timed out after ",
+            async != ncclSuccess ? "" : absl::StrCat(timeout_s_, "s")));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  int rank_;
+  int world_size_;
+  int device_;
+  double timeout_s_;
+  ncclComm_t comm_;
+  std::unique_ptr<KeyValueStore> store_;  // kept: rank 0 hosts it for the others
+  void* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+bool HaveNccl() { return true; }
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(
+    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+    const NcclOptions& options) {
+  int count = 0;
+  RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
+  if (count < 1) return absl::FailedPreconditionError("NCCL: no CUDA device visible");
+  const int device = options.local_rank % count;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaSetDevice(device), absl::StrCat("cudaSetDevice(", device, ")")));
+  ncclUniqueId id;
+  const std::string key = "graphshard/nccl_unique_id";
+  if (config.rank == 0) {
+    RETURN_IF_ERROR(NcclStatus(ncclGetUniqueId(&id), "ncclGetUniqueId"));
+    RETURN_IF_ERROR(store->Set(key, std::string(reinterpret_cast<const char*>(&id), sizeof(id))));
+  } else {
+    ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+    if (bytes.size() != sizeof(id)) {
+      return absl::DataLossError(
+          absl::StrCat("NCCL unique id from the store has ", bytes.size(), " bytes"));
+    }
+    std::memcpy(&id, bytes.data(), sizeof(id));
+  }
+  ncclComm_t comm = nullptr;
+  absl::Status init = NcclStatus(ncclCommInitRank(&comm, config.world_size, id, config.rank),
+                                 absl::StrCat("ncclCommInitRank (rank ", config.rank, " of ",
+                                              config.world_size, ", cuda:", device,
+                                              "; one rank per GPU)"));
+  if (!init.ok()) return init;
+  return std::unique_ptr<Communicator>(new NcclCommunicator(config.rank, config.world_size,
+                                                            device, options.timeout_s,
+                                                            comm, std::move(store)));
+}
+
+}  // namespace graphshard::trainer
