@@ -39,11 +39,13 @@ void ProgressReporter::StartEpoch(int epoch, int epochs, int64_t steps, int64_t 
   epoch_start_ = last_print_ = Clock::now();
 }
 
+bool ProgressReporter::Due(int64_t step) const {
+  const double since = std::chrono::duration<double>(Clock::now() - last_print_).count();
+  return since >= (terminal_ ? 0.1 : every_s_) || (terminal_ && step + 1 == steps_);
+}
+
 void ProgressReporter::Step(int64_t step, double loss, double seeds) {
   const Clock::time_point now = Clock::now();
-  const double since = std::chrono::duration<double>(now - last_print_).count();
-  const bool last = step + 1 == steps_;
-  if (since < (terminal_ ? 0.1 : every_s_) && !(terminal_ && last)) return;
   last_print_ = now;
   const double elapsed = std::chrono::duration<double>(now - epoch_start_).count();
   const int64_t done = step + 1 - first_step_;

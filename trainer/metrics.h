@@ -40,7 +40,10 @@ class ProgressReporter {
  public:
   ProgressReporter(std::ostream& out, bool terminal, double every_s);
   void StartEpoch(int epoch, int epochs, int64_t steps, int64_t first_step);
-  // After step `step` (0-based) of the current epoch; `seeds` trained so far this epoch.
+  // Whether a line is due after step `step` (0-based): call Step only then, so that the loss
+  // (a device sync on a GPU) is read only when shown.
+  bool Due(int64_t step) const;
+  // After step `step` of the current epoch; `seeds` trained so far this epoch.
   void Step(int64_t step, double loss, double seeds);
   // Ends the in-place line (terminal) before other output.
   void EndEpoch();

@@ -222,7 +222,9 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
     run.optimizer->step();
     ++run.global_step;
     ++run.steps_this_process;
-    if (run.progress && loss.defined()) run.progress->Step(s, loss.item<double>(), seen);
+    if (run.progress && loss.defined() && run.progress->Due(s)) {
+      run.progress->Step(s, loss.item<double>(), seen);
+    }
     const bool due = o.checkpoint_every > 0 && run.global_step % o.checkpoint_every == 0 &&
                      s + 1 < st.steps && !o.checkpoint_dir.empty();
     if (due) {

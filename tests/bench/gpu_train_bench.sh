@@ -21,7 +21,9 @@
 # Knobs (environment): EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # RUN_TIMEOUT seconds per run (200), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
-# for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv").
+# for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv"). For a dry run of the
+# plumbing elsewhere: BIN_DIR (use these binaries, no build), GRAPH_DIR (an existing .npy graph,
+# no generation), DEVICE=cpu.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,6 +39,7 @@ PREFETCH=${PREFETCH:-4}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
 CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv"}
+DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT" "$WORK"
 
 if [[ -z ${DEVICE_CMAKE_ARGS:-} && -f .devdeps/use-deps.sh ]]; then
@@ -59,7 +62,7 @@ log "machine: $CORES cores, $GPUS GPU(s) ($GPU_NAME)"
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
 
 # 1. Generate the graph in the background while building.
-GRAPH=$WORK/products
+GRAPH=${GRAPH_DIR:-$WORK/products}
 if [[ ! -s $GRAPH/edge_index.npy ]]; then
   log "generating the graph into $GRAPH (background)"
   # shellcheck disable=SC2086
@@ -72,20 +75,27 @@ else
 fi
 
 # 2. Build only the binaries the runs need.
-log "configuring $BUILD"
-# shellcheck disable=SC2086
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
-  >"$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
-grep -E "graphshard trainer" "$OUT/cmake.log" >&2 || true
-log "building with -j$JOBS"
-cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
-  graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
-  { grep -E "error|Error" -A3 "$OUT/build.log" | head -60 >&2; die "build failed"; }
-BIN=$BUILD/bin
-log "built"
+build() {
+  log "configuring $BUILD"
+  # shellcheck disable=SC2086
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
+  grep -E "graphshard trainer" "$OUT/cmake.log" >&2 || true
+  log "building with -j$JOBS"
+  cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
+    graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
+    { grep -E "error|Error" -A3 "$OUT/build.log" | head -60 >&2; die "build failed"; }
+  log "built"
+}
+if [[ -n ${BIN_DIR:-} ]]; then
+  BIN=$BIN_DIR
+else
+  build
+  BIN=$BUILD/bin
+fi
 
-[[ -n $GEN_PID ]] && wait "$GEN_PID"
+if [[ -n $GEN_PID ]]; then wait "$GEN_PID"; fi
 [[ $(cat "$WORK/generate.status") == 0 ]] || { tail -20 "$OUT/generate.log" >&2; die "generate failed"; }
 log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
 
@@ -109,6 +119,7 @@ run_config() {
   local name=$1 servers=$2 trainers=$3
   local part_dir=$WORK/p${servers}_$METHOD
   local threads=$(((CORES - 2) / servers))
+  ((threads >= 1)) || threads=1
   local metrics=$OUT/$name.metrics.jsonl
   rm -f "$metrics"
   log "run $name: $servers server(s) x $threads threads, $trainers trainer(s)"
@@ -116,7 +127,7 @@ run_config() {
   timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
     --server-arg=--threads=$threads --server-arg=--prefetch=8 -- \
-    --device cuda --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
+    --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
     --feature-dtype "$FEATURE_DTYPE" --prefetch "$PREFETCH" --threads 4 \
     --metrics-file "$metrics" --progress-every-s 5 \
