@@ -12,6 +12,7 @@
 #   1gpu_1srv  1 trainer (cuda:0), 1 server
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
+#   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
 # JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
@@ -19,7 +20,8 @@
 # "error" instead of figures; nothing is estimated.
 #
 # Knobs (environment): EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
-# RUN_TIMEOUT seconds per run (200), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
+# RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
+# that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
 # for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv"). For a dry run of the
 # plumbing elsewhere: BIN_DIR (use these binaries, no build), GRAPH_DIR (an existing .npy graph,
@@ -38,7 +40,8 @@ FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
-CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv"}
+CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}
+TOTAL_BUDGET=${TOTAL_BUDGET:-560}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT" "$WORK"
 
@@ -116,30 +119,36 @@ log "partitioned"
 # 4. Runs. The servers share the cores, leaving two for the trainers' pipelines.
 declare -A EPOCH_TIME=()
 run_config() {
-  local name=$1 servers=$2 trainers=$3
+  local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE}
   local part_dir=$WORK/p${servers}_$METHOD
+  local left=$((TOTAL_BUDGET - SECONDS - 10))
+  if ((left < 60)); then
+    emit "{\"name\": \"gpu_train_$name\", \"error\": \"not run: ${left}s left of TOTAL_BUDGET ${TOTAL_BUDGET}s\"}"
+    return 0
+  fi
+  local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
   local threads=$(((CORES - 2) / servers))
   ((threads >= 1)) || threads=1
   local metrics=$OUT/$name.metrics.jsonl
   rm -f "$metrics"
   log "run $name: $servers server(s) x $threads threads, $trainers trainer(s)"
   local t0=$SECONDS status=0
-  timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
+  timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
     --server-arg=--threads=$threads --server-arg=--prefetch=8 -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
-    --feature-dtype "$FEATURE_DTYPE" --prefetch "$PREFETCH" --threads 4 \
+    --feature-dtype "$dtype" --prefetch "$PREFETCH" --threads 4 \
     --metrics-file "$metrics" --progress-every-s 5 \
     >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
   local wall=$((SECONDS - t0))
   if ((status != 0)); then
     tail -15 "$OUT/$name.stderr" >&2
-    emit "{\"name\": \"gpu_train_$name\", \"error\": \"exit status $status after ${wall}s (124 = timeout after ${RUN_TIMEOUT}s)\", \"gpu\": \"$GPU_NAME\"}"
+    emit "{\"name\": \"gpu_train_$name\", \"error\": \"exit status $status after ${wall}s (124 = timeout after ${limit}s)\", \"gpu\": \"$GPU_NAME\"}"
   fi
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
-    "$FEATURE_DTYPE" >"$WORK/$name.line" <<'PY' || return 0
+    "$dtype" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
 path, name, servers, trainers, gpu, cores, wall, dtype = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
@@ -167,6 +176,7 @@ for config in $CONFIGS; do
   case $config in
     1gpu_1srv) run_config 1gpu_1srv 1 1 ;;
     1gpu_2srv) run_config 1gpu_2srv 2 1 ;;
+    1gpu_2srv_f16) run_config 1gpu_2srv_f16 2 1 float16 ;;
     2gpu_2srv)
       if ((GPUS >= 2)); then
         run_config 2gpu_2srv 2 2
