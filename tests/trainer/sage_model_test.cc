@@ -1,7 +1,9 @@
 #include "trainer/sage_model.h"
+#include "trainer/model.h"
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,78 @@ TEST(GraphSage, TrainingAppliesDropoutAndBackpropagates) {
                                                             torch::tensor({0, 1, 0}));
   loss.backward();
   for (const auto& p : model->parameters()) EXPECT_TRUE(p.grad().defined());
+}
+
+// GCN normalisation on edges 0 -> 2, 1 -> 2, 2 -> 0 with self loops: deg = [2, 1, 3].
+TEST(GcnNormalize, AddsSelfLoopsAndSymmetricWeights) {
+  GcnGraph g = GcnNormalize(Src(), Dst(), 3, torch::TensorOptions().dtype(torch::kFloat32));
+  ASSERT_EQ(g.src.size(0), 6);
+  const float s2 = 1.0f / std::sqrt(2.0f), s3 = 1.0f / std::sqrt(3.0f);
+  // edges 0->2, 1->2, 2->0, then loops 0, 1, 2
+  torch::Tensor want = torch::tensor({s2 * s3, 1.0f * s3, s3 * s2, 0.5f, 1.0f, 1.0f / 3.0f});
+  EXPECT_TRUE(torch::allclose(g.weight, want)) << g.weight;
+}
+
+TEST(GcnConv, MatchesDenseNormalisedAdjacency) {
+  GcnConv conv(2, 1);
+  Set(conv->lin->weight, torch::tensor({1.0f, -1.0f}));
+  Set(conv->bias, torch::tensor({0.25f}));
+  torch::Tensor x = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 2.0f}).view({3, 2});
+  // A_hat[i][j] = weight of edge j -> i, D^-1/2 (A + I) D^-1/2 with deg = [2, 1, 3].
+  torch::Tensor a = torch::zeros({3, 3});
+  a[2][0] = 1, a[2][1] = 1, a[0][2] = 1;
+  a += torch::eye(3);
+  torch::Tensor dinv = a.sum(1).pow(-0.5);
+  torch::Tensor norm = dinv.unsqueeze(1) * a * dinv.unsqueeze(0);
+  torch::Tensor want = torch::matmul(norm, torch::matmul(x, conv->lin->weight.t())) + 0.25f;
+  GcnGraph g = GcnNormalize(Src(), Dst(), 3, x.options());
+  EXPECT_TRUE(torch::allclose(conv->forward(x, g), want, 1e-5, 1e-6));
+}
+
+// Two node types: "user" (no features) -> "item" (3 features, 2 classes), edges both ways.
+TEST(HeteroSage, BuildsOneConvPerEdgeTypeAndOutputsTargetLogits) {
+  ServerMetadata md;
+  md.node_types = {{"item", 4, 3, 2}, {"user", 5, 0, 0}};
+  md.target = 0;
+  md.target_type = "item";
+  md.num_classes = 2;
+  md.edge_types = {{"user__buys__item", 1, 0}, {"item__rev__user", 0, 1}};
+  torch::manual_seed(0);
+  HeteroSage model(md, /*hidden_channels=*/8, /*num_layers=*/2, /*dropout=*/0.0);
+  std::vector<std::string> names;
+  for (const auto& p : model->named_parameters()) names.push_back(p.key());
+  // Layer 0: both edge types; layer 1: only the one into the target type.
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "input_user", "convs_0_user__buys__item.lin_l.weight",
+                       "convs_0_user__buys__item.lin_l.bias",
+                       "convs_0_user__buys__item.lin_r.weight",
+                       "convs_0_item__rev__user.lin_l.weight",
+                       "convs_0_item__rev__user.lin_l.bias",
+                       "convs_0_item__rev__user.lin_r.weight",
+                       "convs_1_user__buys__item.lin_l.weight",
+                       "convs_1_user__buys__item.lin_l.bias",
+                       "convs_1_user__buys__item.lin_r.weight"}));
+  BatchTensors b;
+  b.batch_size = 2;
+  b.seed_type = 0;
+  b.num_nodes = {4, 5};
+  b.x = {torch::randn({4, 3}), torch::zeros({5, 0})};
+  b.y = torch::tensor({0, 1});
+  b.edges = {{1, 0, torch::tensor({0, 1, 4}), torch::tensor({0, 0, 3})},
+             {0, 1, torch::tensor({0, 2}), torch::tensor({1, 4})}};
+  torch::Tensor logits = model->Forward(b);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 2}));
+  torch::nn::functional::cross_entropy(logits, b.y).backward();
+  EXPECT_TRUE(model->named_parameters()["input_user"].grad().defined());
+}
+
+TEST(CreateModel, RefusesGcnOnHeterogeneousGraphs) {
+  ServerMetadata md;
+  md.node_types = {{"a", 1, 2, 2}, {"b", 1, 2, 0}};
+  md.edge_types = {{"b__to__a", 1, 0}};
+  md.num_classes = 2;
+  EXPECT_FALSE(CreateModel(md, ModelOptions{.kind = "gcn"}).ok());
+  EXPECT_TRUE(CreateModel(md, ModelOptions{.kind = "sage"}).ok());
 }
 
 }  // namespace
