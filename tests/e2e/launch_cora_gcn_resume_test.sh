@@ -8,8 +8,8 @@ source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
 partition_cora "$WORK/cora2"
 
-FLAGS=(--model gcn --epochs 30 --eval-every 30 --hidden 32 --fanouts "10,10" --batch-size 32
-       --weight-decay 5e-4 --normalize-features --seed 3)
+FLAGS=(--model gcn --epochs 40 --eval-every 40 --hidden 32 --fanouts "10,10" --batch-size 32
+       --weight-decay 5e-4 --normalize-features --seed 1)
 launch() {  # launch NAME [trainer flags...]: stdout/stderr to WORK/NAME.*, sets STATUS
   local name=$1
   shift
