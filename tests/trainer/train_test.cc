@@ -168,8 +168,8 @@ TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
   TrainerOptions o = Options();
   o.model = "gcn";
-  o.epochs = 30;
-  o.eval_every = 30;
+  o.epochs = 40;  // 0.81-0.82 over seeds here; 20-30 epochs sometimes dip to 0.77
+  o.eval_every = 40;
   o.hidden = 32;
   o.fanouts = {10, 10};
   o.batch_size = 32;
