@@ -40,7 +40,7 @@ FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
-CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}
+CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]
 TOTAL_BUDGET=${TOTAL_BUDGET:-560}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT" "$WORK"
@@ -109,11 +109,15 @@ partition() {
   "$BIN/graphshard-partition" partition --input "$GRAPH" --parts "$parts" --method "$METHOD" \
     --seed 1 --out "$dir" >"$OUT/partition_$parts.log" 2>&1
 }
-log "partitioning ($METHOD) into 1 and 2 parts"
-partition 1 & P1=$!
-partition 2 & P2=$!
-wait $P1 || die "partition into 1 part failed (see $OUT/partition_1.log)"
-wait $P2 || die "partition into 2 parts failed (see $OUT/partition_2.log)"
+# The part counts the configs need (NgpuK_Msrv -> M).
+PARTS=$(for c in $CONFIGS; do [[ $c =~ _([0-9]+)srv ]] && echo "${BASH_REMATCH[1]}"; done | sort -un)
+log "partitioning ($METHOD) into $(echo $PARTS) parts"
+PIDS=()
+for k in $PARTS; do
+  partition "$k" &
+  PIDS+=($!)
+done
+for pid in "${PIDS[@]}"; do wait "$pid" || die "a partition run failed (see $OUT/partition_*.log)"; done
 log "partitioned"
 
 # 4. Runs. The servers share the cores, leaving two for the trainers' pipelines.
@@ -172,28 +176,27 @@ PY
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
 }
 
+# Configs: <N>gpu_<M>srv[_f16]: N trainers (one per GPU), M servers.
 for config in $CONFIGS; do
-  case $config in
-    1gpu_1srv) run_config 1gpu_1srv 1 1 ;;
-    1gpu_2srv) run_config 1gpu_2srv 2 1 ;;
-    1gpu_2srv_f16) run_config 1gpu_2srv_f16 2 1 float16 ;;
-    2gpu_2srv)
-      if ((GPUS >= 2)); then
-        run_config 2gpu_2srv 2 2
-      else
-        emit "{\"name\": \"gpu_train_2gpu_2srv\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
-      fi
-      ;;
-    *) die "unknown config $config" ;;
-  esac
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?$ ]] || die "unknown config $config"
+  n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
+  dtype=$FEATURE_DTYPE
+  [[ -n ${BASH_REMATCH[3]} ]] && dtype=float16
+  if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
+    emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
+    continue
+  fi
+  run_config "$config" "$m" "$n" "$dtype"
 done
 
-if [[ -n ${EPOCH_TIME[1gpu_2srv]:-} && -n ${EPOCH_TIME[2gpu_2srv]:-} ]]; then
+for pair in "1gpu_1srv 2gpu_2srv" "1gpu_2srv 2gpu_2srv" "1gpu_1srv 4gpu_4srv" "1gpu_2srv 4gpu_2srv" "1gpu_2srv 4gpu_4srv"; do
+  read -r a b <<<"$pair"
+  [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
   emit "$(python3 -c "
 import json, sys
-one, two = float(sys.argv[1]), float(sys.argv[2])
-print(json.dumps({'name': 'gpu_train_speedup_1_to_2_gpus', 'value': round(one / two, 3),
-                  'unit': 'x', 'baseline': one, 'ratio': round(one / two, 3)}))" \
-    "${EPOCH_TIME[1gpu_2srv]}" "${EPOCH_TIME[2gpu_2srv]}")"
-fi
+one, many = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({'name': 'gpu_train_speedup_' + sys.argv[3] + '_to_' + sys.argv[4], 'value': round(one / many, 3),
+                  'unit': 'x', 'baseline': one, 'ratio': round(one / many, 3)}))" \
+    "${EPOCH_TIME[$a]}" "${EPOCH_TIME[$b]}" "$a" "$b")"
+done
 log "done in ${SECONDS}s; results in $OUT/results.jsonl"
