@@ -25,8 +25,10 @@ absl::Status CudaStatus(cudaError_t e, absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": CUDA error ", cudaGetErrorString(e)));
 }
 
+// The communicator is non-blocking (so that init and collectives can time out): calls may
+// return ncclInProgress, which is not an error; Wait polls until the work is done.
 absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
-  if (r == ncclSuccess) return absl::OkStatus();
+  if (r == ncclSuccess || r == ncclInProgress) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat(what, ": NCCL error ", ncclGetErrorString(r)));
 }
 
@@ -109,14 +111,16 @@ class NcclCommunicator final : public Communicator {
   absl::Status Wait(absl::string_view what) {
     const auto start = std::chrono::steady_clock::now();
     while (true) {
-      cudaError_t q = cudaStreamQuery(cudaStreamLegacy);
-      if (q == cudaSuccess) return absl::OkStatus();
-      if (q != cudaErrorNotReady) return CudaStatus(q, absl::StrCat("NCCL ", what));
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm_, &async);
+      if (async == ncclSuccess) {
+        cudaError_t q = cudaStreamQuery(cudaStreamLegacy);
+        if (q == cudaSuccess) return absl::OkStatus();
+        if (q != cudaErrorNotReady) return CudaStatus(q, absl::StrCat("NCCL ", what));
+      }
       const double waited =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (async != ncclSuccess || waited > timeout_s_) {
+      if ((async != ncclSuccess && async != ncclInProgress) || waited > timeout_s_) {
         ncclCommAbort(comm_);
         comm_ = nullptr;
         aborted_ = true;
@@ -166,12 +170,33 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(
     }
     std::memcpy(&id, bytes.data(), sizeof(id));
   }
+  // Non-blocking init, polled with a deadline: a peer that never joins (it died after the unique
+  // id exchange) becomes an error after timeout_s instead of a hang in ncclCommInitRank.
   ncclComm_t comm = nullptr;
-  absl::Status init = NcclStatus(ncclCommInitRank(&comm, config.world_size, id, config.rank),
-                                 absl::StrCat("ncclCommInitRank (rank ", config.rank, " of ",
-                                              config.world_size, ", cuda:", device,
-                                              "; one rank per GPU)"));
-  if (!init.ok()) return init;
+  ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
+  nccl_config.blocking = 0;
+  const std::string what = absl::StrCat("ncclCommInitRank (rank ", config.rank, " of ",
+                                        config.world_size, ", cuda:", device,
+                                        "; one rank per GPU)");
+  RETURN_IF_ERROR(NcclStatus(
+      ncclCommInitRankConfig(&comm, config.world_size, id, config.rank, &nccl_config), what));
+  const auto start = std::chrono::steady_clock::now();
+  ncclResult_t state = ncclInProgress;
+  while (true) {
+    ncclCommGetAsyncError(comm, &state);
+    if (state != ncclInProgress) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+        options.timeout_s) {
+      ncclCommAbort(comm);
+      return absl::UnavailableError(absl::StrCat(what, ": not every trainer joined within ",
+                                                 options.timeout_s, "s"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (state != ncclSuccess) {
+    ncclCommAbort(comm);
+    return NcclStatus(state, what);
+  }
   return std::unique_ptr<Communicator>(new NcclCommunicator(config.rank, config.world_size,
                                                             device, options.timeout_s,
                                                             comm, std::move(store)));
