@@ -321,6 +321,9 @@ TEST(StreamLimitsTest, EveryLimitReturnsItsStatusCode) {
   held.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   v1::StreamBatchesRequest slow = base();
   slow.set_batch_size(1);
+  // Far more batches than gRPC's flow-control window holds: the handler stays open (blocked in
+  // Write) until the client cancels, whatever the window size.
+  slow.set_num_batches(1 << 20);
   auto reader = cluster.Stub(0)->StreamBatches(&held, slow);
   v1::Minibatch m;
   ASSERT_TRUE(reader->Read(&m));
