@@ -41,23 +41,6 @@ absl::StatusOr<InputGraph> ReadOgbHomogeneous(const std::string& dir,
   return g;
 }
 
-namespace {
-
-absl::Status WriteLines(const std::string& path, int64_t rows,
-                        const std::function<void(int64_t, std::string*)>& row) {
-  ASSIGN_OR_RETURN(auto writer, internal::GzWriter::Create(path));
-  std::string line;
-  for (int64_t r = 0; r < rows; ++r) {
-    line.clear();
-    row(r, &line);
-    line.push_back('\n');
-    RETURN_IF_ERROR(writer->Write(line));
-  }
-  return writer->Close();
-}
-
-}  // namespace
-
 absl::Status WriteOgbHomogeneous(const InputGraph& g, const std::string& dir,
                                  const std::string& split_name) {
   RETURN_IF_ERROR(ValidateInputGraph(g));
@@ -68,20 +51,24 @@ absl::Status WriteOgbHomogeneous(const InputGraph& g, const std::string& dir,
   RETURN_IF_ERROR(out.MakeDirs("raw"));
   RETURN_IF_ERROR(out.MakeDirs(absl::StrCat("split/", split_name)));
   const std::string raw = absl::StrCat(out.tmp_path(), "/raw/");
-  RETURN_IF_ERROR(WriteLines(raw + "num-node-list.csv.gz", 1,
+  RETURN_IF_ERROR(
+      internal::WriteGzLines(raw + "num-node-list.csv.gz", 1,
                              [&](int64_t, std::string* s) { absl::StrAppend(s, g.num_nodes); }));
-  RETURN_IF_ERROR(WriteLines(raw + "num-edge-list.csv.gz", 1,
+  RETURN_IF_ERROR(
+      internal::WriteGzLines(raw + "num-edge-list.csv.gz", 1,
                              [&](int64_t, std::string* s) { absl::StrAppend(s, g.num_edges()); }));
-  RETURN_IF_ERROR(WriteLines(raw + "edge.csv.gz", g.num_edges(), [&](int64_t e, std::string* s) {
-    absl::StrAppend(s, g.src[e], ",", g.dst[e]);
-  }));
-  RETURN_IF_ERROR(WriteLines(raw + "node-feat.csv.gz", g.num_nodes, [&](int64_t v, std::string* s) {
-    for (int64_t k = 0; k < g.feat_dim; ++k) {
-      if (k > 0) s->push_back(',');
-      internal::AppendFloat(g.features[v * g.feat_dim + k], s);
-    }
-  }));
-  RETURN_IF_ERROR(WriteLines(raw + "node-label.csv.gz", g.num_nodes,
+  RETURN_IF_ERROR(internal::WriteGzLines(
+      raw + "edge.csv.gz", g.num_edges(),
+      [&](int64_t e, std::string* s) { absl::StrAppend(s, g.src[e], ",", g.dst[e]); }));
+  RETURN_IF_ERROR(
+      internal::WriteGzLines(raw + "node-feat.csv.gz", g.num_nodes, [&](int64_t v, std::string* s) {
+        for (int64_t k = 0; k < g.feat_dim; ++k) {
+          if (k > 0) s->push_back(',');
+          internal::AppendFloat(g.features[v * g.feat_dim + k], s);
+        }
+      }));
+  RETURN_IF_ERROR(
+      internal::WriteGzLines(raw + "node-label.csv.gz", g.num_nodes,
                              [&](int64_t v, std::string* s) { absl::StrAppend(s, g.labels[v]); }));
   const std::pair<const char*, const char*> kFiles[] = {
       {"train", "train"}, {"valid", "val"}, {"test", "test"}};
@@ -89,7 +76,7 @@ absl::Status WriteOgbHomogeneous(const InputGraph& g, const std::string& dir,
     auto it = g.splits.find(name);
     static const std::vector<int64_t> kEmpty;
     const std::vector<int64_t>& ids = it == g.splits.end() ? kEmpty : it->second;
-    RETURN_IF_ERROR(WriteLines(
+    RETURN_IF_ERROR(internal::WriteGzLines(
         absl::StrCat(out.tmp_path(), "/split/", split_name, "/", file, ".csv.gz"), std::ssize(ids),
         [&](int64_t i, std::string* s) { absl::StrAppend(s, ids[i]); }));
   }

@@ -14,36 +14,24 @@
 namespace graphshard::partitioner {
 namespace {
 
-template <typename Fn>
-absl::Status WriteLines(const std::string& path, int64_t rows, Fn&& row) {
-  ASSIGN_OR_RETURN(auto writer, internal::GzWriter::Create(path));
-  std::string line;
-  for (int64_t r = 0; r < rows; ++r) {
-    line.clear();
-    row(r, &line);
-    line.push_back('\n');
-    RETURN_IF_ERROR(writer->Write(line));
-  }
-  return writer->Close();
-}
-
 absl::Status WriteOgbNodeType(const NodeTypeData& t, const std::string& root,
                               const std::string& split_name, internal::AtomicDir& out) {
   if (t.feat_dim > 0) {
     RETURN_IF_ERROR(out.MakeDirs("raw/node-feat/" + t.name));
-    RETURN_IF_ERROR(WriteLines(root + "/raw/node-feat/" + t.name + "/node-feat.csv.gz", t.num_nodes,
-                               [&](int64_t v, std::string* s) {
-                                 for (int64_t k = 0; k < t.feat_dim; ++k) {
-                                   if (k > 0) s->push_back(',');
-                                   internal::AppendFloat(t.features[v * t.feat_dim + k], s);
-                                 }
-                               }));
+    RETURN_IF_ERROR(internal::WriteGzLines(root + "/raw/node-feat/" + t.name + "/node-feat.csv.gz",
+                                           t.num_nodes, [&](int64_t v, std::string* s) {
+                                             for (int64_t k = 0; k < t.feat_dim; ++k) {
+                                               if (k > 0) s->push_back(',');
+                                               internal::AppendFloat(t.features[v * t.feat_dim + k],
+                                                                     s);
+                                             }
+                                           }));
   }
   if (!t.labels.empty()) {
     RETURN_IF_ERROR(out.MakeDirs("raw/node-label/" + t.name));
-    RETURN_IF_ERROR(
-        WriteLines(root + "/raw/node-label/" + t.name + "/node-label.csv.gz", t.num_nodes,
-                   [&](int64_t v, std::string* s) { absl::StrAppend(s, t.labels[v]); }));
+    RETURN_IF_ERROR(internal::WriteGzLines(
+        root + "/raw/node-label/" + t.name + "/node-label.csv.gz", t.num_nodes,
+        [&](int64_t v, std::string* s) { absl::StrAppend(s, t.labels[v]); }));
   }
   if (t.splits.empty()) return absl::OkStatus();
   const std::string rel = absl::StrCat("split/", split_name, "/", t.name);
@@ -52,7 +40,8 @@ absl::Status WriteOgbNodeType(const NodeTypeData& t, const std::string& root,
        {std::pair{"train", "train"}, {"valid", "val"}, {"test", "test"}}) {
     auto it = t.splits.find(name);
     const Array<int64_t> ids = it == t.splits.end() ? Array<int64_t>() : it->second;
-    RETURN_IF_ERROR(WriteLines(absl::StrCat(root, "/", rel, "/", file, ".csv.gz"), ids.size(),
+    RETURN_IF_ERROR(
+        internal::WriteGzLines(absl::StrCat(root, "/", rel, "/", file, ".csv.gz"), ids.size(),
                                [&](int64_t i, std::string* s) { absl::StrAppend(s, ids[i]); }));
   }
   return absl::OkStatus();
@@ -97,25 +86,26 @@ absl::Status WriteOgbHeterogeneous(const Graph& g, const std::string& dir,
   ASSIGN_OR_RETURN(internal::AtomicDir out, internal::AtomicDir::Create(dir, /*replace=*/false));
   const std::string root = out.tmp_path();
   RETURN_IF_ERROR(out.MakeDirs("raw/relations"));
-  RETURN_IF_ERROR(WriteLines(root + "/raw/num-node-dict.csv.gz", 2, [&](int64_t r, std::string* s) {
-    for (size_t i = 0; i < g.node_types.size(); ++i) {
-      if (i > 0) s->push_back(',');
-      if (r == 0) absl::StrAppend(s, g.node_types[i].name);
-      if (r == 1) absl::StrAppend(s, g.node_types[i].num_nodes);
-    }
-  }));
-  RETURN_IF_ERROR(WriteLines(root + "/raw/triplet-type-list.csv.gz", std::ssize(g.edge_types),
-                             [&](int64_t i, std::string* s) {
-                               const EdgeTypeData& e = g.edge_types[i];
-                               absl::StrAppend(s, e.src, ",", e.rel, ",", e.dst);
-                             }));
+  RETURN_IF_ERROR(
+      internal::WriteGzLines(root + "/raw/num-node-dict.csv.gz", 2, [&](int64_t r, std::string* s) {
+        for (size_t i = 0; i < g.node_types.size(); ++i) {
+          if (i > 0) s->push_back(',');
+          if (r == 0) absl::StrAppend(s, g.node_types[i].name);
+          if (r == 1) absl::StrAppend(s, g.node_types[i].num_nodes);
+        }
+      }));
+  RETURN_IF_ERROR(internal::WriteGzLines(root + "/raw/triplet-type-list.csv.gz",
+                                         std::ssize(g.edge_types), [&](int64_t i, std::string* s) {
+                                           const EdgeTypeData& e = g.edge_types[i];
+                                           absl::StrAppend(s, e.src, ",", e.rel, ",", e.dst);
+                                         }));
   for (const EdgeTypeData& e : g.edge_types) {
     const std::string rel = absl::StrCat("raw/relations/", e.src, "___", e.rel, "___", e.dst);
     RETURN_IF_ERROR(out.MakeDirs(rel));
-    RETURN_IF_ERROR(
-        WriteLines(absl::StrCat(root, "/", rel, "/num-edge-list.csv.gz"), 1,
-                   [&](int64_t, std::string* s) { absl::StrAppend(s, e.num_edges()); }));
-    RETURN_IF_ERROR(WriteLines(
+    RETURN_IF_ERROR(internal::WriteGzLines(
+        absl::StrCat(root, "/", rel, "/num-edge-list.csv.gz"), 1,
+        [&](int64_t, std::string* s) { absl::StrAppend(s, e.num_edges()); }));
+    RETURN_IF_ERROR(internal::WriteGzLines(
         absl::StrCat(root, "/", rel, "/edge.csv.gz"), e.num_edges(),
         [&](int64_t i, std::string* s) { absl::StrAppend(s, e.src_ids[i], ",", e.dst_ids[i]); }));
   }

@@ -72,6 +72,22 @@ void AppendFloat(float value, std::string* out);
 // Reads a file of one integer per line (OGB split files, counts).
 absl::StatusOr<std::vector<int64_t>> ReadIntColumn(const std::string& path);
 
+// Writes `rows` lines to a new gzip file: row(r, &line) fills line r (without the newline).
+template <typename Fn>
+absl::Status WriteGzLines(const std::string& path, int64_t rows, Fn&& row) {
+  absl::StatusOr<std::unique_ptr<GzWriter>> writer = GzWriter::Create(path);
+  if (!writer.ok()) return writer.status();
+  std::string line;
+  for (int64_t r = 0; r < rows; ++r) {
+    line.clear();
+    row(r, &line);
+    line.push_back('\n');
+    absl::Status s = (*writer)->Write(line);
+    if (!s.ok()) return s;
+  }
+  return (*writer)->Close();
+}
+
 }  // namespace graphshard::partitioner::internal
 
 #endif  // GRAPHSHARD_PARTITIONER_INTERNAL_GZ_CSV_H_
