@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "partitioner/internal/metis_partition.h"
 #include "partitioner/partition.h"
+#include "partitioner/tu_dataset.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -22,6 +23,19 @@ absl::Status CheckOptions(const Graph& g, const PartitionOptions& o) {
   if (o.num_parts < 1 || o.num_parts > kMaxParts) {
     return absl::InvalidArgumentError(
         absl::StrCat("number of parts ", o.num_parts, " is outside [1, ", kMaxParts, "]"));
+  }
+  if (IsGraphDataset(g)) {
+    if (o.method != "random" && o.num_parts > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--method ", o.method, ": a graph-classification (TU) dataset is sharded by whole "
+          "graphs at random; use --method random"));
+    }
+    const int64_t graphs = g.node_types[g.NodeTypeIndex(kGraphNodeType)].num_nodes;
+    if (o.num_parts > graphs) {
+      return absl::InvalidArgumentError(absl::StrCat("number of parts ", o.num_parts,
+                                                     " exceeds the number of graphs ", graphs));
+    }
+    return absl::OkStatus();
   }
   const int64_t n = g.TotalNodes();
   if (n > 0 && o.num_parts > n) {
@@ -58,6 +72,24 @@ absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& g,
   std::vector<std::vector<int>> parts;
   if (o.num_parts == 1) {
     for (const NodeTypeData& t : g.node_types) parts.emplace_back(t.num_nodes, 0);
+    return parts;
+  }
+  if (IsGraphDataset(g)) {
+    // Whole graphs: a seeded near-equal cut of the graphs; every node goes with its graph.
+    const int graph_type = g.NodeTypeIndex(kGraphNodeType);
+    std::vector<int> graph_part =
+        RandomParts(g.node_types[graph_type].num_nodes, o.num_parts, o.seed, graph_type);
+    ASSIGN_OR_RETURN(std::vector<int64_t> graph_of, GraphOfNode(g));
+    for (const NodeTypeData& t : g.node_types) {
+      if (t.name == kGraphNodeType) {
+        parts.push_back(graph_part);
+      } else if (t.name == kHomogeneousNodeType) {
+        std::vector<int>& p = parts.emplace_back(graph_of.size());
+        for (size_t v = 0; v < graph_of.size(); ++v) p[v] = graph_part[graph_of[v]];
+      } else {
+        parts.push_back(RandomParts(t.num_nodes, o.num_parts, o.seed, parts.size()));
+      }
+    }
     return parts;
   }
   if (o.method == "random") {

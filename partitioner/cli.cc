@@ -13,6 +13,7 @@
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
+#include "partitioner/tu_dataset.h"
 #include "partitioner/write_input.h"
 
 namespace graphshard::partitioner {
@@ -106,6 +107,16 @@ CliError Failure(const absl::Status& s) { return {kExitFailure, std::string(s.me
 
 absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
                             const std::string& dir, std::ostream& out) {
+  if (o.kind == "graphs") {
+    auto graphs = GenerateGraphs(o.graphs);
+    if (!graphs.ok()) return graphs.status();
+    absl::Status s = WriteTuDataset(*graphs, dir);
+    if (!s.ok()) return s;
+    out << "generated graphs: " << graphs->num_graphs() << " graphs (2 classes), "
+        << graphs->num_nodes << " nodes, " << graphs->src.size() << " directed edges (TU layout, "
+        << graphs->name << "_*.txt) -> " << dir << "\n";
+    return absl::OkStatus();
+  }
   if (o.kind == "mag") {
     auto graph = GenerateMag(o);
     if (!graph.ok()) return graph.status();
@@ -144,7 +155,8 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
   ParsedArgs p;
   CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
                                {{"kind", "seed", "out", "num-nodes", "avg-degree", "num-edges",
-                                 "num-features", "num-classes", "scale", "format"},
+                                 "num-features", "num-classes", "scale", "format", "num-graphs",
+                                 "min-nodes", "max-nodes"},
                                 {}},
                                p));
   if (!p.positional.empty()) return Usage(absl::InvalidArgumentError("generate takes no operands"));
@@ -158,18 +170,38 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
     o = ProductsFullScale(o.seed);
   }
   o.kind = p.values["kind"];
-  if (o.kind != "products" && o.kind != "mag") {
+  if (o.kind != "products" && o.kind != "mag" && o.kind != "graphs") {
     return Usage(absl::InvalidArgumentError(
-        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag)")));
+        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag, graphs)")));
   }
+  const bool graph_flags =
+      p.values.count("num-graphs") || p.values.count("min-nodes") || p.values.count("max-nodes");
+  if (graph_flags && o.kind != "graphs") {
+    return Usage(
+        absl::InvalidArgumentError("--num-graphs, --min-nodes and --max-nodes are for --kind graphs"));
+  }
+  for (const char* flag : {"num-nodes", "avg-degree", "num-edges", "num-features", "num-classes"}) {
+    if (o.kind == "graphs" && p.values.count(flag)) {
+      return Usage(absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " is not for --kind graphs (--num-graphs, --min-nodes, "
+                       "--max-nodes)")));
+    }
+  }
+  o.graphs.seed = o.seed;
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-graphs", &o.graphs.num_graphs));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "min-nodes", &o.graphs.min_nodes));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "max-nodes", &o.graphs.max_nodes));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &o.num_nodes));
   CLI_USAGE_IF_ERROR(GetNumber(p, "avg-degree", &o.avg_degree));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-edges", &o.num_edges));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-features", &o.num_features));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-classes", &o.num_classes));
   const std::string format = p.values.count("format") ? p.values["format"] : "ogb";
-  if (format != "ogb" && format != "npy") {
-    return Usage(absl::InvalidArgumentError("--format must be ogb or npy"));
+  if (format != "ogb" && format != "npy" && !(format == "tu" && o.kind == "graphs")) {
+    return Usage(absl::InvalidArgumentError("--format must be ogb or npy (tu for --kind graphs)"));
+  }
+  if (o.kind == "graphs" && p.values.count("format") && format != "tu") {
+    return Usage(absl::InvalidArgumentError("--kind graphs writes the TU layout only (--format tu)"));
   }
   absl::Status s = WriteGenerated(o, format, p.values["out"], out);
   if (s.ok()) return {};
@@ -213,6 +245,11 @@ absl::StatusOr<Graph> LoadInput(const ParsedArgs& p, const ReadOptions& read) {
   if (!graph.ok()) return graph.status();
   EdgeTransformOptions transform;
   transform.undirected = p.bools.count("undirected") > 0;
+  if (transform.undirected && IsGraphDataset(*graph)) {
+    return absl::InvalidArgumentError(
+        "--undirected does not apply to a TU graph-classification dataset: its A.txt already "
+        "lists both directions of an undirected graph");
+  }
   transform.dedup = p.bools.count("dedup") > 0;
   transform.drop_self_loops = p.bools.count("drop-self-loops") > 0;
   if (transform.undirected || transform.dedup || transform.drop_self_loops) {
@@ -251,6 +288,7 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
         absl::StrCat(p.values["out"], ": already exists (pass --force to replace it)")));
   }
   ReadOptions read;
+  read.split_seed = o.seed;
   CliError e = ParseReadOptions(p, read);
   if (e.code != kExitOk) return e;
   auto graph = LoadInput(p, read);
@@ -280,14 +318,18 @@ CliError RunInspect(const std::vector<std::string>& args, std::ostream& out) {
 
 std::string Usage() {
   return R"(usage:
-  graphshard-partition generate --kind products|mag --seed S --out DIR [--format ogb|npy]
+  graphshard-partition generate --kind products|mag|graphs --seed S --out DIR [--format ogb|npy]
       [--num-nodes N (20000; mag: papers)] [--avg-degree D (10)] [--num-edges M]
       [--num-features F (32)] [--num-classes C (8)] [--scale full (products only:
       2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes)]
+      graphs (TU layout, 2 classes): [--num-graphs G (1000)] [--min-nodes A (10)]
+      [--max-nodes B (30)]
   graphshard-partition partition --input PATH --parts K --out DIR
       [--method random|metis (random)] [--seed S (0)] [--undirected] [--dedup]
       [--drop-self-loops] [--split NAME] [--force] [--quiet]
-      [--format ogb|ogb-hetero|npy|npy-hetero|edgelist (detected)]
+      [--format ogb|ogb-hetero|npy|npy-hetero|edgelist|tu (detected)]
+      tu (graph classification): whole graphs per part, --method random, an 80/10/10
+      split of the graphs drawn with --seed
       edge lists only: [--num-nodes N] [--features FILE] [--labels FILE]
       [--train-idx FILE] [--val-idx FILE] [--test-idx FILE]
   graphshard-partition inspect DIR [--json] [--no-verify]

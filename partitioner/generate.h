@@ -9,17 +9,19 @@
 #include "absl/status/statusor.h"
 #include "partitioner/graph.h"
 #include "partitioner/input_graph.h"
+#include "partitioner/tu_dataset.h"
 
 namespace graphshard::partitioner {
 
 struct GenerateOptions {
-  std::string kind = "products";  // "products" (homogeneous) or "mag" (heterogeneous)
+  std::string kind = "products";  // "products" (homogeneous), "mag" (heterogeneous) or "graphs"
   uint64_t seed = 0;
   int64_t num_nodes = 20000;  // mag: papers
   double avg_degree = 10;     // products: 2 * undirected edges / nodes
   int64_t num_edges = 0;      // products: undirected edges if > 0 (overrides avg_degree)
   int64_t num_features = 32;
   int64_t num_classes = 8;
+  GraphsGenerateOptions graphs;  // kind "graphs" (tu_dataset.h)
 };
 
 // An ogbn-products-like homogeneous graph:

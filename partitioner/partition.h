@@ -52,6 +52,8 @@ inline constexpr int64_t kMetisMaxEdges = int64_t{1} << 31;
 //     symmetric, self loops and repeats dropped), with one vertex-weight constraint per
 //     (node type, in train split or not) and one for in-degree, so that training nodes, nodes
 //     of each type and stored in-edges are balanced (DistDGL's balance_ntypes/balance_edges).
+// A graph-classification dataset (tu_dataset.h, IsGraphDataset) is cut by whole graphs: the
+// graphs as "random" cuts a type, every node with its graph ("metis" is InvalidArgument).
 // num_parts 1 puts everything in part 0 for either method.
 // InvalidArgument for an unknown method, num_parts < 1 or > total nodes (when > 0), or a graph
 // too large for METIS (the message suggests --method random); Internal if METIS fails.

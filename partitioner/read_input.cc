@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "partitioner/tu_dataset.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -53,11 +54,15 @@ absl::StatusOr<std::string> DetectLayout(const std::string& path) {
   if (Exists(path + "/raw/num-node-dict.csv.gz")) return std::string("ogb-hetero");
   if (Exists(path + "/edge_index.npy")) return std::string("npy");
   if (HasHeteroNpy(path)) return std::string("npy-hetero");
+  absl::StatusOr<TuLocation> tu = FindTuDataset(path);
+  if (tu.ok()) return std::string("tu");
+  if (tu.status().code() != absl::StatusCode::kNotFound) return tu.status();
   return absl::InvalidArgumentError(
       absl::StrCat(path,
                    ": unknown input layout: no raw/num-node-list.csv.gz (OGB), "
                    "raw/num-node-dict.csv.gz (OGB heterogeneous), edge_index.npy (.npy folder) or "
-                   "edge_index__<src>__<rel>__<dst>.npy (heterogeneous .npy folder); an edge list "
+                   "edge_index__<src>__<rel>__<dst>.npy (heterogeneous .npy folder), "
+                   "<DS>_graph_indicator.txt (TU graph classification); an edge list "
                    "is a file, not a folder"));
 }
 
@@ -76,8 +81,12 @@ absl::StatusOr<Graph> ReadGraph(const std::string& path, const ReadOptions& o) {
   if (layout == "npy") return ReadNpyFolder(path);
   if (layout == "npy-hetero") return ReadNpyHeteroFolder(path);
   if (layout == "edgelist") return ReadEdgeList(path, o);
+  if (layout == "tu") {
+    ASSIGN_OR_RETURN(TuDataset tu, ReadTuDataset(path));
+    return GraphFromTu(tu, o.split_seed);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown input format \"", layout, "\" (ogb, ogb-hetero, npy, npy-hetero, edgelist)"));
+      "unknown input format \"", layout, "\" (ogb, ogb-hetero, npy, npy-hetero, edgelist, tu)"));
 }
 
 }  // namespace graphshard::partitioner

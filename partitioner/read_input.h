@@ -8,6 +8,9 @@
 //   npy         <dir>/edge_index.npy [+ x.npy, y.npy, {train,val,test}_idx.npy] (PyG np.save)
 //   npy-hetero  <dir>/edge_index__<src>__<rel>__<dst>.npy [+ x__<t>.npy, y__<t>.npy,
 //               {train,val,test}_idx__<t>.npy, num_nodes.json]
+//   tu          <dir>[/raw]/<DS>_A.txt, <DS>_graph_indicator.txt, <DS>_graph_labels.txt [+
+//               <DS>_node_labels.txt, <DS>_node_attributes.txt] (graph classification;
+//               tu_dataset.h; split 80/10/10 by split_seed)
 //   edgelist    a text / CSV file (optionally .gz) of "src dst" rows [+ feature, label, split
 //               files given as options]
 // .npy inputs are mmap'ed, not copied: the returned Graph keeps the mappings alive.
@@ -27,6 +30,8 @@ struct ReadOptions {
   std::string format;
   // OGB: the split folder under <dir>/split/ ("" = the only one there).
   std::string split_name;
+  // tu only: the seed of the 80/10/10 split of the graphs (the CLI passes --seed).
+  uint64_t split_seed = 0;
   // edgelist only. num_nodes < 0: 1 + the largest id (or the feature / label row count).
   int64_t num_nodes = -1;
   std::string features;   // .npy float32 [N, F], or text rows of F numbers

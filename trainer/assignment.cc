@@ -1,9 +1,11 @@
 #include "trainer/assignment.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/rng.h"
 
 namespace graphshard::trainer {
 
@@ -39,6 +41,23 @@ absl::Span<const int64_t> ChunkOf(absl::Span<const int64_t> ids, int chunk, int 
   const size_t begin = c * base + std::min(c, extra);
   const size_t len = base + (c < extra ? 1 : 0);
   return ids.subspan(begin, len);
+}
+
+std::vector<int64_t> EpochChunk(absl::Span<const int64_t> ids, const ServerShare& share,
+                                uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(ids.begin(), ids.end());
+  if (share.num_chunks > 1) {
+    common::SplitMix64 rng(common::MixSeed(
+        common::MixSeed(seed, static_cast<uint64_t>(epoch)), static_cast<uint64_t>(share.part)));
+    for (int64_t i = std::ssize(order) - 1; i > 0; --i) {
+      std::swap(order[static_cast<size_t>(i)],
+                order[rng.Below(static_cast<uint64_t>(i) + 1)]);
+    }
+  }
+  absl::Span<const int64_t> chunk = ChunkOf(order, share.chunk, share.num_chunks);
+  std::vector<int64_t> out(chunk.begin(), chunk.end());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace graphshard::trainer

@@ -32,6 +32,14 @@ absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size,
 // 0 <= chunk < num_chunks.
 absl::Span<const int64_t> ChunkOf(absl::Span<const int64_t> ids, int chunk, int num_chunks);
 
+// The graph task's training share, redrawn every epoch as PyTorch's DistributedSampler does:
+// `ids` (one part's training graphs) in a permutation drawn from (seed, epoch, part), then
+// ChunkOf that order; returned ascending (the server shuffles the batches). The trainers of one
+// part get disjoint chunks covering every id, and a different grouping each epoch. With
+// num_chunks 1 it is all of `ids`.
+std::vector<int64_t> EpochChunk(absl::Span<const int64_t> ids, const ServerShare& share,
+                                uint64_t seed, int64_t epoch);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_ASSIGNMENT_H_

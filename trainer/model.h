@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "trainer/batch_client.h"
+#include "trainer/graph_task.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -25,13 +26,14 @@ class GnnModelImpl : public torch::nn::Module {
 };
 
 struct ModelOptions {
-  std::string kind = "sage";  // sage | gcn
+  std::string kind = "sage";  // sage | gcn | gin
   int64_t hidden_channels = 64;
-  int64_t num_layers = 2;  // one per sampling hop
+  int64_t num_layers = 2;  // one per sampling hop; gin: GIN layers
   double dropout = 0.5;
 };
 
-// InvalidArgument for an unknown kind, or gcn on a heterogeneous graph.
+// InvalidArgument for an unknown kind, gcn on a heterogeneous graph, or gin on a graph that is
+// not a graph-classification dataset (graph_task.h).
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateModel(const ServerMetadata& md,
                                                           const ModelOptions& options);
 
@@ -96,6 +98,26 @@ class HeteroSageImpl : public GnnModelImpl {
   std::vector<Conv> convs_;
 };
 TORCH_MODULE(HeteroSage);
+
+// Graph classification as PyG's GIN example on TU datasets (and the seed notebook's GIN with
+// SumPooling): num_layers GINConv layers, each MLP((1 + eps) x_i + sum_{j -> i} x_j) with
+// eps = 0 and MLP = Linear(in, hidden), ReLU, Linear(hidden, hidden), then ReLU and dropout;
+// sum pooling per graph (global_add_pool); a head Linear(hidden, hidden), ReLU, dropout,
+// Linear(hidden, classes). No batch norm, so every parameter is synchronised by the gradient
+// all-reduce and ranks hold identical models. Forward returns [num graphs, classes].
+class GinImpl : public GnnModelImpl {
+ public:
+  GinImpl(const GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
+          int64_t num_classes, int64_t num_layers, double dropout);
+  torch::Tensor Forward(const BatchTensors& batch) override;
+
+ private:
+  GraphTaskLayout layout_;
+  double dropout_ = 0;
+  torch::nn::ModuleList mlps_;
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+};
+TORCH_MODULE(Gin);
 
 }  // namespace graphshard::trainer
 

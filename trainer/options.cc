@@ -89,7 +89,11 @@ Setter OneOf(absl::string_view flag, std::vector<std::string> choices, std::stri
 
 std::string TrainerUsage() {
   return R"(usage: graphshard-trainer (--registry DIR | --servers HOST:PORT,...) [flags]
-  --model sage|gcn         GraphSAGE (heterogeneous on a heterogeneous graph) or GCN (sage)
+  --task node|graph        node classification, or graph classification on a partitioned TU
+                           dataset (whole graphs per batch, GIN, sum pooling) (node)
+  --model sage|gcn|gin     GraphSAGE (heterogeneous on a heterogeneous graph) or GCN; gin for
+                           --task graph (sage; gin with --task graph)
+  --layers N               GIN layers (--task graph) (3); node tasks: one layer per fanout
   --epochs N               training epochs (5)
   --hidden H               hidden channels (64)
   --fanouts 10,5           neighbours per hop, -1 = all; one SAGE layer per hop
@@ -124,6 +128,9 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   TrainerOptions o;
   bool have_registry = false;
   bool have_servers = false;
+  bool have_model = false;
+  bool have_layers = false;
+  bool have_fanouts = false;
   const std::map<std::string, Setter, std::less<>> valued = {
       {"registry",
        [&](absl::string_view v) {
@@ -139,16 +146,32 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
        }},
       {"model",
        [&](absl::string_view v) {
-         if (v != "sage" && v != "gcn") {
+         if (v != "sage" && v != "gcn" && v != "gin") {
            return absl::InvalidArgumentError(
-               absl::StrCat("--model=", v, ": expected sage or gcn (gin is planned)"));
+               absl::StrCat("--model=", v, ": expected sage, gcn or gin"));
          }
          o.model = std::string(v);
+         have_model = true;
          return absl::OkStatus();
+       }},
+      {"task",
+       [&](absl::string_view v) {
+         if (v != "node" && v != "graph") return BadValue("task", v, "node or graph");
+         o.task = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"layers",
+       [&](absl::string_view v) {
+         have_layers = true;
+         return ParseInt("layers", v, 1, &o.layers);
        }},
       {"epochs", [&](absl::string_view v) { return ParseInt("epochs", v, 1, &o.epochs); }},
       {"hidden", [&](absl::string_view v) { return ParseInt("hidden", v, 1, &o.hidden); }},
-      {"fanouts", [&](absl::string_view v) { return ParseFanouts(v, &o.fanouts); }},
+      {"fanouts",
+       [&](absl::string_view v) {
+         have_fanouts = true;
+         return ParseFanouts(v, &o.fanouts);
+       }},
       {"batch-size",
        [&](absl::string_view v) { return ParseInt("batch-size", v, 1, &o.batch_size); }},
       {"lr", [&](absl::string_view v) { return ParseDouble("lr", v, 0, false, &o.lr); }},
@@ -265,6 +288,26 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
       value = argv[++i];
     }
     RETURN_IF_ERROR(it->second(*value));
+  }
+  if (o.task == "graph") {
+    if (!have_model) o.model = "gin";
+    if (o.model != "gin") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--task graph trains --model gin, not --model ", o.model));
+    }
+    if (have_fanouts) {
+      return absl::InvalidArgumentError(
+          "--fanouts does not apply to --task graph: batches hold whole graphs (use --layers)");
+    }
+  } else {
+    if (o.model == "gin") {
+      return absl::InvalidArgumentError("--model gin is for graph classification: add --task graph");
+    }
+    if (have_layers && o.layers != std::ssize(o.fanouts)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
+                       o.fanouts.size(), " in --fanouts)"));
+    }
   }
   if (o.resume && o.checkpoint_dir.empty()) {
     return absl::InvalidArgumentError("--resume needs --checkpoint-dir");

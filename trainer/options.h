@@ -17,7 +17,10 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
 
-  std::string model = "sage";              // --model sage|gcn (sage: heterogeneous on hetero graphs)
+  std::string task = "node";               // --task node|graph (graph: TU datasets, GIN)
+  std::string model = "sage";              // --model sage|gcn|gin (sage: heterogeneous on
+                                           // hetero graphs; gin: --task graph, its default)
+  int layers = 3;                          // --layers: GIN layers (--task graph)
   int epochs = 5;                          // --epochs
   int hidden = 64;                         // --hidden
   std::vector<int32_t> fanouts = {10, 5};  // --fanouts: one SAGE layer per hop, -1 = all

@@ -15,6 +15,7 @@
 #include "trainer/assignment.h"
 #include "trainer/checkpoint.h"
 #include "trainer/epoch_plan.h"
+#include "trainer/graph_task.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/metrics.h"
 #include "trainer/model.h"
@@ -31,7 +32,22 @@ double SecondsSince(Clock::time_point t0) {
 
 struct Shards {
   std::vector<ShardSeeds> train, val, test;
+  // --task graph: every share's whole part of the train split, regrouped per epoch.
+  std::vector<ServerShare> shares;
+  std::vector<std::vector<int64_t>> train_parts;
 };
+
+// This epoch's training shards: fixed for node tasks; for graph tasks redrawn every epoch
+// (EpochChunk, DistributedSampler-style).
+std::vector<ShardSeeds> TrainShards(const Shards& shards, const TrainerOptions& o, int64_t epoch) {
+  if (o.task != "graph") return shards.train;
+  std::vector<ShardSeeds> out;
+  for (size_t i = 0; i < shards.shares.size(); ++i) {
+    out.push_back({shards.shares[i].part,
+                   EpochChunk(shards.train_parts[i], shards.shares[i], o.seed, epoch)});
+  }
+  return out;
+}
 
 int64_t TotalSeeds(const std::vector<ShardSeeds>& shards) {
   int64_t n = 0;
@@ -44,11 +60,13 @@ absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size) 
   ASSIGN_OR_RETURN(std::vector<ServerShare> shares,
                    AssignServers(rank, world_size, servers.metadata.num_parts));
   Shards shards;
+  shards.shares = shares;
   for (const ServerShare& share : shares) {
     PartitionClient& client = *servers.clients[static_cast<size_t>(share.part)];
     for (auto [name, out] : {std::pair{"train", &shards.train}, std::pair{"val", &shards.val},
                              std::pair{"test", &shards.test}}) {
       ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(name));
+      if (out == &shards.train) shards.train_parts.push_back(ids);
       absl::Span<const int64_t> chunk = ChunkOf(ids, share.chunk, share.num_chunks);
       out->push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
     }
@@ -108,7 +126,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     so.epoch = epoch;
     so.first_batch = first[i];
     so.num_batches = schedule.stream_batches[i];
-    so.fanouts = run.options.fanouts;
+    so.fanouts = run.options.task == "graph" ? WholeGraphFanouts() : run.options.fanouts;
     so.replace = run.options.replace;
     so.feature_dtype = ParseDtype(run.options.feature_dtype);
     so.client_host_id = run.host_id;
@@ -263,7 +281,8 @@ std::string Fingerprint(const std::vector<torch::Tensor>& params) {
 }
 
 std::string RunConfig(const TrainerOptions& o, int world_size) {
-  return absl::StrCat("model=", o.model, " hidden=", o.hidden, " fanouts=",
+  return absl::StrCat("task=", o.task, " layers=", o.task == "graph" ? o.layers : 0,
+                      " model=", o.model, " hidden=", o.hidden, " fanouts=",
                       absl::StrJoin(o.fanouts, ","), " batch=", o.batch_size, " seed=", o.seed,
                       " world=", world_size, " lr=", o.lr, " wd=", o.weight_decay,
                       " dropout=", o.dropout, " replace=", o.replace,
@@ -289,6 +308,12 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   ASSIGN_OR_RETURN(torch::Device device, PickDevice(options, env));
   absl::optional<c10::DeviceGuard> device_guard;
   if (device.is_cuda()) device_guard.emplace(device);
+  if (options.task == "graph") {
+    RETURN_IF_ERROR(FindGraphTask(md).status());
+  } else if (IsGraphDataset(md)) {
+    return absl::FailedPreconditionError(
+        "this partition is a graph-classification (TU) dataset: pass --task graph");
+  }
   ASSIGN_OR_RETURN(Shards shards, LoadShards(servers, rank, comm.world_size()));
   log << absl::StrFormat(
       "rank %d: %d parts, target '%s' (%d node types, %d edge types), feat_dim %d, %d classes; "
@@ -317,7 +342,9 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   ASSIGN_OR_RETURN(run.model,
                    CreateModel(md, ModelOptions{.kind = options.model,
                                                 .hidden_channels = options.hidden,
-                                                .num_layers = std::ssize(options.fanouts),
+                                                .num_layers = options.task == "graph"
+                                                                  ? options.layers
+                                                                  : std::ssize(options.fanouts),
                                                 .dropout = options.dropout}));
   run.model->to(device);
   run.params = run.model->parameters();
@@ -365,8 +392,8 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
     if (resumed && rank == 0) {
       carried[0] = start.loss_sum, carried[1] = start.correct, carried[2] = start.seen;
     }
-    ASSIGN_OR_RETURN(EpochStats st,
-                     TrainEpoch(run, shards.train, epoch, resumed ? start.step : 0, carried));
+    ASSIGN_OR_RETURN(EpochStats st, TrainEpoch(run, TrainShards(shards, options, epoch), epoch,
+                                                resumed ? start.step : 0, carried));
     // Per-epoch timing over ranks: [seeds/s, time, wait] summed, time max.
     double sums[3] = {st.local_seeds / std::max(st.local_time_s, 1e-9), st.local_time_s,
                       st.local_wait_s};

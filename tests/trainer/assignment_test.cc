@@ -109,5 +109,29 @@ TEST(ChunkOf, ChunksDifferByAtMostOne) {
   EXPECT_EQ(ChunkOf(ids, 2, 3)[0], 7);
 }
 
+TEST(EpochChunk, DisjointCoveringAndRedrawnEachEpoch) {
+  const std::vector<int64_t> ids = Iota(100, 37);
+  std::vector<int64_t> epoch1_chunk0;
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    std::vector<int64_t> all;
+    for (int c = 0; c < 3; ++c) {
+      std::vector<int64_t> chunk = EpochChunk(ids, {.part = 1, .chunk = c, .num_chunks = 3}, 7, epoch);
+      EXPECT_TRUE(std::is_sorted(chunk.begin(), chunk.end()));
+      EXPECT_GE(chunk.size(), 12u);
+      EXPECT_LE(chunk.size(), 13u);
+      // Deterministic from (seed, epoch, part).
+      EXPECT_EQ(chunk, EpochChunk(ids, {.part = 1, .chunk = c, .num_chunks = 3}, 7, epoch));
+      if (epoch == 1 && c == 0) epoch1_chunk0 = chunk;
+      if (epoch > 1 && c == 0) {
+        EXPECT_NE(chunk, epoch1_chunk0);
+      }
+      all.insert(all.end(), chunk.begin(), chunk.end());
+    }
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(all, ids) << "epoch " << epoch;
+  }
+  EXPECT_EQ(EpochChunk(ids, {.part = 0, .chunk = 0, .num_chunks = 1}, 7, 4), ids);
+}
+
 }  // namespace
 }  // namespace graphshard::trainer

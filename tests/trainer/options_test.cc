@@ -36,6 +36,21 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_EQ(o->feature_dtype, "float32");
   EXPECT_TRUE(o->checkpoint_dir.empty());
   EXPECT_FALSE(o->resume);
+  EXPECT_EQ(o->task, "node");
+}
+
+TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--task", "graph", "--layers", "4"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->task, "graph");
+  EXPECT_EQ(o->model, "gin");
+  EXPECT_EQ(o->layers, 4);
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--model", "sage"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--fanouts", "5,5"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--model", "gin"}).ok());  // gin needs --task graph
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "edge"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--layers", "3"}).ok());  // node: one per fanout (2)
+  EXPECT_TRUE(Parse({"--registry", "r", "--layers", "2"}).ok());
 }
 
 TEST(ParseTrainerOptions, ParsesTheNewFlags) {
