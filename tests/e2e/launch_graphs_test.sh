@@ -23,20 +23,8 @@ show "$WORK/stdout"
 show "$WORK/stderr"
 ((status == 0)) || fail "graphshard-launch exited with status $status"
 
-last=$(tail -n 1 "$WORK/stdout")
-[[ $last == \{* ]] || fail "last stdout line is not a bare JSON object: '$last'"
-python3 - "$last" <<'PY' || fail "JSON summary check failed"
-import json, sys
-summary = json.loads(sys.argv[1])
-assert summary["world_size"] == 2, summary
-assert summary["test_acc"] >= 0.75, f"test_acc {summary['test_acc']} < 0.75 (chance 0.5)"
-print(f"test_acc {summary['test_acc']} val_acc {summary['val_acc']}", file=sys.stderr)
-PY
-declare -A fp=()
-while read -r rank hex; do fp[$rank]=$hex; done < <(
-  sed -n 's/^\[trainer [0-9]*\] rank \([0-9]*\) weights_fingerprint \([0-9a-fA-F]*\)$/\1 \2/p' \
-    "$WORK/stderr")
-[[ -n ${fp[0]:-} && ${fp[0]} == "${fp[1]:-}" ]] || fail "weights differ between ranks"
+expect_summary "$WORK/stdout" 0.75 2
+expect_same_weights "$WORK/stderr"
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 
 # A node task on this partition is refused with a clear error, not trained on graph labels.

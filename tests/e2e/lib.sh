@@ -94,3 +94,36 @@ wait_pid() {
   done
   wait "$pid" || WAIT_STATUS=$?
 }
+
+# expect_summary STDOUT MIN_TEST_ACC WORLD: the launcher's last stdout line is the bare JSON
+# summary (DESIGN.md's contract), the only JSON line, with world_size WORLD and
+# test_acc >= MIN_TEST_ACC. Prints the summary's accuracies.
+expect_summary() {
+  local out=$1 min_acc=$2 world=$3 last
+  last=$(tail -n 1 "$out")
+  [[ $last == \{* ]] || fail "last stdout line is not a bare JSON object: '$last'"
+  (($(grep -c '^{' "$out") == 1)) || fail "expected exactly one JSON line on stdout"
+  python3 - "$last" "$min_acc" "$world" <<'PY' || fail "JSON summary check failed"
+import json, sys
+summary = json.loads(sys.argv[1])
+for key in ("test_acc", "val_acc", "epochs", "seeds_per_s", "world_size", "data_wait_fraction"):
+    assert key in summary, f"missing {key!r} in {summary}"
+assert summary["world_size"] == int(sys.argv[3]), summary
+assert 0.0 <= summary["val_acc"] <= 1.0, summary
+assert 0.0 <= summary["data_wait_fraction"] <= 1.0, summary
+assert summary["test_acc"] >= float(sys.argv[2]), f"test_acc {summary['test_acc']} < {sys.argv[2]}"
+print(f"test_acc {summary['test_acc']} val_acc {summary['val_acc']}", file=sys.stderr)
+PY
+}
+
+# expect_same_weights STDERR: ranks 0 and 1 printed the same weights fingerprint ("[trainer r]
+# rank r weights_fingerprint HEX" on the launcher's stderr). Sets FINGERPRINT.
+expect_same_weights() {
+  local -A fp=()
+  local rank hex
+  while read -r rank hex; do fp[$rank]=$hex; done < <(
+    sed -n 's/^\[trainer [0-9]*\] rank \([0-9]*\) weights_fingerprint \([0-9a-fA-F]*\)$/\1 \2/p' "$1")
+  [[ -n ${fp[0]:-} && -n ${fp[1]:-} ]] || fail "missing weights_fingerprint line for rank 0 or 1"
+  [[ ${fp[0]} == "${fp[1]}" ]] || fail "weights differ: rank 0 ${fp[0]}, rank 1 ${fp[1]}"
+  FINGERPRINT=${fp[0]}
+}
