@@ -1,9 +1,6 @@
 #include "server/engine/minibatch_builder.h"
 
-#include <algorithm>
 #include <cstring>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -151,41 +148,10 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
   return t < 0 ? nullptr : part.node_types()[t].shard;
 }
 
-// Copies the rows that `where` marks as read in this process from part `p` (`part`) straight
-// into `nodes`. Writes only those rows, so calls for different parts may run concurrently.
-absl::Status WriteDirectRows(const LocalPart& part, int p, FeatureDtype dtype,
-                             const std::vector<std::vector<Slot>>& where,
-                             std::vector<NodeBlock>& nodes) {
-  const size_t elem = FeatureDtypeSize(dtype);
-  for (size_t t = 0; t < nodes.size(); ++t) {
-    NodeBlock& block = nodes[t];
-    const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
-    const common::NodeShard* shard = nullptr;
-    for (size_t j = 0; j < block.ids.size(); ++j) {
-      const Slot& s = where[t][j];
-      if (s.item >= 0 || s.part != p) continue;
-      if (shard == nullptr) shard = ShardOf(part, block.node_type);
-      const int64_t id = block.ids[j];
-      if (shard == nullptr || shard->feat_dim != block.feat_dim || id < shard->begin ||
-          id >= shard->end) {
-        return absl::InternalError(absl::StrCat("part ", p, " (read in this process) has no '",
-                                                block.node_type, "' row for id ", id));
-      }
-      if (row_bytes > 0) {
-        WriteFeatureRow(*shard, id - shard->begin, dtype, block.features.data() + j * row_bytes);
-      }
-      block.labels[j] = shard->labels[id - shard->begin];
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Features and labels of every node, one request per owner covering every node type. Rows of
 // parts readable in this process (our own, and same-host peers that `peers` mapped) are copied
 // straight from the part into the output while the requests to the other owners are in flight:
-// one copy instead of gather -> message -> decode -> output. Each mapped peer's rows are copied
-// on a thread of their own, concurrently with our own rows, as a peer answering GatherFeatures
-// would on its threads (a batch's latency matters when few streams are open).
+// one copy instead of gather -> message -> decode -> output.
 absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
                        std::vector<NodeBlock>& nodes) {
   const int k = local.num_parts();
@@ -198,7 +164,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
   std::vector<bool> asked(k, false);
   // where[t][j] = (part, item, row within item); item -1 = read directly from direct[part].
   std::vector<std::vector<Slot>> where(nodes.size());
-  std::vector<bool> has_direct_rows(k, false);
+  bool any_direct = false;
   for (size_t t = 0; t < nodes.size(); ++t) {
     std::vector<int> item_of(k, -1);
     const common::PartitionBook& book = *local.node_types()[t].book;
@@ -211,7 +177,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
       }
       if (direct[p] != nullptr) {
         where[t].push_back({p, -1, 0});
-        has_direct_rows[p] = true;
+        any_direct = true;
         continue;
       }
       if (item_of[p] < 0) {
@@ -230,29 +196,34 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
     block.labels.resize(block.ids.size());
   }
   // Runs as AskParts' local answer (asked[self] stands for every direct part): fills the rows
-  // of the direct parts; the empty result is never read. Helper threads, not executor jobs:
-  // this runs inside an executor job, and waiting there on jobs of the same pool could
-  // deadlock a busy pool.
+  // of the direct parts; the empty result is never read.
   auto write_direct =
       [&](const std::vector<TypedIds>&) -> absl::StatusOr<std::vector<FeatureBlock>> {
-    std::vector<absl::Status> status(k);
-    std::vector<std::thread> helpers;
-    for (int p = 0; p < k; ++p) {
-      if (p == self || !has_direct_rows[p]) continue;
-      auto copy = [&, p] { status[p] = WriteDirectRows(*direct[p], p, dtype, where, nodes); };
-      try {
-        helpers.emplace_back(copy);
-      } catch (const std::system_error&) {
-        copy();  // no thread to be had: copy here
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      NodeBlock& block = nodes[t];
+      const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
+      std::vector<const common::NodeShard*> shards(k, nullptr);
+      for (size_t j = 0; j < block.ids.size(); ++j) {
+        const Slot& s = where[t][j];
+        if (s.item >= 0) continue;
+        const common::NodeShard*& shard = shards[s.part];
+        if (shard == nullptr) shard = ShardOf(*direct[s.part], block.node_type);
+        const int64_t id = block.ids[j];
+        if (shard == nullptr || shard->feat_dim != block.feat_dim || id < shard->begin ||
+            id >= shard->end) {
+          return absl::InternalError(absl::StrCat("part ", s.part,
+                                                  " (read in this process) has no '",
+                                                  block.node_type, "' row for id ", id));
+        }
+        if (row_bytes > 0) {
+          WriteFeatureRow(*shard, id - shard->begin, dtype, block.features.data() + j * row_bytes);
+        }
+        block.labels[j] = shard->labels[id - shard->begin];
       }
     }
-    if (has_direct_rows[self]) status[self] = WriteDirectRows(local, self, dtype, where, nodes);
-    for (std::thread& h : helpers) h.join();
-    for (const absl::Status& st : status) RETURN_IF_ERROR(st);
     return std::vector<FeatureBlock>{};
   };
-  asked[self] =
-      std::find(has_direct_rows.begin(), has_direct_rows.end(), true) != has_direct_rows.end();
+  asked[self] = any_direct;
   ASSIGN_OR_RETURN(
       auto results,
       (internal::AskParts<std::vector<FeatureBlock>>(
