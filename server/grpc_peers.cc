@@ -2,8 +2,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
+#include "common/partition_part.h"
 #include "common/registry.h"
+#include "common/status_macros.h"
 #include "server/grpc_options.h"
 #include "server/proto_convert.h"
 
@@ -44,6 +49,24 @@ void Issue(v1::PartitionService::Stub* stub, const std::string& address, int par
         }
         done(std::move(result));
       });
+}
+
+// True if `m` describes the layout `meta` serves: parts, and per node type the id ranges and
+// feature width (the rows the engine would otherwise ask this peer for).
+bool SameLayout(const v1::Metadata& meta, const common::Manifest& m) {
+  if (meta.num_parts() != m.num_parts || meta.node_types_size() != std::ssize(m.node_types)) {
+    return false;
+  }
+  for (int i = 0; i < meta.node_types_size(); ++i) {
+    const v1::NodeTypeMeta& a = meta.node_types(i);
+    const common::NodeTypeInfo& b = m.node_types[i];
+    if (a.name() != b.name || a.feat_dim() != b.feat_dim ||
+        !std::equal(a.part_offsets().begin(), a.part_offsets().end(), b.part_offsets.begin(),
+                    b.part_offsets.end())) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -110,6 +133,59 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
                                   v1::GatherFeaturesResponse*, std::function<void(grpc::Status)>)>(
           &Async::GatherFeatures),
       std::move(done));
+}
+
+const engine::LocalPart* GrpcPeers::MappedPart(int part) {
+  if (options_.peer_features != PeerFeatures::kLocal || part < 0 || part == options_.self_part) {
+    return nullptr;
+  }
+  absl::MutexLock lock(&map_mu_);
+  if (std::ssize(mapping_) <= part) {
+    mapping_.resize(part + 1, Mapping::kUndecided);
+    mapped_.resize(part + 1);
+  }
+  if (mapping_[part] == Mapping::kUndecided) {
+    absl::StatusOr<std::unique_ptr<engine::LocalPart>> mapped = MapIfSameHost(part);
+    if (!mapped.ok()) return nullptr;  // not decided; the RPC reports why the peer is missing
+    mapping_[part] = *mapped != nullptr ? Mapping::kMapped : Mapping::kRpc;
+    mapped_[part] = *std::move(mapped);
+  }
+  return mapped_[part].get();
+}
+
+absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int part) {
+  ASSIGN_OR_RETURN(Peer * peer, PeerFor(part));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  v1::Metadata meta;
+  grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
+  if (!status.ok()) return Annotate(FromGrpcStatus(status), part, peer->address);
+  if (meta.host_id().empty() || meta.host_id() != options_.this_host_id || meta.part() != part) {
+    return nullptr;  // another host: its files need not be here
+  }
+  auto loaded =
+      common::PartitionPart::Load(options_.partition_dir, part, {.verify_checksums = false});
+  if (!loaded.ok()) {
+    std::fprintf(stderr,
+                 "graphshard-server: part %d at %s is on this host, but its files do "
+                 "not load here (%s); asking it for feature rows\n",
+                 part, peer->address.c_str(), std::string(loaded.status().message()).c_str());
+    return nullptr;
+  }
+  if (!SameLayout(meta, (*loaded)->manifest())) {
+    std::fprintf(stderr,
+                 "graphshard-server: part %d at %s serves another partition layout than "
+                 "%s; asking it for feature rows\n",
+                 part, peer->address.c_str(), options_.partition_dir.c_str());
+    return nullptr;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::LocalPart> local,
+                   engine::LocalPart::Create(*std::move(loaded), options_.limits));
+  std::fprintf(stderr,
+               "graphshard-server: part %d at %s is on this host: reading its feature "
+               "rows from %s/part_%d (mmap)\n",
+               part, peer->address.c_str(), options_.partition_dir.c_str(), part);
+  return local;
 }
 
 }  // namespace graphshard::server

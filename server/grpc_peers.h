@@ -3,7 +3,9 @@
 
 // engine::Peers over gRPC: one channel per peer part, found in an explicit address list or in
 // the registry directory (looked up lazily, so peers may start in any order). Every call has a
-// deadline; errors name the part and address. Thread-safe.
+// deadline; errors name the part and address. Optionally, a peer on this host has its part
+// mapped read-only from the partition folder, and its feature rows are read from there instead
+// of through GatherFeatures (PeerFeatures::kLocal). Thread-safe.
 
 #include <memory>
 #include <string>
@@ -14,9 +16,16 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 
 namespace graphshard::server {
+
+// How feature rows of other parts are fetched.
+enum class PeerFeatures {
+  kRpc,    // always GatherFeatures (shared memory for the answer when on the same host)
+  kLocal,  // same-host peers: read their part's rows from its mmap'ed files; others: kRpc
+};
 
 struct PeerOptions {
   std::vector<std::string> addresses;  // index = part; if empty, use registry_dir
@@ -24,6 +33,14 @@ struct PeerOptions {
   absl::Duration rpc_timeout = absl::Seconds(30);
   // Sent with feature gathers: a peer with the same host id answers through shared memory.
   std::string host_id;
+  // kLocal: a peer whose GetMetadata gives this host id (and the same part layout) and whose
+  // part loads from partition_dir is read in-process (MappedPart). Anything else falls back to
+  // the RPC; a peer that cannot be reached yet is asked again next time.
+  PeerFeatures peer_features = PeerFeatures::kRpc;
+  std::string this_host_id;
+  std::string partition_dir;
+  int self_part = -1;
+  engine::Limits limits;
 };
 
 class GrpcPeers final : public engine::Peers {
@@ -34,6 +51,10 @@ class GrpcPeers final : public engine::Peers {
                     Callback<std::vector<engine::HopResult>> done) override;
   void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
                       Callback<std::vector<engine::FeatureBlock>> done) override;
+  // With PeerFeatures::kLocal, the peer's part mapped from partition_dir when the peer is on
+  // this host; else nullptr. The first call for a part asks its metadata (deadline
+  // rpc_timeout) and loads it (no checksums: the peer verified the same files when it started).
+  const engine::LocalPart* MappedPart(int part) override;
 
  private:
   struct Peer {
@@ -42,10 +63,18 @@ class GrpcPeers final : public engine::Peers {
   };
   // Unavailable naming the part if it cannot be resolved.
   absl::StatusOr<Peer*> PeerFor(int part);
+  // The peer's part if it can be mapped here; nullptr if it is elsewhere or does not load;
+  // Unavailable if the peer could not be asked (not decided, asked again later).
+  absl::StatusOr<std::unique_ptr<engine::LocalPart>> MapIfSameHost(int part);
 
   const PeerOptions options_;
   absl::Mutex mu_;
   std::vector<std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
+  // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.
+  enum class Mapping { kUndecided, kMapped, kRpc };
+  absl::Mutex map_mu_;
+  std::vector<Mapping> mapping_ ABSL_GUARDED_BY(map_mu_);
+  std::vector<std::unique_ptr<engine::LocalPart>> mapped_ ABSL_GUARDED_BY(map_mu_);
 };
 
 }  // namespace graphshard::server

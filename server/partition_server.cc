@@ -39,9 +39,17 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   if (service.host_id.empty()) service.host_id = common::HostId();
   service.shm_prefix = common::NewShmPrefix();
   s->shm_prefix_ = service.shm_prefix;
-  s->peers_ = std::make_unique<GrpcPeers>(
-      PeerOptions{options.peer_addresses, options.registry_dir, options.rpc_timeout,
-                  service.shared_memory ? service.host_id : std::string()});
+  PeerOptions peers;
+  peers.addresses = options.peer_addresses;
+  peers.registry_dir = options.registry_dir;
+  peers.rpc_timeout = options.rpc_timeout;
+  peers.host_id = service.shared_memory ? service.host_id : std::string();
+  peers.peer_features = options.peer_features;
+  peers.this_host_id = service.host_id;
+  peers.partition_dir = options.partition_dir;
+  peers.self_part = options.part;
+  peers.limits = options.limits;
+  s->peers_ = std::make_unique<GrpcPeers>(std::move(peers));
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
   s->executor_ = std::make_unique<AsioExecutor>(threads);

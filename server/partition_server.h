@@ -29,6 +29,9 @@ struct ServerOptions {
   absl::Duration rpc_timeout = absl::Seconds(30);
   engine::Limits limits;
   int threads = 0;  // batch builders (0 = hardware threads)
+  // kLocal: feature rows of same-host peers are read from their parts in partition_dir (mmap)
+  // instead of GatherFeatures calls; peers on other hosts are always asked (docs/SERVER.md).
+  PeerFeatures peer_features = PeerFeatures::kLocal;
   ServiceOptions service;
 };
 

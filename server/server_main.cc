@@ -25,6 +25,9 @@ ABSL_FLAG(int, threads, 0, "threads building minibatches (0 = all hardware threa
 ABSL_FLAG(int, prefetch, 4, "minibatches prepared ahead per stream");
 ABSL_FLAG(int, max_streams, 64, "concurrent batch streams; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(bool, shm, true, "send batches to same-host trainers through shared memory");
+ABSL_FLAG(std::string, peer_features, "local",
+          "local: read feature rows of same-host peers from their mmap'ed parts in --partition; "
+          "rpc: always ask peers with GatherFeatures");
 
 namespace {
 
@@ -60,6 +63,12 @@ int main(int argc, char** argv) {
   options.service.prefetch = absl::GetFlag(FLAGS_prefetch);
   options.service.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.service.shared_memory = absl::GetFlag(FLAGS_shm);
+  const std::string peer_features = absl::GetFlag(FLAGS_peer_features);
+  if (peer_features != "local" && peer_features != "rpc") {
+    return Fail("--peer-features must be local or rpc");
+  }
+  options.peer_features = peer_features == "rpc" ? graphshard::server::PeerFeatures::kRpc
+                                                 : graphshard::server::PeerFeatures::kLocal;
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");

@@ -142,19 +142,44 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
   return absl::OkStatus();
 }
 
-// Features and labels of every node, one request per owner covering every node type.
+// The node shard of `node_type` in `part`, or nullptr.
+const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_type) {
+  const int t = part.NodeTypeIndex(node_type);
+  return t < 0 ? nullptr : part.node_types()[t].shard;
+}
+
+// Features and labels of every node, one request per owner covering every node type. Rows of
+// parts readable in this process (our own, and same-host peers that `peers` mapped) are copied
+// straight from the part into the output while the requests to the other owners are in flight:
+// one copy instead of gather -> message -> decode -> output.
 absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
                        std::vector<NodeBlock>& nodes) {
   const int k = local.num_parts();
+  const int self = local.part_index();
+  std::vector<const LocalPart*> direct(k, nullptr);
+  std::vector<bool> looked_up(k, false);
+  direct[self] = &local;
+  looked_up[self] = true;
   std::vector<std::vector<TypedIds>> requests(k);
   std::vector<bool> asked(k, false);
-  // where[t][j] = (part, item, row within item)
+  // where[t][j] = (part, item, row within item); item -1 = read directly from direct[part].
   std::vector<std::vector<Slot>> where(nodes.size());
+  bool any_direct = false;
   for (size_t t = 0; t < nodes.size(); ++t) {
     std::vector<int> item_of(k, -1);
     const common::PartitionBook& book = *local.node_types()[t].book;
+    where[t].reserve(nodes[t].ids.size());
     for (int64_t id : nodes[t].ids) {
       int p = book.Owner(id);
+      if (!looked_up[p]) {
+        direct[p] = peers.MappedPart(p);
+        looked_up[p] = true;
+      }
+      if (direct[p] != nullptr) {
+        where[t].push_back({p, -1, 0});
+        any_direct = true;
+        continue;
+      }
       if (item_of[p] < 0) {
         item_of[p] = static_cast<int>(requests[p].size());
         requests[p].push_back({nodes[t].node_type, {}});
@@ -165,22 +190,54 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
       ids.push_back(id);
     }
   }
+  const size_t elem = FeatureDtypeSize(dtype);
+  for (NodeBlock& block : nodes) {
+    block.features.resize(block.ids.size() * static_cast<size_t>(block.feat_dim) * elem);
+    block.labels.resize(block.ids.size());
+  }
+  // Runs as AskParts' local answer (asked[self] stands for every direct part): fills the rows
+  // of the direct parts; the empty result is never read.
+  auto write_direct =
+      [&](const std::vector<TypedIds>&) -> absl::StatusOr<std::vector<FeatureBlock>> {
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      NodeBlock& block = nodes[t];
+      const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
+      std::vector<const common::NodeShard*> shards(k, nullptr);
+      for (size_t j = 0; j < block.ids.size(); ++j) {
+        const Slot& s = where[t][j];
+        if (s.item >= 0) continue;
+        const common::NodeShard*& shard = shards[s.part];
+        if (shard == nullptr) shard = ShardOf(*direct[s.part], block.node_type);
+        const int64_t id = block.ids[j];
+        if (shard == nullptr || shard->feat_dim != block.feat_dim || id < shard->begin ||
+            id >= shard->end) {
+          return absl::InternalError(absl::StrCat("part ", s.part,
+                                                  " (read in this process) has no '",
+                                                  block.node_type, "' row for id ", id));
+        }
+        if (row_bytes > 0) {
+          WriteFeatureRow(*shard, id - shard->begin, dtype, block.features.data() + j * row_bytes);
+        }
+        block.labels[j] = shard->labels[id - shard->begin];
+      }
+    }
+    return std::vector<FeatureBlock>{};
+  };
+  asked[self] = any_direct;
   ASSIGN_OR_RETURN(
       auto results,
       (internal::AskParts<std::vector<FeatureBlock>>(
-          requests, asked, local.part_index(),
+          requests, asked, self,
           [&](int p, std::vector<TypedIds> r, Peers::Callback<std::vector<FeatureBlock>> done) {
             peers.GatherFeatures(p, std::move(r), dtype, std::move(done));
           },
-          [&](const std::vector<TypedIds>& r) { return local.GatherFeatures(r, dtype); })));
-  const size_t elem = FeatureDtypeSize(dtype);
+          write_direct)));
   for (size_t t = 0; t < nodes.size(); ++t) {
     NodeBlock& block = nodes[t];
     const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
-    block.features.resize(block.ids.size() * row_bytes);
-    block.labels.resize(block.ids.size());
     for (size_t j = 0; j < block.ids.size(); ++j) {
       const Slot& s = where[t][j];
+      if (s.item < 0) continue;
       if (!results[s.part].has_value() || std::ssize(*results[s.part]) <= s.item) {
         return absl::InternalError(absl::StrCat("part ", s.part, " answered too few blocks"));
       }

@@ -13,6 +13,8 @@
 
 namespace graphshard::engine {
 
+class LocalPart;
+
 class Peers {
  public:
   template <typename T>
@@ -25,6 +27,16 @@ class Peers {
                             Callback<std::vector<HopResult>> done) = 0;
   virtual void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                               Callback<std::vector<FeatureBlock>> done) = 0;
+
+  // Part `part` readable in this process (e.g. a same-host peer's part mapped read-only), or
+  // nullptr: the engine then asks GatherFeatures. When not null, the engine copies that part's
+  // feature rows and labels straight into the minibatch (no request, no intermediate copy); the
+  // part must be the same data the peer serves and must outlive the Peers. Thread-safe; may
+  // block the first time a part is asked (implementations may call the peer and load files).
+  virtual const LocalPart* MappedPart(int part) {
+    (void)part;
+    return nullptr;
+  }
 };
 
 }  // namespace graphshard::engine

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Issue 4's server benchmark on the GPU machine's CPUs (no GPU needed), in one command:
-# build (no Torch), generate the full ogbn-products-shaped graph, METIS-partition it in 2, run
-# server_bench (float32, then float16 transport). Results: JSON lines in $OUT/server_bench.jsonl.
+# Server benchmarks on the GPU machine's CPUs (no GPU needed), in one command: build (no Torch),
+# generate the full ogbn-products-shaped graph, METIS-partition it in 2, run server_bench.
+#   MODE=issue4 (default): float32, then float16 transport (issue 4's sections).
+#   MODE=scaling: issue 8's sampling-only scaling section, 1/2/4/8 concurrent streaming clients,
+#     peer feature rows through GatherFeatures ("rpc") and from same-host peers' mapped parts
+#     ("local") in one process; then the same in float16 for CLIENTS_F16 (empty = skip).
+# Results: JSON lines in $OUT/server_bench.jsonl.
 #   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_server_bench.sh
 set -euo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 J=$(nproc)
+MODE=${MODE:-issue4}
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log" >&2; }
-log "cores $J; $(grep -m1 'model name' /proc/cpuinfo)"
+log "cores $J; $(grep -m1 'model name' /proc/cpuinfo); $(free -g | awk '/Mem:/ {print $2}') GiB"
 rm -f build-dev/CMakeCache.txt  # a warm machine may hold a configure from another tree state
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_TRAINER=OFF \
   ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1
@@ -21,6 +26,27 @@ build-dev/bin/graphshard-partition partition --input "$D/graph" --parts 2 --meth
   --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
 log "partitioned"
 B=${BENCH_BATCHES:-100}
+if [[ $MODE == scaling ]]; then
+  CLIENTS=${CLIENTS:-1,2,4,8}
+  CLIENTS_F16=${CLIENTS_F16-1,2,8}
+  set -x
+  timeout "${SCALING_TIMEOUT:-240}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+    --threads "$J" --prefetch 8 --peer-features rpc,local --clients "$CLIENTS" \
+    2>"$OUT/bench_scaling.err" | tee "$OUT/server_bench.jsonl" || log "scaling float32: exit $?"
+  { set +x; } 2>/dev/null
+  log "scaling float32 done"
+  if [[ -n $CLIENTS_F16 ]]; then
+    set -x
+    timeout "${F16_TIMEOUT:-150}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+      --threads "$J" --prefetch 8 --peer-features rpc,local --clients "$CLIENTS_F16" \
+      --feature-dtype float16 2>"$OUT/bench_scaling_f16.err" |
+      sed 's/"name": "/"name": "f16_/; s/"baseline": "/"baseline": "f16_/' |
+      tee -a "$OUT/server_bench.jsonl" || log "scaling float16: exit $?"
+    { set +x; } 2>/dev/null
+    log "scaling float16 done"
+  fi
+  exit 0
+fi
 build-dev/bin/server_bench --partition "$D/p2" --batches "$B" --threads "$J" --prefetch 8 \
   2>"$OUT/bench_f32.err" | tee "$OUT/server_bench.jsonl"
 log "float32 done"

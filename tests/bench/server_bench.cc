@@ -1,11 +1,22 @@
-// Server throughput benchmark (issue 4). JSON lines on stdout; progress on stderr.
+// Server throughput benchmark (issues 4 and 8). JSON lines on stdout; progress on stderr.
 //   server_bench --partition DIR [--batches N] [--batch-size B] [--fanouts 15,10,5]
 //                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
+//                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
-//   one stream over gRPC loopback (bytes inline) and over the same-host shared-memory path;
-//   2 servers with 2 concurrent streaming clients (the issue's target: 142 batches/s).
+//   then, for each --peer-features mode (servers restarted per mode; "rpc": peers' feature rows
+//   through GatherFeatures, "local": same-host peers' rows read from their mmap'ed parts):
+//     without --clients: one stream over gRPC loopback (bytes inline) and over the same-host
+//     shared-memory path; 2 servers with 2 concurrent streaming clients (issue 4's target);
+//     with --clients: the scaling section (issue 8): n concurrent shared-memory streaming
+//     clients (client c reads from server c mod K, the part's training seeds split evenly among
+//     its clients, --batches each), aggregate batches/s and seeds/s against 1 client, and the
+//     servers' CPU utilisation: (process CPU time from getrusage(RUSAGE_SELF) minus the client
+//     threads' own CPU time) / wall time / cores.
+#include <sys/resource.h>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -38,7 +49,26 @@ struct Flags {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   int prefetch = 4;
   v1::FeatureDtype dtype = v1::FLOAT32;
+  std::vector<server::PeerFeatures> peer_features = {server::PeerFeatures::kLocal};
+  std::vector<int> clients;  // non-empty: the scaling section instead of the 1-stream/2x2 runs
 };
+
+const char* ModeName(server::PeerFeatures m) {
+  return m == server::PeerFeatures::kRpc ? "rpc" : "local";
+}
+
+// CPU seconds of the whole process (all threads), and of the calling thread.
+double ProcessCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+double ThreadCpuSeconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -46,11 +76,13 @@ double Now() {
 
 struct Totals {
   int64_t batches = 0, seeds = 0, edges = 0, feature_bytes = 0;
+  double client_cpu_s = 0;  // CPU time of the client threads themselves
   void Add(const Totals& o) {
     batches += o.batches;
     seeds += o.seeds;
     edges += o.edges;
     feature_bytes += o.feature_bytes;
+    client_cpu_s += o.client_cpu_s;
   }
 };
 
@@ -101,7 +133,8 @@ Totals InProcess(const Flags& f, const engine::LocalPart& local, engine::Peers& 
 
 // One client stream of `f.batches` batches; decodes each (maps shm) and touches its features.
 Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<int64_t>& seeds,
-                  bool shm, uint64_t shuffle_seed) {
+                  bool shm, uint64_t shuffle_seed, int num_batches = 0) {
+  const double cpu0 = ThreadCpuSeconds();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(server::kMaxMessageBytes);
   auto stub = v1::PartitionService::NewStub(
@@ -111,7 +144,7 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   r.set_batch_size(f.batch_size);
   r.set_shuffle(true);
   r.set_shuffle_seed(shuffle_seed);
-  r.set_num_batches(f.batches);
+  r.set_num_batches(num_batches > 0 ? num_batches : f.batches);
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
   if (shm) r.set_client_host_id(common::HostId());
@@ -139,7 +172,121 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   }
   grpc::Status s = reader->Finish();
   if (!s.ok()) std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
+  t.client_cpu_s = ThreadCpuSeconds() - cpu0;
   return t;
+}
+
+// Issue 4's stream runs: one stream inline and through shared memory, then 2 servers x 2 clients.
+void SingleAndPairStreams(const Flags& f,
+                          const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
+                          const std::vector<std::vector<int64_t>>& train, const std::string& prefix,
+                          double memcpy_bps, double tcp_bps, double base_bps) {
+  for (bool shm : {false, true}) {
+    double t0 = Now();
+    Totals t = StreamOnce(f, servers[0]->address(), train[0], shm, 1);
+    double dt = Now() - t0;
+    std::string name = prefix + (shm ? "grpc_shm_1stream" : "grpc_inline_1stream");
+    Report(name, t, dt, shm ? memcpy_bps : tcp_bps, shm ? "memcpy" : "tcp_loopback");
+    PrintCompared(name + "_vs_inprocess", t.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
+  }
+  const int clients = std::min(static_cast<int>(servers.size()), 2);
+  std::vector<Totals> got(clients);
+  double t0 = Now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] { got[c] = StreamOnce(f, servers[c]->address(), train[c], true, 2 + c); });
+  }
+  for (auto& t : threads) t.join();
+  double dt = Now() - t0;
+  Totals all;
+  for (const Totals& t : got) all.Add(t);
+  std::string name = prefix + "grpc_shm_" + std::to_string(clients) + "servers_" +
+                     std::to_string(clients) + "clients";
+  Report(name, all, dt, memcpy_bps, "memcpy");
+  PrintCompared(name + "_vs_inprocess", all.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
+}
+
+// Issue 8's scaling section; returns aggregate batches/s per entry of f.clients.
+std::vector<double> Scaling(const Flags& f,
+                            const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
+                            const std::vector<std::vector<int64_t>>& train, const std::string& mode,
+                            double memcpy_bps) {
+  const int k = static_cast<int>(servers.size());
+  const double cores = std::thread::hardware_concurrency();
+  // Warm-up, not timed: every server builds a few batches (maps same-host peers' parts, faults
+  // the pages in) so that the first client count does not pay for it.
+  {
+    std::vector<std::thread> threads;
+    for (int p = 0; p < k; ++p) {
+      threads.emplace_back([&, p] { StreamOnce(f, servers[p]->address(), train[p], true, 99, 4); });
+    }
+    for (auto& t : threads) t.join();
+  }
+  std::vector<double> out;
+  double one_bps = 0, one_sps = 0;
+  for (int n : f.clients) {
+    // Client c reads from server c mod k; a server's training seeds are split evenly among the
+    // clients it serves (DESIGN.md, "Which trainer reads from which server").
+    std::vector<std::vector<int64_t>> shards(n);
+    for (int c = 0; c < n; ++c) {
+      const int p = c % k;
+      const int of = (n - p + k - 1) / k, index = c / k;
+      const size_t begin = train[p].size() * index / of, end = train[p].size() * (index + 1) / of;
+      shards[c].assign(train[p].begin() + static_cast<std::ptrdiff_t>(begin),
+                       train[p].begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    std::vector<Totals> got(n);
+    const double cpu0 = ProcessCpuSeconds(), t0 = Now();
+    std::vector<std::thread> threads;
+    for (int c = 0; c < n; ++c) {
+      threads.emplace_back([&, c] {
+        got[c] = StreamOnce(f, servers[c % k]->address(), shards[c], true, 10 + c);
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double dt = Now() - t0, cpu = ProcessCpuSeconds() - cpu0;
+    Totals all;
+    for (const Totals& t : got) all.Add(t);
+    const std::string name = "scaling_" + mode + "_" + std::to_string(n) + "clients";
+    const double bps = all.batches / dt, sps = all.seeds / dt;
+    if (out.empty()) one_bps = bps, one_sps = sps;
+    const std::string first = "scaling_" + mode + "_" + std::to_string(f.clients[0]) + "clients";
+    PrintCompared(name + "_batches_per_s", bps, "batches/s", first + "_batches_per_s", one_bps);
+    PrintCompared(name + "_seeds_per_s", sps, "seeds/s", first + "_seeds_per_s", one_sps);
+    PrintCompared(name + "_feature_bytes_per_s", all.feature_bytes / dt, "B/s", "memcpy", memcpy_bps);
+    PrintResult(name + "_server_cpu_util", (cpu - all.client_cpu_s) / dt / cores, "fraction_of_cores");
+    PrintResult(name + "_process_cpu_util", cpu / dt / cores, "fraction_of_cores");
+    PrintResult(name + "_batches", static_cast<double>(all.batches), "batches");
+    std::fprintf(stderr, "  %s: %lld batches in %.2f s, process CPU %.1f s, client threads %.1f s\n",
+                 name.c_str(), static_cast<long long>(all.batches), dt, cpu, all.client_cpu_s);
+    out.push_back(bps);
+  }
+  return out;
+}
+
+// Per-RPC latency of every server (stderr; GatherFeatures and SampleOneHop p50/p99 also as JSON).
+void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
+                      const std::string& prefix) {
+  int64_t peer_bytes = 0;
+  for (size_t p = 0; p < servers.size(); ++p) {
+    const auto& s = servers[p];
+    grpc::ChannelArguments args;
+    auto stub = v1::PartitionService::NewStub(grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext ctx;
+    v1::Stats stats;
+    if (!stub->GetStats(&ctx, {}, &stats).ok()) continue;
+    for (const auto& rpc : stats.rpcs()) {
+      std::fprintf(stderr, "  %s %s: %lld calls, p50 %.2f ms, p99 %.2f ms\n", s->address().c_str(),
+                   rpc.method().c_str(), static_cast<long long>(rpc.count()), rpc.p50_ms(), rpc.p99_ms());
+      if (rpc.method() == "GatherFeatures" || rpc.method() == "SampleOneHop") {
+        const std::string name = prefix + "part" + std::to_string(p) + "_" + rpc.method();
+        PrintResult(name + "_calls", static_cast<double>(rpc.count()), "calls");
+        PrintResult(name + "_p50_ms", rpc.p50_ms(), "ms");
+      }
+    }
+    peer_bytes += stats.bytes_sent() - stats.shm_bytes();
+  }
+  PrintResult(prefix + "servers_bytes_over_grpc_total", static_cast<double>(peer_bytes), "B");  // peer answers + inline batches
 }
 
 int Run(const Flags& f) {
@@ -181,62 +328,51 @@ int Run(const Flags& f) {
   PrintResult("avg_nodes_edges_per_batch_edges", static_cast<double>(base.edges) / base.batches, "edges");
   locals.clear();  // the servers below load their own parts
 
-  std::string registry = std::filesystem::temp_directory_path() / ("gs-bench-" + std::to_string(::getpid()));
-  std::vector<std::unique_ptr<server::PartitionServer>> servers;
-  for (int p = 0; p < k; ++p) {
-    server::ServerOptions so;
-    so.partition_dir = f.partition;
-    so.part = p;
-    so.registry_dir = registry;
-    so.threads = f.threads;
-    so.service.prefetch = f.prefetch;
-    so.rpc_timeout = absl::Seconds(120);
-    auto s = server::PartitionServer::Start(so);
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
-      return 1;
-    }
-    servers.push_back(*std::move(s));
-  }
-  for (bool shm : {false, true}) {
-    double t0 = Now();
-    Totals t = StreamOnce(f, servers[0]->address(), train[0], shm, 1);
-    double dt = Now() - t0;
-    std::string name = shm ? "grpc_shm_1stream" : "grpc_inline_1stream";
-    Report(name, t, dt, shm ? memcpy_bps : tcp_bps, shm ? "memcpy" : "tcp_loopback");
-    PrintCompared(name + "_vs_inprocess", t.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
-  }
-  const int clients = std::min(k, 2);
-  std::vector<Totals> got(clients);
-  double t0 = Now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] { got[c] = StreamOnce(f, servers[c]->address(), train[c], true, 2 + c); });
-  }
-  for (auto& t : threads) t.join();
-  double dt = Now() - t0;
-  Totals all;
-  for (const Totals& t : got) all.Add(t);
-  std::string name = "grpc_shm_" + std::to_string(clients) + "servers_" + std::to_string(clients) + "clients";
-  Report(name, all, dt, memcpy_bps, "memcpy");
-  PrintCompared(name + "_vs_inprocess", all.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
-  int64_t peer_bytes = 0;
-  for (auto& s : servers) {
-    grpc::ChannelArguments args;
-    auto stub = v1::PartitionService::NewStub(grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
-    grpc::ClientContext ctx;
-    v1::Stats stats;
-    if (stub->GetStats(&ctx, {}, &stats).ok()) {
-      for (const auto& rpc : stats.rpcs()) {
-        std::fprintf(stderr, "  %s %s: %lld calls, p50 %.2f ms, p99 %.2f ms\n", s->address().c_str(),
-                     rpc.method().c_str(), static_cast<long long>(rpc.count()), rpc.p50_ms(), rpc.p99_ms());
+  std::vector<std::vector<double>> scaling(f.peer_features.size());  // batches/s per client count
+  for (size_t m = 0; m < f.peer_features.size(); ++m) {
+    const std::string prefix =
+        f.peer_features.size() > 1 ? std::string("peer_") + ModeName(f.peer_features[m]) + "_" : "";
+    std::string registry = std::filesystem::temp_directory_path() /
+                           ("gs-bench-" + std::to_string(::getpid()) + "-" + std::to_string(m));
+    std::vector<std::unique_ptr<server::PartitionServer>> servers;
+    for (int p = 0; p < k; ++p) {
+      server::ServerOptions so;
+      so.partition_dir = f.partition;
+      so.part = p;
+      so.registry_dir = registry;
+      so.threads = f.threads;
+      so.service.prefetch = f.prefetch;
+      so.rpc_timeout = absl::Seconds(120);
+      so.peer_features = f.peer_features[m];
+      auto s = server::PartitionServer::Start(so);
+      if (!s.ok()) {
+        std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
+        return 1;
       }
-      peer_bytes += stats.bytes_sent() - stats.shm_bytes();
+      servers.push_back(*std::move(s));
+    }
+    std::fprintf(stderr, "bench: peer features %s\n", ModeName(f.peer_features[m]));
+    if (f.clients.empty()) {
+      SingleAndPairStreams(f, servers, train, prefix, memcpy_bps, tcp_bps, base_bps);
+    } else {
+      scaling[m] = Scaling(f, servers, train, ModeName(f.peer_features[m]), memcpy_bps);
+    }
+    PrintServerStats(servers, prefix);
+    for (auto& s : servers) s->Shutdown(absl::Seconds(5));
+    std::filesystem::remove_all(registry);
+  }
+  // The same client counts, "local" against "rpc" (both measured above in this process).
+  for (size_t m = 0; m < f.peer_features.size(); ++m) {
+    if (f.peer_features[m] != server::PeerFeatures::kLocal) continue;
+    for (size_t r = 0; r < f.peer_features.size(); ++r) {
+      if (f.peer_features[r] != server::PeerFeatures::kRpc) continue;
+      for (size_t i = 0; i < f.clients.size() && i < scaling[m].size(); ++i) {
+        const std::string n = std::to_string(f.clients[i]);
+        PrintCompared("peer_local_vs_rpc_" + n + "clients_batches_per_s", scaling[m][i],
+                      "batches/s", "scaling_rpc_" + n + "clients_batches_per_s", scaling[r][i]);
+      }
     }
   }
-  PrintResult("servers_bytes_over_grpc_total", static_cast<double>(peer_bytes), "B");  // peer answers + inline batches
-  for (auto& s : servers) s->Shutdown(absl::Seconds(5));
-  std::filesystem::remove_all(registry);
   return 0;
 }
 
@@ -249,7 +385,20 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (k == "--threads" && absl::SimpleAtoi(v, &f->threads)) {}
     else if (k == "--prefetch" && absl::SimpleAtoi(v, &f->prefetch)) {}
     else if (k == "--feature-dtype" && (v == "float32" || v == "float16")) f->dtype = v == "float16" ? v1::FLOAT16 : v1::FLOAT32;
-    else if (k == "--fanouts") {
+    else if (k == "--peer-features") {
+      f->peer_features.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        if (x != "rpc" && x != "local") return false;
+        f->peer_features.push_back(x == "rpc" ? server::PeerFeatures::kRpc : server::PeerFeatures::kLocal);
+      }
+    } else if (k == "--clients") {
+      f->clients.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        int n = 0;
+        if (!absl::SimpleAtoi(x, &n) || n < 1) return false;
+        f->clients.push_back(n);
+      }
+    } else if (k == "--fanouts") {
       f->fanouts.clear();
       for (absl::string_view x : absl::StrSplit(v, ',')) {
         int32_t n = 0;
@@ -261,7 +410,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       return false;
     }
   }
-  return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0;
+  return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0 &&
+         !f->peer_features.empty();
 }
 
 }  // namespace
@@ -271,7 +421,8 @@ int main(int argc, char** argv) {
   graphshard::bench::Flags f;
   if (!graphshard::bench::ParseFlags(argc, argv, &f)) {
     std::fprintf(stderr, "usage: server_bench --partition DIR [--batches N] [--batch-size B] "
-                         "[--fanouts 15,10,5] [--threads T] [--prefetch P] [--feature-dtype float32|float16]\n");
+                         "[--fanouts 15,10,5] [--threads T] [--prefetch P] [--feature-dtype float32|float16] "
+                         "[--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]\n");
     return 2;
   }
   return graphshard::bench::Run(f);

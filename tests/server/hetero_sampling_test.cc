@@ -21,11 +21,12 @@ class HeteroSamplingTest : public ::testing::Test {
                                         partitioner::ReadOptions{});
     ASSERT_TRUE(graph.ok()) << graph.status();
     graph_ = new partitioner::Graph(*std::move(graph));
-    // Shared memory off: peers exchange rows as bytes over gRPC here (the other server tests
-    // run on one host and so exercise the shared-memory path between peers).
+    // Shared memory off and peers asked with GatherFeatures: peers exchange rows as bytes over
+    // gRPC here (partition_server_test exercises the shared-memory path between peers).
     server::ServiceOptions service;
     service.shared_memory = false;
-    cluster_ = new testing::TestCluster(*graph_, 2, engine::Limits{}, service);
+    cluster_ =
+        new testing::TestCluster(*graph_, 2, engine::Limits{}, service, server::PeerFeatures::kRpc);
     for (int p = 0; p < 2; ++p) {
       auto part = common::PartitionPart::Load(cluster_->partition_dir(), p);
       ASSERT_TRUE(part.ok()) << part.status();

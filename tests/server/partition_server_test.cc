@@ -26,7 +26,9 @@ class PartitionServerTest : public ::testing::Test {
     graph_ = new partitioner::InputGraph(testing::ReadCora());
     engine::Limits limits;
     limits.max_batch_size = 512;
-    cluster_ = new testing::TestCluster(*graph_, 2, limits);
+    // Peers asked with GatherFeatures (answers through shared memory: checked below);
+    // peer_features_test covers reading same-host peers' parts in-process.
+    cluster_ = new testing::TestCluster(*graph_, 2, limits, {}, PeerFeatures::kRpc);
     // new id -> input id, from both parts' orig_id.npy.
     for (int p = 0; p < 2; ++p) {
       auto part = common::PartitionPart::Load(cluster_->partition_dir(), p);

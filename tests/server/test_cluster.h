@@ -45,7 +45,8 @@ class TestCluster {
   // Partitions `graph` into `parts` (random, seed 7) and starts one server per part.
   template <typename G>
   TestCluster(const G& graph, int parts, engine::Limits limits = {},
-              server::ServiceOptions service = {})
+              server::ServiceOptions service = {},
+              server::PeerFeatures peer_features = server::PeerFeatures::kLocal)
       : dir_(MakeTempDir()) {
     partitioner::PartitionOptions options;
     options.num_parts = parts;
@@ -61,6 +62,7 @@ class TestCluster {
       so.limits = limits;
       so.threads = 2;
       so.service = service;
+      so.peer_features = peer_features;
       auto s = server::PartitionServer::Start(so);
       EXPECT_TRUE(s.ok()) << s.status();
       servers_.push_back(*std::move(s));
