@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
+#include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,23 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
   ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
   return r;
 }
+
+// A streamed batch converted for the wire on its builder thread (the stream's finisher), so the
+// stream's writer only sends. Owns its shared-memory segment until Release(): a batch that is
+// never sent (stream cancelled, client gone) unlinks it.
+struct PackedBatch {
+  v1::Minibatch msg;
+  std::string segment;  // "" = arrays inline
+  int64_t sampled_edges = 0;
+  int64_t payload_bytes = 0;
+  PackedBatch() = default;
+  PackedBatch(const PackedBatch&) = delete;
+  PackedBatch& operator=(const PackedBatch&) = delete;
+  ~PackedBatch() {
+    if (!segment.empty()) common::UnlinkShm(segment);
+  }
+  std::string Release() { return std::exchange(segment, std::string()); }
+};
 
 }  // namespace
 
@@ -191,14 +210,26 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     timer.set_ok(false);
     return ToGrpcStatus(req.status());
   }
+  const bool shm = options_.shared_memory && !request->client_host_id().empty() &&
+                   request->client_host_id() == options_.host_id;
+  // Packing (a copy of every array into the segment or the message) runs on the builder
+  // threads, up to `prefetch` batches at once, instead of serially on this writer thread.
+  auto finish = [this, shm](engine::Minibatch& built) {
+    auto packed = std::make_shared<PackedBatch>();
+    packed->sampled_edges = built.NumSampledEdges();
+    packed->payload_bytes = built.PayloadBytes();
+    packed->segment = Pack(built, shm, &packed->msg);
+    engine::Minibatch light;  // the arrays are in the message or the segment now: free them
+    light.batch_size = built.batch_size;
+    light.attachment = std::move(packed);
+    built = std::move(light);
+  };
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
-                                           options_.prefetch);
+                                           options_.prefetch, finish);
   if (!stream.ok()) {
     timer.set_ok(false);
     return ToGrpcStatus(stream.status());
   }
-  const bool shm = options_.shared_memory && !request->client_host_id().empty() &&
-                   request->client_host_id() == options_.host_id;
   std::vector<std::string> segments;  // unlinked here if the client goes away
   absl::Cleanup unlink_on_failure = [&segments, &timer] {
     for (const std::string& name : segments) common::UnlinkShm(name);
@@ -212,16 +243,16 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
       std::move(unlink_on_failure).Cancel();
       return grpc::Status::OK;
     }
-    const engine::Minibatch& batch = **next;
-    v1::Minibatch msg;
+    std::shared_ptr<PackedBatch> packed = std::static_pointer_cast<PackedBatch>((**next).attachment);
+    next->reset();
+    v1::Minibatch& msg = packed->msg;
     msg.set_epoch(request->epoch());
     msg.set_batch_index(index);
-    std::string segment = Pack(batch, shm, &msg);
+    std::string segment = packed->Release();
     if (!segment.empty()) segments.push_back(segment);
     stats_.AddBatch();
-    stats_.AddSampledEdges(batch.NumSampledEdges());
-    stats_.AddBytesSent(batch.PayloadBytes());
-    next->reset();  // free the batch before blocking in Write
+    stats_.AddSampledEdges(packed->sampled_edges);
+    stats_.AddBytesSent(packed->payload_bytes);
     if (!writer->Write(msg)) break;
   }
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");

@@ -80,6 +80,7 @@ struct EpochStream::Shared {
   Peers* peers = nullptr;
   common::Executor* executor = nullptr;
   StreamRequest request;
+  EpochStream::Finisher finish;
   std::vector<int64_t> shuffled;
   std::atomic<bool> cancelled{false};
 };
@@ -94,7 +95,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
                                                                Peers& peers,
                                                                common::Executor& executor,
                                                                StreamRequest request,
-                                                               int prefetch) {
+                                                               int prefetch, Finisher finish) {
   int seed_type = request.seed_type.empty() ? local.target_type()
                                             : local.NodeTypeIndex(request.seed_type);
   if (seed_type < 0) {
@@ -114,6 +115,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   s.local = &local;
   s.peers = &peers;
   s.executor = &executor;
+  s.finish = std::move(finish);
   s.shuffled = ShuffledSeeds(request);
   s.request = std::move(request);
   s.request.seed_type = local.node_types()[seed_type].name;
@@ -139,6 +141,7 @@ void EpochStream::PostUpTo(int64_t end) {
         r.sampling = shared->request.sampling;
         r.seed = BatchSamplingSeed(shared->request, b);
         result = BuildMinibatch(*shared->local, *shared->peers, r);
+        if (result.ok() && shared->finish && !shared->cancelled.load()) shared->finish(*result);
       }
       absl::MutexLock lock(&job->mu);
       job->result = std::move(result);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,9 @@ struct Minibatch {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::vector<NodeBlock> nodes;
   std::vector<EdgeBlock> edges;
+  // What a stream's finisher (EpochStream::Start) made of the batch on the builder thread,
+  // opaque to the engine (the service: the packed message); null otherwise.
+  std::shared_ptr<void> attachment;
   int64_t NumSampledEdges() const;
   int64_t PayloadBytes() const;
 };
