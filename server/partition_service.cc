@@ -48,6 +48,21 @@ struct PackedBatch {
   std::string Release() { return std::exchange(segment, std::string()); }
 };
 
+// The shared-memory segment of a streamed batch, made before its feature rows are gathered (the
+// stream's FeaturePlacer) so the rows are written once, where the trainer reads them. Held in
+// Minibatch::attachment until the finisher packs the rest of the batch into it; unlinked if the
+// batch is dropped before that. Without shared memory (creation failed) the rows go to `heap`.
+struct BatchSegment {
+  std::unique_ptr<common::ShmSegment> segment;
+  std::vector<char> heap;
+  BatchSegment() = default;
+  BatchSegment(const BatchSegment&) = delete;
+  BatchSegment& operator=(const BatchSegment&) = delete;
+  ~BatchSegment() {
+    if (segment != nullptr) common::UnlinkShm(segment->name());
+  }
+};
+
 }  // namespace
 
 grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*, const v1::GetMetadataRequest*,
@@ -167,6 +182,35 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+absl::StatusOr<std::vector<absl::Span<char>>> PartitionServiceImpl::PlaceFeatures(
+    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes) {
+  auto placement = std::make_shared<BatchSegment>();
+  std::vector<absl::Span<char>> spans;
+  const std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
+  auto segment = common::ShmSegment::Create(name, ShmBytes(batch, &feature_bytes));
+  if (segment.ok()) {
+    placement->segment = *std::move(segment);
+    const std::vector<size_t> offsets = ShmFeatureOffsets(feature_bytes);
+    for (size_t t = 0; t < feature_bytes.size(); ++t) {
+      spans.emplace_back(placement->segment->data() + offsets[t], feature_bytes[t]);
+    }
+  } else {
+    // No shared memory (e.g. /dev/shm full): gather into the heap; Pack falls back to inline.
+    std::fprintf(stderr, "graphshard-server: %s; gathering the batch into the heap\n",
+                 std::string(segment.status().message()).c_str());
+    size_t total = 0;
+    for (size_t bytes : feature_bytes) total += bytes;
+    placement->heap.resize(total);
+    size_t offset = 0;
+    for (size_t bytes : feature_bytes) {
+      spans.emplace_back(placement->heap.data() + offset, bytes);
+      offset += bytes;
+    }
+  }
+  batch.attachment = std::move(placement);
+  return spans;
+}
+
 std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
                                        v1::Minibatch* msg) {
   if (shm) {
@@ -214,18 +258,31 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
                    request->client_host_id() == options_.host_id;
   // Packing (a copy of every array into the segment or the message) runs on the builder
   // threads, up to `prefetch` batches at once, instead of serially on this writer thread.
-  auto finish = [this, shm](engine::Minibatch& built) {
+  engine::EpochStream::Hooks hooks;
+  if (shm) hooks.place_features = [this](engine::Minibatch& batch,
+                                         const std::vector<size_t>& feature_bytes) {
+    return PlaceFeatures(batch, feature_bytes);
+  };
+  hooks.finish = [this, shm](engine::Minibatch& built) {
     auto packed = std::make_shared<PackedBatch>();
     packed->sampled_edges = built.NumSampledEdges();
     packed->payload_bytes = built.PayloadBytes();
-    packed->segment = Pack(built, shm, &packed->msg);
+    auto placed = std::static_pointer_cast<BatchSegment>(built.attachment);
+    if (placed != nullptr && placed->segment != nullptr) {
+      ToProto(built, *placed->segment, &packed->msg);
+      stats_.AddShmBytes(static_cast<int64_t>(placed->segment->size()));
+      packed->segment = placed->segment->name();
+      placed->segment.reset();  // unmapped; the name now belongs to `packed`
+    } else {
+      packed->segment = Pack(built, shm, &packed->msg);
+    }
     engine::Minibatch light;  // the arrays are in the message or the segment now: free them
     light.batch_size = built.batch_size;
     light.attachment = std::move(packed);
     built = std::move(light);
   };
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
-                                           options_.prefetch, finish);
+                                           options_.prefetch, std::move(hooks));
   if (!stream.ok()) {
     timer.set_ok(false);
     return ToGrpcStatus(stream.status());

@@ -55,6 +55,10 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   // Converts a built batch into `msg`, through a new shared-memory segment when `shm`; returns
   // the segment's name ("" when inline).
   std::string Pack(const engine::Minibatch& batch, bool shm, v1::Minibatch* msg);
+  // A stream's FeaturePlacer for same-host clients: creates the batch's segment (sized for the
+  // whole batch) and returns the places of the feature rows in it (ShmFeatureOffsets).
+  absl::StatusOr<std::vector<absl::Span<char>>> PlaceFeatures(
+      engine::Minibatch& batch, const std::vector<size_t>& feature_bytes);
 
   const engine::LocalPart& local_;
   engine::Peers& peers_;

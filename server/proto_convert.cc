@@ -15,15 +15,22 @@ class ArraySink {
   explicit ArraySink(common::ShmSegment* segment) : segment_(segment) {}
   template <typename T>
   void Put(const std::vector<T>& values, v1::Array* out) {
-    const size_t bytes = values.size() * sizeof(T);
+    PutBytes(absl::Span<const char>(reinterpret_cast<const char*>(values.data()),
+                                    values.size() * sizeof(T)),
+             out);
+  }
+  // Bytes already at their place in the segment (written there by a FeaturePlacer) are not
+  // copied again.
+  void PutBytes(absl::Span<const char> bytes, v1::Array* out) {
     if (segment_ == nullptr) {
-      out->set_data(reinterpret_cast<const char*>(values.data()), bytes);
+      out->set_data(bytes.data(), bytes.size());
       return;
     }
-    if (bytes > 0) std::memcpy(segment_->data() + offset_, values.data(), bytes);
+    char* dest = segment_->data() + offset_;
+    if (!bytes.empty() && bytes.data() != dest) std::memcpy(dest, bytes.data(), bytes.size());
     out->set_shm_offset(offset_);
-    out->set_shm_length(bytes);
-    offset_ += AlignUp(bytes);
+    out->set_shm_length(bytes.size());
+    offset_ += AlignUp(bytes.size());
   }
 
  private:
@@ -31,6 +38,7 @@ class ArraySink {
   size_t offset_ = 0;
 };
 
+// The feature rows of every block come first (ShmFeatureOffsets), then the other arrays.
 void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p) {
   p->set_batch_size(b.batch_size);
   p->set_seed_type(b.seed_type);
@@ -38,9 +46,13 @@ void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p
   for (const engine::NodeBlock& n : b.nodes) {
     v1::NodeBlock* pn = p->add_nodes();
     pn->set_node_type(n.node_type);
-    sink.Put(n.ids, pn->mutable_ids());
     pn->set_feat_dim(n.feat_dim);
-    sink.Put(n.features, pn->mutable_features());
+    sink.PutBytes(n.FeatureData(), pn->mutable_features());
+  }
+  for (size_t i = 0; i < b.nodes.size(); ++i) {
+    const engine::NodeBlock& n = b.nodes[i];
+    v1::NodeBlock* pn = p->mutable_nodes(static_cast<int>(i));
+    sink.Put(n.ids, pn->mutable_ids());
     sink.Put(n.labels, pn->mutable_labels());
     if (!n.tree.empty()) sink.Put(n.tree, pn->mutable_tree());
     for (int64_t x : n.num_sampled_nodes) pn->add_num_sampled_nodes(x);
@@ -240,14 +252,25 @@ void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Miniba
   p->set_shm_size(segment.size());
 }
 
-size_t ShmBytes(const engine::Minibatch& b) {
+size_t ShmBytes(const engine::Minibatch& b, const std::vector<size_t>* feature_bytes) {
   size_t n = 0;
-  for (const engine::NodeBlock& x : b.nodes) {
-    n += AlignUp(x.ids.size() * 8) + AlignUp(x.features.size()) + AlignUp(x.labels.size() * 8) +
-         AlignUp(x.tree.size() * 8);
+  for (size_t i = 0; i < b.nodes.size(); ++i) {
+    const engine::NodeBlock& x = b.nodes[i];
+    n += AlignUp(feature_bytes != nullptr ? (*feature_bytes)[i] : x.FeatureData().size());
+    n += AlignUp(x.ids.size() * 8) + AlignUp(x.labels.size() * 8) + AlignUp(x.tree.size() * 8);
   }
   for (const engine::EdgeBlock& e : b.edges) n += AlignUp(e.src.size() * 8) + AlignUp(e.dst.size() * 8);
   return n;
+}
+
+std::vector<size_t> ShmFeatureOffsets(const std::vector<size_t>& feature_bytes) {
+  std::vector<size_t> offsets;
+  size_t offset = 0;
+  for (size_t bytes : feature_bytes) {
+    offsets.push_back(offset);
+    offset += AlignUp(bytes);
+  }
+  return offsets;
 }
 
 }  // namespace graphshard::server

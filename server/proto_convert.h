@@ -62,9 +62,14 @@ absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequ
 
 // Arrays inline in the message.
 void ToProto(const engine::Minibatch& b, v1::Minibatch* p);
-// Arrays in `segment` (which must hold ShmBytes(b) bytes); the message carries offsets.
+// Arrays in `segment` (which must hold ShmBytes(b) bytes); the message carries offsets. The
+// feature rows of every block come first, at ShmFeatureOffsets; rows a FeaturePlacer already
+// wrote there (NodeBlock::placed_features at that address) are not copied again.
 void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Minibatch* p);
-size_t ShmBytes(const engine::Minibatch& b);
+// The bytes ToProto needs; with `feature_bytes`, for rows of those sizes (before the gather).
+size_t ShmBytes(const engine::Minibatch& b, const std::vector<size_t>* feature_bytes = nullptr);
+// Where each block's feature rows go in the segment, for rows of `feature_bytes`.
+std::vector<size_t> ShmFeatureOffsets(const std::vector<size_t>& feature_bytes);
 
 }  // namespace graphshard::server
 

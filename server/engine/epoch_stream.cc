@@ -80,7 +80,7 @@ struct EpochStream::Shared {
   Peers* peers = nullptr;
   common::Executor* executor = nullptr;
   StreamRequest request;
-  EpochStream::Finisher finish;
+  EpochStream::Hooks hooks;
   std::vector<int64_t> shuffled;
   std::atomic<bool> cancelled{false};
 };
@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
                                                                Peers& peers,
                                                                common::Executor& executor,
                                                                StreamRequest request,
-                                                               int prefetch, Finisher finish) {
+                                                               int prefetch, Hooks hooks) {
   int seed_type = request.seed_type.empty() ? local.target_type()
                                             : local.NodeTypeIndex(request.seed_type);
   if (seed_type < 0) {
@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   s.local = &local;
   s.peers = &peers;
   s.executor = &executor;
-  s.finish = std::move(finish);
+  s.hooks = std::move(hooks);
   s.shuffled = ShuffledSeeds(request);
   s.request = std::move(request);
   s.request.seed_type = local.node_types()[seed_type].name;
@@ -140,8 +140,11 @@ void EpochStream::PostUpTo(int64_t end) {
         r.seeds = BatchSeeds(shared->shuffled, shared->request.batch_size, b);
         r.sampling = shared->request.sampling;
         r.seed = BatchSamplingSeed(shared->request, b);
+        r.place_features = shared->hooks.place_features;
         result = BuildMinibatch(*shared->local, *shared->peers, r);
-        if (result.ok() && shared->finish && !shared->cancelled.load()) shared->finish(*result);
+        if (result.ok() && shared->hooks.finish && !shared->cancelled.load()) {
+          shared->hooks.finish(*result);
+        }
       }
       absl::MutexLock lock(&job->mu);
       job->result = std::move(result);

@@ -49,14 +49,19 @@ class EpochStream {
   // Validates everything in front: InvalidArgument for a bad batch size, empty / oversized /
   // duplicated / foreign seeds, bad sampling, first_batch out of range. `local`, `peers` and
   // `executor` must outlive the stream and every job it posted (destroy the executor first).
-  // `finish`, if set, runs on the builder thread after each batch is built (before it counts as
-  // ready), e.g. to convert it for the wire while the reader sends the previous one; it may
-  // replace the batch's contents (see Minibatch::attachment). Must be thread-safe.
-  using Finisher = std::function<void(Minibatch&)>;
+  // Optional, both run on the builder threads and must be thread-safe:
+  //  - place_features: where each batch's feature rows are written (types.h, FeaturePlacer);
+  //  - finish: runs after each batch is built (before it counts as ready), e.g. to convert it
+  //    for the wire while the reader sends the previous one; it may replace the batch's
+  //    contents (see Minibatch::attachment).
+  struct Hooks {
+    FeaturePlacer place_features;
+    std::function<void(Minibatch&)> finish;
+  };
   static absl::StatusOr<std::unique_ptr<EpochStream>> Start(const LocalPart& local, Peers& peers,
                                                             common::Executor& executor,
                                                             StreamRequest request, int prefetch,
-                                                            Finisher finish = nullptr);
+                                                            Hooks hooks = {});
   // Cancels: queued jobs are skipped, finished batches are freed now, a batch being built is
   // freed when its builder returns.
   ~EpochStream();

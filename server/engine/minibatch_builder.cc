@@ -152,8 +152,10 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
 // parts readable in this process (our own, and same-host peers that `peers` mapped) are copied
 // straight from the part into the output while the requests to the other owners are in flight:
 // one copy instead of gather -> message -> decode -> output.
-absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
-                       std::vector<NodeBlock>& nodes) {
+absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer& place,
+                       Minibatch& batch) {
+  std::vector<NodeBlock>& nodes = batch.nodes;
+  const FeatureDtype dtype = batch.feature_dtype;
   const int k = local.num_parts();
   const int self = local.part_index();
   std::vector<const LocalPart*> direct(k, nullptr);
@@ -191,9 +193,30 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
     }
   }
   const size_t elem = FeatureDtypeSize(dtype);
+  std::vector<size_t> feature_bytes;
   for (NodeBlock& block : nodes) {
-    block.features.resize(block.ids.size() * static_cast<size_t>(block.feat_dim) * elem);
+    feature_bytes.push_back(block.ids.size() * static_cast<size_t>(block.feat_dim) * elem);
     block.labels.resize(block.ids.size());
+  }
+  // out[t]: where block t's rows go.
+  std::vector<absl::Span<char>> out(nodes.size());
+  if (place) {
+    ASSIGN_OR_RETURN(out, place(batch, feature_bytes));
+    if (out.size() != nodes.size()) {
+      return absl::InternalError("the feature placer returned the wrong number of spans");
+    }
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      if (out[t].size() != feature_bytes[t]) {
+        return absl::InternalError("the feature placer returned a span of the wrong size");
+      }
+      nodes[t].placed = true;
+      nodes[t].placed_features = out[t];
+    }
+  } else {
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      nodes[t].features.resize(feature_bytes[t]);
+      out[t] = absl::MakeSpan(nodes[t].features);
+    }
   }
   // Runs as AskParts' local answer (asked[self] stands for every direct part): fills the rows
   // of the direct parts; the empty result is never read.
@@ -216,7 +239,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
                                                   block.node_type, "' row for id ", id));
         }
         if (row_bytes > 0) {
-          WriteFeatureRow(*shard, id - shard->begin, dtype, block.features.data() + j * row_bytes);
+          WriteFeatureRow(*shard, id - shard->begin, dtype, out[t].data() + j * row_bytes);
         }
         block.labels[j] = shard->labels[id - shard->begin];
       }
@@ -247,7 +270,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, FeatureDtype dtype,
         return absl::InternalError(absl::StrCat("part ", s.part, " answered a malformed block"));
       }
       if (row_bytes > 0) {
-        std::memcpy(block.features.data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
+        std::memcpy(out[t].data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
                     row_bytes);
       }
       block.labels[j] = fb.labels[s.pos];
@@ -344,7 +367,7 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
     edges[e].edge_type = local.edge_types()[e].name;
     out.edges.push_back(std::move(edges[e]));
   }
-  RETURN_IF_ERROR(GatherAll(local, peers, out.feature_dtype, out.nodes));
+  RETURN_IF_ERROR(GatherAll(local, peers, request.place_features, out));
   return out;
 }
 

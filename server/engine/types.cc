@@ -14,7 +14,7 @@ int64_t Minibatch::PayloadBytes() const {
   int64_t bytes = 0;
   for (const NodeBlock& n : nodes) {
     bytes += static_cast<int64_t>((n.ids.size() + n.tree.size() + n.labels.size()) * 8 +
-                                  n.features.size());
+                                  n.FeatureData().size());
   }
   for (const EdgeBlock& e : edges) bytes += static_cast<int64_t>((e.src.size() + e.dst.size()) * 8);
   return bytes;

@@ -5,10 +5,14 @@
 // type; edge types are named "<src>__<rel>__<dst>".
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace graphshard::engine {
 
@@ -61,11 +65,22 @@ struct SamplingConfig {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
 };
 
+struct Minibatch;
+
+// Optional placement of a batch's feature rows (MinibatchRequest::place_features), so that
+// they are written once, where they are sent from (the service: the batch's shared-memory
+// segment). Called once per batch after sampling (ids, trees, edges final; labels sized) with
+// the bytes of each node block's rows; returns one span of exactly that size per block. The
+// memory must stay valid while the batch lives: keep its owner in batch.attachment.
+using FeaturePlacer = std::function<absl::StatusOr<std::vector<absl::Span<char>>>(
+    Minibatch& batch, const std::vector<size_t>& feature_bytes)>;
+
 struct MinibatchRequest {
   std::string seed_type;       // empty = the part's target type
   std::vector<int64_t> seeds;  // distinct ids of seed_type owned by the local part
   SamplingConfig sampling;
   uint64_t seed = 0;
+  FeaturePlacer place_features;  // unset: rows go into NodeBlock::features
 };
 
 struct NodeBlock {
@@ -73,9 +88,14 @@ struct NodeBlock {
   std::vector<int64_t> ids;   // seeds first for the seed type
   std::vector<int64_t> tree;  // disjoint mode: seed index per node; empty otherwise
   int64_t feat_dim = 0;
-  std::vector<char> features;  // [ids, feat_dim] in Minibatch::feature_dtype
+  std::vector<char> features;  // [ids, feat_dim] in Minibatch::feature_dtype, unless placed:
+  bool placed = false;         // the rows are in placed_features (a FeaturePlacer's memory)
+  absl::Span<char> placed_features;
   std::vector<int64_t> labels;
   std::vector<int64_t> num_sampled_nodes;  // [hops + 1]
+  absl::Span<const char> FeatureData() const {
+    return placed ? absl::Span<const char>(placed_features) : absl::Span<const char>(features);
+  }
 };
 
 struct EdgeBlock {

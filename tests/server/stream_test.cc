@@ -183,7 +183,10 @@ TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
     testing::Decoded b = testing::Decode(inline_batches[i]);
     EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
     EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
+    EXPECT_EQ(a.nodes["node"].labels, b.nodes["node"].labels);
+    EXPECT_EQ(a.nodes["node"].num_sampled, b.nodes["node"].num_sampled);
     EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
+    EXPECT_EQ(a.edges["node__to__node"].dst, b.edges["node__to__node"].dst);
   }
   EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
 }
