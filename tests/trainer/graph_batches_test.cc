@@ -4,6 +4,7 @@
 // per epoch across ranks, repeating graphs only as padding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -107,9 +108,12 @@ TEST_F(GraphBatchesTest, BatchesHoldWholeGraphsBlockDiagonal) {
       const EdgeBlockData& edges = b.edges[static_cast<size_t>(l.edge_type)];
       const std::vector<int64_t> m_src = Int64s(member.src), m_dst = Int64s(member.dst);
       const std::vector<int64_t> e_src = Int64s(edges.src), e_dst = Int64s(edges.dst);
-      // The batch vector: every node exactly once.
+      // The batch vector: every node exactly once, in node order, so the membership edges' dst
+      // array is PyG's `batch` (ascending: a graph's nodes are contiguous).
       std::vector<int64_t> graph_row(node_ids.size(), -1);
       ASSERT_EQ(m_src.size(), node_ids.size());
+      for (size_t i = 0; i < m_src.size(); ++i) ASSERT_EQ(m_src[i], static_cast<int64_t>(i));
+      ASSERT_TRUE(std::is_sorted(m_dst.begin(), m_dst.end()));
       for (size_t i = 0; i < m_src.size(); ++i) {
         ASSERT_EQ(graph_row[static_cast<size_t>(m_src[i])], -1) << "node in two graphs";
         graph_row[static_cast<size_t>(m_src[i])] = m_dst[i];
