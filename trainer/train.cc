@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -338,14 +339,21 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
           .config = RunConfig(options, comm.world_size()),
           .metrics = nullptr,
           .progress = nullptr};
-  torch::manual_seed(options.seed);
-  ASSIGN_OR_RETURN(run.model,
-                   CreateModel(md, ModelOptions{.kind = options.model,
-                                                .hidden_channels = options.hidden,
-                                                .num_layers = options.task == "graph"
-                                                                  ? options.layers
-                                                                  : std::ssize(options.fanouts),
-                                                .dropout = options.dropout}));
+  {
+    // Initial weights are drawn from torch's process-wide generator. Ranks that share a process
+    // (the in-process tests) would interleave their draws, so creation is serialized: each
+    // rank's start weights are a function of --seed alone.
+    static std::mutex init_mu;
+    std::lock_guard<std::mutex> lock(init_mu);
+    torch::manual_seed(options.seed);
+    ASSIGN_OR_RETURN(run.model,
+                     CreateModel(md, ModelOptions{.kind = options.model,
+                                                  .hidden_channels = options.hidden,
+                                                  .num_layers = options.task == "graph"
+                                                                    ? options.layers
+                                                                    : std::ssize(options.fanouts),
+                                                  .dropout = options.dropout}));
+  }
   run.model->to(device);
   run.params = run.model->parameters();
   {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.
