@@ -9,14 +9,7 @@ need_bin graphshard-server graphshard-health graphshard-trainer
 
 partition_cora "$WORK/cora2"
 note "launching 2 servers + 2 trainers"
-status=0
-timeout 540 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers 2 --bin-dir "$BIN" \
-  --registry "$WORK/registry" --server-wait-s 60 -- \
-  --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1 \
-  >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
-show "$WORK/stdout"
-show "$WORK/stderr"
-((status == 0)) || fail "graphshard-launch exited with status $status"
+launch_2x2 540 "$WORK/cora2" --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1
 
 expect_summary "$WORK/stdout" 0.75 2
 expect_same_weights "$WORK/stderr"

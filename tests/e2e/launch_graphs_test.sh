@@ -14,14 +14,8 @@ timeout 120 "$BIN/graphshard-partition" partition --input "$WORK/tu" --parts 2 -
   --out "$WORK/tu2" >"$WORK/part.out" 2>&1 || { show "$WORK/part.out"; fail "partition failed"; }
 grep -q '(tu, 2 node types, 2 edge types)' "$WORK/part.out" || { show "$WORK/part.out"; fail "not read as TU"; }
 note "launching 2 servers + 2 GIN trainers"
-status=0
-timeout 540 "$LAUNCH" --partition "$WORK/tu2" --servers 2 --trainers 2 --bin-dir "$BIN" \
-  --registry "$WORK/registry" --server-wait-s 60 -- \
-  --task graph --epochs 25 --eval-every 5 --hidden 32 --batch-size 32 --seed 2 --dropout 0.2 \
-  >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
-show "$WORK/stdout"
-show "$WORK/stderr"
-((status == 0)) || fail "graphshard-launch exited with status $status"
+launch_2x2 540 "$WORK/tu2" \
+  --task graph --epochs 25 --eval-every 5 --hidden 32 --batch-size 32 --seed 2 --dropout 0.2
 
 expect_summary "$WORK/stdout" 0.75 2
 expect_same_weights "$WORK/stderr"

@@ -12,15 +12,9 @@ timeout 120 "$BIN/graphshard-partition" partition --input "$SRC/tests/data/imdb"
   --method random --seed 1 --out "$WORK/imdb2" >"$WORK/partition.log" 2>&1 ||
   { show "$WORK/partition.log"; fail "graphshard-partition partition"; }
 note "launching 2 servers + 2 hetero GraphSAGE trainers"
-status=0
-timeout 300 "$LAUNCH" --partition "$WORK/imdb2" --servers 2 --trainers 2 --bin-dir "$BIN" \
-  --registry "$WORK/registry" --server-wait-s 60 -- \
+launch_2x2 300 "$WORK/imdb2" \
   --model sage --epochs 6 --eval-every 6 --hidden 32 --fanouts 10,10 --batch-size 64 \
-  --lr 0.005 --weight-decay 1e-3 --seed 1 --metrics-file "$WORK/metrics.jsonl" \
-  >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
-show "$WORK/stdout"
-show "$WORK/stderr"
-((status == 0)) || fail "graphshard-launch exited with status $status"
+  --lr 0.005 --weight-decay 1e-3 --seed 1 --metrics-file "$WORK/metrics.jsonl"
 
 expect_summary "$WORK/stdout" 0.50 2
 python3 - "$(tail -n 1 "$WORK/stdout")" "$WORK/metrics.jsonl" <<'PY' || fail "metrics check failed"

@@ -127,3 +127,17 @@ expect_same_weights() {
   [[ ${fp[0]} == "${fp[1]}" ]] || fail "weights differ: rank 0 ${fp[0]}, rank 1 ${fp[1]}"
   FINGERPRINT=${fp[0]}
 }
+
+# launch_2x2 TIMEOUT_S PARTITION TRAINER_ARGS...: deploy/graphshard-launch with 2 servers and 2
+# trainers on PARTITION (registry $WORK/registry), stdout and stderr into $WORK/stdout and
+# $WORK/stderr (both shown); fails unless the launcher exits 0 within TIMEOUT_S.
+launch_2x2() {
+  local limit=$1 partition=$2 status=0
+  shift 2
+  timeout "$limit" "$LAUNCH" --partition "$partition" --servers 2 --trainers 2 --bin-dir "$BIN" \
+    --registry "$WORK/registry" --server-wait-s 60 -- "$@" \
+    >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
+  show "$WORK/stdout"
+  show "$WORK/stderr"
+  ((status == 0)) || fail "graphshard-launch exited with status $status"
+}
