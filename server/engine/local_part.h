@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/partition_part.h"
+#include "server/engine/internal/node_index.h"
 #include "server/engine/types.h"
 
 namespace graphshard::engine {
@@ -64,6 +65,9 @@ class LocalPart {
   absl::Status CheckOwned(int node_type, absl::Span<const int64_t> ids,
                           absl::string_view what) const;
 
+  // Relabelling tables reused by the minibatches built on this part (minibatch_builder.cc).
+  internal::DenseTablePool& relabel_tables() const { return relabel_tables_; }
+
  private:
   LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits);
   absl::Status SampleItem(const HopItem& item, bool replace, HopResult& out) const;
@@ -73,6 +77,7 @@ class LocalPart {
   std::vector<NodeType> node_types_;
   std::vector<EdgeType> edge_types_;
   int target_type_ = 0;
+  mutable internal::DenseTablePool relabel_tables_;
 };
 
 // Writes local row `row` of `shard` converted to `dtype` at `dst` (feat_dim * dtype size bytes).

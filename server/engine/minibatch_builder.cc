@@ -9,28 +9,17 @@
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/ask_parts.h"
+#include "server/engine/internal/node_index.h"
 
 namespace graphshard::engine {
 namespace {
 
-// Per node type: the nodes met so far (relabelled in order of first meeting), keyed by
-// (tree, id); tree is always 0 outside disjoint mode.
-struct TypeState {
-  std::vector<int64_t> ids;
-  std::vector<int64_t> tree;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> index;
-  int64_t frontier_begin = 0;
+using internal::NodeIndex;
 
-  // Local index of (tree, id), adding it if new.
-  int64_t Add(int64_t t, int64_t id) {
-    auto [it, inserted] = index.emplace(std::make_pair(t, id), std::ssize(ids));
-    if (inserted) {
-      ids.push_back(id);
-      tree.push_back(t);
-    }
-    return it->second;
-  }
-};
+// How many neighbours ahead the merge prefetches their relabelling slot.
+constexpr int64_t kPrefetchAhead = 8;
+// How many feature rows ahead the gather prefetches.
+constexpr size_t kRowsAhead = 4;
 
 // Where the sample of frontier node j for edge type e lives: part, item, position in the item.
 struct Slot {
@@ -53,7 +42,7 @@ absl::Status ValidateSeeds(const LocalPart& local, const MinibatchRequest& r, in
 // One hop: asks every owner once (all edge types), then merges in edge type order, frontier
 // order. Appends the new nodes and this hop's edges.
 absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
-                    int hop, std::vector<TypeState>& types, std::vector<EdgeBlock>& edges) {
+                    int hop, std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges) {
   const int k = local.num_parts();
   const auto& etypes = local.edge_types();
   std::vector<int64_t> frontier_end(types.size());
@@ -65,7 +54,7 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
   const uint64_t hop_seed = common::MixSeed(request.seed, static_cast<uint64_t>(hop));
   for (size_t e = 0; e < etypes.size(); ++e) {
     const int32_t fanout = FanoutOf(request.sampling, etypes[e].name, hop);
-    const TypeState& dst = types[etypes[e].dst];
+    const NodeIndex& dst = types[etypes[e].dst];
     if (fanout == 0 || dst.frontier_begin == frontier_end[etypes[e].dst]) continue;
     std::vector<int> item_of(k, -1);
     const common::PartitionBook& book = *local.node_types()[etypes[e].dst].book;
@@ -123,16 +112,36 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
   for (size_t e = 0; e < etypes.size(); ++e) {
     EdgeBlock& block = edges[e];
     const int64_t before = std::ssize(block.src);
-    TypeState& src = types[etypes[e].src];
-    const TypeState& dst = types[etypes[e].dst];
+    NodeIndex& src = types[etypes[e].src];
+    const NodeIndex& dst = types[etypes[e].dst];
+    const int64_t num_src = local.node_types()[etypes[e].src].book->num_nodes();
+    int64_t edges_of_type = 0;
+    for (const Slot& slot : slots[e]) {
+      const std::vector<int64_t>& off = offsets[slot.part][slot.item];
+      edges_of_type += off[slot.pos + 1] - off[slot.pos];
+    }
+    block.src.reserve(block.src.size() + static_cast<size_t>(edges_of_type));
+    block.dst.reserve(block.dst.size() + static_cast<size_t>(edges_of_type));
     for (size_t s = 0; s < slots[e].size(); ++s) {
       const Slot& slot = slots[e][s];
       const HopResult& r = (*results[slot.part])[slot.item];
       const std::vector<int64_t>& off = offsets[slot.part][slot.item];
       const int64_t j = dst.frontier_begin + static_cast<int64_t>(s);
       const int64_t tree = dst.tree[j];
-      for (int64_t n = off[slot.pos]; n < off[slot.pos + 1]; ++n) {
-        block.src.push_back(src.Add(tree, r.neighbors[n]));
+      const int64_t first = off[slot.pos];
+      const int64_t last = off[slot.pos + 1];
+      for (int64_t n = first; n < last; ++n) {
+        const int64_t id = r.neighbors[n];
+        if (id < 0 || id >= num_src) {
+          return absl::InternalError(absl::StrCat("part ", slot.part, " answered neighbour ", id,
+                                                  " outside the ", num_src, " '",
+                                                  local.node_types()[etypes[e].src].name,
+                                                  "' nodes"));
+        }
+        if (n + kPrefetchAhead < std::ssize(r.neighbors)) {
+          src.Prefetch(r.neighbors[n + kPrefetchAhead]);
+        }
+        block.src.push_back(src.Add(tree, id));
         block.dst.push_back(j);
       }
     }
@@ -229,6 +238,22 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
       for (size_t j = 0; j < block.ids.size(); ++j) {
         const Slot& s = where[t][j];
         if (s.item >= 0) continue;
+        // Rows are random reads: fetch the row kRowsAhead ahead while this one is copied.
+        if (j + kRowsAhead < block.ids.size() && row_bytes > 0) {
+          const Slot& ahead = where[t][j + kRowsAhead];
+          const common::NodeShard* shard_ahead =
+              ahead.item < 0 ? shards[ahead.part] : nullptr;
+          const int64_t id_ahead = block.ids[j + kRowsAhead];
+          if (shard_ahead != nullptr && id_ahead >= shard_ahead->begin &&
+              id_ahead < shard_ahead->end) {
+            const char* row = reinterpret_cast<const char*>(
+                shard_ahead->features.data() + (id_ahead - shard_ahead->begin) * block.feat_dim);
+            for (size_t b = 0; b < static_cast<size_t>(block.feat_dim) * 4; b += 64) {
+              __builtin_prefetch(row + b);
+            }
+            __builtin_prefetch(shard_ahead->labels.data() + (id_ahead - shard_ahead->begin));
+          }
+        }
         const common::NodeShard*& shard = shards[s.part];
         if (shard == nullptr) shard = ShardOf(*direct[s.part], block.node_type);
         const int64_t id = block.ids[j];
@@ -329,7 +354,13 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   ASSIGN_OR_RETURN(int hops, ValidateSampling(local, request.sampling));
   const bool disjoint = request.sampling.disjoint;
 
-  std::vector<TypeState> types(local.node_types().size());
+  std::vector<NodeIndex> types;
+  types.reserve(local.node_types().size());
+  for (const NodeType& t : local.node_types()) {
+    const int64_t n = t.book->num_nodes();
+    const bool dense = !disjoint && n <= internal::DenseTablePool::kMaxNodes;
+    types.emplace_back(dense ? &local.relabel_tables() : nullptr, n);
+  }
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     int64_t before = std::ssize(types[seed_type].ids);
     types[seed_type].Add(disjoint ? static_cast<int64_t>(i) : 0, request.seeds[i]);
