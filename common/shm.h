@@ -1,12 +1,20 @@
 #ifndef GRAPHSHARD_COMMON_SHM_H_
 #define GRAPHSHARD_COMMON_SHM_H_
 
-// POSIX shared-memory segments for the same-host batch path: the server creates one segment per
-// minibatch and writes the arrays into it; the trainer maps it, unlinks the name at once (the
-// mapping stays valid until the last unmap) and reads the arrays in place.
+// POSIX shared-memory segments for the same-host batch path: the server writes a minibatch's
+// arrays into a segment; the trainer maps it, unlinks the name at once (the mapping stays valid
+// until the last unmap) and reads the arrays in place. One-shot segments (one per message) or,
+// for streams whose reader asks for it, a ring of reused segments (ShmRing / ShmRingReader).
 
+#include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -14,6 +22,8 @@
 namespace graphshard::common {
 
 // A mapped segment; unmapped on destruction. Not thread-safe for writers.
+// A ring segment (ShmRing, ShmRingReader) starts with one control page holding a release word;
+// data() is the part after it.
 class ShmSegment {
  public:
   // Creates `name` (which starts with '/') of `size` bytes, exclusive, mapped read-write.
@@ -33,11 +43,82 @@ class ShmSegment {
   size_t size() const { return size_; }
 
  private:
+  friend class ShmRing;
+  friend class ShmRingReader;
   ShmSegment(std::string name, char* data, size_t size)
-      : name_(std::move(name)), data_(data), size_(size) {}
+      : name_(std::move(name)), base_(data), mapped_(size == 0 ? 1 : size), data_(data),
+        size_(size) {}
+  // Ring segments: the release word in the control page (null otherwise).
+  bool Released() const;
+  void SetReleased(bool released) const;
   std::string name_;
+  char* base_;     // the mapping (control page first for ring segments)
+  size_t mapped_;  // its length
   char* data_;
   size_t size_;
+  int fd_ = -1;  // ring segments of the writer: kept to grow them (closed with the segment)
+};
+
+// Bytes in front of a ring segment's data: the control page.
+inline constexpr size_t kShmControlBytes = 4096;
+
+// The writer side of the same-host stream ring: the segments of one stream, reused once the
+// reader released them, so that a batch costs no new pages, page faults or unmapping (a fresh
+// 121 MB segment per batch spent a third of the server's CPU in the kernel; tests/bench/
+// RESULTS.md). A segment is handed out busy; the reader (ShmRingReader) releases it when the
+// last reference to its batch is gone. Segments grow (never shrink) to the largest batch they
+// held; all are unmapped with the ring. The reader unlinks a name when it first opens it; a
+// stream that ends early calls UnlinkAll. Thread-safe.
+class ShmRing {
+ public:
+  // Segment names are name_prefix + a number from `counter` (shared with one-shot segments).
+  ShmRing(std::string name_prefix, std::atomic<int64_t>* counter);
+  ~ShmRing();
+  ShmRing(const ShmRing&) = delete;
+  ShmRing& operator=(const ShmRing&) = delete;
+  // A busy segment with at least `size` data bytes: a released one (grown if needed) or a new
+  // one. `reused` (optional) tells which.
+  absl::StatusOr<std::shared_ptr<ShmSegment>> Acquire(size_t size, bool* reused = nullptr);
+  int64_t segments() const;
+  // The segment `name` went to the reader; it counts in HeldByReader until the reader releases it.
+  void MarkSent(const std::string& name);
+  // Segments sent to the reader and not released yet (the writer bounds this: back-pressure).
+  int64_t HeldByReader() const;
+  // Unlinks every segment's name (for a stream that failed: the client may never open them).
+  void UnlinkAll();
+
+ private:
+  const std::string prefix_;
+  std::atomic<int64_t>* counter_;
+  mutable absl::Mutex mu_;
+  struct Slot {
+    std::shared_ptr<ShmSegment> segment;
+    bool sent = false;  // since it was last acquired
+  };
+  std::vector<Slot> segments_ ABSL_GUARDED_BY(mu_);
+};
+
+// The reader side: maps each ring segment of one stream once (the name is unlinked at the first
+// open; the descriptor is kept to follow growth) and hands out leases: the segment is released
+// to the writer when the last copy of a lease is gone. Thread-safe.
+class ShmRingReader {
+ public:
+  ShmRingReader() = default;
+  ~ShmRingReader();
+  ShmRingReader(const ShmRingReader&) = delete;
+  ShmRingReader& operator=(const ShmRingReader&) = delete;
+  // The ring segment `name` with at least `size` data bytes. NotFound if it was never mapped
+  // here and no longer exists, DataLoss if it is smaller than `size` or the writer reused it
+  // while a lease was still held.
+  absl::StatusOr<std::shared_ptr<const ShmSegment>> Open(const std::string& name, size_t size);
+
+ private:
+  struct Entry {
+    int fd = -1;
+    std::shared_ptr<ShmSegment> segment;
+  };
+  absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 // Removes a segment name (ignores a missing one).

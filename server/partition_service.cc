@@ -53,13 +53,14 @@ struct PackedBatch {
 // Minibatch::attachment until the finisher packs the rest of the batch into it; unlinked if the
 // batch is dropped before that. Without shared memory (creation failed) the rows go to `heap`.
 struct BatchSegment {
-  std::unique_ptr<common::ShmSegment> segment;
+  std::shared_ptr<common::ShmSegment> segment;
+  bool ring = false;  // a segment of the stream's ShmRing (which unlinks it), not a one-shot one
   std::vector<char> heap;
   BatchSegment() = default;
   BatchSegment(const BatchSegment&) = delete;
   BatchSegment& operator=(const BatchSegment&) = delete;
   ~BatchSegment() {
-    if (segment != nullptr) common::UnlinkShm(segment->name());
+    if (segment != nullptr && !ring) common::UnlinkShm(segment->name());
   }
 };
 
@@ -183,11 +184,21 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
 }
 
 absl::StatusOr<std::vector<absl::Span<char>>> PartitionServiceImpl::PlaceFeatures(
-    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes) {
+    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, common::ShmRing* ring) {
   auto placement = std::make_shared<BatchSegment>();
   std::vector<absl::Span<char>> spans;
-  const std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
-  auto segment = common::ShmSegment::Create(name, ShmBytes(batch, &feature_bytes));
+  const size_t segment_bytes = ShmBytes(batch, &feature_bytes);
+  absl::StatusOr<std::shared_ptr<common::ShmSegment>> segment;
+  if (ring != nullptr) {
+    bool reused = false;
+    segment = ring->Acquire(segment_bytes, &reused);
+    placement->ring = true;
+    if (segment.ok()) stats_.AddShmSegment(reused);
+  } else {
+    segment = common::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
+                                         segment_bytes);
+    if (segment.ok()) stats_.AddShmSegment(false);
+  }
   if (segment.ok()) {
     placement->segment = *std::move(segment);
     const std::vector<size_t> offsets = ShmFeatureOffsets(feature_bytes);
@@ -217,6 +228,7 @@ std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
     std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
     auto segment = common::ShmSegment::Create(name, ShmBytes(batch));
     if (segment.ok()) {
+      stats_.AddShmSegment(false);
       ToProto(batch, **segment, msg);
       stats_.AddShmBytes(static_cast<int64_t>((*segment)->size()));
       return name;
@@ -259,9 +271,14 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   // Packing (a copy of every array into the segment or the message) runs on the builder
   // threads, up to `prefetch` batches at once, instead of serially on this writer thread.
   engine::EpochStream::Hooks hooks;
-  if (shm) hooks.place_features = [this](engine::Minibatch& batch,
-                                         const std::vector<size_t>& feature_bytes) {
-    return PlaceFeatures(batch, feature_bytes);
+  // A client that reads ring segments gets its batches in reused segments (common/shm.h).
+  std::shared_ptr<common::ShmRing> ring;
+  if (shm && request->shm_ring() > 0) {
+    ring = std::make_shared<common::ShmRing>(options_.shm_prefix, &shm_counter_);
+  }
+  if (shm) hooks.place_features = [this, ring](engine::Minibatch& batch,
+                                               const std::vector<size_t>& feature_bytes) {
+    return PlaceFeatures(batch, feature_bytes, ring.get());
   };
   hooks.finish = [this, shm](engine::Minibatch& built) {
     auto packed = std::make_shared<PackedBatch>();
@@ -271,8 +288,12 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     if (placed != nullptr && placed->segment != nullptr) {
       ToProto(built, *placed->segment, &packed->msg);
       stats_.AddShmBytes(static_cast<int64_t>(placed->segment->size()));
-      packed->segment = placed->segment->name();
-      placed->segment.reset();  // unmapped; the name now belongs to `packed`
+      if (placed->ring) {
+        packed->msg.set_shm_ring(true);  // the ring unlinks it if the client never opens it
+      } else {
+        packed->segment = placed->segment->name();  // the name now belongs to `packed`
+      }
+      placed->segment.reset();
     } else {
       packed->segment = Pack(built, shm, &packed->msg);
     }
@@ -288,8 +309,9 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     return ToGrpcStatus(stream.status());
   }
   std::vector<std::string> segments;  // unlinked here if the client goes away
-  absl::Cleanup unlink_on_failure = [&segments, &timer] {
+  absl::Cleanup unlink_on_failure = [&segments, &timer, &ring] {
     for (const std::string& name : segments) common::UnlinkShm(name);
+    if (ring != nullptr) ring->UnlinkAll();
     timer.set_ok(false);
   };
   while (!context->IsCancelled()) {
@@ -307,6 +329,15 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     msg.set_batch_index(index);
     std::string segment = packed->Release();
     if (!segment.empty()) segments.push_back(segment);
+    if (ring != nullptr && msg.shm_ring()) {
+      // Back-pressure of the ring: at most shm_ring batches unreleased by the client.
+      const absl::Time give_up = absl::Now() + absl::Seconds(1);
+      while (ring->HeldByReader() >= request->shm_ring() && absl::Now() < give_up &&
+             !context->IsCancelled()) {
+        absl::SleepFor(absl::Microseconds(200));
+      }
+      ring->MarkSent(msg.shm_name());
+    }
     stats_.AddBatch();
     stats_.AddSampledEdges(packed->sampled_edges);
     stats_.AddBytesSent(packed->payload_bytes);

@@ -47,6 +47,8 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_batches_built(batches_built_);
   out->set_bytes_sent(bytes_sent_);
   out->set_shm_bytes(shm_bytes_);
+  out->set_shm_segments_created(shm_created_);
+  out->set_shm_segments_reused(shm_reused_);
   out->set_active_streams(active_streams_);
 }
 

@@ -22,6 +22,7 @@ class ServerStats {
   void AddBatch() { Add(&batches_built_, 1); }
   void AddBytesSent(int64_t n) { Add(&bytes_sent_, n); }
   void AddShmBytes(int64_t n) { Add(&shm_bytes_, n); }
+  void AddShmSegment(bool reused) { Add(reused ? &shm_reused_ : &shm_created_, 1); }
   void StreamOpened() { Add(&active_streams_, 1); }
   void StreamClosed() { Add(&active_streams_, -1); }
   int64_t active_streams();
@@ -46,6 +47,8 @@ class ServerStats {
   int64_t batches_built_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t shm_created_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -163,7 +163,8 @@ class GrpcBatchStream final : public BatchStream {
       RETURN_IF_ERROR(FromGrpc(reader_->Finish(), "StreamBatches", address_));
       return absl::optional<MinibatchData>();
     }
-    absl::StatusOr<MinibatchData> batch = internal::DecodeMinibatch(std::move(m), metadata_);
+    absl::StatusOr<MinibatchData> batch =
+        internal::DecodeMinibatch(std::move(m), metadata_, &ring_);
     if (!batch.ok()) return Annotate(batch.status(), "StreamBatches", address_);
     return absl::optional<MinibatchData>(*std::move(batch));
   }
@@ -175,6 +176,7 @@ class GrpcBatchStream final : public BatchStream {
 
   const ServerMetadata& metadata_;
   std::string address_;
+  common::ShmRingReader ring_;  // the batches' leases outlive it (they keep their mapping)
   grpc::ClientContext ctx_;
   std::unique_ptr<grpc::ClientReader<v1::Minibatch>> reader_;
   bool finished_ = false;

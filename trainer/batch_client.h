@@ -105,6 +105,9 @@ struct StreamOptions {
   bool replace = false;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::string client_host_id;  // equal to the server's: shared memory
+  // Shared memory: at most this many of the stream's batches are alive at once in the client
+  // (the server's ring of segments; proto StreamBatchesRequest.shm_ring). 0: no ring.
+  int max_held_batches = 8;
 };
 
 struct ClientOptions {

@@ -2,11 +2,14 @@
 //   server_bench --partition DIR [--batches N] [--batch-size B] [--fanouts 15,10,5]
 //                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
 //                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
+//                [--shm-ring on|off|off,on]
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
-//   then, for each --peer-features mode (servers restarted per mode; "rpc": peers' feature rows
-//   through GatherFeatures, "local": same-host peers' rows read from their mmap'ed parts):
+//   then, for each --shm-ring and --peer-features mode (servers restarted per mode; "rpc":
+//   peers' feature rows through GatherFeatures, "local": same-host peers' rows read from their
+//   mmap'ed parts; ring on (default): clients read reused ring segments, off ("_noring"): one
+//   new segment per batch):
 //     without --clients: one stream over gRPC loopback (bytes inline) and over the same-host
 //     shared-memory path; 2 servers with 2 concurrent streaming clients (issue 4's target);
 //     with --clients: the scaling section (issue 8): n concurrent shared-memory streaming
@@ -51,11 +54,21 @@ struct Flags {
   v1::FeatureDtype dtype = v1::FLOAT32;
   std::vector<server::PeerFeatures> peer_features = {server::PeerFeatures::kLocal};
   std::vector<int> clients;  // non-empty: the scaling section instead of the 1-stream/2x2 runs
+  std::vector<bool> shm_ring = {true};  // clients read ring segments (reused) or one-shot ones
+  bool ring = true;  // the current mode's (Run sets it)
 };
 
 const char* ModeName(server::PeerFeatures m) {
   return m == server::PeerFeatures::kRpc ? "rpc" : "local";
 }
+
+// One server configuration of a run: how peers' feature rows are read, and whether the clients
+// read ring segments ("local", "rpc") or one-shot segments ("local_noring", "rpc_noring").
+struct Mode {
+  server::PeerFeatures peer = server::PeerFeatures::kLocal;
+  bool ring = true;
+  std::string Name() const { return std::string(ModeName(peer)) + (ring ? "" : "_noring"); }
+};
 
 // CPU seconds of the whole process (all threads), and of the calling thread.
 double ProcessCpuSeconds() {
@@ -148,6 +161,8 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
   if (shm) r.set_client_host_id(common::HostId());
+  r.set_shm_ring(f.ring ? 2 : 0);  // this client holds one batch at a time
+  common::ShmRingReader ring;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
   auto reader = stub->StreamBatches(&ctx, r);
@@ -155,10 +170,16 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   v1::Minibatch m;
   volatile uint64_t sink = 0;
   while (reader->Read(&m)) {
-    std::shared_ptr<const common::ShmSegment> seg;
+    std::shared_ptr<const common::ShmSegment> seg;  // the last batch's is released here
     if (!m.shm_name().empty()) {
-      auto opened = common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
-      if (opened.ok()) seg = *opened;
+      auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size())
+                                 : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+      if (!opened.ok()) {
+        std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
+                     std::string(opened.status().message()).c_str());
+        break;
+      }
+      seg = *opened;
     }
     t.batches++;
     t.seeds += m.batch_size();
@@ -328,10 +349,15 @@ int Run(const Flags& f) {
   PrintResult("avg_nodes_edges_per_batch_edges", static_cast<double>(base.edges) / base.batches, "edges");
   locals.clear();  // the servers below load their own parts
 
-  std::vector<std::vector<double>> scaling(f.peer_features.size());  // batches/s per client count
-  for (size_t m = 0; m < f.peer_features.size(); ++m) {
-    const std::string prefix =
-        f.peer_features.size() > 1 ? std::string("peer_") + ModeName(f.peer_features[m]) + "_" : "";
+  std::vector<Mode> modes;
+  for (bool ring : f.shm_ring) {
+    for (server::PeerFeatures peer : f.peer_features) modes.push_back({peer, ring});
+  }
+  std::vector<std::vector<double>> scaling(modes.size());  // batches/s per client count
+  for (size_t m = 0; m < modes.size(); ++m) {
+    Flags fm = f;
+    fm.ring = modes[m].ring;
+    const std::string prefix = modes.size() > 1 ? "peer_" + modes[m].Name() + "_" : "";
     std::string registry = std::filesystem::temp_directory_path() /
                            ("gs-bench-" + std::to_string(::getpid()) + "-" + std::to_string(m));
     std::vector<std::unique_ptr<server::PartitionServer>> servers;
@@ -343,7 +369,7 @@ int Run(const Flags& f) {
       so.threads = f.threads;
       so.service.prefetch = f.prefetch;
       so.rpc_timeout = absl::Seconds(120);
-      so.peer_features = f.peer_features[m];
+      so.peer_features = modes[m].peer;
       auto s = server::PartitionServer::Start(so);
       if (!s.ok()) {
         std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
@@ -351,28 +377,37 @@ int Run(const Flags& f) {
       }
       servers.push_back(*std::move(s));
     }
-    std::fprintf(stderr, "bench: peer features %s\n", ModeName(f.peer_features[m]));
+    std::fprintf(stderr, "bench: peer features %s, %s segments\n", ModeName(modes[m].peer),
+                 modes[m].ring ? "ring" : "one-shot");
     if (f.clients.empty()) {
-      SingleAndPairStreams(f, servers, train, prefix, memcpy_bps, tcp_bps, base_bps);
+      SingleAndPairStreams(fm, servers, train, prefix, memcpy_bps, tcp_bps, base_bps);
     } else {
-      scaling[m] = Scaling(f, servers, train, ModeName(f.peer_features[m]), memcpy_bps);
+      scaling[m] = Scaling(fm, servers, train, modes[m].Name(), memcpy_bps);
     }
     PrintServerStats(servers, prefix);
     for (auto& s : servers) s->Shutdown(absl::Seconds(5));
     std::filesystem::remove_all(registry);
   }
-  // The same client counts, "local" against "rpc" (both measured above in this process).
-  for (size_t m = 0; m < f.peer_features.size(); ++m) {
-    if (f.peer_features[m] != server::PeerFeatures::kLocal) continue;
-    for (size_t r = 0; r < f.peer_features.size(); ++r) {
-      if (f.peer_features[r] != server::PeerFeatures::kRpc) continue;
-      for (size_t i = 0; i < f.clients.size() && i < scaling[m].size(); ++i) {
-        const std::string n = std::to_string(f.clients[i]);
-        PrintCompared("peer_local_vs_rpc_" + n + "clients_batches_per_s", scaling[m][i],
-                      "batches/s", "scaling_rpc_" + n + "clients_batches_per_s", scaling[r][i]);
+  // The same client counts, "local" against "rpc", and ring against one-shot segments (all
+  // measured above in this process).
+  auto compare = [&](const std::string& label, auto pick, auto against) {
+    for (size_t m = 0; m < modes.size(); ++m) {
+      if (!pick(modes[m])) continue;
+      for (size_t r = 0; r < modes.size(); ++r) {
+        if (!against(modes[m], modes[r])) continue;
+        for (size_t i = 0; i < f.clients.size() && i < scaling[m].size() && i < scaling[r].size(); ++i) {
+          const std::string n = std::to_string(f.clients[i]);
+          PrintCompared(label + modes[m].Name() + "_" + n + "clients_batches_per_s", scaling[m][i],
+                        "batches/s", "scaling_" + modes[r].Name() + "_" + n + "clients_batches_per_s",
+                        scaling[r][i]);
+        }
       }
     }
-  }
+  };
+  compare("peer_vs_rpc_", [](const Mode& a) { return a.peer == server::PeerFeatures::kLocal; },
+          [](const Mode& a, const Mode& b) { return b.peer == server::PeerFeatures::kRpc && b.ring == a.ring; });
+  compare("ring_vs_noring_", [](const Mode& a) { return a.ring; },
+          [](const Mode& a, const Mode& b) { return !b.ring && b.peer == a.peer; });
   return 0;
 }
 
@@ -398,6 +433,12 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
         if (!absl::SimpleAtoi(x, &n) || n < 1) return false;
         f->clients.push_back(n);
       }
+    } else if (k == "--shm-ring") {
+      f->shm_ring.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        if (x != "on" && x != "off") return false;
+        f->shm_ring.push_back(x == "on");
+      }
     } else if (k == "--fanouts") {
       f->fanouts.clear();
       for (absl::string_view x : absl::StrSplit(v, ',')) {
@@ -411,7 +452,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     }
   }
   return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0 &&
-         !f->peer_features.empty();
+         !f->peer_features.empty() && !f->shm_ring.empty();
 }
 
 }  // namespace

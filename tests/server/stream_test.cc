@@ -191,6 +191,81 @@ TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
   EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
 }
 
+// The ring (issue 4's "ring of shm segments the trainer maps"): a reader that releases each
+// batch before the next gets them in reused segments, byte for byte the inline batches.
+TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
+  v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
+  std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
+  ASSERT_GE(inline_batches.size(), 10u);
+  r.set_client_host_id(common::HostId());
+  r.set_shm_ring(2);  // this reader holds one batch at a time
+  v1::Stats before;
+  ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &before).ok());
+  common::ShmRingReader ring;
+  auto ctx = Context();
+  auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
+  std::set<std::string> names;
+  size_t i = 0;
+  v1::Minibatch m;
+  while (reader->Read(&m)) {
+    ASSERT_LT(i, inline_batches.size());
+    ASSERT_TRUE(m.shm_ring());
+    names.insert(m.shm_name());
+    testing::Decoded a = testing::Decode(m, &ring);  // released when Decode returns
+    testing::Decoded b = testing::Decode(inline_batches[i++]);
+    EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
+    EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
+    EXPECT_EQ(a.nodes["node"].labels, b.nodes["node"].labels);
+    EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
+    EXPECT_EQ(a.edges["node__to__node"].dst, b.edges["node__to__node"].dst);
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(i, inline_batches.size());
+  // At most 2 sent and unreleased, plus the stream's prefetch built ahead, plus the one being
+  // written: every other batch reuses a segment.
+  EXPECT_LE(names.size(), 2u + ServiceOptions{}.prefetch + 1) << "segments were not reused";
+  v1::Stats after;
+  ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &after).ok());
+  EXPECT_EQ(after.shm_segments_created() - before.shm_segments_created(),
+            static_cast<int64_t>(names.size()));
+  EXPECT_EQ(after.shm_segments_reused() - before.shm_segments_reused(),
+            static_cast<int64_t>(inline_batches.size() - names.size()));
+  EXPECT_EQ(CountShmSegments(), 0) << "the reader unlinked every ring segment";
+}
+
+// A reader that keeps every batch (as a trainer's prefetch queue does) never sees one
+// overwritten: held segments are not reused.
+TEST_F(StreamTest, HeldRingBatchesAreNeverOverwritten) {
+  v1::StreamBatchesRequest r = Request(Split(1, "test"), 16);
+  std::vector<v1::Minibatch> inline_batches = ReadAll(1, r);
+  r.set_client_host_id(common::HostId());
+  r.set_shm_ring(static_cast<int32_t>(inline_batches.size()) + 1);  // holds them all
+  common::ShmRingReader ring;
+  auto ctx = Context();
+  auto reader = cluster_->Stub(1)->StreamBatches(ctx.get(), r);
+  std::vector<std::shared_ptr<const common::ShmSegment>> held;
+  std::vector<v1::Minibatch> got;
+  v1::Minibatch m;
+  while (reader->Read(&m)) {
+    auto lease = ring.Open(m.shm_name(), m.shm_size());
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    held.push_back(*lease);
+    got.push_back(m);
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(got.size(), inline_batches.size());
+  std::set<std::string> names;
+  for (size_t i = 0; i < got.size(); ++i) {
+    names.insert(got[i].shm_name());
+    const v1::Array& f = got[i].nodes(0).features();
+    const std::string& want = inline_batches[i].nodes(0).features().data();
+    ASSERT_EQ(f.shm_length(), want.size());
+    EXPECT_EQ(std::memcmp(held[i]->data() + f.shm_offset(), want.data(), want.size()), 0)
+        << "batch " << i << " was overwritten while held";
+  }
+  EXPECT_EQ(names.size(), got.size()) << "a held segment was handed out again";
+}
+
 TEST_F(StreamTest, HalfPrecisionTransportRoundsEachFeature) {
   v1::StreamBatchesRequest r = Request(Split(1, "val"), 64);
   r.mutable_sampling()->set_fanouts(0, 2);

@@ -118,10 +118,15 @@ std::vector<T> ArrayOf(const v1::Array& a, const char* shm) {
   return out;
 }
 
-inline Decoded Decode(const v1::Minibatch& m) {
+// Copies the batch out; a ring segment (m.shm_ring) is read through `ring` and released on
+// return.
+inline Decoded Decode(const v1::Minibatch& m, common::ShmRingReader* ring = nullptr) {
   std::shared_ptr<const common::ShmSegment> segment;
   if (!m.shm_name().empty()) {
-    auto opened = common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+    EXPECT_EQ(m.shm_ring(), ring != nullptr) << "ring segment without a reader, or the reverse";
+    auto opened = m.shm_ring() && ring != nullptr
+                      ? ring->Open(m.shm_name(), m.shm_size())
+                      : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
     EXPECT_TRUE(opened.ok()) << opened.status();
     if (opened.ok()) segment = *opened;
   }

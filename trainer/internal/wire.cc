@@ -175,13 +175,21 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   r.mutable_sampling()->set_replace(o.replace);
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
   r.set_client_host_id(o.client_host_id);
+  r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments
   return r;
 }
 
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
-                                              const ServerMetadata& md) {
+                                              const ServerMetadata& md,
+                                              common::ShmRingReader* ring) {
   std::shared_ptr<const common::ShmSegment> shm;
-  if (!m->shm_name().empty()) {
+  if (!m->shm_name().empty() && m->shm_ring()) {
+    if (ring == nullptr) {
+      return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),
+                                              " but this stream reads no ring"));
+    }
+    ASSIGN_OR_RETURN(shm, ring->Open(m->shm_name(), m->shm_size()));
+  } else if (!m->shm_name().empty()) {
     ASSIGN_OR_RETURN(shm, common::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
   }
   MinibatchData b;

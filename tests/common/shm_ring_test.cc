@@ -1,0 +1,121 @@
+// ShmRing / ShmRingReader: the same-host stream ring. Real POSIX shared memory; writer and reader
+// in one process, as a server and its trainer see it.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/shm.h"
+
+namespace graphshard::common {
+namespace {
+
+std::string Prefix() { return "/graphshard-" + std::to_string(::getpid()) + "-ringtest-"; }
+
+// Names of this test's segments still in /dev/shm.
+int Leftovers() {
+  const std::string prefix = Prefix().substr(1);
+  int n = 0;
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  while (dirent* e = ::readdir(dir)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+  ::closedir(dir);
+  return n;
+}
+
+TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  ShmRingReader reader;
+  bool reused = true;
+  auto a = ring.Acquire(1000, &reused);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(reused);
+  std::memset((*a)->data(), 'a', 1000);
+  const std::string name_a = (*a)->name();
+  a->reset();  // the server let go of it after sending
+
+  // The reader holds batch A: a second batch gets a new segment, and A's bytes stay intact.
+  auto lease_a = reader.Open(name_a, 1000);
+  ASSERT_TRUE(lease_a.ok()) << lease_a.status();
+  auto b = ring.Acquire(1000, &reused);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(reused);
+  EXPECT_NE((*b)->name(), name_a);
+  std::memset((*b)->data(), 'b', 1000);
+  EXPECT_EQ((*lease_a)->data()[999], 'a');
+  b->reset();
+
+  // A copy of the lease still holds it; dropping the last one releases A for the next batch.
+  std::shared_ptr<const ShmSegment> copy = *lease_a;
+  lease_a->reset();
+  auto c = ring.Acquire(1000, &reused);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(reused) << "reused while a copy of the lease was alive";
+  c->reset();
+  copy.reset();
+  auto d = ring.Acquire(1000, &reused);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(reused);
+  EXPECT_EQ((*d)->name(), name_a);
+  EXPECT_EQ(ring.segments(), 3) << (*d)->name();
+
+  // The reader maps A once: the name is gone, its mapping is reused, and it sees the new bytes.
+  std::memset((*d)->data(), 'd', 1000);
+  d->reset();
+  auto again = reader.Open(name_a, 1000);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->data()[0], 'd');
+  ring.UnlinkAll();
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  ShmRingReader reader;
+  auto small = ring.Acquire(4096);
+  ASSERT_TRUE(small.ok());
+  const std::string name = (*small)->name();
+  const size_t capacity = (*small)->size();
+  small->reset();
+  ASSERT_TRUE(reader.Open(name, 4096).ok());  // opened and released at once
+
+  bool reused = false;
+  auto big = ring.Acquire(capacity + 1, &reused);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_TRUE(reused);
+  EXPECT_EQ((*big)->name(), name);
+  ASSERT_GE((*big)->size(), capacity + 1);
+  (*big)->data()[capacity] = 'z';
+  big->reset();
+  auto lease = reader.Open(name, capacity + 1);
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ((*lease)->data()[capacity], 'z');
+  ring.UnlinkAll();
+}
+
+TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
+  ShmRingReader reader;
+  auto missing = reader.Open(Prefix() + "missing", 10);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("missing"), std::string::npos);
+
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  auto s = ring.Acquire(100);
+  ASSERT_TRUE(s.ok());
+  const std::string name = (*s)->name();
+  auto too_big = reader.Open(name, (*s)->size() + 1);
+  EXPECT_EQ(too_big.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(too_big.status().message().find(name), std::string::npos);
+  ring.UnlinkAll();
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+}  // namespace
+}  // namespace graphshard::common
