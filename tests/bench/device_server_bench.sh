@@ -2,9 +2,13 @@
 # Server benchmarks on the GPU machine's CPUs (no GPU needed), in one command: build (no Torch),
 # generate the full ogbn-products-shaped graph, METIS-partition it in 2, run server_bench.
 #   MODE=issue4 (default): float32, then float16 transport (issue 4's sections).
-#   MODE=scaling: issue 8's sampling-only scaling section, 1/2/4/8 concurrent streaming clients,
-#     peer feature rows through GatherFeatures ("rpc") and from same-host peers' mapped parts
-#     ("local") in one process; then the same in float16 for CLIENTS_F16 (empty = skip).
+#   MODE=scaling: issue 8's sampling-only scaling section, 1/2/4/8 concurrent streaming clients
+#     (CLIENTS), peer feature rows through GatherFeatures ("rpc") and from same-host peers'
+#     mapped parts ("local") (PEER, default rpc,local), clients reading one-shot and ring
+#     segments (RING, default off,on) in one process; then the same in float16 for CLIENTS_F16
+#     (empty = skip).
+#   CPUS (e.g. 0-15): run the benchmark under taskset on those CPUs (threads and utilisation
+#     follow). The graph and partition in BENCH_DATA are reused when present (warm machine).
 # Results: JSON lines in $OUT/server_bench.jsonl.
 #   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_server_bench.sh
 set -euo pipefail
@@ -20,25 +24,37 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_T
 cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT/build.log" 2>&1
 log "built"
 D=${BENCH_DATA:-/tmp/gsdata}
-python3 tests/bench/gen_products_like.py --out "$D/graph" >"$OUT/gen.log" 2>&1
-log "generated"
-build-dev/bin/graphshard-partition partition --input "$D/graph" --parts 2 --method metis \
-  --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
-log "partitioned"
+if [[ ! -s $D/p2/graphshard.json ]]; then
+  python3 tests/bench/gen_products_like.py --out "$D/graph" >"$OUT/gen.log" 2>&1
+  log "generated"
+  build-dev/bin/graphshard-partition partition --input "$D/graph" --parts 2 --method metis \
+    --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
+  log "partitioned"
+else
+  log "reusing $D/p2"
+fi
 B=${BENCH_BATCHES:-100}
+PIN=()
+if [[ -n ${CPUS:-} ]]; then
+  PIN=(taskset -c "$CPUS")
+  J=$(taskset -c "$CPUS" nproc)
+  log "pinned to CPUs $CPUS ($J cores)"
+fi
 if [[ $MODE == scaling ]]; then
   CLIENTS=${CLIENTS:-1,2,4,8}
   CLIENTS_F16=${CLIENTS_F16-1,2,8}
   set -x
-  timeout "${SCALING_TIMEOUT:-240}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
-    --threads "$J" --prefetch 8 --peer-features rpc,local --clients "$CLIENTS" \
+  timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+    --threads "$J" --prefetch 8 --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
+    --clients "$CLIENTS" \
     2>"$OUT/bench_scaling.err" | tee "$OUT/server_bench.jsonl" || log "scaling float32: exit $?"
   { set +x; } 2>/dev/null
   log "scaling float32 done"
   if [[ -n $CLIENTS_F16 ]]; then
     set -x
-    timeout "${F16_TIMEOUT:-150}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
-      --threads "$J" --prefetch 8 --peer-features rpc,local --clients "$CLIENTS_F16" \
+    timeout "${F16_TIMEOUT:-150}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+      --threads "$J" --prefetch 8 --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
+      --clients "$CLIENTS_F16" \
       --feature-dtype float16 2>"$OUT/bench_scaling_f16.err" |
       sed 's/"name": "/"name": "f16_/; s/"baseline": "/"baseline": "f16_/' |
       tee -a "$OUT/server_bench.jsonl" || log "scaling float16: exit $?"

@@ -136,6 +136,20 @@ run_config() {
   local metrics=$OUT/$name.metrics.jsonl
   rm -f "$metrics"
   log "run $name: $servers server(s) x $threads threads, $trainers trainer(s)"
+  # Server CPU: every 0.25 s, the servers' total CPU ticks and how many epochs have ended.
+  local cpu_log=$WORK/$name.server_cpu
+  : >"$cpu_log"
+  (
+    while sleep 0.25; do
+      ticks=0
+      for pid in $(pgrep -x graphshard-serv); do
+        read -r -a st <"/proc/$pid/stat" 2>/dev/null || continue
+        ticks=$((ticks + st[13] + st[14]))
+      done
+      echo "$(date +%s.%N) $(grep -c '"event": *"epoch"' "$metrics" 2>/dev/null) $ticks"
+    done >>"$cpu_log"
+  ) &
+  local sampler=$!
   local t0=$SECONDS status=0
   timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
@@ -146,19 +160,29 @@ run_config() {
     --metrics-file "$metrics" --progress-every-s 5 \
     >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
   local wall=$((SECONDS - t0))
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   if ((status != 0)); then
     tail -15 "$OUT/$name.stderr" >&2
     emit "{\"name\": \"gpu_train_$name\", \"error\": \"exit status $status after ${wall}s (124 = timeout after ${limit}s)\", \"gpu\": \"$GPU_NAME\"}"
   fi
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
-    "$dtype" >"$WORK/$name.line" <<'PY' || return 0
+    "$dtype" "$cpu_log" "$(getconf CLK_TCK)" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
-path, name, servers, trainers, gpu, cores, wall, dtype = sys.argv[1:]
+path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
 last = epochs[-1]
+# Servers' CPU over the last epoch: from the first sample after epoch n-1 ended to the first
+# after epoch n ended (0.25 s resolution), / wall / cores.
+samples = [tuple(map(float, l.split())) for l in open(cpu_log) if len(l.split()) == 3]
+n = len(epochs)
+start = next((s for s in samples if s[1] >= n - 1), None)
+end = next((s for s in samples if s[1] >= n), None)
+util = None
+if start and end and end[0] > start[0]:
+    util = round((end[2] - start[2]) / float(hz) / (end[0] - start[0]) / int(cores), 4)
 print(json.dumps({
     "name": f"gpu_train_{name}", "value": round(last["time_s"], 3), "unit": "s/epoch",
     "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
@@ -170,6 +194,7 @@ print(json.dumps({
     "step_time_s": round(last["step_time_s"], 5),
     "data_wait_fraction": round(last["data_wait_fraction"], 4),
     "data_wait_s": round(last["data_wait_s"], 3), "compute_s": round(last["compute_s"], 3),
+    "server_cpu_util": util,
     "steps": last["steps"], "run_wall_s": int(wall)}))
 PY
   emit "$(cat "$WORK/$name.line")"

@@ -17,6 +17,7 @@
 //     its clients, --batches each), aggregate batches/s and seeds/s against 1 client, and the
 //     servers' CPU utilisation: (process CPU time from getrusage(RUSAGE_SELF) minus the client
 //     threads' own CPU time) / wall time / cores.
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -44,12 +45,20 @@
 namespace graphshard::bench {
 namespace {
 
+// CPUs this process may run on (taskset / cgroup affinity), else the hardware's.
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 struct Flags {
   std::string partition;
   int batches = 20;
   int batch_size = 1024;
   std::vector<int32_t> fanouts = {15, 10, 5};
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  int threads = UsableCores();
   int prefetch = 4;
   v1::FeatureDtype dtype = v1::FLOAT32;
   std::vector<server::PeerFeatures> peer_features = {server::PeerFeatures::kLocal};
@@ -233,7 +242,7 @@ std::vector<double> Scaling(const Flags& f,
                             const std::vector<std::vector<int64_t>>& train, const std::string& mode,
                             double memcpy_bps) {
   const int k = static_cast<int>(servers.size());
-  const double cores = std::thread::hardware_concurrency();
+  const double cores = UsableCores();  // the affinity mask's (taskset), else all
   // Warm-up, not timed: every server builds a few batches (maps same-host peers' parts, faults
   // the pages in) so that the first client count does not pay for it.
   {
@@ -311,6 +320,7 @@ void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>
 }
 
 int Run(const Flags& f) {
+  PrintResult("cores", UsableCores(), "cores");
   const double memcpy_bps = MemcpyBytesPerSecond(size_t{256} << 20, 5);
   PrintResult("memcpy_bytes_per_s", memcpy_bps, "B/s");
   const double tcp_bps = TcpLoopbackBytesPerSecond(size_t{2} << 30);
