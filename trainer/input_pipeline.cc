@@ -98,8 +98,13 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
   if (options_.device.is_cuda()) {
     // Pinned staging (from the host allocator's cache) so the copy is a real async DMA; the
     // copy runs on the current (copy) stream. 16-bit features travel as such and widen there.
+    // The staging copy is copy_ (parallel over the intra-op threads): pin_memory() copies on
+    // this one thread, which bounded a trainer at ~44 batches/s (121 MB each) on the GPU
+    // machine while the servers used 9% of the cores (tests/bench/RESULTS.md).
     t.ForEachTensor([&](torch::Tensor& x) {
-      x = x.pin_memory().to(options_.device, /*non_blocking=*/true);
+      torch::Tensor pinned = torch::empty(x.sizes(), x.options().pinned_memory(true));
+      pinned.copy_(x);
+      x = pinned.to(options_.device, /*non_blocking=*/true);
     });
   }
   ToFloatFeatures(t);

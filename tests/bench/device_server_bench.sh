@@ -24,10 +24,13 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_T
 cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT/build.log" 2>&1
 log "built"
 D=${BENCH_DATA:-/tmp/gsdata}
+GRAPH=${GRAPH_DIR:-$D/graph}  # GRAPH_DIR: an already generated graph (e.g. the GPU bench's)
 if [[ ! -s $D/p2/graphshard.json ]]; then
-  python3 tests/bench/gen_products_like.py --out "$D/graph" >"$OUT/gen.log" 2>&1
-  log "generated"
-  build-dev/bin/graphshard-partition partition --input "$D/graph" --parts 2 --method metis \
+  if [[ ! -s $GRAPH/edge_index.npy ]]; then
+    python3 tests/bench/gen_products_like.py --out "$GRAPH" >"$OUT/gen.log" 2>&1
+    log "generated"
+  fi
+  build-dev/bin/graphshard-partition partition --input "$GRAPH" --parts 2 --method metis \
     --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
   log "partitioned"
 else
