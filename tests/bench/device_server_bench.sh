@@ -27,7 +27,7 @@ D=${BENCH_DATA:-/tmp/gsdata}
 GRAPH=${GRAPH_DIR:-$D/graph}  # GRAPH_DIR: an already generated graph (e.g. the GPU bench's)
 if [[ ! -s $D/p2/graphshard.json ]]; then
   if [[ ! -s $GRAPH/edge_index.npy ]]; then
-    python3 tests/bench/gen_products_like.py --out "$GRAPH" >"$OUT/gen.log" 2>&1
+    python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 8 >"$OUT/gen.log" 2>&1
     log "generated"
   fi
   build-dev/bin/graphshard-partition partition --input "$GRAPH" --parts 2 --method metis \
