@@ -46,13 +46,23 @@ fi
 if [[ $MODE == scaling ]]; then
   CLIENTS=${CLIENTS:-1,2,4,8}
   CLIENTS_F16=${CLIENTS_F16-1,2,8}
-  set -x
-  timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
-    --threads "$J" --prefetch 8 --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
-    --clients "$CLIENTS" \
-    2>"$OUT/bench_scaling.err" | tee "$OUT/server_bench.jsonl" || log "scaling float32: exit $?"
-  { set +x; } 2>/dev/null
-  log "scaling float32 done"
+  # PREFETCHES (default 8): one run per value (batches each stream builds ahead); the JSON
+  # names of a run other than the first are prefixed with "prefetch<P>_".
+  first=1
+  for P in ${PREFETCHES:-8}; do
+    prefix=""
+    ((first)) || prefix="prefetch${P}_"
+    set -x
+    timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+      --threads "$J" --prefetch "$P" --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
+      --clients "$CLIENTS" \
+      2>>"$OUT/bench_scaling.err" |
+      sed "s/\"name\": \"/\"name\": \"$prefix/; s/\"baseline\": \"/\"baseline\": \"$prefix/" |
+      tee -a "$OUT/server_bench.jsonl" || log "scaling float32 prefetch $P: exit $?"
+    { set +x; } 2>/dev/null
+    log "scaling float32 prefetch $P done"
+    first=0
+  done
   if [[ -n $CLIENTS_F16 ]]; then
     set -x
     timeout "${F16_TIMEOUT:-150}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \

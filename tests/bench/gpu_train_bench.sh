@@ -20,6 +20,7 @@
 # "error" instead of figures; nothing is estimated.
 #
 # Knobs (environment): EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
+# SERVER_PREFETCH (8: batches each server stream builds ahead),
 # RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
@@ -38,6 +39,7 @@ EPOCHS=${EPOCHS:-2}
 METHOD=${METHOD:-random}
 FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
+SERVER_PREFETCH=${SERVER_PREFETCH:-8}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
 CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]
@@ -153,7 +155,7 @@ run_config() {
   local t0=$SECONDS status=0
   timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
-    --server-arg=--threads=$threads --server-arg=--prefetch=8 -- \
+    --server-arg=--threads=$threads --server-arg=--prefetch=$SERVER_PREFETCH -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
     --feature-dtype "$dtype" --prefetch "$PREFETCH" --threads 4 \
