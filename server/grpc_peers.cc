@@ -136,9 +136,15 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
 }
 
 const engine::LocalPart* GrpcPeers::MappedPart(int part) {
-  if (options_.peer_features != PeerFeatures::kLocal || part < 0 || part == options_.self_part) {
-    return nullptr;
-  }
+  return options_.peer_features == PeerFeatures::kLocal ? Mapped(part) : nullptr;
+}
+
+const engine::LocalPart* GrpcPeers::SamplingPart(int part) {
+  return options_.peer_sampling == PeerSampling::kLocal ? Mapped(part) : nullptr;
+}
+
+const engine::LocalPart* GrpcPeers::Mapped(int part) {
+  if (part < 0 || part == options_.self_part) return nullptr;
   absl::MutexLock lock(&map_mu_);
   if (std::ssize(mapping_) <= part) {
     mapping_.resize(part + 1, Mapping::kUndecided);
@@ -182,9 +188,11 @@ absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int 
   ASSIGN_OR_RETURN(std::unique_ptr<engine::LocalPart> local,
                    engine::LocalPart::Create(*std::move(loaded), options_.limits));
   std::fprintf(stderr,
-               "graphshard-server: part %d at %s is on this host: reading its feature "
-               "rows from %s/part_%d (mmap)\n",
-               part, peer->address.c_str(), options_.partition_dir.c_str(), part);
+               "graphshard-server: part %d at %s is on this host: reading its part from "
+               "%s/part_%d (mmap) for%s%s\n",
+               part, peer->address.c_str(), options_.partition_dir.c_str(), part,
+               options_.peer_features == PeerFeatures::kLocal ? " feature rows" : "",
+               options_.peer_sampling == PeerSampling::kLocal ? " sampling" : "");
   return local;
 }
 

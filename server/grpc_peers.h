@@ -27,6 +27,12 @@ enum class PeerFeatures {
   kLocal,  // same-host peers: read their part's rows from its mmap'ed files; others: kRpc
 };
 
+// How other parts are sampled.
+enum class PeerSampling {
+  kRpc,    // always SampleOneHop
+  kLocal,  // same-host peers: sample their part from its mmap'ed files; others: kRpc
+};
+
 struct PeerOptions {
   std::vector<std::string> addresses;  // index = part; if empty, use registry_dir
   std::string registry_dir;
@@ -37,6 +43,7 @@ struct PeerOptions {
   // part loads from partition_dir is read in-process (MappedPart). Anything else falls back to
   // the RPC; a peer that cannot be reached yet is asked again next time.
   PeerFeatures peer_features = PeerFeatures::kRpc;
+  PeerSampling peer_sampling = PeerSampling::kRpc;  // kLocal: the same mapping, for sampling
   std::string this_host_id;
   std::string partition_dir;
   int self_part = -1;
@@ -55,6 +62,8 @@ class GrpcPeers final : public engine::Peers {
   // this host; else nullptr. The first call for a part asks its metadata (deadline
   // rpc_timeout) and loads it (no checksums: the peer verified the same files when it started).
   const engine::LocalPart* MappedPart(int part) override;
+  // With PeerSampling::kLocal, the same mapped part (nullptr otherwise).
+  const engine::LocalPart* SamplingPart(int part) override;
 
  private:
   struct Peer {
@@ -66,6 +75,8 @@ class GrpcPeers final : public engine::Peers {
   // The peer's part if it can be mapped here; nullptr if it is elsewhere or does not load;
   // Unavailable if the peer could not be asked (not decided, asked again later).
   absl::StatusOr<std::unique_ptr<engine::LocalPart>> MapIfSameHost(int part);
+  // The same-host peer's part mapped from partition_dir (decided once per part), or nullptr.
+  const engine::LocalPart* Mapped(int part);
 
   const PeerOptions options_;
   absl::Mutex mu_;

@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   peers.rpc_timeout = options.rpc_timeout;
   peers.host_id = service.shared_memory ? service.host_id : std::string();
   peers.peer_features = options.peer_features;
+  peers.peer_sampling = options.peer_sampling;
   peers.this_host_id = service.host_id;
   peers.partition_dir = options.partition_dir;
   peers.self_part = options.part;

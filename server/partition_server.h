@@ -32,6 +32,9 @@ struct ServerOptions {
   // kLocal: feature rows of same-host peers are read from their parts in partition_dir (mmap)
   // instead of GatherFeatures calls; peers on other hosts are always asked (docs/SERVER.md).
   PeerFeatures peer_features = PeerFeatures::kLocal;
+  // kLocal: same-host peers' parts are sampled in-process from the same mapping (no
+  // SampleOneHop); kRpc: always ask them.
+  PeerSampling peer_sampling = PeerSampling::kLocal;
   ServiceOptions service;
 };
 

@@ -28,6 +28,9 @@ ABSL_FLAG(bool, shm, true, "send batches to same-host trainers through shared me
 ABSL_FLAG(std::string, peer_features, "local",
           "local: read feature rows of same-host peers from their mmap'ed parts in --partition; "
           "rpc: always ask peers with GatherFeatures");
+ABSL_FLAG(std::string, peer_sampling, "local",
+          "local: sample same-host peers' parts in-process from their mmap'ed files in "
+          "--partition; rpc: always ask peers with SampleOneHop");
 
 namespace {
 
@@ -69,6 +72,12 @@ int main(int argc, char** argv) {
   }
   options.peer_features = peer_features == "rpc" ? graphshard::server::PeerFeatures::kRpc
                                                  : graphshard::server::PeerFeatures::kLocal;
+  const std::string peer_sampling = absl::GetFlag(FLAGS_peer_sampling);
+  if (peer_sampling != "local" && peer_sampling != "rpc") {
+    return Fail("--peer-sampling must be local or rpc");
+  }
+  options.peer_sampling = peer_sampling == "rpc" ? graphshard::server::PeerSampling::kRpc
+                                                 : graphshard::server::PeerSampling::kLocal;
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");

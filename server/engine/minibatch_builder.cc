@@ -83,6 +83,10 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
       (internal::AskParts<std::vector<HopResult>>(
           requests, asked, local.part_index(),
           [&](int p, OneHopRequest r, Peers::Callback<std::vector<HopResult>> done) {
+            if (const LocalPart* mapped = peers.SamplingPart(p)) {
+              done(mapped->SampleOneHop(r));  // a same-host peer's part, read in-process
+              return;
+            }
             peers.SampleOneHop(p, std::move(r), std::move(done));
           },
           [&](const OneHopRequest& r) { return local.SampleOneHop(r); })));

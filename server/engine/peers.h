@@ -37,6 +37,13 @@ class Peers {
     (void)part;
     return nullptr;
   }
+  // As MappedPart, for sampling: when not null, the engine samples that part's neighbours
+  // in-process instead of asking SampleOneHop (the same draws: they depend only on the request
+  // seed and the node).
+  virtual const LocalPart* SamplingPart(int part) {
+    (void)part;
+    return nullptr;
+  }
 };
 
 }  // namespace graphshard::engine

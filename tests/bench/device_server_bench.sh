@@ -5,7 +5,8 @@
 #   MODE=scaling: issue 8's sampling-only scaling section, 1/2/4/8 concurrent streaming clients
 #     (CLIENTS), peer feature rows through GatherFeatures ("rpc") and from same-host peers'
 #     mapped parts ("local") (PEER, default rpc,local), clients reading one-shot and ring
-#     segments (RING, default off,on) in one process; then the same in float16 for CLIENTS_F16
+#     segments (RING, default off,on), same-host peers sampled in-process or by RPC
+#     (PEER_SAMPLING, default local) in one process; then the same in float16 for CLIENTS_F16
 #     (empty = skip).
 #   CPUS (e.g. 0-15): run the benchmark under taskset on those CPUs (threads and utilisation
 #     follow). The graph and partition in BENCH_DATA are reused when present (warm machine).
@@ -55,7 +56,7 @@ if [[ $MODE == scaling ]]; then
     set -x
     timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
       --threads "$J" --prefetch "$P" --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
-      --clients "$CLIENTS" \
+      --peer-sampling "${PEER_SAMPLING:-local}" --clients "$CLIENTS" \
       2>>"$OUT/bench_scaling.err" |
       sed "s/\"name\": \"/\"name\": \"$prefix/; s/\"baseline\": \"/\"baseline\": \"$prefix/" |
       tee -a "$OUT/server_bench.jsonl" || log "scaling float32 prefetch $P: exit $?"

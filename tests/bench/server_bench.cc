@@ -2,14 +2,15 @@
 //   server_bench --partition DIR [--batches N] [--batch-size B] [--fanouts 15,10,5]
 //                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
 //                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
-//                [--shm-ring on|off|off,on]
+//                [--shm-ring on|off|off,on] [--peer-sampling local|rpc|rpc,local]
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
 //   then, for each --shm-ring and --peer-features mode (servers restarted per mode; "rpc":
 //   peers' feature rows through GatherFeatures, "local": same-host peers' rows read from their
 //   mmap'ed parts; ring on (default): clients read reused ring segments, off ("_noring"): one
-//   new segment per batch):
+//   new segment per batch; --peer-sampling local (default): same-host peers' parts sampled
+//   in-process, rpc ("_rpcsampling"): through SampleOneHop):
 //     without --clients: one stream over gRPC loopback (bytes inline) and over the same-host
 //     shared-memory path; 2 servers with 2 concurrent streaming clients (issue 4's target);
 //     with --clients: the scaling section (issue 8): n concurrent shared-memory streaming
@@ -64,6 +65,7 @@ struct Flags {
   std::vector<server::PeerFeatures> peer_features = {server::PeerFeatures::kLocal};
   std::vector<int> clients;  // non-empty: the scaling section instead of the 1-stream/2x2 runs
   std::vector<bool> shm_ring = {true};  // clients read ring segments (reused) or one-shot ones
+  std::vector<bool> local_sampling = {true};  // same-host peers sampled in-process, or by RPC
   bool ring = true;  // the current mode's (Run sets it)
 };
 
@@ -73,10 +75,15 @@ const char* ModeName(server::PeerFeatures m) {
 
 // One server configuration of a run: how peers' feature rows are read, and whether the clients
 // read ring segments ("local", "rpc") or one-shot segments ("local_noring", "rpc_noring").
+// Same-host peers sampled by RPC (--peer-sampling rpc) add "_rpcsampling".
 struct Mode {
   server::PeerFeatures peer = server::PeerFeatures::kLocal;
   bool ring = true;
-  std::string Name() const { return std::string(ModeName(peer)) + (ring ? "" : "_noring"); }
+  bool local_sampling = true;
+  std::string Name() const {
+    return std::string(ModeName(peer)) + (ring ? "" : "_noring") +
+           (local_sampling ? "" : "_rpcsampling");
+  }
 };
 
 // CPU seconds of the whole process (all threads), and of the calling thread.
@@ -360,8 +367,10 @@ int Run(const Flags& f) {
   locals.clear();  // the servers below load their own parts
 
   std::vector<Mode> modes;
-  for (bool ring : f.shm_ring) {
-    for (server::PeerFeatures peer : f.peer_features) modes.push_back({peer, ring});
+  for (bool sampling : f.local_sampling) {
+    for (bool ring : f.shm_ring) {
+      for (server::PeerFeatures peer : f.peer_features) modes.push_back({peer, ring, sampling});
+    }
   }
   std::vector<std::vector<double>> scaling(modes.size());  // batches/s per client count
   for (size_t m = 0; m < modes.size(); ++m) {
@@ -380,6 +389,8 @@ int Run(const Flags& f) {
       so.service.prefetch = f.prefetch;
       so.rpc_timeout = absl::Seconds(120);
       so.peer_features = modes[m].peer;
+      so.peer_sampling = modes[m].local_sampling ? server::PeerSampling::kLocal
+                                                 : server::PeerSampling::kRpc;
       auto s = server::PartitionServer::Start(so);
       if (!s.ok()) {
         std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
@@ -387,8 +398,9 @@ int Run(const Flags& f) {
       }
       servers.push_back(*std::move(s));
     }
-    std::fprintf(stderr, "bench: peer features %s, %s segments\n", ModeName(modes[m].peer),
-                 modes[m].ring ? "ring" : "one-shot");
+    std::fprintf(stderr, "bench: peer features %s, %s segments, peers sampled %s\n",
+                 ModeName(modes[m].peer), modes[m].ring ? "ring" : "one-shot",
+                 modes[m].local_sampling ? "in-process" : "by RPC");
     if (f.clients.empty()) {
       SingleAndPairStreams(fm, servers, train, prefix, memcpy_bps, tcp_bps, base_bps);
     } else {
@@ -415,9 +427,18 @@ int Run(const Flags& f) {
     }
   };
   compare("peer_vs_rpc_", [](const Mode& a) { return a.peer == server::PeerFeatures::kLocal; },
-          [](const Mode& a, const Mode& b) { return b.peer == server::PeerFeatures::kRpc && b.ring == a.ring; });
+          [](const Mode& a, const Mode& b) {
+            return b.peer == server::PeerFeatures::kRpc && b.ring == a.ring &&
+                   b.local_sampling == a.local_sampling;
+          });
   compare("ring_vs_noring_", [](const Mode& a) { return a.ring; },
-          [](const Mode& a, const Mode& b) { return !b.ring && b.peer == a.peer; });
+          [](const Mode& a, const Mode& b) {
+            return !b.ring && b.peer == a.peer && b.local_sampling == a.local_sampling;
+          });
+  compare("local_vs_rpc_sampling_", [](const Mode& a) { return a.local_sampling; },
+          [](const Mode& a, const Mode& b) {
+            return !b.local_sampling && b.peer == a.peer && b.ring == a.ring;
+          });
   return 0;
 }
 
@@ -443,6 +464,12 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
         if (!absl::SimpleAtoi(x, &n) || n < 1) return false;
         f->clients.push_back(n);
       }
+    } else if (k == "--peer-sampling") {
+      f->local_sampling.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        if (x != "rpc" && x != "local") return false;
+        f->local_sampling.push_back(x == "local");
+      }
     } else if (k == "--shm-ring") {
       f->shm_ring.clear();
       for (absl::string_view x : absl::StrSplit(v, ',')) {
@@ -462,7 +489,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     }
   }
   return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0 &&
-         !f->peer_features.empty() && !f->shm_ring.empty();
+         !f->peer_features.empty() && !f->shm_ring.empty() && !f->local_sampling.empty();
 }
 
 }  // namespace

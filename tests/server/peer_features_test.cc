@@ -1,6 +1,7 @@
-// Feature rows of same-host peers read from their mmap'ed parts (PeerFeatures::kLocal) give the
-// same batches, bit for bit, as asking the peers with GatherFeatures (kRpc); a peer on another
-// host, or whose files do not load here, is still asked. Real in-process servers on port 0.
+// Feature rows of same-host peers read from their mmap'ed parts (PeerFeatures::kLocal), and
+// their neighbours sampled from them (PeerSampling::kLocal), give the same batches, bit for bit,
+// as asking the peers with GatherFeatures and SampleOneHop (kRpc); a peer on another host, or
+// whose files do not load here, is still asked. Real in-process servers on port 0.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -67,8 +68,8 @@ std::vector<v1::SamplingConfig> Configs() {
 // training seeds under each config.
 template <typename G>
 void ExpectSameBatches(const G& graph, int parts) {
-  testing::TestCluster rpc(graph, parts, {}, {}, PeerFeatures::kRpc);
-  testing::TestCluster local(graph, parts, {}, {}, PeerFeatures::kLocal);
+  testing::TestCluster rpc(graph, parts, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc);
+  testing::TestCluster local(graph, parts, {}, {}, PeerFeatures::kLocal, PeerSampling::kLocal);
   int64_t batches = 0;
   for (int p = 0; p < parts; ++p) {
     std::vector<int64_t> seeds = Split(*rpc.Stub(p), "train");
@@ -85,11 +86,13 @@ void ExpectSameBatches(const G& graph, int parts) {
     }
   }
   EXPECT_GT(batches, 0);
-  // The rpc cluster asked its peers for rows; the local one read them in-process.
+  // The rpc cluster asked its peers for rows and neighbours; the local one read and sampled
+  // their parts in-process.
   for (int p = 0; p < parts; ++p) {
     EXPECT_GT(CallsOf(*rpc.Stub(p), "GatherFeatures"), 0) << p;
+    EXPECT_GT(CallsOf(*rpc.Stub(p), "SampleOneHop"), 0) << p;
     EXPECT_EQ(CallsOf(*local.Stub(p), "GatherFeatures"), 0) << p;
-    EXPECT_GT(CallsOf(*local.Stub(p), "SampleOneHop"), 0) << p << ": sampling still asks peers";
+    EXPECT_EQ(CallsOf(*local.Stub(p), "SampleOneHop"), 0) << p;
   }
 }
 
@@ -105,11 +108,12 @@ TEST(PeerFeaturesTest, MappedSameHostPeersGiveBitwiseEqualBatchesHeterogeneous) 
 }
 
 // Two servers started by hand: part 0 from `dir0`, part 1 from `dir1` with host id `host1`
-// (empty = this host's), both PeerFeatures::kLocal. Returns part 0's batches of one config
-// and how many GatherFeatures calls part 1 answered.
+// (empty = this host's), both PeerFeatures::kLocal and PeerSampling::kLocal. Returns part 0's
+// batches of one config and how many GatherFeatures and SampleOneHop calls part 1 answered.
 struct HandCluster {
   std::vector<std::string> batches;
   int64_t gathers_by_part1 = 0;
+  int64_t hops_by_part1 = 0;
 };
 HandCluster RunHandCluster(const std::string& dir0, const std::string& dir1,
                            const std::string& host1, const std::string& registry) {
@@ -122,6 +126,7 @@ HandCluster RunHandCluster(const std::string& dir0, const std::string& dir1,
     so.rpc_timeout = absl::Seconds(10);
     so.threads = 2;
     so.peer_features = PeerFeatures::kLocal;
+    so.peer_sampling = PeerSampling::kLocal;
     if (p == 1) so.service.host_id = host1;
     auto s = PartitionServer::Start(so);
     EXPECT_TRUE(s.ok()) << s.status();
@@ -137,6 +142,7 @@ HandCluster RunHandCluster(const std::string& dir0, const std::string& dir1,
   HandCluster out;
   out.batches = Epoch(*stub(0), Split(*stub(0), "train"), Configs()[0]);
   out.gathers_by_part1 = CallsOf(*stub(1), "GatherFeatures");
+  out.hops_by_part1 = CallsOf(*stub(1), "SampleOneHop");
   for (auto& s : servers) s->Shutdown(absl::Seconds(1));
   return out;
 }
@@ -153,6 +159,7 @@ class PeerFeaturesFallbackTest : public ::testing::Test {
     reference_ = RunHandCluster(dir_ + "/p", dir_ + "/p", "", dir_ + "/r0");
     ASSERT_FALSE(reference_.batches.empty());
     ASSERT_EQ(reference_.gathers_by_part1, 0);
+    ASSERT_EQ(reference_.hops_by_part1, 0);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -163,6 +170,7 @@ class PeerFeaturesFallbackTest : public ::testing::Test {
 TEST_F(PeerFeaturesFallbackTest, PeerOnAnotherHostIsAskedWithGatherFeatures) {
   HandCluster got = RunHandCluster(dir_ + "/p", dir_ + "/p", "another-host", dir_ + "/r1");
   EXPECT_GT(got.gathers_by_part1, 0);
+  EXPECT_GT(got.hops_by_part1, 0);
   EXPECT_TRUE(got.batches == reference_.batches);
 }
 
@@ -172,6 +180,7 @@ TEST_F(PeerFeaturesFallbackTest, PeerWhosePartDoesNotLoadHereIsAskedWithGatherFe
   std::filesystem::remove(dir_ + "/q/part_1/nodes/node/feat.npy");
   HandCluster got = RunHandCluster(dir_ + "/q", dir_ + "/p", "", dir_ + "/r2");
   EXPECT_GT(got.gathers_by_part1, 0);
+  EXPECT_GT(got.hops_by_part1, 0);
   EXPECT_TRUE(got.batches == reference_.batches);
 }
 

@@ -46,7 +46,8 @@ class TestCluster {
   template <typename G>
   TestCluster(const G& graph, int parts, engine::Limits limits = {},
               server::ServiceOptions service = {},
-              server::PeerFeatures peer_features = server::PeerFeatures::kLocal)
+              server::PeerFeatures peer_features = server::PeerFeatures::kLocal,
+              server::PeerSampling peer_sampling = server::PeerSampling::kLocal)
       : dir_(MakeTempDir()) {
     partitioner::PartitionOptions options;
     options.num_parts = parts;
@@ -63,6 +64,7 @@ class TestCluster {
       so.threads = 2;
       so.service = service;
       so.peer_features = peer_features;
+      so.peer_sampling = peer_sampling;
       auto s = server::PartitionServer::Start(so);
       EXPECT_TRUE(s.ok()) << s.status();
       servers_.push_back(*std::move(s));
