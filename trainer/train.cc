@@ -131,8 +131,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     so.replace = run.options.replace;
     so.feature_dtype = ParseDtype(run.options.feature_dtype);
     so.client_host_id = run.host_id;
-    // The pipeline keeps `prefetch` steps ready, one in training, one being converted.
-    so.max_held_batches = run.options.prefetch + 2;
+    // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
+    // possibly the previous one's (until the loop drops it); one spare.
+    so.max_held_batches = run.options.prefetch + 4;
     ASSIGN_OR_RETURN(streams[i], run.servers.clients[static_cast<size_t>(shards[i].part)]
                                      ->StreamBatches(so, run.servers.metadata));
   }

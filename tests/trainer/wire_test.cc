@@ -90,6 +90,11 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   m.set_shm_name("/x");
   m.set_shm_size(8);  // inline bytes in a shm batch, or a missing segment
   EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous()).ok());
+  m.set_shm_ring(true);  // a ring segment needs the stream's reader
+  expect_data_loss(m, "reads no ring");
+  common::ShmRingReader ring;
+  auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous(), &ring);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
 }
 
 TEST(DecodeMinibatch, Reads16BitFeatures) {
