@@ -332,8 +332,11 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     if (ring != nullptr && msg.shm_ring()) {
       // Back-pressure of the ring: at most shm_ring batches unreleased by the client.
       const absl::Time give_up = absl::Now() + absl::Seconds(1);
-      while (ring->HeldByReader() >= request->shm_ring() && absl::Now() < give_up &&
-             !context->IsCancelled()) {
+      while (ring->HeldByReader() >= request->shm_ring() && !context->IsCancelled()) {
+        if (absl::Now() >= give_up) {
+          stats_.AddShmRingStall();
+          break;
+        }
         absl::SleepFor(absl::Microseconds(200));
       }
       ring->MarkSent(msg.shm_name());

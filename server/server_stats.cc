@@ -49,6 +49,7 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_shm_bytes(shm_bytes_);
   out->set_shm_segments_created(shm_created_);
   out->set_shm_segments_reused(shm_reused_);
+  out->set_shm_ring_stalls(shm_ring_stalls_);
   out->set_active_streams(active_streams_);
 }
 

@@ -23,6 +23,7 @@ class ServerStats {
   void AddBytesSent(int64_t n) { Add(&bytes_sent_, n); }
   void AddShmBytes(int64_t n) { Add(&shm_bytes_, n); }
   void AddShmSegment(bool reused) { Add(reused ? &shm_reused_ : &shm_created_, 1); }
+  void AddShmRingStall() { Add(&shm_ring_stalls_, 1); }
   void StreamOpened() { Add(&active_streams_, 1); }
   void StreamClosed() { Add(&active_streams_, -1); }
   int64_t active_streams();
@@ -49,6 +50,7 @@ class ServerStats {
   int64_t shm_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_created_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t shm_ring_stalls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -166,6 +166,31 @@ TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
                                               "summary"}));
 }
 
+// The trainer reads its same-host batches through the servers' stream rings (segments are
+// reused), and no server ever gave up waiting (1 s) for it to release one.
+TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
+  auto totals = [] {
+    v1::Stats sum;
+    for (int p = 0; p < 2; ++p) {
+      v1::Stats s;
+      EXPECT_TRUE(cluster_->Stub(p)->GetStats(graphshard::testing::Context().get(), {}, &s).ok());
+      sum.set_shm_segments_reused(sum.shm_segments_reused() + s.shm_segments_reused());
+      sum.set_shm_ring_stalls(sum.shm_ring_stalls() + s.shm_ring_stalls());
+    }
+    return sum;
+  };
+  const v1::Stats before = totals();
+  TrainerOptions o = Options();
+  o.epochs = 2;
+  o.batch_size = 8;  // ~35 batches per stream and epoch: the ring wraps many times
+  o.prefetch = 2;
+  std::vector<RankResult> r = TrainRanks(o, 1);
+  ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
+  const v1::Stats after = totals();
+  EXPECT_GT(after.shm_segments_reused() - before.shm_segments_reused(), 0);
+  EXPECT_EQ(after.shm_ring_stalls() - before.shm_ring_stalls(), 0);
+}
+
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
   TrainerOptions o = Options();
   o.model = "gcn";
