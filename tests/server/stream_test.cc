@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -285,27 +286,43 @@ TEST_F(StreamTest, HalfPrecisionTransportRoundsEachFeature) {
   }
 }
 
+// Mappings of this process's graphshard segments (/proc/self/maps): the servers' and ours.
+int CountMappedShm() {
+  std::ifstream maps("/proc/self/maps");
+  const std::string prefix = "/dev/shm/graphshard-" + std::to_string(::getpid()) + "-";
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find(prefix) != std::string::npos;
+  return n;
+}
+
 TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
-  std::vector<int64_t> seeds = Split(0, "test");
-  v1::StreamBatchesRequest r = Request(seeds, 8);
-  r.set_client_host_id(common::HostId());
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  auto reader = cluster_->Stub(0)->StreamBatches(&ctx, r);
-  v1::Minibatch m;
-  ASSERT_TRUE(reader->Read(&m));
-  testing::Decode(m);
-  ctx.TryCancel();
-  reader->Finish();
-  // The server notices, frees the prefetched batches and unlinks their segments.
-  bool released = false;
-  for (int i = 0; i < 100 && !released; ++i) {
-    v1::Stats stats;
-    ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
-    released = stats.active_streams() == 0 && CountShmSegments() == 0;
-    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int ring_batches : {0, 2}) {  // one-shot segments, then the ring
+    SCOPED_TRACE(ring_batches == 0 ? "one-shot" : "ring");
+    std::vector<int64_t> seeds = Split(0, "test");
+    v1::StreamBatchesRequest r = Request(seeds, 8);
+    r.set_client_host_id(common::HostId());
+    r.set_shm_ring(ring_batches);
+    {
+      common::ShmRingReader ring;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+      auto reader = cluster_->Stub(0)->StreamBatches(&ctx, r);
+      v1::Minibatch m;
+      ASSERT_TRUE(reader->Read(&m));
+      testing::Decode(m, ring_batches > 0 ? &ring : nullptr);
+      ctx.TryCancel();
+      reader->Finish();
+    }  // our own mappings are gone with the reader
+    // The server notices, frees the prefetched batches, unlinks and unmaps their segments.
+    bool released = false;
+    for (int i = 0; i < 100 && !released; ++i) {
+      v1::Stats stats;
+      ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+      released = stats.active_streams() == 0 && CountShmSegments() == 0 && CountMappedShm() == 0;
+      if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(released) << CountShmSegments() << " names, " << CountMappedShm() << " mappings left";
   }
-  EXPECT_TRUE(released);
 }
 
 TEST_F(StreamTest, StatsCountCallsEdgesAndBytes) {
