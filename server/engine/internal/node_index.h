@@ -37,7 +37,10 @@ class DenseTable {
   void Set(int64_t id, int64_t index) {
     slots_[static_cast<size_t>(id)] = {generation_, static_cast<uint32_t>(index)};
   }
-  void Prefetch(int64_t id) const { __builtin_prefetch(&slots_[static_cast<size_t>(id)]); }
+  // A hint only: ids outside the table (not yet range-checked) are ignored.
+  void Prefetch(int64_t id) const {
+    if (static_cast<uint64_t>(id) < slots_.size()) __builtin_prefetch(slots_.data() + id);
+  }
 
  private:
   struct Slot {
