@@ -114,7 +114,14 @@ void ShmSegment::SetReleased(bool released) const {
 ShmRing::ShmRing(std::string name_prefix, std::atomic<int64_t>* counter)
     : prefix_(std::move(name_prefix)), counter_(counter) {}
 
-ShmRing::~ShmRing() = default;
+ShmRing::~ShmRing() {
+  // A segment never sent (its batch was built while the stream ended) has a name no reader
+  // will unlink. Sent ones are the reader's to unlink (or UnlinkAll's, on failure).
+  absl::MutexLock lock(&mu_);
+  for (const Slot& slot : segments_) {
+    if (!slot.sent) UnlinkShm(slot.segment->name());
+  }
+}
 
 void ShmRing::UnlinkAll() {
   absl::MutexLock lock(&mu_);

@@ -68,7 +68,8 @@ inline constexpr size_t kShmControlBytes = 4096;
 // RESULTS.md). A segment is handed out busy; the reader (ShmRingReader) releases it when the
 // last reference to its batch is gone. Segments grow (never shrink) to the largest batch they
 // held; all are unmapped with the ring. The reader unlinks a name when it first opens it; a
-// stream that ends early calls UnlinkAll. Thread-safe.
+// stream that ends early calls UnlinkAll; the ring's destructor unlinks the segments never sent
+// (batches built while the stream was ending). Thread-safe.
 class ShmRing {
  public:
   // Segment names are name_prefix + a number from `counter` (shared with one-shot segments).

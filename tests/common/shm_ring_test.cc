@@ -99,6 +99,23 @@ TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
   ring.UnlinkAll();
 }
 
+TEST(ShmRingTest, SegmentsNeverSentAreUnlinkedWithTheRing) {
+  std::atomic<int64_t> counter{0};
+  {
+    ShmRing ring(Prefix(), &counter);
+    auto sent = ring.Acquire(100);
+    auto unsent = ring.Acquire(100);  // built while the stream ended: no reader will see it
+    ASSERT_TRUE(sent.ok() && unsent.ok());
+    ring.MarkSent((*sent)->name());
+    EXPECT_EQ(ring.HeldByReader(), 1);
+    EXPECT_EQ(Leftovers(), 2);
+  }
+  EXPECT_EQ(Leftovers(), 1) << "the sent one is the reader's to unlink";
+  ShmRingReader reader;
+  EXPECT_TRUE(reader.Open(Prefix() + "0", 100).ok());  // opening unlinks it
+  EXPECT_EQ(Leftovers(), 0);
+}
+
 TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
   ShmRingReader reader;
   auto missing = reader.Open(Prefix() + "missing", 10);
