@@ -21,21 +21,61 @@
 #include "common/status_macros.h"
 
 namespace graphshard::common {
+namespace {
 
-absl::StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Create(const std::string& name,
-                                                               size_t size) {
+// Creates `name` (exclusive) of `length` bytes; the descriptor, read-write. On failure nothing
+// is left behind.
+absl::StatusOr<int> CreateSized(const std::string& name, size_t length) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("shm ", name, ": create failed: ", std::strerror(errno)));
   }
-  const size_t mapped = size == 0 ? 1 : size;
-  if (::ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+  if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
     int err = errno;
     ::close(fd);
     ::shm_unlink(name.c_str());
-    return absl::InternalError(absl::StrCat("shm ", name, ": resize to ", size, " failed: ",
+    return absl::InternalError(absl::StrCat("shm ", name, ": resize to ", length, " failed: ",
                                             std::strerror(err)));
   }
+  return fd;
+}
+
+// Opens an existing `name` with `flags` and unlinks the name; NotFound if it does not exist.
+absl::StatusOr<int> OpenAndUnlinkName(const std::string& name, int flags) {
+  int fd = ::shm_open(name.c_str(), flags | O_CLOEXEC, 0);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat("shm ", name, ": no such segment"));
+    return absl::InternalError(absl::StrCat("shm ", name, ": open failed: ", std::strerror(err)));
+  }
+  ::shm_unlink(name.c_str());
+  return fd;
+}
+
+// Capacity of a new or grown ring segment: room for batches a little larger than this one, in
+// whole 2 MiB units.
+size_t RingCapacity(size_t size) {
+  constexpr size_t kUnit = size_t{2} << 20;
+  const size_t wanted = size + size / 16 + 1;
+  return (wanted + kUnit - 1) / kUnit * kUnit;
+}
+
+// Maps all of fd (control page + data) read-write.
+absl::StatusOr<char*> MapRing(int fd, size_t length, const std::string& name) {
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) {
+    return absl::InternalError(absl::StrCat("shm ", name, ": mmap failed: ", std::strerror(errno)));
+  }
+  return static_cast<char*>(p);
+}
+
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Create(const std::string& name,
+                                                               size_t size) {
+  const size_t mapped = size == 0 ? 1 : size;
+  ASSIGN_OR_RETURN(int fd, CreateSized(name, mapped));
   // MAP_POPULATE: the pages are allocated in one call instead of one fault per 4 KiB page as
   // the batch is written (tests/bench/RESULTS.md, "Fewer page faults").
   void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
@@ -50,13 +90,7 @@ absl::StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Create(const std::string
 
 absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmSegment::OpenAndUnlink(
     const std::string& name, size_t size) {
-  int fd = ::shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ENOENT) return absl::NotFoundError(absl::StrCat("shm ", name, ": no such segment"));
-    return absl::InternalError(absl::StrCat("shm ", name, ": open failed: ", std::strerror(err)));
-  }
-  ::shm_unlink(name.c_str());
+  ASSIGN_OR_RETURN(int fd, OpenAndUnlinkName(name, O_RDONLY));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) {
     ::close(fd);
@@ -80,26 +114,6 @@ ShmSegment::~ShmSegment() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-namespace {
-
-// Capacity of a new or grown ring segment: room for batches a little larger than this one, in
-// whole 2 MiB units.
-size_t RingCapacity(size_t size) {
-  constexpr size_t kUnit = size_t{2} << 20;
-  const size_t wanted = size + size / 16 + 1;
-  return (wanted + kUnit - 1) / kUnit * kUnit;
-}
-
-// Maps all of fd (control page + data) read-write.
-absl::StatusOr<char*> MapRing(int fd, size_t length, const std::string& name) {
-  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED) {
-    return absl::InternalError(absl::StrCat("shm ", name, ": mmap failed: ", std::strerror(errno)));
-  }
-  return static_cast<char*>(p);
-}
-
-}  // namespace
 
 bool ShmSegment::Released() const {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
@@ -187,18 +201,8 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
     return pick->segment;
   }
   const std::string name = absl::StrCat(prefix_, (*counter_)++);
-  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("shm ", name, ": create failed: ", std::strerror(errno)));
-  }
   const size_t capacity = RingCapacity(size);
-  if (::ftruncate(fd, static_cast<off_t>(kShmControlBytes + capacity)) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::shm_unlink(name.c_str());
-    return absl::InternalError(absl::StrCat("shm ", name, ": resize to ", capacity, " failed: ",
-                                            std::strerror(err)));
-  }
+  ASSIGN_OR_RETURN(int fd, CreateSized(name, kShmControlBytes + capacity));
   absl::StatusOr<char*> base = MapRing(fd, kShmControlBytes + capacity, name);
   if (!base.ok()) {
     ::close(fd);
@@ -226,13 +230,7 @@ absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmRingReader::Open(const std:
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(name);
   if (it == entries_.end()) {
-    int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-      int err = errno;
-      if (err == ENOENT) return absl::NotFoundError(absl::StrCat("shm ", name, ": no such segment"));
-      return absl::InternalError(absl::StrCat("shm ", name, ": open failed: ", std::strerror(err)));
-    }
-    ::shm_unlink(name.c_str());
+    ASSIGN_OR_RETURN(int fd, OpenAndUnlinkName(name, O_RDWR));
     it = entries_.emplace(name, Entry{fd, nullptr}).first;
   }
   Entry& entry = it->second;

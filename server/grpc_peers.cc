@@ -174,14 +174,14 @@ absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int 
   if (!loaded.ok()) {
     std::fprintf(stderr,
                  "graphshard-server: part %d at %s is on this host, but its files do "
-                 "not load here (%s); asking it for feature rows\n",
+                 "not load here (%s); asking it instead\n",
                  part, peer->address.c_str(), std::string(loaded.status().message()).c_str());
     return nullptr;
   }
   if (!SameLayout(meta, (*loaded)->manifest())) {
     std::fprintf(stderr,
                  "graphshard-server: part %d at %s serves another partition layout than "
-                 "%s; asking it for feature rows\n",
+                 "%s; asking it instead\n",
                  part, peer->address.c_str(), options_.partition_dir.c_str());
     return nullptr;
   }
@@ -189,10 +189,11 @@ absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int 
                    engine::LocalPart::Create(*std::move(loaded), options_.limits));
   std::fprintf(stderr,
                "graphshard-server: part %d at %s is on this host: reading its part from "
-               "%s/part_%d (mmap) for%s%s\n",
+               "%s/part_%d (mmap) for %s\n",
                part, peer->address.c_str(), options_.partition_dir.c_str(), part,
-               options_.peer_features == PeerFeatures::kLocal ? " feature rows" : "",
-               options_.peer_sampling == PeerSampling::kLocal ? " sampling" : "");
+               options_.peer_features != PeerFeatures::kLocal   ? "sampling"
+               : options_.peer_sampling != PeerSampling::kLocal ? "feature rows"
+                                                                : "feature rows and sampling");
   return local;
 }
 
