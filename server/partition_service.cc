@@ -230,7 +230,7 @@ std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
     if (segment.ok()) {
       stats_.AddShmSegment(false);
       ToProto(batch, **segment, msg);
-      stats_.AddShmBytes(static_cast<int64_t>((*segment)->size()));
+      stats_.AddShmBytes(batch.PayloadBytes());
       return name;
     }
     // No shared memory (e.g. /dev/shm full): fall back to bytes over gRPC for this batch.
@@ -287,7 +287,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     auto placed = std::static_pointer_cast<BatchSegment>(built.attachment);
     if (placed != nullptr && placed->segment != nullptr) {
       ToProto(built, *placed->segment, &packed->msg);
-      stats_.AddShmBytes(static_cast<int64_t>(placed->segment->size()));
+      stats_.AddShmBytes(packed->payload_bytes);  // not the segment's size (a ring's may be larger)
       if (placed->ring) {
         packed->msg.set_shm_ring(true);  // the ring unlinks it if the client never opens it
       } else {
@@ -302,6 +302,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     light.attachment = std::move(packed);
     built = std::move(light);
   };
+  hooks.built = [this](double wall_s, double cpu_s) { stats_.AddBuildTime(wall_s, cpu_s); };
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
                                            options_.prefetch, std::move(hooks));
   if (!stream.ok()) {
@@ -316,7 +317,9 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   };
   while (!context->IsCancelled()) {
     const int64_t index = (*stream)->next_index();
+    const absl::Time wait_start = absl::Now();
     absl::StatusOr<std::optional<engine::Minibatch>> next = (*stream)->Next();
+    const absl::Time built = absl::Now();
     if (!next.ok()) return ToGrpcStatus(next.status());
     if (!next->has_value()) {
       std::move(unlink_on_failure).Cancel();
@@ -344,7 +347,12 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     stats_.AddBatch();
     stats_.AddSampledEdges(packed->sampled_edges);
     stats_.AddBytesSent(packed->payload_bytes);
-    if (!writer->Write(msg)) break;
+    const absl::Time write_start = absl::Now();
+    const bool written = writer->Write(msg);
+    stats_.AddWriterTimes(absl::ToDoubleSeconds(built - wait_start),
+                          absl::ToDoubleSeconds(write_start - built),
+                          absl::ToDoubleSeconds(absl::Now() - write_start));
+    if (!written) break;
   }
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
 }

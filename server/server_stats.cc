@@ -28,6 +28,19 @@ void ServerStats::RecordCall(const std::string& method, absl::Duration latency, 
   }
 }
 
+void ServerStats::AddBuildTime(double wall_s, double cpu_s) {
+  absl::MutexLock lock(&mu_);
+  build_wall_s_ += wall_s;
+  build_cpu_s_ += cpu_s;
+}
+
+void ServerStats::AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s) {
+  absl::MutexLock lock(&mu_);
+  wait_build_s_ += wait_build_s;
+  wait_ring_s_ += wait_ring_s;
+  write_s_ += write_s;
+}
+
 int64_t ServerStats::active_streams() {
   absl::MutexLock lock(&mu_);
   return active_streams_;
@@ -51,6 +64,11 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_shm_segments_reused(shm_reused_);
   out->set_shm_ring_stalls(shm_ring_stalls_);
   out->set_active_streams(active_streams_);
+  out->set_stream_build_wall_s(build_wall_s_);
+  out->set_stream_build_cpu_s(build_cpu_s_);
+  out->set_stream_wait_build_s(wait_build_s_);
+  out->set_stream_wait_ring_s(wait_ring_s_);
+  out->set_stream_write_s(write_s_);
 }
 
 }  // namespace graphshard::server

@@ -4,6 +4,8 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
+#include <chrono>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -56,7 +58,12 @@ void InputPipeline::Run() {
 }
 
 void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
   for (int64_t step = 0; step < std::ssize(step_stream_); ++step) {
+    const auto wait_start = Clock::now();
     {
       absl::MutexLock lock(&mu_);
       auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -64,12 +71,15 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
       };
       mu_.Await(absl::Condition(&room));
       if (stop_) return;
+      timings_.full_wait_s += seconds(wait_start, Clock::now());
     }
     auto ready = std::make_unique<Ready>();
+    double stream_wait_s = 0;
+    const auto stage_start = Clock::now();
     try {
       absl::optional<c10::StreamGuard> guard;
       if (copy_stream.has_value()) guard.emplace(*copy_stream);
-      ready->batch = Produce(step, *ready);
+      ready->batch = Produce(step, &stream_wait_s);
       if (copy_stream.has_value() && ready->batch.ok() && ready->batch->has_value()) {
         ready->copied = std::make_unique<c10::Event>(options_.device.type());
         ready->copied->record(*copy_stream);
@@ -80,15 +90,23 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
     }
     const bool failed = !ready->batch.ok();
     absl::MutexLock lock(&mu_);
+    timings_.stream_wait_s += stream_wait_s;
+    timings_.stage_s += seconds(stage_start, Clock::now()) - stream_wait_s;
+    ++timings_.batches;
     queue_.push_back(std::move(ready));
     if (failed) return;
   }
 }
 
-absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step, Ready&) {
+absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step,
+                                                                    double* stream_wait_s) {
   const int s = step_stream_[static_cast<size_t>(step)];
   if (s < 0) return absl::optional<BatchTensors>();
-  ASSIGN_OR_RETURN(absl::optional<MinibatchData> data, streams_[static_cast<size_t>(s)]->Next());
+  const auto read_start = std::chrono::steady_clock::now();
+  absl::StatusOr<absl::optional<MinibatchData>> read = streams_[static_cast<size_t>(s)]->Next();
+  *stream_wait_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+  ASSIGN_OR_RETURN(absl::optional<MinibatchData> data, std::move(read));
   if (!data.has_value()) {
     return absl::DataLossError(
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
@@ -101,7 +119,13 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     // The staging copy is copy_ (parallel over the intra-op threads): pin_memory() copies on
     // this one thread, which bounded a trainer at ~44 batches/s (121 MB each) on the GPU
     // machine while the servers used 9% of the cores (tests/bench/RESULTS.md).
+    // Direct (--h2d direct): from pageable memory the driver stages the copy itself and
+    // returns once the source was read, so the received memory may be released right after.
     t.ForEachTensor([&](torch::Tensor& x) {
+      if (!options_.staged_copy) {
+        x = x.to(options_.device, /*non_blocking=*/true);
+        return;
+      }
       torch::Tensor pinned = torch::empty(x.sizes(), x.options().pinned_memory(true));
       pinned.copy_(x);
       x = pinned.to(options_.device, /*non_blocking=*/true);
@@ -114,6 +138,11 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     }
   }
   return absl::optional<BatchTensors>(std::move(t));
+}
+
+PipelineTimings InputPipeline::timings() {
+  absl::MutexLock lock(&mu_);
+  return timings_;
 }
 
 absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Next() {

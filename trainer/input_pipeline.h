@@ -26,9 +26,20 @@
 
 namespace graphshard::trainer {
 
+// Where the pipeline thread's time went, for the run's metrics (seconds, summed over steps).
+struct PipelineTimings {
+  double stream_wait_s = 0;  // waiting in the streams' Next() (the servers, gRPC, decoding)
+  double stage_s = 0;        // tensors, staging copy and copy enqueue, conversions
+  double full_wait_s = 0;    // waiting for room (the training loop is behind)
+  int64_t batches = 0;
+};
+
 struct PipelineOptions {
   int depth = 4;                        // steps kept ready ahead
   torch::Device device = torch::kCPU;   // where the tensors go
+  // GPU: copy through pinned staging buffers (true) or let the driver copy from the received
+  // (pageable) memory (false).
+  bool staged_copy = true;
   bool normalize_features = false;      // x / max(row sum, 1)
   int64_t num_classes = 1;              // labels of seeds are checked against it
 };
@@ -46,12 +57,15 @@ class InputPipeline {
   // The stream's error (naming the server), DataLoss when a stream ends early, or
   // OutOfRange past the last step.
   absl::StatusOr<absl::optional<BatchTensors>> Next();
+  // So far (read it after the last Next() for the whole pass).
+  PipelineTimings timings();
 
  private:
   struct Ready;
   void Run();
   void RunSteps(const absl::optional<c10::Stream>& copy_stream);
-  absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, Ready& ready);
+  // The batch of `step`; `stream_wait_s`: the time spent in the stream's Next().
+  absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s);
 
   std::vector<std::unique_ptr<BatchStream>> streams_;
   const std::vector<int> step_stream_;
@@ -62,6 +76,7 @@ class InputPipeline {
   std::deque<std::unique_ptr<Ready>> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // the thread has returned
+  PipelineTimings timings_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: starts after everything above is initialised
 };
 

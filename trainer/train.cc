@@ -141,6 +141,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
   PipelineOptions po;
   po.depth = run.options.prefetch;
   po.device = run.device;
+  po.staged_copy = run.options.h2d == "staged";
   po.normalize_features = run.options.normalize_features;
   po.num_classes = run.servers.metadata.num_classes;
   return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
@@ -182,6 +183,8 @@ struct EpochStats {
   double loss_sum = 0, correct = 0, seen = 0;  // global over ranks (incl. before a resume)
   int64_t steps = 0;
   double local_seeds = 0, local_time_s = 0, local_wait_s = 0;
+  double local_allreduce_s = 0;  // gradient all-reduce (includes waiting for the GPU)
+  PipelineTimings pipeline;      // this rank's input pipeline
 };
 
 CheckpointPosition Position(const Run& run, int64_t epoch, int64_t step, const double sums[3]) {
@@ -216,7 +219,7 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
   ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(run, train, schedule, first_step, true, epoch));
   const auto fopts = torch::TensorOptions().dtype(torch::kFloat64).device(run.device);
   torch::Tensor loss_acc = torch::zeros({}, fopts), correct_acc = torch::zeros({}, fopts);
-  double seen = 0, wait_s = 0;
+  double seen = 0, wait_s = 0, allreduce_s = 0;
   run.model->train();
   if (run.progress) run.progress->StartEpoch(static_cast<int>(epoch), o.epochs, st.steps, first_step);
   for (int64_t s = first_step; s < st.steps; ++s) {
@@ -236,10 +239,12 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
       seen += bs;
     }
     if (run.comm.world_size() > 1) {
+      const auto reduce_start = Clock::now();
       torch::Tensor grads = FlattenGradients(run.params);
       RETURN_IF_ERROR(Collective(run.comm, grads, /*broadcast=*/false));
       grads.div_(run.comm.world_size());
       UnflattenIntoGradients(grads, run.params);
+      allreduce_s += SecondsSince(reduce_start);
     }
     run.optimizer->step();
     ++run.global_step;
@@ -272,6 +277,8 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
   st.local_seeds = seen;
   st.local_time_s = SecondsSince(t0);
   st.local_wait_s = wait_s;
+  st.local_allreduce_s = allreduce_s;
+  st.pipeline = pipeline->timings();
   return st;
 }
 
@@ -405,9 +412,11 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
     }
     ASSIGN_OR_RETURN(EpochStats st, TrainEpoch(run, TrainShards(shards, options, epoch), epoch,
                                                 resumed ? start.step : 0, carried));
-    // Per-epoch timing over ranks: [seeds/s, time, wait] summed, time max.
-    double sums[3] = {st.local_seeds / std::max(st.local_time_s, 1e-9), st.local_time_s,
-                      st.local_wait_s};
+    // Per-epoch timing over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream
+    // wait, staging, full wait] summed, time max.
+    double sums[7] = {st.local_seeds / std::max(st.local_time_s, 1e-9), st.local_time_s,
+                      st.local_wait_s, st.local_allreduce_s, st.pipeline.stream_wait_s,
+                      st.pipeline.stage_s, st.pipeline.full_wait_s};
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
     double time_s = st.local_time_s;
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&time_s, 1), ReduceOp::kMax));
@@ -456,7 +465,12 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
             {"seeds_per_s", sums[0]},    {"time_s", time_s},
             {"step_time_s", step_time},  {"data_wait_s", sums[2] / n},
             {"compute_s", (sums[1] - sums[2]) / n},
-            {"data_wait_fraction", wait_fraction}, {"eval_s", eval_s}};
+            {"data_wait_fraction", wait_fraction}, {"eval_s", eval_s},
+            // Means over ranks: where the loop's and the input pipeline's time went.
+            {"allreduce_s", sums[3] / n},
+            {"pipeline_stream_wait_s", sums[4] / n},
+            {"pipeline_stage_s", sums[5] / n},
+            {"pipeline_full_wait_s", sums[6] / n}};
         if (evaluate) {
           rec["val_acc"] = summary.val_acc;
           rec["test_acc"] = summary.test_acc;

@@ -53,10 +53,13 @@ class EpochStream {
   //  - place_features: where each batch's feature rows are written (types.h, FeaturePlacer);
   //  - finish: runs after each batch is built (before it counts as ready), e.g. to convert it
   //    for the wire while the reader sends the previous one; it may replace the batch's
-  //    contents (see Minibatch::attachment).
+  //    contents (see Minibatch::attachment);
+  //  - built: the time each batch took (for statistics).
   struct Hooks {
     FeaturePlacer place_features;
     std::function<void(Minibatch&)> finish;
+    // After each batch (and finish): its wall time and the building thread's CPU time.
+    std::function<void(double wall_s, double cpu_s)> built;
   };
   static absl::StatusOr<std::unique_ptr<EpochStream>> Start(const LocalPart& local, Peers& peers,
                                                             common::Executor& executor,

@@ -13,8 +13,11 @@
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
 #   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
+#   any <N>gpu_<M>srv[_f16][_direct]; _direct: --h2d direct (the CUDA driver copies batches to
+#     the GPU from the received memory, no pinned staging copy)
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
-# data_wait_fraction, step_time_s), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
+# data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
+# and full-queue wait, seconds per epoch and rank), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
 # JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
@@ -23,7 +26,7 @@
 # SERVER_PREFETCH (8: batches each server stream builds ahead),
 # RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
-# GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
+# EXTRA_TARGETS (more build targets, e.g. server_bench), GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
 # for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv"). For a dry run of the
 # plumbing elsewhere: BIN_DIR (use these binaries, no build), GRAPH_DIR (an existing .npy graph,
 # no generation), DEVICE=cpu.
@@ -88,8 +91,9 @@ build() {
     >"$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
   grep -E "graphshard trainer" "$OUT/cmake.log" >&2 || true
   log "building with -j$JOBS"
+  # shellcheck disable=SC2086
   cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
-    graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
+    graphshard-health graphshard-trainer ${EXTRA_TARGETS:-} >"$OUT/build.log" 2>&1 ||
     { grep -E "error|Error" -A3 "$OUT/build.log" | head -60 >&2; die "build failed"; }
   log "built"
 }
@@ -125,7 +129,7 @@ log "partitioned"
 # 4. Runs. The servers share the cores, leaving two for the trainers' pipelines.
 declare -A EPOCH_TIME=()
 run_config() {
-  local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE}
+  local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local part_dir=$WORK/p${servers}_$METHOD
   local left=$((TOTAL_BUDGET - SECONDS - 10))
   if ((left < 60)); then
@@ -158,7 +162,7 @@ run_config() {
     --server-arg=--threads=$threads --server-arg=--prefetch=$SERVER_PREFETCH -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
-    --feature-dtype "$dtype" --prefetch "$PREFETCH" --threads 4 \
+    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
     --metrics-file "$metrics" --progress-every-s 5 \
     >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
   local wall=$((SECONDS - t0))
@@ -196,6 +200,10 @@ print(json.dumps({
     "step_time_s": round(last["step_time_s"], 5),
     "data_wait_fraction": round(last["data_wait_fraction"], 4),
     "data_wait_s": round(last["data_wait_s"], 3), "compute_s": round(last["compute_s"], 3),
+    "allreduce_s": round(last.get("allreduce_s", 0), 3),
+    "pipeline_stream_wait_s": round(last.get("pipeline_stream_wait_s", 0), 3),
+    "pipeline_stage_s": round(last.get("pipeline_stage_s", 0), 3),
+    "pipeline_full_wait_s": round(last.get("pipeline_full_wait_s", 0), 3),
     "server_cpu_util": util,
     "steps": last["steps"], "run_wall_s": int(wall)}))
 PY
@@ -203,20 +211,25 @@ PY
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
 }
 
-# Configs: <N>gpu_<M>srv[_f16]: N trainers (one per GPU), M servers.
+# Configs: <N>gpu_<M>srv[_f16][_direct]: N trainers (one per GPU), M servers; float16
+# transport; --h2d direct (the driver copies from the received memory; else staged).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?$ ]] || die "unknown config $config"
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_direct)?$ ]] || die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
-  dtype=$FEATURE_DTYPE
+  dtype=$FEATURE_DTYPE h2d=staged
   [[ -n ${BASH_REMATCH[3]} ]] && dtype=float16
+  [[ -n ${BASH_REMATCH[4]} ]] && h2d=direct
   if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
   fi
-  run_config "$config" "$m" "$n" "$dtype"
+  run_config "$config" "$m" "$n" "$dtype" "$h2d"
 done
 
-for pair in "1gpu_1srv 2gpu_2srv" "1gpu_2srv 2gpu_2srv" "1gpu_1srv 4gpu_4srv" "1gpu_2srv 4gpu_2srv" "1gpu_2srv 4gpu_4srv"; do
+PAIRS="1gpu_1srv:2gpu_2srv 1gpu_2srv:2gpu_2srv 1gpu_1srv:4gpu_4srv 1gpu_2srv:4gpu_2srv 1gpu_2srv:4gpu_4srv"
+for pair in $PAIRS ${PAIRS//:/_direct:}; do
+  pair=${pair//:/ }
+  [[ $pair == *_direct* ]] && pair="$pair"_direct
   read -r a b <<<"$pair"
   [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
   emit "$(python3 -c "

@@ -243,6 +243,49 @@ void SingleAndPairStreams(const Flags& f,
   PrintCompared(name + "_vs_inprocess", all.batches / dt, "batches/s", "inprocess_batches_per_s", base_bps);
 }
 
+// The servers' Stats.stream_* (where streamed batches' time goes), summed over servers.
+struct StreamTimes {
+  double build_wall = 0, build_cpu = 0, wait_build = 0, wait_ring = 0, write = 0;
+  int64_t batches = 0;
+  StreamTimes operator-(const StreamTimes& o) const {
+    return {build_wall - o.build_wall, build_cpu - o.build_cpu, wait_build - o.wait_build,
+            wait_ring - o.wait_ring,   write - o.write,         batches - o.batches};
+  }
+};
+
+StreamTimes SumStreamTimes(const std::vector<std::unique_ptr<server::PartitionServer>>& servers) {
+  StreamTimes t;
+  for (const auto& s : servers) {
+    grpc::ChannelArguments args;
+    auto stub = v1::PartitionService::NewStub(
+        grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::Stats st;
+    if (!stub->GetStats(&ctx, {}, &st).ok()) continue;
+    t.build_wall += st.stream_build_wall_s();
+    t.build_cpu += st.stream_build_cpu_s();
+    t.wait_build += st.stream_wait_build_s();
+    t.wait_ring += st.stream_wait_ring_s();
+    t.write += st.stream_write_s();
+    t.batches += st.batches_built();
+  }
+  return t;
+}
+
+// Per streamed batch (ms): build wall and CPU, the writers' waits; and how many batches were
+// being built at once on average (build wall time / the run's wall time).
+void PrintStreamTimes(const std::string& name, const StreamTimes& t, double wall_s) {
+  if (t.batches <= 0) return;
+  const double per = 1e3 / static_cast<double>(t.batches);
+  PrintResult(name + "_build_wall_ms", t.build_wall * per, "ms/batch");
+  PrintResult(name + "_build_cpu_ms", t.build_cpu * per, "ms/batch");
+  PrintResult(name + "_writer_wait_build_ms", t.wait_build * per, "ms/batch");
+  PrintResult(name + "_writer_wait_ring_ms", t.wait_ring * per, "ms/batch");
+  PrintResult(name + "_writer_write_ms", t.write * per, "ms/batch");
+  PrintResult(name + "_batches_building", t.build_wall / wall_s, "batches");
+}
+
 // Issue 8's scaling section; returns aggregate batches/s per entry of f.clients.
 std::vector<double> Scaling(const Flags& f,
                             const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
@@ -273,6 +316,7 @@ std::vector<double> Scaling(const Flags& f,
                        train[p].begin() + static_cast<std::ptrdiff_t>(end));
     }
     std::vector<Totals> got(n);
+    const StreamTimes times0 = SumStreamTimes(servers);
     const double cpu0 = ProcessCpuSeconds(), t0 = Now();
     std::vector<std::thread> threads;
     for (int c = 0; c < n; ++c) {
@@ -294,6 +338,7 @@ std::vector<double> Scaling(const Flags& f,
     PrintResult(name + "_server_cpu_util", (cpu - all.client_cpu_s) / dt / cores, "fraction_of_cores");
     PrintResult(name + "_process_cpu_util", cpu / dt / cores, "fraction_of_cores");
     PrintResult(name + "_batches", static_cast<double>(all.batches), "batches");
+    PrintStreamTimes(name, SumStreamTimes(servers) - times0, dt);
     std::fprintf(stderr, "  %s: %lld batches in %.2f s, process CPU %.1f s, client threads %.1f s\n",
                  name.c_str(), static_cast<long long>(all.batches), dt, cpu, all.client_cpu_s);
     out.push_back(bps);
