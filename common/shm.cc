@@ -114,7 +114,6 @@ ShmSegment::~ShmSegment() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-
 bool ShmSegment::Released() const {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
              .load(std::memory_order_acquire) == 0;
@@ -162,43 +161,58 @@ int64_t ShmRing::HeldByReader() const {
 }
 
 absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* reused) {
-  absl::MutexLock lock(&mu_);
-  // A released segment no one here holds: the smallest that fits, else any (grown below).
-  Slot* pick = nullptr;
-  for (Slot& slot : segments_) {
-    const ShmSegment& s = *slot.segment;
-    if (slot.segment.use_count() != 1 || !s.Released()) continue;
-    const size_t have = pick == nullptr ? 0 : pick->segment->size();
-    const bool better = pick == nullptr || (s.size() >= size && (have < size || s.size() < have));
-    if (better) pick = &slot;
+  // Making or growing a segment (allocating and zeroing its pages: tens of ms for a 121 MB
+  // batch) runs outside the lock, so that the stream's builders do it in parallel and the
+  // writer's HeldByReader never waits for it.
+  std::shared_ptr<ShmSegment> grow;
+  {
+    absl::MutexLock lock(&mu_);
+    // A released segment no one here holds: the smallest that fits, else any (grown below).
+    Slot* pick = nullptr;
+    for (Slot& slot : segments_) {
+      const ShmSegment& s = *slot.segment;
+      if (slot.segment.use_count() != 1 || !s.Released()) continue;
+      const size_t have = pick == nullptr ? 0 : pick->segment->size();
+      const bool better =
+          pick == nullptr || (s.size() >= size && (have < size || s.size() < have));
+      if (better) pick = &slot;
+    }
+    if (pick != nullptr) {
+      // Busy from now on; while `grow` holds it (use_count > 1) no one else looks into it.
+      pick->segment->SetReleased(false);
+      pick->sent = false;
+      if (reused != nullptr) *reused = true;
+      if (pick->segment->size() >= size) return pick->segment;
+      grow = pick->segment;
+    }
   }
-  if (pick != nullptr) {
-    ShmSegment& s = *pick->segment;
-    if (s.size() < size) {
-      const size_t capacity = RingCapacity(size);
-      if (::ftruncate(s.fd_, static_cast<off_t>(kShmControlBytes + capacity)) != 0) {
-        return absl::InternalError(absl::StrCat("shm ", s.name(), ": resize to ", capacity,
-                                                " failed: ", std::strerror(errno)));
-      }
+  if (grow != nullptr) {
+    ShmSegment& s = *grow;
+    const size_t capacity = RingCapacity(size);
+    absl::Status grown = absl::OkStatus();
+    if (::ftruncate(s.fd_, static_cast<off_t>(kShmControlBytes + capacity)) != 0) {
+      grown = absl::InternalError(absl::StrCat("shm ", s.name(), ": resize to ", capacity,
+                                               " failed: ", std::strerror(errno)));
+    } else {
       ::munmap(s.base_, s.mapped_);
       s.base_ = nullptr;
+      s.mapped_ = 0;
       absl::StatusOr<char*> base = MapRing(s.fd_, kShmControlBytes + capacity, s.name());
-      if (!base.ok()) {
-        // Unusable now: drop it (its mapping is gone already).
-        s.mapped_ = 0;
-        UnlinkShm(s.name());
-        segments_.erase(segments_.begin() + (pick - segments_.data()));
-        return base.status();
+      if (base.ok()) {
+        s.base_ = *base;
+        s.mapped_ = kShmControlBytes + capacity;
+        s.data_ = s.base_ + kShmControlBytes;
+        s.size_ = capacity;
+        s.SetReleased(false);
+        return grow;
       }
-      s.base_ = *base;
-      s.mapped_ = kShmControlBytes + capacity;
-      s.data_ = s.base_ + kShmControlBytes;
-      s.size_ = capacity;
+      grown = base.status();
     }
-    s.SetReleased(false);
-    pick->sent = false;
-    if (reused != nullptr) *reused = true;
-    return pick->segment;
+    // Unusable now (a failed resize leaves it as it was, busy): drop it.
+    absl::MutexLock lock(&mu_);
+    UnlinkShm(s.name());
+    std::erase_if(segments_, [&](const Slot& slot) { return slot.segment == grow; });
+    return grown;
   }
   const std::string name = absl::StrCat(prefix_, (*counter_)++);
   const size_t capacity = RingCapacity(size);
@@ -215,6 +229,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
   segment->size_ = capacity;
   segment->fd_ = fd;
   segment->SetReleased(false);
+  absl::MutexLock lock(&mu_);
   segments_.push_back({segment, false});
   if (reused != nullptr) *reused = false;
   return segment;

@@ -302,7 +302,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     light.attachment = std::move(packed);
     built = std::move(light);
   };
-  hooks.built = [this](double wall_s, double cpu_s) { stats_.AddBuildTime(wall_s, cpu_s); };
+  hooks.built = [this](const engine::BuildProfile& p) { stats_.AddBuildProfile(p); };
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
                                            options_.prefetch, std::move(hooks));
   if (!stream.ok()) {

@@ -28,10 +28,11 @@ void ServerStats::RecordCall(const std::string& method, absl::Duration latency, 
   }
 }
 
-void ServerStats::AddBuildTime(double wall_s, double cpu_s) {
+void ServerStats::AddBuildProfile(const engine::BuildProfile& profile) {
   absl::MutexLock lock(&mu_);
-  build_wall_s_ += wall_s;
-  build_cpu_s_ += cpu_s;
+  build_.sample += profile.sample;
+  build_.gather += profile.gather;
+  build_.finish += profile.finish;
 }
 
 void ServerStats::AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s) {
@@ -64,8 +65,16 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_shm_segments_reused(shm_reused_);
   out->set_shm_ring_stalls(shm_ring_stalls_);
   out->set_active_streams(active_streams_);
-  out->set_stream_build_wall_s(build_wall_s_);
-  out->set_stream_build_cpu_s(build_cpu_s_);
+  for (const auto& [name, u] : {std::pair{"sample", &build_.sample},
+                                std::pair{"gather", &build_.gather},
+                                std::pair{"finish", &build_.finish}}) {
+    v1::BuildPhaseStats* p = out->add_stream_build();
+    p->set_phase(name);
+    p->set_wall_s(u->wall_s);
+    p->set_user_s(u->user_s);
+    p->set_sys_s(u->sys_s);
+    p->set_minor_faults(u->minor_faults);
+  }
   out->set_stream_wait_build_s(wait_build_s_);
   out->set_stream_wait_ring_s(wait_ring_s_);
   out->set_stream_write_s(write_s_);

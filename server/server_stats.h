@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/graphshard.pb.h"
+#include "server/engine/types.h"
 
 namespace graphshard::server {
 
@@ -25,7 +26,7 @@ class ServerStats {
   void AddShmSegment(bool reused) { Add(reused ? &shm_reused_ : &shm_created_, 1); }
   void AddShmRingStall() { Add(&shm_ring_stalls_, 1); }
   // Stats.stream_* (proto/graphshard.proto).
-  void AddBuildTime(double wall_s, double cpu_s);
+  void AddBuildProfile(const engine::BuildProfile& profile);
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
   void StreamOpened() { Add(&active_streams_, 1); }
   void StreamClosed() { Add(&active_streams_, -1); }
@@ -55,8 +56,7 @@ class ServerStats {
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_ring_stalls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
-  double build_wall_s_ ABSL_GUARDED_BY(mu_) = 0;
-  double build_cpu_s_ ABSL_GUARDED_BY(mu_) = 0;
+  engine::BuildProfile build_ ABSL_GUARDED_BY(mu_);
   double wait_build_s_ ABSL_GUARDED_BY(mu_) = 0;
   double wait_ring_s_ ABSL_GUARDED_BY(mu_) = 0;
   double write_s_ ABSL_GUARDED_BY(mu_) = 0;

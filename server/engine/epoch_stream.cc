@@ -1,14 +1,11 @@
 #include "server/engine/epoch_stream.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "server/engine/minibatch_builder.h"
@@ -17,12 +14,6 @@ namespace graphshard::engine {
 namespace {
 
 constexpr uint64_t kSamplingSalt = 0x5a3c9e1f00d2b7a1ULL;
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_type) {
   const Limits& lim = local.limits();
@@ -144,8 +135,6 @@ void EpochStream::PostUpTo(int64_t end) {
     shared_->executor->Post([shared = shared_, job, b] {
       absl::StatusOr<Minibatch> result = absl::CancelledError("stream cancelled");
       if (!shared->cancelled.load()) {
-        const absl::Time wall_start = absl::Now();
-        const double cpu_start = ThreadCpuSeconds();
         MinibatchRequest r;
         r.seed_type = shared->request.seed_type;
         r.seeds = BatchSeeds(shared->shuffled, shared->request.batch_size, b);
@@ -153,12 +142,13 @@ void EpochStream::PostUpTo(int64_t end) {
         r.seed = BatchSamplingSeed(shared->request, b);
         r.place_features = shared->hooks.place_features;
         result = BuildMinibatch(*shared->local, *shared->peers, r);
-        if (result.ok() && shared->hooks.finish && !shared->cancelled.load()) {
-          shared->hooks.finish(*result);
-        }
-        if (shared->hooks.built) {
-          shared->hooks.built(absl::ToDoubleSeconds(absl::Now() - wall_start),
-                              ThreadCpuSeconds() - cpu_start);
+        if (result.ok()) {
+          BuildProfile profile = result->profile;  // the finisher may replace the batch
+          common::ThreadUsageClock clock;
+          if (shared->hooks.finish && !shared->cancelled.load()) shared->hooks.finish(*result);
+          clock.Lap(&profile.finish);
+          result->profile = profile;
+          if (shared->hooks.built) shared->hooks.built(profile);
         }
       }
       absl::MutexLock lock(&job->mu);

@@ -58,8 +58,8 @@ class EpochStream {
   struct Hooks {
     FeaturePlacer place_features;
     std::function<void(Minibatch&)> finish;
-    // After each batch (and finish): its wall time and the building thread's CPU time.
-    std::function<void(double wall_s, double cpu_s)> built;
+    // After each batch and its finish: what each phase cost (Minibatch::profile).
+    std::function<void(const BuildProfile&)> built;
   };
   static absl::StatusOr<std::unique_ptr<EpochStream>> Start(const LocalPart& local, Peers& peers,
                                                             common::Executor& executor,

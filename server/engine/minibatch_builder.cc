@@ -357,6 +357,8 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   RETURN_IF_ERROR(ValidateSeeds(local, request, seed_type));
   ASSIGN_OR_RETURN(int hops, ValidateSampling(local, request.sampling));
   const bool disjoint = request.sampling.disjoint;
+  common::ThreadUsageClock clock;
+  BuildProfile profile;
 
   std::vector<NodeIndex> types;
   types.reserve(local.node_types().size());
@@ -385,6 +387,7 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
     }
   }
 
+  clock.Lap(&profile.sample);
   Minibatch out;
   out.batch_size = std::ssize(request.seeds);
   out.seed_type = local.node_types()[seed_type].name;
@@ -403,6 +406,8 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
     out.edges.push_back(std::move(edges[e]));
   }
   RETURN_IF_ERROR(GatherAll(local, peers, request.place_features, out));
+  clock.Lap(&profile.gather);
+  out.profile = profile;
   return out;
 }
 

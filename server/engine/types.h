@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/thread_usage.h"
 
 namespace graphshard::engine {
 
@@ -105,6 +106,12 @@ struct EdgeBlock {
   std::vector<int64_t> num_sampled_edges;  // [hops]
 };
 
+// What building a batch cost its thread, per phase (statistics): sampling every hop, gathering
+// the feature rows, and a stream's finisher (EpochStream::Hooks::finish, e.g. packing).
+struct BuildProfile {
+  common::ThreadUsage sample, gather, finish;
+};
+
 // PyG NeighborLoader's output: per node type and per edge type, in manifest order.
 struct Minibatch {
   int64_t batch_size = 0;
@@ -115,6 +122,7 @@ struct Minibatch {
   // What a stream's finisher (EpochStream::Start) made of the batch on the builder thread,
   // opaque to the engine (the service: the packed message); null otherwise.
   std::shared_ptr<void> attachment;
+  BuildProfile profile;
   int64_t NumSampledEdges() const;
   int64_t PayloadBytes() const;
 };

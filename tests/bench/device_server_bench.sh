@@ -26,16 +26,21 @@ cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT
 log "built"
 D=${BENCH_DATA:-/tmp/gsdata}
 GRAPH=${GRAPH_DIR:-$D/graph}  # GRAPH_DIR: an already generated graph (e.g. the GPU bench's)
-if [[ ! -s $D/p2/graphshard.json ]]; then
+# METHOD=random: a random partition instead of METIS (quicker; for diagnosis, not issue 4's
+# figures, which are on METIS).
+METHOD=${METHOD:-metis}
+P2=$D/p2
+[[ $METHOD == metis ]] || P2=$D/p2_$METHOD
+if [[ ! -s $P2/graphshard.json ]]; then
   if [[ ! -s $GRAPH/edge_index.npy ]]; then
     python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 8 >"$OUT/gen.log" 2>&1
     log "generated"
   fi
-  build-dev/bin/graphshard-partition partition --input "$GRAPH" --parts 2 --method metis \
-    --seed 0 --out "$D/p2" >"$OUT/partition.log" 2>&1
-  log "partitioned"
+  build-dev/bin/graphshard-partition partition --input "$GRAPH" --parts 2 --method "$METHOD" \
+    --seed 0 --out "$P2" >"$OUT/partition.log" 2>&1
+  log "partitioned ($METHOD)"
 else
-  log "reusing $D/p2"
+  log "reusing $P2"
 fi
 B=${BENCH_BATCHES:-100}
 PIN=()
@@ -54,7 +59,7 @@ if [[ $MODE == scaling ]]; then
     prefix=""
     ((first)) || prefix="prefetch${P}_"
     set -x
-    timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+    timeout "${SCALING_TIMEOUT:-240}" "${PIN[@]}" build-dev/bin/server_bench --partition "$P2" --batches "$B" \
       --threads "$J" --prefetch "$P" --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
       --peer-sampling "${PEER_SAMPLING:-local}" --clients "$CLIENTS" \
       2>>"$OUT/bench_scaling.err" |
@@ -66,7 +71,7 @@ if [[ $MODE == scaling ]]; then
   done
   if [[ -n $CLIENTS_F16 ]]; then
     set -x
-    timeout "${F16_TIMEOUT:-150}" "${PIN[@]}" build-dev/bin/server_bench --partition "$D/p2" --batches "$B" \
+    timeout "${F16_TIMEOUT:-150}" "${PIN[@]}" build-dev/bin/server_bench --partition "$P2" --batches "$B" \
       --threads "$J" --prefetch 8 --peer-features "${PEER:-rpc,local}" --shm-ring "${RING:-off,on}" \
       --clients "$CLIENTS_F16" \
       --feature-dtype float16 2>"$OUT/bench_scaling_f16.err" |
@@ -77,10 +82,10 @@ if [[ $MODE == scaling ]]; then
   fi
   exit 0
 fi
-build-dev/bin/server_bench --partition "$D/p2" --batches "$B" --threads "$J" --prefetch 8 \
+build-dev/bin/server_bench --partition "$P2" --batches "$B" --threads "$J" --prefetch 8 \
   2>"$OUT/bench_f32.err" | tee "$OUT/server_bench.jsonl"
 log "float32 done"
-build-dev/bin/server_bench --partition "$D/p2" --batches "$B" --threads "$J" --prefetch 8 \
+build-dev/bin/server_bench --partition "$P2" --batches "$B" --threads "$J" --prefetch 8 \
   --feature-dtype float16 2>"$OUT/bench_f16.err" | sed 's/"name": "/"name": "f16_/' |
   tee -a "$OUT/server_bench.jsonl"
 log "float16 done"

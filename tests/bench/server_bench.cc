@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "common/partition_part.h"
 #include "common/shm.h"
+#include "common/thread_usage.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/grpc_options.h"
@@ -245,11 +247,20 @@ void SingleAndPairStreams(const Flags& f,
 
 // The servers' Stats.stream_* (where streamed batches' time goes), summed over servers.
 struct StreamTimes {
-  double build_wall = 0, build_cpu = 0, wait_build = 0, wait_ring = 0, write = 0;
+  std::map<std::string, common::ThreadUsage> phases;  // sample, gather, finish
+  double wait_build = 0, wait_ring = 0, write = 0;
   int64_t batches = 0;
   StreamTimes operator-(const StreamTimes& o) const {
-    return {build_wall - o.build_wall, build_cpu - o.build_cpu, wait_build - o.wait_build,
-            wait_ring - o.wait_ring,   write - o.write,         batches - o.batches};
+    StreamTimes d = *this;
+    for (auto& [name, u] : d.phases) {
+      auto it = o.phases.find(name);
+      if (it == o.phases.end()) continue;
+      u.wall_s -= it->second.wall_s, u.user_s -= it->second.user_s;
+      u.sys_s -= it->second.sys_s, u.minor_faults -= it->second.minor_faults;
+    }
+    d.wait_build -= o.wait_build, d.wait_ring -= o.wait_ring, d.write -= o.write;
+    d.batches -= o.batches;
+    return d;
   }
 };
 
@@ -263,8 +274,11 @@ StreamTimes SumStreamTimes(const std::vector<std::unique_ptr<server::PartitionSe
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::Stats st;
     if (!stub->GetStats(&ctx, {}, &st).ok()) continue;
-    t.build_wall += st.stream_build_wall_s();
-    t.build_cpu += st.stream_build_cpu_s();
+    for (const v1::BuildPhaseStats& p : st.stream_build()) {
+      t.phases[p.phase()] += common::ThreadUsage{.wall_s = p.wall_s(), .user_s = p.user_s(),
+                                                 .sys_s = p.sys_s(),
+                                                 .minor_faults = p.minor_faults()};
+    }
     t.wait_build += st.stream_wait_build_s();
     t.wait_ring += st.stream_wait_ring_s();
     t.write += st.stream_write_s();
@@ -273,17 +287,25 @@ StreamTimes SumStreamTimes(const std::vector<std::unique_ptr<server::PartitionSe
   return t;
 }
 
-// Per streamed batch (ms): build wall and CPU, the writers' waits; and how many batches were
-// being built at once on average (build wall time / the run's wall time).
+// Per streamed batch: each build phase's wall, CPU (user + system) and system ms and minor
+// page faults, the writers' waits (ms); and how many batches were being built at once on
+// average (build wall time / the run's wall time).
 void PrintStreamTimes(const std::string& name, const StreamTimes& t, double wall_s) {
   if (t.batches <= 0) return;
-  const double per = 1e3 / static_cast<double>(t.batches);
-  PrintResult(name + "_build_wall_ms", t.build_wall * per, "ms/batch");
-  PrintResult(name + "_build_cpu_ms", t.build_cpu * per, "ms/batch");
-  PrintResult(name + "_writer_wait_build_ms", t.wait_build * per, "ms/batch");
-  PrintResult(name + "_writer_wait_ring_ms", t.wait_ring * per, "ms/batch");
-  PrintResult(name + "_writer_write_ms", t.write * per, "ms/batch");
-  PrintResult(name + "_batches_building", t.build_wall / wall_s, "batches");
+  const double per = 1.0 / static_cast<double>(t.batches);
+  double build_wall = 0;
+  for (const auto& [phase, u] : t.phases) {
+    const std::string p = name + "_" + phase;
+    PrintResult(p + "_wall_ms", 1e3 * u.wall_s * per, "ms/batch");
+    PrintResult(p + "_cpu_ms", 1e3 * (u.user_s + u.sys_s) * per, "ms/batch");
+    PrintResult(p + "_sys_ms", 1e3 * u.sys_s * per, "ms/batch");
+    PrintResult(p + "_minor_faults", static_cast<double>(u.minor_faults) * per, "faults/batch");
+    build_wall += u.wall_s;
+  }
+  PrintResult(name + "_writer_wait_build_ms", 1e3 * t.wait_build * per, "ms/batch");
+  PrintResult(name + "_writer_wait_ring_ms", 1e3 * t.wait_ring * per, "ms/batch");
+  PrintResult(name + "_writer_write_ms", 1e3 * t.write * per, "ms/batch");
+  PrintResult(name + "_batches_building", build_wall / wall_s, "batches");
 }
 
 // Issue 8's scaling section; returns aggregate batches/s per entry of f.clients.
