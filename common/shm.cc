@@ -124,8 +124,12 @@ void ShmSegment::SetReleased(bool released) const {
       .store(released ? 0 : 1, std::memory_order_release);
 }
 
+namespace {
+std::atomic<uint64_t> next_ring_serial{1};
+}  // namespace
+
 ShmRing::ShmRing(std::string name_prefix, std::atomic<int64_t>* counter)
-    : prefix_(std::move(name_prefix)), counter_(counter) {}
+    : prefix_(std::move(name_prefix)), counter_(counter), serial_(next_ring_serial++) {}
 
 ShmRing::~ShmRing() {
   // A segment never sent (its batch was built while the stream ended) has a name no reader
@@ -167,11 +171,12 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
   std::shared_ptr<ShmSegment> grow;
   {
     absl::MutexLock lock(&mu_);
-    // A released segment no one here holds: the smallest that fits, else any (grown below).
+    // A segment no one here holds, released by the reader or never sent (its batch was dropped):
+    // the smallest that fits, else any (grown below).
     Slot* pick = nullptr;
     for (Slot& slot : segments_) {
       const ShmSegment& s = *slot.segment;
-      if (slot.segment.use_count() != 1 || !s.Released()) continue;
+      if (slot.segment.use_count() != 1 || (slot.sent && !s.Released())) continue;
       const size_t have = pick == nullptr ? 0 : pick->segment->size();
       const bool better =
           pick == nullptr || (s.size() >= size && (have < size || s.size() < have));
@@ -240,13 +245,39 @@ ShmRingReader::~ShmRingReader() {
   for (auto& [name, entry] : entries_) ::close(entry.fd);
 }
 
+void ShmRingReader::Attach(uint64_t serial) {
+  absl::MutexLock lock(&mu_);
+  ++attached_[serial];
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const uint64_t s = it->second.serial;
+    if (s < serial && !attached_.contains(s)) {
+      ::close(it->second.fd);  // the mapping goes with the last lease
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ShmRingReader::Detach(uint64_t serial) {
+  absl::MutexLock lock(&mu_);
+  auto it = attached_.find(serial);
+  if (it != attached_.end() && --it->second <= 0) attached_.erase(it);
+}
+
+int64_t ShmRingReader::mapped() const {
+  absl::MutexLock lock(&mu_);
+  return std::ssize(entries_);
+}
+
 absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmRingReader::Open(const std::string& name,
-                                                                      size_t size) {
+                                                                      size_t size,
+                                                                      uint64_t serial) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(name);
   if (it == entries_.end()) {
     ASSIGN_OR_RETURN(int fd, OpenAndUnlinkName(name, O_RDWR));
-    it = entries_.emplace(name, Entry{fd, nullptr}).first;
+    it = entries_.emplace(name, Entry{fd, serial, nullptr}).first;
   }
   Entry& entry = it->second;
   if (entry.segment == nullptr || entry.segment->size() < size) {

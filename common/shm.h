@@ -62,14 +62,16 @@ class ShmSegment {
 // Bytes in front of a ring segment's data: the control page.
 inline constexpr size_t kShmControlBytes = 4096;
 
-// The writer side of the same-host stream ring: the segments of one stream, reused once the
+// The writer side of the same-host stream ring: the segments of one stream (or of one client's
+// successive streams, server/ring_registry.h), reused once the
 // reader released them, so that a batch costs no new pages, page faults or unmapping (a fresh
 // 121 MB segment per batch spent a third of the server's CPU in the kernel; tests/bench/
 // RESULTS.md). A segment is handed out busy; the reader (ShmRingReader) releases it when the
 // last reference to its batch is gone. Segments grow (never shrink) to the largest batch they
 // held; all are unmapped with the ring. The reader unlinks a name when it first opens it; a
 // stream that ends early calls UnlinkAll; the ring's destructor unlinks the segments never sent
-// (batches built while the stream was ending). Thread-safe.
+// (batches built while the stream was ending). A segment acquired and dropped without being
+// sent (its batch was dropped) is free again once no one holds it. Thread-safe.
 class ShmRing {
  public:
   // Segment names are name_prefix + a number from `counter` (shared with one-shot segments).
@@ -77,6 +79,8 @@ class ShmRing {
   ~ShmRing();
   ShmRing(const ShmRing&) = delete;
   ShmRing& operator=(const ShmRing&) = delete;
+  // Unique within the process, increasing with creation (Minibatch.shm_ring_serial).
+  uint64_t serial() const { return serial_; }
   // A busy segment with at least `size` data bytes: a released one (grown if needed) or a new
   // one. `reused` (optional) tells which.
   absl::StatusOr<std::shared_ptr<ShmSegment>> Acquire(size_t size, bool* reused = nullptr);
@@ -91,6 +95,7 @@ class ShmRing {
  private:
   const std::string prefix_;
   std::atomic<int64_t>* counter_;
+  const uint64_t serial_;
   mutable absl::Mutex mu_;
   struct Slot {
     std::shared_ptr<ShmSegment> segment;
@@ -99,27 +104,39 @@ class ShmRing {
   std::vector<Slot> segments_ ABSL_GUARDED_BY(mu_);
 };
 
-// The reader side: maps each ring segment of one stream once (the name is unlinked at the first
-// open; the descriptor is kept to follow growth) and hands out leases: the segment is released
-// to the writer when the last copy of a lease is gone. Thread-safe.
+// The reader side: maps each ring segment once (the name is unlinked at the first open; the
+// descriptor is kept to follow growth) and hands out leases: the segment is released to the
+// writer when the last copy of a lease is gone. One reader may serve a client's successive
+// streams (StreamBatchesRequest.shm_ring_id): segments stay mapped between them. Streams
+// Attach to the ring (serial) they read and Detach when they end; attaching to a newer ring
+// unmaps the segments of older rings no attached stream reads (the server never sends those
+// again: it serves a client id from its newest ring). Leases keep their own mapping.
+// Thread-safe.
 class ShmRingReader {
  public:
   ShmRingReader() = default;
   ~ShmRingReader();
   ShmRingReader(const ShmRingReader&) = delete;
   ShmRingReader& operator=(const ShmRingReader&) = delete;
-  // The ring segment `name` with at least `size` data bytes. NotFound if it was never mapped
-  // here and no longer exists, DataLoss if it is smaller than `size` or the writer reused it
-  // while a lease was still held.
-  absl::StatusOr<std::shared_ptr<const ShmSegment>> Open(const std::string& name, size_t size);
+  // The segment `name` of ring `serial` with at least `size` data bytes. NotFound if it was
+  // never mapped here and no longer exists, DataLoss if it is smaller than `size` or the writer
+  // reused it while a lease was still held.
+  absl::StatusOr<std::shared_ptr<const ShmSegment>> Open(const std::string& name, size_t size,
+                                                         uint64_t serial = 0);
+  void Attach(uint64_t serial);
+  void Detach(uint64_t serial);
+  // Segments mapped now (tests).
+  int64_t mapped() const;
 
  private:
   struct Entry {
     int fd = -1;
+    uint64_t serial = 0;
     std::shared_ptr<ShmSegment> segment;
   };
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, int> attached_ ABSL_GUARDED_BY(mu_);  // serial -> streams reading it
 };
 
 // Removes a segment name (ignores a missing one).

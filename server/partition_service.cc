@@ -37,6 +37,8 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
 struct PackedBatch {
   v1::Minibatch msg;
   std::string segment;  // "" = arrays inline
+  // A ring segment, held until sent: one dropped unsent goes back to its ring (ShmRing).
+  std::shared_ptr<common::ShmSegment> ring_segment;
   int64_t sampled_edges = 0;
   int64_t payload_bytes = 0;
   PackedBatch() = default;
@@ -271,11 +273,15 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   // Packing (a copy of every array into the segment or the message) runs on the builder
   // threads, up to `prefetch` batches at once, instead of serially on this writer thread.
   engine::EpochStream::Hooks hooks;
-  // A client that reads ring segments gets its batches in reused segments (common/shm.h).
+  // A client that reads ring segments gets its batches in reused segments (common/shm.h), from
+  // the ring its previous stream used when it names its reader (ring_registry.h).
   std::shared_ptr<common::ShmRing> ring;
-  if (shm && request->shm_ring() > 0) {
-    ring = std::make_shared<common::ShmRing>(options_.shm_prefix, &shm_counter_);
-  }
+  const uint64_t ring_id = request->shm_ring_id();
+  bool ring_failed = false;  // set once a batch was sent, cleared when the stream completes
+  if (shm && request->shm_ring() > 0) ring = rings_.Acquire(ring_id);
+  absl::Cleanup release_ring = [this, &ring, ring_id, &ring_failed] {
+    if (ring != nullptr) rings_.Release(ring_id, ring, ring_failed);
+  };
   if (shm) hooks.place_features = [this, ring](engine::Minibatch& batch,
                                                const std::vector<size_t>& feature_bytes) {
     return PlaceFeatures(batch, feature_bytes, ring.get());
@@ -290,6 +296,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
       stats_.AddShmBytes(packed->payload_bytes);  // not the segment's size (a ring's may be larger)
       if (placed->ring) {
         packed->msg.set_shm_ring(true);  // the ring unlinks it if the client never opens it
+        packed->ring_segment = placed->segment;
       } else {
         packed->segment = placed->segment->name();  // the name now belongs to `packed`
       }
@@ -310,9 +317,8 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     return ToGrpcStatus(stream.status());
   }
   std::vector<std::string> segments;  // unlinked here if the client goes away
-  absl::Cleanup unlink_on_failure = [&segments, &timer, &ring] {
+  absl::Cleanup unlink_on_failure = [&segments, &timer] {
     for (const std::string& name : segments) common::UnlinkShm(name);
-    if (ring != nullptr) ring->UnlinkAll();
     timer.set_ok(false);
   };
   while (!context->IsCancelled()) {
@@ -323,6 +329,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     if (!next.ok()) return ToGrpcStatus(next.status());
     if (!next->has_value()) {
       std::move(unlink_on_failure).Cancel();
+      ring_failed = false;
       return grpc::Status::OK;
     }
     std::shared_ptr<PackedBatch> packed = std::static_pointer_cast<PackedBatch>((**next).attachment);
@@ -343,6 +350,9 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
         absl::SleepFor(absl::Microseconds(200));
       }
       ring->MarkSent(msg.shm_name());
+      packed->ring_segment.reset();
+      msg.set_shm_ring_serial(ring->serial());
+      ring_failed = true;  // until the stream completes: the client may not open every one
     }
     stats_.AddBatch();
     stats_.AddSampledEdges(packed->sampled_edges);

@@ -14,6 +14,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
+#include "server/ring_registry.h"
 #include "server/server_stats.h"
 
 namespace graphshard::server {
@@ -24,6 +25,11 @@ struct ServiceOptions {
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
   std::string shm_prefix;     // segment names start with this (common::NewShmPrefix())
+  // Stream rings kept for clients between their streams (ring_registry.h): dropped after this
+  // long unused, and beyond this many unused ones (oldest first). Each holds its segments
+  // (about prefetch + the client's shm_ring batches, ~128 MB each on ogbn-products).
+  absl::Duration ring_idle = absl::Minutes(2);
+  int max_idle_rings = 8;
 };
 
 class PartitionServiceImpl final : public v1::PartitionService::Service {
@@ -32,7 +38,8 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   PartitionServiceImpl(const engine::LocalPart& local, engine::Peers& peers,
                        common::Executor& executor, ServerStats& stats, ServiceOptions options)
       : local_(local), peers_(peers), executor_(executor), stats_(stats),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        rings_(options_.shm_prefix, &shm_counter_, options_.ring_idle, options_.max_idle_rings) {}
 
   grpc::Status GetMetadata(grpc::ServerContext* context, const v1::GetMetadataRequest* request,
                            v1::Metadata* response) override;
@@ -68,6 +75,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   ServerStats& stats_;
   const ServiceOptions options_;
   std::atomic<int64_t> shm_counter_{0};
+  RingRegistry rings_;
   absl::Mutex mu_;
   int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
 };

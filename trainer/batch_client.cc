@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -36,6 +37,9 @@ struct PartitionClient::Impl {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
   std::unique_ptr<grpc::GenericStub> generic;
+  // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
+  std::shared_ptr<common::ShmRingReader> ring_reader = std::make_shared<common::ShmRingReader>();
+  uint64_t ring_id = 0;
 
   void SetDeadline(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -59,6 +63,10 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
       grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
   impl->stub = v1::PartitionService::NewStub(impl->channel);
   impl->generic = std::make_unique<grpc::GenericStub>(impl->channel);
+  std::random_device random;
+  while (impl->ring_id == 0) {
+    impl->ring_id = (uint64_t{random()} << 32) ^ random();
+  }
   return std::unique_ptr<PartitionClient>(new PartitionClient(std::move(impl)));
 }
 
@@ -138,19 +146,28 @@ namespace {
 class GrpcBatchStream final : public BatchStream {
  public:
   GrpcBatchStream(v1::PartitionService::Stub& stub, const v1::StreamBatchesRequest& request,
-                  const ServerMetadata& metadata, std::string address, absl::Duration timeout)
-      : metadata_(metadata), address_(std::move(address)) {
+                  const ServerMetadata& metadata, std::string address, absl::Duration timeout,
+                  std::shared_ptr<common::ShmRingReader> ring)
+      : metadata_(metadata), address_(std::move(address)), ring_(std::move(ring)) {
     ctx_.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     reader_ = stub.StreamBatches(&ctx_, request);
   }
   ~GrpcBatchStream() override {
     if (!finished_) {
       ctx_.TryCancel();
-      // Drain what is already here so that shm segments sent to us are unlinked.
+      // Drain what is already here: one-shot segments sent to us are unlinked, ring segments
+      // released.
       v1::Minibatch m;
-      while (reader_->Read(&m)) Unlink(m);
+      while (reader_->Read(&m)) {
+        if (!m.shm_name().empty() && m.shm_ring()) {
+          ring_->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()).IgnoreError();
+        } else if (!m.shm_name().empty()) {
+          common::UnlinkShm(m.shm_name());
+        }
+      }
       reader_->Finish().ok();
     }
+    if (attached_ != 0) ring_->Detach(attached_);
   }
 
   void Cancel() override { ctx_.TryCancel(); }
@@ -163,20 +180,25 @@ class GrpcBatchStream final : public BatchStream {
       RETURN_IF_ERROR(FromGrpc(reader_->Finish(), "StreamBatches", address_));
       return absl::optional<MinibatchData>();
     }
+    if (m->shm_ring() && m->shm_ring_serial() != attached_) {
+      // The ring this stream reads (the same for all its batches).
+      ring_->Attach(m->shm_ring_serial());
+      if (attached_ != 0) ring_->Detach(attached_);
+      attached_ = m->shm_ring_serial();
+    }
     absl::StatusOr<MinibatchData> batch =
-        internal::DecodeMinibatch(std::move(m), metadata_, &ring_);
+        internal::DecodeMinibatch(std::move(m), metadata_, ring_.get());
     if (!batch.ok()) return Annotate(batch.status(), "StreamBatches", address_);
     return absl::optional<MinibatchData>(*std::move(batch));
   }
 
  private:
-  static void Unlink(const v1::Minibatch& m) {
-    if (!m.shm_name().empty()) common::UnlinkShm(m.shm_name());
-  }
-
   const ServerMetadata& metadata_;
   std::string address_;
-  common::ShmRingReader ring_;  // the batches' leases outlive it (they keep their mapping)
+  // The client's (shared by its streams); the batches' leases outlive it (they keep their
+  // mapping).
+  std::shared_ptr<common::ShmRingReader> ring_;
+  uint64_t attached_ = 0;  // the serial of the ring this stream reads, once seen
   grpc::ClientContext ctx_;
   std::unique_ptr<grpc::ClientReader<v1::Minibatch>> reader_;
   bool finished_ = false;
@@ -195,8 +217,10 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
       (options.num_batches > 0 ? options.num_batches : natural) - options.first_batch;
   const absl::Duration timeout =
       absl::Seconds(impl_->options.rpc_timeout_s * static_cast<double>(std::max<int64_t>(1, batches + 1)));
+  v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
+  if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
-      *impl_->stub, internal::EncodeStreamRequest(options), metadata, impl_->address, timeout));
+      *impl_->stub, request, metadata, impl_->address, timeout, impl_->ring_reader));
 }
 
 int64_t FeatureBytes(FeatureDtype dtype) { return dtype == FeatureDtype::kFloat32 ? 4 : 2; }

@@ -37,6 +37,7 @@ TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
   EXPECT_FALSE(reused);
   std::memset((*a)->data(), 'a', 1000);
   const std::string name_a = (*a)->name();
+  ring.MarkSent(name_a);
   a->reset();  // the server let go of it after sending
 
   // The reader holds batch A: a second batch gets a new segment, and A's bytes stay intact.
@@ -48,6 +49,7 @@ TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
   EXPECT_NE((*b)->name(), name_a);
   std::memset((*b)->data(), 'b', 1000);
   EXPECT_EQ((*lease_a)->data()[999], 'a');
+  ring.MarkSent((*b)->name());
   b->reset();
 
   // A copy of the lease still holds it; dropping the last one releases A for the next batch.
@@ -56,6 +58,7 @@ TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
   auto c = ring.Acquire(1000, &reused);
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(reused) << "reused while a copy of the lease was alive";
+  ring.MarkSent((*c)->name());
   c->reset();
   copy.reset();
   auto d = ring.Acquire(1000, &reused);
@@ -82,6 +85,7 @@ TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
   ASSERT_TRUE(small.ok());
   const std::string name = (*small)->name();
   const size_t capacity = (*small)->size();
+  ring.MarkSent(name);
   small->reset();
   ASSERT_TRUE(reader.Open(name, 4096).ok());  // opened and released at once
 
@@ -113,6 +117,68 @@ TEST(ShmRingTest, SegmentsNeverSentAreUnlinkedWithTheRing) {
   EXPECT_EQ(Leftovers(), 1) << "the sent one is the reader's to unlink";
   ShmRingReader reader;
   EXPECT_TRUE(reader.Open(Prefix() + "0", 100).ok());  // opening unlinks it
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+TEST(ShmRingTest, SegmentDroppedUnsentIsReusedAndASentOneWaitsForTheReader) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  bool reused = true;
+  auto dropped = ring.Acquire(100, &reused);  // its batch was dropped before it was sent
+  ASSERT_TRUE(dropped.ok());
+  const std::string name = (*dropped)->name();
+  auto held = ring.Acquire(100);  // still held by its builder: not free
+  ASSERT_TRUE(held.ok());
+  EXPECT_NE((*held)->name(), name);
+  dropped->reset();
+  auto again = ring.Acquire(100, &reused);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(reused);
+  EXPECT_EQ((*again)->name(), name);
+  ring.MarkSent(name);
+  again->reset();
+  auto next = ring.Acquire(100, &reused);  // sent and not released: not free
+  ASSERT_TRUE(next.ok());
+  EXPECT_FALSE(reused);
+  EXPECT_EQ(ring.segments(), 3);
+  ring.UnlinkAll();
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOlderRings) {
+  std::atomic<int64_t> counter{0};
+  ShmRingReader reader;
+  ShmRing old_ring(Prefix(), &counter);
+  auto a = old_ring.Acquire(100);
+  ASSERT_TRUE(a.ok());
+  const std::string name_a = (*a)->name();
+  old_ring.MarkSent(name_a);
+  a->reset();
+  // Stream 1 reads the old ring; stream 2 (same client) too, after stream 1 ended: the segment
+  // is still mapped (its name is gone) and is read again without opening it.
+  reader.Attach(old_ring.serial());
+  ASSERT_TRUE(reader.Open(name_a, 100, old_ring.serial()).ok());
+  reader.Detach(old_ring.serial());
+  reader.Attach(old_ring.serial());
+  EXPECT_EQ(reader.mapped(), 1);
+  auto again = old_ring.Acquire(100);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->name(), name_a);
+  old_ring.MarkSent(name_a);
+  again->reset();
+  EXPECT_TRUE(reader.Open(name_a, 100, old_ring.serial()).ok());
+
+  // A newer ring while a stream still reads the old one: the old one's segments stay mapped;
+  // once no stream reads it, attaching to a newer ring unmaps them.
+  ShmRing new_ring(Prefix(), &counter);
+  ASSERT_GT(new_ring.serial(), old_ring.serial());
+  reader.Attach(new_ring.serial());
+  EXPECT_EQ(reader.mapped(), 1);
+  reader.Detach(old_ring.serial());
+  reader.Detach(new_ring.serial());
+  reader.Attach(new_ring.serial());
+  EXPECT_EQ(reader.mapped(), 0);
+  old_ring.UnlinkAll();
   EXPECT_EQ(Leftovers(), 0);
 }
 

@@ -2,8 +2,10 @@
 // reflection. Real in-process servers on port 0.
 #include <dirent.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -234,6 +236,72 @@ TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
   EXPECT_EQ(CountShmSegments(), 0) << "the reader unlinked every ring segment";
 }
 
+// A client that names its reader (shm_ring_id, as the trainer does) gets its next streams from
+// the same ring: no new segment, nothing mapped again, the same bytes as inline. A second
+// stream while the first still runs gets a ring of its own, and both are right; a cancelled
+// stream's ring is dropped and the next stream gets a new one.
+TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
+  v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
+  const std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
+  ASSERT_GE(inline_batches.size(), 10u);
+  r.set_client_host_id(common::HostId());
+  r.set_shm_ring(2);
+  r.set_shm_ring_id(1234);
+  common::ShmRingReader ring;  // the client's, shared by its streams
+  auto created = [&] {
+    v1::Stats stats;
+    EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+    return stats.shm_segments_created();
+  };
+  // Reads a whole stream (optionally pausing after its first batch to run `meanwhile`);
+  // returns the segment names it used.
+  auto read_stream = [&](const std::function<void()>& meanwhile) {
+    std::set<std::string> names;
+    auto ctx = Context();
+    auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
+    uint64_t serial = 0;
+    size_t i = 0;
+    v1::Minibatch m;
+    while (reader->Read(&m)) {
+      EXPECT_TRUE(m.shm_ring());
+      if (serial == 0) {
+        serial = m.shm_ring_serial();
+        ring.Attach(serial);
+      }
+      EXPECT_EQ(m.shm_ring_serial(), serial) << "one ring per stream";
+      names.insert(m.shm_name());
+      testing::Decoded a = testing::Decode(m, &ring);
+      testing::Decoded b = testing::Decode(inline_batches.at(i++));
+      EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
+      EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
+      EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
+      if (i == 1 && meanwhile) meanwhile();
+    }
+    EXPECT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(i, inline_batches.size());
+    ring.Detach(serial);
+    return names;
+  };
+  const int64_t created_before = created();
+  const std::set<std::string> first = read_stream(nullptr);
+  EXPECT_EQ(created() - created_before, std::ssize(first));
+  const int64_t mapped = ring.mapped();
+  const std::set<std::string> second = read_stream(nullptr);
+  EXPECT_EQ(created() - created_before, std::ssize(first)) << "the second stream made segments";
+  EXPECT_TRUE(std::includes(first.begin(), first.end(), second.begin(), second.end()));
+  EXPECT_EQ(ring.mapped(), mapped) << "the second stream's segments were mapped again";
+
+  // Two streams at once: the second gets a new ring, which the client keeps from then on.
+  std::set<std::string> concurrent;
+  const std::set<std::string> outer = read_stream([&] { concurrent = read_stream(nullptr); });
+  EXPECT_TRUE(std::includes(first.begin(), first.end(), outer.begin(), outer.end()));
+  for (const std::string& name : concurrent) EXPECT_FALSE(first.contains(name)) << name;
+  const std::set<std::string> after = read_stream(nullptr);
+  EXPECT_TRUE(std::includes(concurrent.begin(), concurrent.end(), after.begin(), after.end()));
+  EXPECT_EQ(ring.mapped(), std::ssize(concurrent)) << "the older ring's segments are unmapped once a newer one is read";
+  EXPECT_EQ(CountShmSegments(), 0) << "the reader unlinked every ring segment";
+}
+
 // A reader that keeps every batch (as a trainer's prefetch queue does) never sees one
 // overwritten: held segments are not reused.
 TEST_F(StreamTest, HeldRingBatchesAreNeverOverwritten) {
@@ -296,12 +364,14 @@ int CountMappedShm() {
 }
 
 TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
-  for (int ring_batches : {0, 2}) {  // one-shot segments, then the ring
-    SCOPED_TRACE(ring_batches == 0 ? "one-shot" : "ring");
+  // One-shot segments, a ring of this stream, a client's ring (kept between its streams).
+  for (auto [ring_batches, ring_id] : {std::pair{0, 0}, std::pair{2, 0}, std::pair{2, 77}}) {
+    SCOPED_TRACE(ring_batches == 0 ? "one-shot" : ring_id == 0 ? "ring" : "client's ring");
     std::vector<int64_t> seeds = Split(0, "test");
     v1::StreamBatchesRequest r = Request(seeds, 8);
     r.set_client_host_id(common::HostId());
     r.set_shm_ring(ring_batches);
+    r.set_shm_ring_id(static_cast<uint64_t>(ring_id));
     {
       common::ShmRingReader ring;
       grpc::ClientContext ctx;

@@ -127,7 +127,7 @@ inline Decoded Decode(const v1::Minibatch& m, common::ShmRingReader* ring = null
   if (!m.shm_name().empty()) {
     EXPECT_EQ(m.shm_ring(), ring != nullptr) << "ring segment without a reader, or the reverse";
     auto opened = m.shm_ring() && ring != nullptr
-                      ? ring->Open(m.shm_name(), m.shm_size())
+                      ? ring->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
                       : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
     EXPECT_TRUE(opened.ok()) << opened.status();
     if (opened.ok()) segment = *opened;

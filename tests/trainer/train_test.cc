@@ -175,6 +175,7 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
       v1::Stats s;
       EXPECT_TRUE(cluster_->Stub(p)->GetStats(graphshard::testing::Context().get(), {}, &s).ok());
       sum.set_shm_segments_reused(sum.shm_segments_reused() + s.shm_segments_reused());
+      sum.set_shm_segments_created(sum.shm_segments_created() + s.shm_segments_created());
       sum.set_shm_ring_stalls(sum.shm_ring_stalls() + s.shm_ring_stalls());
     }
     return sum;
@@ -189,6 +190,11 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
   const v1::Stats after = totals();
   EXPECT_GT(after.shm_segments_reused() - before.shm_segments_reused(), 0);
   EXPECT_EQ(after.shm_ring_stalls() - before.shm_ring_stalls(), 0);
+  // Each server keeps the trainer's ring between its streams (2 epochs, each with a training,
+  // a validation and a test stream): at most one ring's worth of segments per server (the
+  // trainer holds prefetch + 4, the server builds its prefetch ahead, one being written).
+  const int64_t one_ring = o.prefetch + 4 + server::ServiceOptions{}.prefetch + 1;
+  EXPECT_LE(after.shm_segments_created() - before.shm_segments_created(), 2 * one_ring);
 }
 
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {

@@ -188,7 +188,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
       return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),
                                               " but this stream reads no ring"));
     }
-    ASSIGN_OR_RETURN(shm, ring->Open(m->shm_name(), m->shm_size()));
+    ASSIGN_OR_RETURN(shm, ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial()));
   } else if (!m->shm_name().empty()) {
     ASSIGN_OR_RETURN(shm, common::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
   }

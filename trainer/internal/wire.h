@@ -31,7 +31,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& options);
 // blocks match `md`'s node and edge types in order, 0 < batch_size <= rows of the seed type,
 // every array has the length its counts imply (features: num_nodes * feat_dim elements of the
 // batch's dtype), and every edge index is inside its block; NotFound if the segment is gone.
-// A ring segment (m.shm_ring) is read through `ring` (the stream's; required then): the result
+// A ring segment (m.shm_ring) is read through `ring` (the client's; required then): the result
 // holds a lease that releases the segment to the server when the batch is gone.
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
                                               const ServerMetadata& md,
