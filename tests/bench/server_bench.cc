@@ -3,6 +3,7 @@
 //                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
 //                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
 //                [--shm-ring on|off|off,on] [--peer-sampling local|rpc|rpc,local]
+//                [--warmup-batches W]
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
@@ -17,7 +18,9 @@
 //     clients (client c reads from server c mod K, the part's training seeds split evenly among
 //     its clients, --batches each), aggregate batches/s and seeds/s against 1 client, and the
 //     servers' CPU utilisation: (process CPU time from getrusage(RUSAGE_SELF) minus the client
-//     threads' own CPU time) / wall time / cores.
+//     threads' own CPU time) / wall time / cores. With --warmup-batches W (ring on), each
+//     client first streams W batches untimed and keeps its ring reader (shm_ring_id) for the
+//     timed stream, as a trainer's epochs after the first: no segment is made in the timed part.
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -63,6 +66,7 @@ struct Flags {
   std::vector<int32_t> fanouts = {15, 10, 5};
   int threads = UsableCores();
   int prefetch = 4;
+  int warmup = 0;  // --warmup-batches: scaling clients first stream this many (ring kept)
   v1::FeatureDtype dtype = v1::FLOAT32;
   std::vector<server::PeerFeatures> peer_features = {server::PeerFeatures::kLocal};
   std::vector<int> clients;  // non-empty: the scaling section instead of the 1-stream/2x2 runs
@@ -163,8 +167,15 @@ Totals InProcess(const Flags& f, const engine::LocalPart& local, engine::Peers& 
 }
 
 // One client stream of `f.batches` batches; decodes each (maps shm) and touches its features.
+// A client's ring reader kept across its streams, with its id (as the trainer's, per server).
+struct ClientRing {
+  common::ShmRingReader reader;
+  uint64_t id = 0;
+};
+
 Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<int64_t>& seeds,
-                  bool shm, uint64_t shuffle_seed, int num_batches = 0) {
+                  bool shm, uint64_t shuffle_seed, int num_batches = 0,
+                  ClientRing* client = nullptr) {
   const double cpu0 = ThreadCpuSeconds();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(server::kMaxMessageBytes);
@@ -180,7 +191,10 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   r.mutable_sampling()->set_feature_dtype(f.dtype);
   if (shm) r.set_client_host_id(common::HostId());
   r.set_shm_ring(f.ring ? 2 : 0);  // this client holds one batch at a time
-  common::ShmRingReader ring;
+  common::ShmRingReader own;
+  common::ShmRingReader& ring = client != nullptr ? client->reader : own;
+  if (client != nullptr) r.set_shm_ring_id(client->id);
+  uint64_t attached = 0;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
   auto reader = stub->StreamBatches(&ctx, r);
@@ -189,8 +203,12 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   volatile uint64_t sink = 0;
   while (reader->Read(&m)) {
     std::shared_ptr<const common::ShmSegment> seg;  // the last batch's is released here
+    if (m.shm_ring() && attached == 0) {
+      attached = m.shm_ring_serial();
+      ring.Attach(attached);
+    }
     if (!m.shm_name().empty()) {
-      auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size())
+      auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
                                  : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
       if (!opened.ok()) {
         std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
@@ -211,6 +229,7 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   }
   grpc::Status s = reader->Finish();
   if (!s.ok()) std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
+  if (attached != 0) ring.Detach(attached);
   t.client_cpu_s = ThreadCpuSeconds() - cpu0;
   return t;
 }
@@ -338,12 +357,27 @@ std::vector<double> Scaling(const Flags& f,
                        train[p].begin() + static_cast<std::ptrdiff_t>(end));
     }
     std::vector<Totals> got(n);
+    // With --warmup-batches: every client first streams that many batches (untimed), then its
+    // timed stream is served from the same ring, as a trainer's epochs after the first are.
+    std::vector<ClientRing> rings(n);
+    for (int c = 0; c < n; ++c) rings[c].id = static_cast<uint64_t>(1000 * n + c + 1);
+    const bool warm = f.warmup > 0 && f.ring;
+    if (warm) {
+      std::vector<std::thread> warmers;
+      for (int c = 0; c < n; ++c) {
+        warmers.emplace_back([&, c] {
+          StreamOnce(f, servers[c % k]->address(), shards[c], true, 5000 + c, f.warmup, &rings[c]);
+        });
+      }
+      for (auto& t : warmers) t.join();
+    }
     const StreamTimes times0 = SumStreamTimes(servers);
     const double cpu0 = ProcessCpuSeconds(), t0 = Now();
     std::vector<std::thread> threads;
     for (int c = 0; c < n; ++c) {
       threads.emplace_back([&, c] {
-        got[c] = StreamOnce(f, servers[c % k]->address(), shards[c], true, 10 + c);
+        got[c] = StreamOnce(f, servers[c % k]->address(), shards[c], true, 10 + c, 0,
+                            warm ? &rings[c] : nullptr);
       });
     }
     for (auto& t : threads) t.join();
@@ -517,6 +551,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (k == "--batch-size" && absl::SimpleAtoi(v, &f->batch_size)) {}
     else if (k == "--threads" && absl::SimpleAtoi(v, &f->threads)) {}
     else if (k == "--prefetch" && absl::SimpleAtoi(v, &f->prefetch)) {}
+    else if (k == "--warmup-batches" && absl::SimpleAtoi(v, &f->warmup)) {}
     else if (k == "--feature-dtype" && (v == "float32" || v == "float16")) f->dtype = v == "float16" ? v1::FLOAT16 : v1::FLOAT32;
     else if (k == "--peer-features") {
       f->peer_features.clear();
