@@ -110,6 +110,7 @@ absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmSegment::OpenAndUnlink(
 }
 
 ShmSegment::~ShmSegment() {
+  if (on_unmap_) on_unmap_();
   if (base_ != nullptr) ::munmap(base_, mapped_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -259,6 +260,11 @@ void ShmRingReader::Attach(uint64_t serial) {
   }
 }
 
+void ShmRingReader::SetMapHooks(MapHooks hooks) {
+  absl::MutexLock lock(&mu_);
+  hooks_ = std::move(hooks);
+}
+
 void ShmRingReader::Detach(uint64_t serial) {
   absl::MutexLock lock(&mu_);
   auto it = attached_.find(serial);
@@ -293,6 +299,9 @@ absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmRingReader::Open(const std:
     entry.segment = std::shared_ptr<ShmSegment>(new ShmSegment(name, base, length));
     entry.segment->data_ = base + kShmControlBytes;
     entry.segment->size_ = length - kShmControlBytes;
+    if (hooks_.on_map && hooks_.on_map(base, length) && hooks_.on_unmap) {
+      entry.segment->on_unmap_ = [unmap = hooks_.on_unmap, base] { unmap(base); };
+    }
   }
   // The lease: releases the segment to the writer when the batch's last reference is gone.
   struct Lease {

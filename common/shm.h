@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +42,8 @@ class ShmSegment {
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  // Reader side: the mapping was registered by the reader's MapHooks (e.g. pinned for DMA).
+  bool registered() const { return static_cast<bool>(on_unmap_); }
 
  private:
   friend class ShmRing;
@@ -57,6 +60,7 @@ class ShmSegment {
   char* data_;
   size_t size_;
   int fd_ = -1;  // ring segments of the writer: kept to grow them (closed with the segment)
+  std::function<void()> on_unmap_;  // runs before the mapping goes (undoes a registration)
 };
 
 // Bytes in front of a ring segment's data: the control page.
@@ -118,6 +122,14 @@ class ShmRingReader {
   ~ShmRingReader();
   ShmRingReader(const ShmRingReader&) = delete;
   ShmRingReader& operator=(const ShmRingReader&) = delete;
+  // Called for every mapping the reader makes (base, length: control page included) and
+  // before it is unmapped (from whichever thread drops the last lease). on_map returning false
+  // leaves that mapping unregistered. Set before the first Open.
+  struct MapHooks {
+    std::function<bool(void* base, size_t length)> on_map;
+    std::function<void(void* base)> on_unmap;
+  };
+  void SetMapHooks(MapHooks hooks);
   // The segment `name` of ring `serial` with at least `size` data bytes. NotFound if it was
   // never mapped here and no longer exists, DataLoss if it is smaller than `size` or the writer
   // reused it while a lease was still held.
@@ -135,6 +147,7 @@ class ShmRingReader {
     std::shared_ptr<ShmSegment> segment;
   };
   mutable absl::Mutex mu_;
+  MapHooks hooks_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int> attached_ ABSL_GUARDED_BY(mu_);  // serial -> streams reading it
 };

@@ -72,6 +72,10 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
 
 const std::string& PartitionClient::address() const { return impl_->address; }
 
+void PartitionClient::SetRingMapHooks(common::ShmRingReader::MapHooks hooks) {
+  impl_->ring_reader->SetMapHooks(std::move(hooks));
+}
+
 absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
   // grpc.health.v1 without generated code: HealthCheckRequest{service: ""} encodes to zero
   // bytes; HealthCheckResponse is field 1 (varint enum), SERVING = 1.

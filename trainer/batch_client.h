@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
+#include "common/shm.h"
 
 namespace graphshard::trainer {
 
@@ -88,6 +89,7 @@ struct MinibatchData {
   int64_t batch_index = 0;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   bool shared_memory = false;  // arrays came through shared memory
+  bool pinned = false;         // ... in a segment registered for DMA (trainer/host_register.h)
   std::vector<NodeBlockData> nodes;  // ServerMetadata::node_types order
   std::vector<EdgeBlockData> edges;
   std::shared_ptr<const void> owner;  // keeps every ByteView alive
@@ -148,6 +150,9 @@ class PartitionClient {
   absl::StatusOr<std::vector<int64_t>> GetSplit(absl::string_view split);
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. The stream's
   // deadline is rpc_timeout_s per batch it carries.
+  // Hooks for every ring segment this client's streams map (trainer/host_register.h); before
+  // the first stream.
+  void SetRingMapHooks(common::ShmRingReader::MapHooks hooks);
   absl::StatusOr<std::unique_ptr<BatchStream>> StreamBatches(const StreamOptions& options,
                                                              const ServerMetadata& metadata);
 

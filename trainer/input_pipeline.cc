@@ -112,6 +112,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
   }
   ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*data, options_.num_classes));
+  const bool pinned = data->pinned;
   data.reset();  // the tensors hold the memory now
   if (options_.device.is_cuda()) {
     // Pinned staging (from the host allocator's cache) so the copy is a real async DMA; the
@@ -119,17 +120,25 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     // The staging copy is copy_ (parallel over the intra-op threads): pin_memory() copies on
     // this one thread, which bounded a trainer at ~44 batches/s (121 MB each) on the GPU
     // machine while the servers used 9% of the cores (tests/bench/RESULTS.md).
-    // Direct (--h2d direct): from pageable memory the driver stages the copy itself and
-    // returns once the source was read, so the received memory may be released right after.
+    // A batch in a ring segment registered with CUDA (--h2d registered) is copied by DMA
+    // straight out of it; the segment goes back to the server only once the copies are done.
+    std::vector<torch::Tensor> sources;
     t.ForEachTensor([&](torch::Tensor& x) {
-      if (!options_.staged_copy) {
+      if (pinned) {
+        sources.push_back(x);
         x = x.to(options_.device, /*non_blocking=*/true);
         return;
       }
-      torch::Tensor pinned = torch::empty(x.sizes(), x.options().pinned_memory(true));
-      pinned.copy_(x);
-      x = pinned.to(options_.device, /*non_blocking=*/true);
+      torch::Tensor staging = torch::empty(x.sizes(), x.options().pinned_memory(true));
+      staging.copy_(x);
+      x = staging.to(options_.device, /*non_blocking=*/true);
     });
+    if (!sources.empty()) {
+      // The copy stream holds only this pipeline's copies: waiting for it waits for them.
+      c10::impl::VirtualGuardImpl impl(options_.device.type());
+      impl.getStream(options_.device).synchronize();
+      sources.clear();
+    }
   }
   ToFloatFeatures(t);
   if (options_.normalize_features) {

@@ -37,9 +37,7 @@ struct PipelineTimings {
 struct PipelineOptions {
   int depth = 4;                        // steps kept ready ahead
   torch::Device device = torch::kCPU;   // where the tensors go
-  // GPU: copy through pinned staging buffers (true) or let the driver copy from the received
-  // (pageable) memory (false).
-  bool staged_copy = true;
+
   bool normalize_features = false;      // x / max(row sum, 1)
   int64_t num_classes = 1;              // labels of seeds are checked against it
 };

@@ -17,6 +17,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/epoch_plan.h"
 #include "trainer/graph_task.h"
+#include "trainer/host_register.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/metrics.h"
 #include "trainer/model.h"
@@ -141,7 +142,6 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
   PipelineOptions po;
   po.depth = run.options.prefetch;
   po.device = run.device;
-  po.staged_copy = run.options.h2d == "staged";
   po.normalize_features = run.options.normalize_features;
   po.num_classes = run.servers.metadata.num_classes;
   return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
@@ -319,6 +319,11 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   ASSIGN_OR_RETURN(torch::Device device, PickDevice(options, env));
   absl::optional<c10::DeviceGuard> device_guard;
   if (device.is_cuda()) device_guard.emplace(device);
+  if (device.is_cuda() && options.h2d == "registered") {
+    for (auto& client : servers.clients) {
+      if (client != nullptr) client->SetRingMapHooks(CudaHostRegisterHooks());
+    }
+  }
   if (options.task == "graph") {
     RETURN_IF_ERROR(FindGraphTask(md).status());
   } else if (IsGraphDataset(md)) {

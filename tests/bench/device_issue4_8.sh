@@ -11,6 +11,7 @@
 # 3. server_bench runs on the random 2-part partition, under taskset on CPUS (0-15: issue 4's 16
 #    cores), clients 1, 2, 4 streaming through their kept rings (--warmup-batches);
 # 4. server_bench on the METIS partition, float32 then float16 transport.
+# RANDOM_BENCH=0 / F16_BENCH=0 skip step 3 / the float16 run of step 4.
 # Results: $OUT/gpu_results.jsonl, $OUT/server_bench.jsonl (JSON lines; names prefixed with the
 # partition and dtype); the key lines are printed.
 set -uo pipefail
@@ -52,13 +53,15 @@ bench() {  # partition-dir prefix extra-flags...
     grep -v finish | sed 's/, "unit.*//; s/{"name": "//; s/", "value"//' | tr '\n' ' '
   echo
 }
-log "server bench, random partition"
-bench /tmp/gs-gpu-bench/p2_random random_
+if [[ ${RANDOM_BENCH:-1} == 1 ]]; then
+  log "server bench, random partition"
+  bench /tmp/gs-gpu-bench/p2_random random_
+fi
 if [[ -n $METIS_PID ]]; then
   wait "$METIS_PID" || { tail -5 "$OUT/metis.log"; exit 1; }
   log "METIS partitioned"
 fi
 log "server bench, METIS partition"
 bench "$METIS" metis_
-bench "$METIS" metis_f16_ --feature-dtype float16
+[[ ${F16_BENCH:-1} == 1 ]] && bench "$METIS" metis_f16_ --feature-dtype float16
 log "done"

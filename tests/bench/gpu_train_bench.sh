@@ -13,8 +13,8 @@
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
 #   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
-#   any <N>gpu_<M>srv[_f16][_direct]; _direct: --h2d direct (the CUDA driver copies batches to
-#     the GPU from the received memory, no pinned staging copy)
+#   any <N>gpu_<M>srv[_f16][_reg]; _reg: --h2d registered (ring segments registered with
+#     CUDA; the GPU copies batches straight out of them, no staging copy)
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
 # and full-queue wait, seconds per epoch and rank), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
@@ -211,14 +211,14 @@ PY
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
 }
 
-# Configs: <N>gpu_<M>srv[_f16][_direct]: N trainers (one per GPU), M servers; float16
-# transport; --h2d direct (the driver copies from the received memory; else staged).
+# Configs: <N>gpu_<M>srv[_f16][_reg]: N trainers (one per GPU), M servers; float16
+# transport; --h2d registered (else staged).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_direct)?$ ]] || die "unknown config $config"
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?$ ]] || die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged
   [[ -n ${BASH_REMATCH[3]} ]] && dtype=float16
-  [[ -n ${BASH_REMATCH[4]} ]] && h2d=direct
+  [[ -n ${BASH_REMATCH[4]} ]] && h2d=registered
   if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
@@ -227,9 +227,9 @@ for config in $CONFIGS; do
 done
 
 PAIRS="1gpu_1srv:2gpu_2srv 1gpu_2srv:2gpu_2srv 1gpu_1srv:4gpu_4srv 1gpu_2srv:4gpu_2srv 1gpu_2srv:4gpu_4srv"
-for pair in $PAIRS ${PAIRS//:/_direct:}; do
+for pair in $PAIRS ${PAIRS//:/_reg:}; do
   pair=${pair//:/ }
-  [[ $pair == *_direct* ]] && pair="$pair"_direct
+  [[ $pair == *_reg* ]] && pair="$pair"_reg
   read -r a b <<<"$pair"
   [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
   emit "$(python3 -c "

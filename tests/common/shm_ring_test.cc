@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -179,6 +180,49 @@ TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOlderRings) {
   reader.Attach(new_ring.serial());
   EXPECT_EQ(reader.mapped(), 0);
   old_ring.UnlinkAll();
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+// The hooks a trainer uses to register segments with CUDA: called once per mapping, undone
+// once the mapping goes (the last lease and the reader's entry gone).
+TEST(ShmRingTest, MapHooksRegisterEachMappingOnceAndUndoItWhenItGoes) {
+  std::atomic<int64_t> counter{0};
+  ShmRingReader reader;
+  std::vector<void*> mapped, unmapped;
+  reader.SetMapHooks({.on_map = [&](void* base, size_t length) {
+                        EXPECT_GE(length, kShmControlBytes + 100);
+                        mapped.push_back(base);
+                        return true;
+                      },
+                      .on_unmap = [&](void* base) { unmapped.push_back(base); }});
+  ShmRing ring(Prefix(), &counter);
+  auto s = ring.Acquire(100);
+  ASSERT_TRUE(s.ok());
+  const std::string name = (*s)->name();
+  ring.MarkSent(name);
+  s->reset();
+  reader.Attach(ring.serial());
+  auto lease = reader.Open(name, 100, ring.serial());
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_TRUE((*lease)->registered());
+  lease->reset();
+  auto again = ring.Acquire(100);
+  ASSERT_TRUE(again.ok());
+  ring.MarkSent(name);
+  again->reset();
+  auto second = reader.Open(name, 100, ring.serial());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(mapped.size(), 1u) << "mapped once, read twice";
+  EXPECT_TRUE(unmapped.empty());
+  // A newer ring: the old one's entry goes, its mapping with the last lease.
+  reader.Detach(ring.serial());
+  ShmRing newer(Prefix(), &counter);
+  reader.Attach(newer.serial());
+  EXPECT_TRUE(unmapped.empty()) << "a lease still holds the mapping";
+  second->reset();
+  ASSERT_EQ(unmapped.size(), 1u);
+  EXPECT_EQ(unmapped[0], mapped[0]);
+  ring.UnlinkAll();
   EXPECT_EQ(Leftovers(), 0);
 }
 

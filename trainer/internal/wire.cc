@@ -197,6 +197,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   b.epoch = m->epoch();
   b.batch_index = m->batch_index();
   b.shared_memory = shm != nullptr;
+  b.pinned = shm != nullptr && shm->registered();
   ASSIGN_OR_RETURN(b.feature_dtype, FromProto(m->feature_dtype()));
   const int64_t elem = FeatureBytes(b.feature_dtype);
   if (m->nodes_size() != std::ssize(md.node_types) || m->edges_size() != std::ssize(md.edge_types)) {

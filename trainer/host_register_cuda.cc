@@ -1,0 +1,31 @@
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "trainer/host_register.h"
+
+namespace graphshard::trainer {
+
+common::ShmRingReader::MapHooks CudaHostRegisterHooks() {
+  common::ShmRingReader::MapHooks hooks;
+  hooks.on_map = [](void* base, size_t length) {
+    const cudaError_t err = cudaHostRegister(base, length, cudaHostRegisterDefault);
+    if (err == cudaSuccess) return true;
+    cudaGetLastError();  // clear it: the staging copy takes over for this segment
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      std::fprintf(stderr,
+                   "graphshard-trainer: cudaHostRegister of a %zu-byte ring segment failed "
+                   "(%s); those batches use the staging copy\n",
+                   length, cudaGetErrorString(err));
+    }
+    return false;
+  };
+  hooks.on_unmap = [](void* base) {
+    if (cudaHostUnregister(base) != cudaSuccess) cudaGetLastError();
+  };
+  return hooks;
+}
+
+}  // namespace graphshard::trainer
