@@ -108,9 +108,10 @@ std::string TrainerUsage() {
   --threads T              torch intra-op threads (1)
   --prefetch K             minibatches received and converted ahead (4)
   --device cpu|cuda        where the model runs; cuda uses cuda:LOCAL_RANK (cpu)
-  --h2d staged|registered  cuda: batches copied into pinned buffers (intra-op threads), then
-                           to the GPU; or the shared-memory ring segments are registered with
-                           CUDA once and the GPU copies batches straight out of them (staged)
+  --h2d registered|staged  cuda: the shared-memory ring segments are registered with CUDA once
+                           and the GPU copies batches straight out of them; or batches are
+                           copied into pinned buffers (intra-op threads), then to the GPU.
+                           Batches not in a registered segment are staged (registered)
   --backend auto|gloo|nccl gradient all-reduce; auto = nccl on cuda, gloo on cpu (auto)
   --feature-dtype T        feature transport: float32, float16 or bfloat16 (float32)
   --checkpoint-dir DIR     write checkpoints here (atomic), at epoch ends and every N steps
@@ -199,7 +200,7 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
       {"prefetch", [&](absl::string_view v) { return ParseInt("prefetch", v, 1, &o.prefetch); }},
       {"device", OneOf("device", {"cpu", "cuda"}, &o.device)},
       {"backend", OneOf("backend", {"auto", "gloo", "nccl"}, &o.backend)},
-      {"h2d", OneOf("h2d", {"staged", "registered"}, &o.h2d)},
+      {"h2d", OneOf("h2d", {"registered", "staged"}, &o.h2d)},
       {"feature-dtype", OneOf("feature-dtype", {"float32", "float16", "bfloat16"}, &o.feature_dtype)},
       {"checkpoint-dir",
        [&](absl::string_view v) {

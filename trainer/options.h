@@ -37,7 +37,7 @@ struct TrainerOptions {
   int threads = 1;                         // --threads: torch intra-op threads
   int prefetch = 4;                        // --prefetch: minibatches received and converted ahead
   std::string device = "cpu";              // --device cpu|cuda (cuda:LOCAL_RANK)
-  std::string h2d = "staged";              // --h2d staged|registered: how batches reach the GPU
+  std::string h2d = "registered";          // --h2d registered|staged: how batches reach the GPU
   std::string backend = "auto";            // --backend auto|gloo|nccl (auto: nccl on cuda)
   std::string feature_dtype = "float32";   // --feature-dtype float32|float16|bfloat16 (transport)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
