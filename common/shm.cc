@@ -251,7 +251,7 @@ void ShmRingReader::Attach(uint64_t serial) {
   ++attached_[serial];
   for (auto it = entries_.begin(); it != entries_.end();) {
     const uint64_t s = it->second.serial;
-    if (s < serial && !attached_.contains(s)) {
+    if (s != serial && !attached_.contains(s)) {
       ::close(it->second.fd);  // the mapping goes with the last lease
       it = entries_.erase(it);
     } else {

@@ -112,9 +112,10 @@ class ShmRing {
 // descriptor is kept to follow growth) and hands out leases: the segment is released to the
 // writer when the last copy of a lease is gone. One reader may serve a client's successive
 // streams (StreamBatchesRequest.shm_ring_id): segments stay mapped between them. Streams
-// Attach to the ring (serial) they read and Detach when they end; attaching to a newer ring
-// unmaps the segments of older rings no attached stream reads (the server never sends those
-// again: it serves a client id from its newest ring). Leases keep their own mapping.
+// Attach to the ring (serial) they read and Detach when they end; attaching to a ring unmaps
+// the segments of the other rings no attached stream reads (the server never sends those
+// again: it serves a client id from its newest ring, and a restarted server has new rings).
+// Leases keep their own mapping.
 // Thread-safe.
 class ShmRingReader {
  public:

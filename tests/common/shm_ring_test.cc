@@ -146,7 +146,7 @@ TEST(ShmRingTest, SegmentDroppedUnsentIsReusedAndASentOneWaitsForTheReader) {
   EXPECT_EQ(Leftovers(), 0);
 }
 
-TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOlderRings) {
+TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOtherRings) {
   std::atomic<int64_t> counter{0};
   ShmRingReader reader;
   ShmRing old_ring(Prefix(), &counter);
@@ -179,7 +179,20 @@ TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOlderRings) {
   reader.Detach(new_ring.serial());
   reader.Attach(new_ring.serial());
   EXPECT_EQ(reader.mapped(), 0);
+
+  // Any other ring counts, also one numbered lower (a restarted server numbers from 1 again).
+  auto b = new_ring.Acquire(100);
+  ASSERT_TRUE(b.ok());
+  const std::string name_b = (*b)->name();
+  new_ring.MarkSent(name_b);
+  b->reset();
+  ASSERT_TRUE(reader.Open(name_b, 100, new_ring.serial()).ok());
+  EXPECT_EQ(reader.mapped(), 1);
+  reader.Detach(new_ring.serial());
+  reader.Attach(old_ring.serial());
+  EXPECT_EQ(reader.mapped(), 0);
   old_ring.UnlinkAll();
+  new_ring.UnlinkAll();
   EXPECT_EQ(Leftovers(), 0);
 }
 

@@ -173,6 +173,15 @@ int CountShmSegments() {
   return n;
 }
 
+// Mappings of this process's segments (servers and clients here).
+int CountMappedShm() {
+  std::ifstream maps("/proc/self/maps");
+  const std::string prefix = "/dev/shm/graphshard-" + std::to_string(::getpid()) + "-";
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find(prefix) != std::string::npos;
+  return n;
+}
+
 TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 128);
   std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
@@ -247,7 +256,7 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
   r.set_client_host_id(common::HostId());
   r.set_shm_ring(2);
   r.set_shm_ring_id(1234);
-  common::ShmRingReader ring;  // the client's, shared by its streams
+  auto ring = std::make_unique<common::ShmRingReader>();  // the client's, shared by its streams
   auto created = [&] {
     v1::Stats stats;
     EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
@@ -266,11 +275,11 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
       EXPECT_TRUE(m.shm_ring());
       if (serial == 0) {
         serial = m.shm_ring_serial();
-        ring.Attach(serial);
+        ring->Attach(serial);
       }
       EXPECT_EQ(m.shm_ring_serial(), serial) << "one ring per stream";
       names.insert(m.shm_name());
-      testing::Decoded a = testing::Decode(m, &ring);
+      testing::Decoded a = testing::Decode(m, ring.get());
       testing::Decoded b = testing::Decode(inline_batches.at(i++));
       EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
       EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
@@ -279,17 +288,17 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
     }
     EXPECT_TRUE(reader->Finish().ok());
     EXPECT_EQ(i, inline_batches.size());
-    ring.Detach(serial);
+    ring->Detach(serial);
     return names;
   };
   const int64_t created_before = created();
   const std::set<std::string> first = read_stream(nullptr);
   EXPECT_EQ(created() - created_before, std::ssize(first));
-  const int64_t mapped = ring.mapped();
+  const int64_t mapped = ring->mapped();
   const std::set<std::string> second = read_stream(nullptr);
   EXPECT_EQ(created() - created_before, std::ssize(first)) << "the second stream made segments";
   EXPECT_TRUE(std::includes(first.begin(), first.end(), second.begin(), second.end()));
-  EXPECT_EQ(ring.mapped(), mapped) << "the second stream's segments were mapped again";
+  EXPECT_EQ(ring->mapped(), mapped) << "the second stream's segments were mapped again";
 
   // Two streams at once: the second gets a new ring, which the client keeps from then on.
   std::set<std::string> concurrent;
@@ -298,8 +307,26 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
   for (const std::string& name : concurrent) EXPECT_FALSE(first.contains(name)) << name;
   const std::set<std::string> after = read_stream(nullptr);
   EXPECT_TRUE(std::includes(concurrent.begin(), concurrent.end(), after.begin(), after.end()));
-  EXPECT_EQ(ring.mapped(), std::ssize(concurrent)) << "the older ring's segments are unmapped once a newer one is read";
+  EXPECT_EQ(ring->mapped(), std::ssize(concurrent)) << "the older ring's segments are unmapped once another one is read";
   EXPECT_EQ(CountShmSegments(), 0) << "the reader unlinked every ring segment";
+
+  // A cancelled stream drops the client's ring: with the reader gone, nothing is left mapped.
+  {
+    auto ctx = Context();
+    auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
+    v1::Minibatch m;
+    ASSERT_TRUE(reader->Read(&m));
+    testing::Decode(m, ring.get());
+    ctx->TryCancel();
+    reader->Finish();
+  }
+  ring.reset();
+  bool released = false;
+  for (int i = 0; i < 100 && !released; ++i) {
+    released = CountShmSegments() == 0 && CountMappedShm() == 0;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(released) << CountShmSegments() << " names, " << CountMappedShm() << " mappings left";
 }
 
 // A reader that keeps every batch (as a trainer's prefetch queue does) never sees one
@@ -355,13 +382,6 @@ TEST_F(StreamTest, HalfPrecisionTransportRoundsEachFeature) {
 }
 
 // Mappings of this process's graphshard segments (/proc/self/maps): the servers' and ours.
-int CountMappedShm() {
-  std::ifstream maps("/proc/self/maps");
-  const std::string prefix = "/dev/shm/graphshard-" + std::to_string(::getpid()) + "-";
-  int n = 0;
-  for (std::string line; std::getline(maps, line);) n += line.find(prefix) != std::string::npos;
-  return n;
-}
 
 TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
   // One-shot segments, a ring of this stream, a client's ring (kept between its streams).
