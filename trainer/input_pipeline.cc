@@ -134,7 +134,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
       x = staging.to(options_.device, /*non_blocking=*/true);
     });
     if (!sources.empty()) {
-      // The copy stream holds only this pipeline's copies: waiting for it waits for them.
+      // Waiting for the copy stream waits for these copies (and whatever else is queued on it).
       c10::impl::VirtualGuardImpl impl(options_.device.type());
       impl.getStream(options_.device).synchronize();
       sources.clear();

@@ -4,10 +4,11 @@
 // The trainer's input pipeline for one pass (an epoch, or an evaluation): a background thread
 // reads the batches of the pass from its StreamBatches streams in step order, turns them into
 // tensors (in place over the gRPC message or the shared-memory mapping), converts 16-bit
-// features to float32, normalises them when asked, and on a GPU copies them from pinned host
-// buffers on a separate CUDA stream; it keeps up to `depth` steps ready ahead of the training
-// loop. Next() hands the steps out in order; on a GPU the compute stream waits (on the device,
-// not the host) for that batch's copy. Includes Torch.
+// features to float32, normalises them when asked, and on a GPU copies them on a separate CUDA
+// stream, straight out of registered shared memory or through pinned staging buffers; it keeps
+// up to `depth` steps ready ahead of the training loop. Next() hands the steps out in order; on
+// a GPU the compute stream waits (on the device, not the host) for that batch's copy. Includes
+// Torch.
 // Thread-safety: Next() from one thread (the training loop); the destructor stops the thread
 // and cancels the streams.
 
