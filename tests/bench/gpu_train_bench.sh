@@ -13,8 +13,9 @@
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
 #   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
-#   any <N>gpu_<M>srv[_f16][_reg]; _reg: --h2d registered (ring segments registered with
-#     CUDA; the GPU copies batches straight out of them, no staging copy)
+#   any <N>gpu_<M>srv[_f16][_reg]; _reg: --h2d registered (the trainer's default: ring
+#     segments registered with CUDA, the GPU copies batches straight out of them); without it
+#     --h2d staged (pinned staging copy), so that earlier figures compare
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
 # and full-queue wait, seconds per epoch and rank), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
