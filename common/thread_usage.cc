@@ -35,14 +35,21 @@ ThreadUsage& ThreadUsage::operator+=(const ThreadUsage& o) {
   return *this;
 }
 
+ThreadUsage& ThreadUsage::operator-=(const ThreadUsage& o) {
+  wall_s -= o.wall_s;
+  user_s -= o.user_s;
+  sys_s -= o.sys_s;
+  minor_faults -= o.minor_faults;
+  return *this;
+}
+
 ThreadUsageClock::ThreadUsageClock() : last_(Now()) {}
 
 void ThreadUsageClock::Lap(ThreadUsage* into) {
   const ThreadUsage now = Now();
-  into->wall_s += now.wall_s - last_.wall_s;
-  into->user_s += now.user_s - last_.user_s;
-  into->sys_s += now.sys_s - last_.sys_s;
-  into->minor_faults += now.minor_faults - last_.minor_faults;
+  ThreadUsage lap = now;
+  lap -= last_;
+  *into += lap;
   last_ = now;
 }
 

@@ -14,6 +14,7 @@ struct ThreadUsage {
   double wall_s = 0, user_s = 0, sys_s = 0;
   int64_t minor_faults = 0;
   ThreadUsage& operator+=(const ThreadUsage& o);
+  ThreadUsage& operator-=(const ThreadUsage& o);
 };
 
 // Counts from construction (or the last Lap) to Lap(), which adds the difference to `into`.

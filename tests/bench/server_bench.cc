@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -273,9 +274,7 @@ struct StreamTimes {
     StreamTimes d = *this;
     for (auto& [name, u] : d.phases) {
       auto it = o.phases.find(name);
-      if (it == o.phases.end()) continue;
-      u.wall_s -= it->second.wall_s, u.user_s -= it->second.user_s;
-      u.sys_s -= it->second.sys_s, u.minor_faults -= it->second.minor_faults;
+      if (it != o.phases.end()) u -= it->second;
     }
     d.wait_build -= o.wait_build, d.wait_ring -= o.wait_ring, d.write -= o.write;
     d.batches -= o.batches;
@@ -283,16 +282,24 @@ struct StreamTimes {
   }
 };
 
+// A server's Stats (10 s deadline); nullopt if it does not answer.
+std::optional<v1::Stats> StatsOf(const server::PartitionServer& s) {
+  grpc::ChannelArguments args;
+  auto stub = v1::PartitionService::NewStub(
+      grpc::CreateCustomChannel(s.address(), grpc::InsecureChannelCredentials(), args));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::Stats stats;
+  if (!stub->GetStats(&ctx, {}, &stats).ok()) return std::nullopt;
+  return stats;
+}
+
 StreamTimes SumStreamTimes(const std::vector<std::unique_ptr<server::PartitionServer>>& servers) {
   StreamTimes t;
   for (const auto& s : servers) {
-    grpc::ChannelArguments args;
-    auto stub = v1::PartitionService::NewStub(
-        grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::Stats st;
-    if (!stub->GetStats(&ctx, {}, &st).ok()) continue;
+    std::optional<v1::Stats> got = StatsOf(*s);
+    if (!got.has_value()) continue;
+    const v1::Stats& st = *got;
     for (const v1::BuildPhaseStats& p : st.stream_build()) {
       t.phases[p.phase()] += common::ThreadUsage{.wall_s = p.wall_s(), .user_s = p.user_s(),
                                                  .sys_s = p.sys_s(),
@@ -408,11 +415,9 @@ void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>
   int64_t peer_bytes = 0;
   for (size_t p = 0; p < servers.size(); ++p) {
     const auto& s = servers[p];
-    grpc::ChannelArguments args;
-    auto stub = v1::PartitionService::NewStub(grpc::CreateCustomChannel(s->address(), grpc::InsecureChannelCredentials(), args));
-    grpc::ClientContext ctx;
-    v1::Stats stats;
-    if (!stub->GetStats(&ctx, {}, &stats).ok()) continue;
+    std::optional<v1::Stats> got = StatsOf(*s);
+    if (!got.has_value()) continue;
+    const v1::Stats& stats = *got;
     for (const auto& rpc : stats.rpcs()) {
       std::fprintf(stderr, "  %s %s: %lld calls, p50 %.2f ms, p99 %.2f ms\n", s->address().c_str(),
                    rpc.method().c_str(), static_cast<long long>(rpc.count()), rpc.p50_ms(), rpc.p99_ms());
