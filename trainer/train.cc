@@ -100,14 +100,24 @@ struct Run {
   int64_t steps_this_process = 0;
 };
 
+enum class CollectiveOp { kQueuedSum, kBroadcast };
+
 // In-place SUM (or broadcast from root 0) of a flat float tensor, through host memory when the
-// communicator takes host buffers and the tensor is on a GPU.
-absl::Status Collective(Communicator& comm, torch::Tensor& flat, bool broadcast) {
+// communicator takes host buffers and the tensor is on a GPU. The sum may return before it is
+// done (Communicator::QueueAllReduce): only work queued on the device after it may read `flat`.
+absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op) {
   if (comm.world_size() == 1) return absl::OkStatus();
   const bool via_host = comm.float_memory() == MemorySpace::kHost && !flat.is_cpu();
   torch::Tensor buf = via_host ? flat.to(torch::kCPU).contiguous() : flat.contiguous();
   absl::Span<float> span(buf.data_ptr<float>(), static_cast<size_t>(buf.numel()));
-  RETURN_IF_ERROR(broadcast ? comm.Broadcast(span, 0) : comm.AllReduce(span, ReduceOp::kSum));
+  switch (op) {
+    case CollectiveOp::kQueuedSum:
+      RETURN_IF_ERROR(comm.QueueAllReduce(span, ReduceOp::kSum));
+      break;
+    case CollectiveOp::kBroadcast:
+      RETURN_IF_ERROR(comm.Broadcast(span, 0));
+      break;
+  }
   if (via_host || !buf.is_same(flat)) flat.copy_(buf);
   return absl::OkStatus();
 }
@@ -183,7 +193,7 @@ struct EpochStats {
   double loss_sum = 0, correct = 0, seen = 0;  // global over ranks (incl. before a resume)
   int64_t steps = 0;
   double local_seeds = 0, local_time_s = 0, local_wait_s = 0;
-  double local_allreduce_s = 0;  // gradient all-reduce (includes waiting for the GPU)
+  double local_allreduce_s = 0;  // gradient all-reduce calls (queueing it; waiting for the last)
   PipelineTimings pipeline;      // this rank's input pipeline
 };
 
@@ -241,7 +251,7 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
     if (run.comm.world_size() > 1) {
       const auto reduce_start = Clock::now();
       torch::Tensor grads = FlattenGradients(run.params);
-      RETURN_IF_ERROR(Collective(run.comm, grads, /*broadcast=*/false));
+      RETURN_IF_ERROR(Collective(run.comm, grads, CollectiveOp::kQueuedSum));
       grads.div_(run.comm.world_size());
       UnflattenIntoGradients(grads, run.params);
       allreduce_s += SecondsSince(reduce_start);
@@ -269,6 +279,7 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
     }
   }
   if (run.progress) run.progress->EndEpoch();
+  RETURN_IF_ERROR(run.comm.Flush());
   double sums[3] = {loss_acc.item<double>(), correct_acc.item<double>(), seen};
   RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
   st.loss_sum = sums[0] + carried[0];
@@ -373,7 +384,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   run.params = run.model->parameters();
   {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.
     torch::Tensor flat = FlattenParameters(run.params);
-    RETURN_IF_ERROR(Collective(comm, flat, /*broadcast=*/true));
+    RETURN_IF_ERROR(Collective(comm, flat, CollectiveOp::kBroadcast));
     UnflattenIntoParameters(flat, run.params);
   }
   run.optimizer = std::make_unique<torch::optim::Adam>(
