@@ -23,17 +23,18 @@ class CscView {
                                         const std::string& name);
   int64_t num_dst_nodes() const { return static_cast<int64_t>(indptr_.size()) - 1; }
   int64_t num_edges() const { return static_cast<int64_t>(indices_.size()); }
-  // First edge position of local_dst (edge ids of its in-edges start here).
+  // Edge positions [EdgeBegin, EdgeEnd) of local_dst's in-edges (edge ids start here too).
   int64_t EdgeBegin(int64_t local_dst) const { return indptr_[local_dst]; }
+  int64_t EdgeEnd(int64_t local_dst) const { return indptr_[local_dst + 1]; }
+  // The source node of the edge at `position`.
+  int64_t Source(int64_t position) const { return indices_[position]; }
   absl::Span<const int64_t> InNeighbors(int64_t local_dst) const {
     return indices_.subspan(indptr_[local_dst], indptr_[local_dst + 1] - indptr_[local_dst]);
   }
   // Hints for a loop over many nodes (sampling is bound by memory latency): the offsets of
-  // local_dst, read by PrefetchInNeighbors and InNeighbors; the first in-neighbours.
+  // local_dst, read by EdgeBegin/EdgeEnd and InNeighbors; the source at an edge position.
   void PrefetchOffsets(int64_t local_dst) const { __builtin_prefetch(indptr_.data() + local_dst); }
-  void PrefetchInNeighbors(int64_t local_dst) const {
-    __builtin_prefetch(indices_.data() + indptr_[local_dst]);
-  }
+  void PrefetchSource(int64_t position) const { __builtin_prefetch(indices_.data() + position); }
 
  private:
   CscView(absl::Span<const int64_t> indptr, absl::Span<const int64_t> indices)

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/half.h"
 #include "common/rng.h"
+#include "common/stream_copy.h"
 #include "common/status_macros.h"
 
 namespace graphshard::engine {
@@ -45,7 +46,7 @@ void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype d
   const float* src = shard.features.data() + row * f;
   switch (dtype) {
     case FeatureDtype::kFloat32:
-      std::memcpy(dst, src, static_cast<size_t>(f) * 4);
+      common::StreamCopy(dst, src, static_cast<size_t>(f) * 4);
       break;
     case FeatureDtype::kFloat16:
       for (int64_t i = 0; i < f; ++i) {
@@ -133,18 +134,20 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult&
   const size_t n = item.seeds.size();
   out.counts.reserve(n);
   if (item.fanout >= 0) out.neighbors.reserve(n * static_cast<size_t>(item.fanout));
+  // Two passes, because memory latency bounds this loop. Pass 1 reads each seed's offsets
+  // (fetched 16 seeds ahead), draws its picks and writes their edge positions into
+  // out.neighbors; pass 2 replaces each position by its source node, fetching the exact entry
+  // 16 picks ahead (a seed's picks are scattered over its whole neighbour list).
+  const size_t base = out.neighbors.size();
   std::vector<int64_t> picks;
   for (size_t i = 0; i < n; ++i) {
-    // Memory latency bounds this loop: fetch the offsets 16 seeds ahead and the neighbour
-    // lists 4 ahead (their offsets arrived by then).
     if (i + 16 < n) csc.PrefetchOffsets(item.seeds[i + 16] - begin);
-    if (i + 4 < n) csc.PrefetchInNeighbors(item.seeds[i + 4] - begin);
     const int64_t id = item.seeds[i];
-    absl::Span<const int64_t> nbrs = csc.InNeighbors(id - begin);
-    const int64_t deg = std::ssize(nbrs);
+    const int64_t first = csc.EdgeBegin(id - begin);
+    const int64_t deg = csc.EdgeEnd(id - begin) - first;
     const int64_t k = item.fanout;
     if (k < 0 || (!replace && deg <= k)) {
-      out.neighbors.insert(out.neighbors.end(), nbrs.begin(), nbrs.end());
+      for (int64_t p = first; p < first + deg; ++p) out.neighbors.push_back(p);
       out.counts.push_back(deg);
       continue;
     }
@@ -157,8 +160,14 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult&
     } else {
       SampleWithoutReplacement(deg, k, rng, picks);
     }
-    for (int64_t p : picks) out.neighbors.push_back(nbrs[p]);
+    for (int64_t p : picks) out.neighbors.push_back(first + p);
     out.counts.push_back(std::ssize(picks));
+  }
+  constexpr size_t kAhead = 16;
+  std::vector<int64_t>& nb = out.neighbors;
+  for (size_t j = base; j < nb.size(); ++j) {
+    if (j + kAhead < nb.size()) csc.PrefetchSource(nb[j + kAhead]);
+    nb[j] = csc.Source(nb[j]);
   }
   return absl::OkStatus();
 }
@@ -205,6 +214,7 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
       b.labels[j] = shard.labels[row];
     }
   }
+  common::StreamFence();
   return blocks;
 }
 

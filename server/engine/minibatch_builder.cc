@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
+#include "common/stream_copy.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/ask_parts.h"
 #include "server/engine/internal/node_index.h"
@@ -273,6 +274,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
         block.labels[j] = shard->labels[id - shard->begin];
       }
     }
+    common::StreamFence();
     return std::vector<FeatureBlock>{};
   };
   asked[self] = any_direct;
@@ -299,12 +301,13 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
         return absl::InternalError(absl::StrCat("part ", s.part, " answered a malformed block"));
       }
       if (row_bytes > 0) {
-        std::memcpy(out[t].data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
-                    row_bytes);
+        common::StreamCopy(out[t].data() + j * row_bytes,
+                           fb.features.data() + s.pos * row_bytes, row_bytes);
       }
       block.labels[j] = fb.labels[s.pos];
     }
   }
+  common::StreamFence();
   return absl::OkStatus();
 }
 
