@@ -27,6 +27,7 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
   r.epoch = p.epoch();
   r.first_batch = p.first_batch();
   r.num_batches = p.num_batches();
+  r.num_epochs = p.num_epochs() == 0 ? 1 : p.num_epochs();
   ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
   return r;
 }
@@ -322,6 +323,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     timer.set_ok(false);
   };
   while (!context->IsCancelled()) {
+    const int64_t epoch = (*stream)->next_epoch();
     const int64_t index = (*stream)->next_index();
     const absl::Time wait_start = absl::Now();
     absl::StatusOr<std::optional<engine::Minibatch>> next = (*stream)->Next();
@@ -335,7 +337,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     std::shared_ptr<PackedBatch> packed = std::static_pointer_cast<PackedBatch>((**next).attachment);
     next->reset();
     v1::Minibatch& msg = packed->msg;
-    msg.set_epoch(request->epoch());
+    msg.set_epoch(epoch);
     msg.set_batch_index(index);
     std::string segment = packed->Release();
     if (!segment.empty()) segments.push_back(segment);

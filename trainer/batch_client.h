@@ -102,7 +102,10 @@ struct StreamOptions {
   uint64_t shuffle_seed = 0;
   int64_t epoch = 0;
   int64_t first_batch = 0;  // resume
-  int64_t num_batches = 0;  // 0 = ceil(seeds / batch_size); more wraps around
+  int64_t num_batches = 0;  // per epoch; 0 = ceil(seeds / batch_size); more wraps around
+  // Epochs epoch .. epoch + num_epochs - 1 back to back in one stream (the first from
+  // first_batch): the server builds the next epoch's first batches while this one ends.
+  int64_t num_epochs = 1;
   std::vector<int32_t> fanouts;
   bool replace = false;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;

@@ -122,14 +122,15 @@ absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op
   return absl::OkStatus();
 }
 
-// A pipeline over one stream per shard; step_stream as scheduled, from `first_step`.
+// A pipeline over one stream per shard for `num_epochs` epochs from `epoch`; step_stream as
+// scheduled (every epoch alike), from `first_step` of the first.
 absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     Run& run, const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule,
-    int64_t first_step, bool train, int64_t epoch) {
+    int64_t first_step, bool train, int64_t epoch, int64_t num_epochs = 1) {
   std::vector<int64_t> first = BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
-    if (schedule.stream_batches[i] <= first[i]) continue;
+    if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
     StreamOptions so;
     so.seeds = shards[i].ids;
     so.batch_size = run.options.batch_size;
@@ -138,6 +139,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     so.epoch = epoch;
     so.first_batch = first[i];
     so.num_batches = schedule.stream_batches[i];
+    so.num_epochs = num_epochs;
     so.fanouts = run.options.task == "graph" ? WholeGraphFanouts() : run.options.fanouts;
     so.replace = run.options.replace;
     so.feature_dtype = ParseDtype(run.options.feature_dtype);
@@ -149,6 +151,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
                                      ->StreamBatches(so, run.servers.metadata));
   }
   std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
+  for (int64_t e = 1; e < num_epochs; ++e) {
+    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
+  }
   PipelineOptions po;
   po.depth = run.options.prefetch;
   po.device = run.device;
@@ -207,26 +212,56 @@ CheckpointPosition Position(const Run& run, int64_t epoch, int64_t step, const d
           .config = run.config};
 }
 
-// Trains steps [first_step, steps) of one epoch. `carried` are the sums a checkpoint carried
-// into this epoch (rank 0 only; zeros elsewhere).
-absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& train,
-                                      int64_t epoch, int64_t first_step, const double carried[3]) {
-  const TrainerOptions& o = run.options;
-  const auto t0 = Clock::now();
+// The training input of epochs [first_epoch, last_epoch]: one pipeline over one stream per shard
+// across all of them, so the servers build the next epoch's first batches (and the pipeline
+// copies them) while this epoch ends. Node tasks open it once for the whole run (their shards
+// are the same every epoch); graph tasks, whose shards are redrawn every epoch, once per epoch.
+struct TrainInput {
+  int64_t last_epoch = 0;
+  int64_t steps = 0;  // per epoch, the same on every rank
+  std::unique_ptr<InputPipeline> pipeline;
+};
+
+absl::StatusOr<TrainInput> OpenTrainInput(Run& run, const std::vector<ShardSeeds>& train,
+                                          int64_t first_epoch, int64_t last_epoch,
+                                          int64_t first_step) {
   std::vector<int64_t> natural;
   int64_t total = 0;
   for (const ShardSeeds& s : train) {
-    natural.push_back(NaturalBatches(std::ssize(s.ids), o.batch_size));
+    natural.push_back(NaturalBatches(std::ssize(s.ids), run.options.batch_size));
     total += natural.back();
   }
-  EpochStats st;
-  st.steps = total;  // every rank runs the largest count
-  RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(&st.steps, 1), ReduceOp::kMax));
-  if (st.steps == 0) {
+  TrainInput input;
+  input.last_epoch = last_epoch;
+  input.steps = total;  // every rank runs the largest count
+  RETURN_IF_ERROR(run.comm.AllReduce(absl::MakeSpan(&input.steps, 1), ReduceOp::kMax));
+  if (input.steps == 0) {
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
-  const EpochSchedule schedule = ScheduleEpoch(natural, st.steps);
-  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(run, train, schedule, first_step, true, epoch));
+  const EpochSchedule schedule = ScheduleEpoch(natural, input.steps);
+  ASSIGN_OR_RETURN(input.pipeline, OpenPipeline(run, train, schedule, first_step, true,
+                                                first_epoch, last_epoch - first_epoch + 1));
+  return input;
+}
+
+PipelineTimings Minus(PipelineTimings a, const PipelineTimings& b) {
+  a.stream_wait_s -= b.stream_wait_s;
+  a.stage_s -= b.stage_s;
+  a.full_wait_s -= b.full_wait_s;
+  a.batches -= b.batches;
+  return a;
+}
+
+// Trains steps [first_step, input.steps) of one epoch. `carried` are the sums a checkpoint
+// carried into this epoch (rank 0 only; zeros elsewhere).
+absl::StatusOr<EpochStats> TrainEpoch(Run& run, TrainInput& input, int64_t epoch,
+                                      int64_t first_step, const double carried[3]) {
+  const TrainerOptions& o = run.options;
+  const auto t0 = Clock::now();
+  EpochStats st;
+  st.steps = input.steps;
+  InputPipeline* pipeline = input.pipeline.get();
+  const PipelineTimings timings_before = pipeline->timings();
   const auto fopts = torch::TensorOptions().dtype(torch::kFloat64).device(run.device);
   torch::Tensor loss_acc = torch::zeros({}, fopts), correct_acc = torch::zeros({}, fopts);
   double seen = 0, wait_s = 0, allreduce_s = 0;
@@ -289,7 +324,7 @@ absl::StatusOr<EpochStats> TrainEpoch(Run& run, const std::vector<ShardSeeds>& t
   st.local_time_s = SecondsSince(t0);
   st.local_wait_s = wait_s;
   st.local_allreduce_s = allreduce_s;
-  st.pipeline = pipeline->timings();
+  st.pipeline = Minus(pipeline->timings(), timings_before);
   return st;
 }
 
@@ -420,14 +455,21 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   TrainSummary summary;
   double total_seeds = 0, total_time = 0, total_wait = 0, total_step_time = 0;
   int timed_epochs = 0;
+  TrainInput input;
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const bool resumed = epoch == start.epoch && start.step > 0;
     double carried[3] = {0, 0, 0};
     if (resumed && rank == 0) {
       carried[0] = start.loss_sum, carried[1] = start.correct, carried[2] = start.seen;
     }
-    ASSIGN_OR_RETURN(EpochStats st, TrainEpoch(run, TrainShards(shards, options, epoch), epoch,
-                                                resumed ? start.step : 0, carried));
+    if (input.pipeline == nullptr || epoch > input.last_epoch) {
+      input = TrainInput();  // the last one's streams end first
+      const int64_t last = options.task == "graph" ? epoch : options.epochs;
+      ASSIGN_OR_RETURN(input, OpenTrainInput(run, TrainShards(shards, options, epoch), epoch,
+                                             last, resumed ? start.step : 0));
+    }
+    ASSIGN_OR_RETURN(EpochStats st,
+                     TrainEpoch(run, input, epoch, resumed ? start.step : 0, carried));
     // Per-epoch timing over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream
     // wait, staging, full wait] summed, time max.
     double sums[7] = {st.local_seeds / std::max(st.local_time_s, 1e-9), st.local_time_s,

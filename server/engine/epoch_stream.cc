@@ -34,6 +34,10 @@ absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_t
     return absl::InvalidArgumentError(absl::StrCat("seed ", *dup, " appears twice in the shard"));
   }
   if (r.num_batches < 0) return absl::InvalidArgumentError("num_batches < 0");
+  if (r.num_epochs < 1 || r.num_epochs > lim.max_stream_epochs) {
+    return absl::InvalidArgumentError(absl::StrCat("num_epochs ", r.num_epochs,
+                                                   " is outside 1..", lim.max_stream_epochs));
+  }
   ASSIGN_OR_RETURN(int hops, ValidateSampling(local, r.sampling));
   (void)hops;
   return absl::OkStatus();
@@ -41,10 +45,10 @@ absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_t
 
 }  // namespace
 
-std::vector<int64_t> ShuffledSeeds(const StreamRequest& request) {
+std::vector<int64_t> ShuffledSeeds(const StreamRequest& request, int64_t epoch) {
   std::vector<int64_t> order = request.seeds;
   if (!request.shuffle) return order;
-  common::SplitMix64 rng(common::MixSeed(request.shuffle_seed, static_cast<uint64_t>(request.epoch)));
+  common::SplitMix64 rng(common::MixSeed(request.shuffle_seed, static_cast<uint64_t>(epoch)));
   for (size_t i = order.size(); i > 1; --i) {
     std::swap(order[i - 1], order[rng.Below(i)]);
   }
@@ -67,9 +71,9 @@ std::vector<int64_t> BatchSeeds(const std::vector<int64_t>& shuffled, int64_t ba
   return out;
 }
 
-uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t b) {
+uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t b) {
   return common::MixSeed(
-      common::MixSeed(request.shuffle_seed ^ kSamplingSalt, static_cast<uint64_t>(request.epoch)),
+      common::MixSeed(request.shuffle_seed ^ kSamplingSalt, static_cast<uint64_t>(epoch)),
       static_cast<uint64_t>(b));
 }
 
@@ -81,7 +85,6 @@ struct EpochStream::Shared {
   common::Executor* executor = nullptr;
   StreamRequest request;
   EpochStream::Hooks hooks;
-  std::vector<int64_t> shuffled;
   std::atomic<bool> cancelled{false};
 };
 
@@ -116,30 +119,38 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   s.peers = &peers;
   s.executor = &executor;
   s.hooks = std::move(hooks);
-  s.shuffled = ShuffledSeeds(request);
   s.request = std::move(request);
   s.request.seed_type = local.node_types()[seed_type].name;
   stream->prefetch_ = std::max(1, prefetch);
-  stream->num_batches_ = total;
+  stream->per_epoch_ = std::max<int64_t>(1, total);
+  stream->end_ = total * s.request.num_epochs;
   stream->next_ = s.request.first_batch;
   stream->posted_ = s.request.first_batch;
-  stream->PostUpTo(std::min(total, stream->next_ + stream->prefetch_));
+  stream->PostUpTo(std::min(stream->end_, stream->next_ + stream->prefetch_));
   return stream;
 }
+
+int64_t EpochStream::next_epoch() const { return shared_->request.epoch + next_ / per_epoch_; }
 
 void EpochStream::PostUpTo(int64_t end) {
   for (; posted_ < end; ++posted_) {
     auto job = std::make_shared<Job>();
     window_.push_back(job);
-    const int64_t b = posted_;
-    shared_->executor->Post([shared = shared_, job, b] {
+    const int64_t epoch = shared_->request.epoch + posted_ / per_epoch_;
+    const int64_t b = posted_ % per_epoch_;
+    if (epoch != shuffled_epoch_) {
+      shuffled_ = std::make_shared<const std::vector<int64_t>>(
+          ShuffledSeeds(shared_->request, epoch));
+      shuffled_epoch_ = epoch;
+    }
+    shared_->executor->Post([shared = shared_, shuffled = shuffled_, job, epoch, b] {
       absl::StatusOr<Minibatch> result = absl::CancelledError("stream cancelled");
       if (!shared->cancelled.load()) {
         MinibatchRequest r;
         r.seed_type = shared->request.seed_type;
-        r.seeds = BatchSeeds(shared->shuffled, shared->request.batch_size, b);
+        r.seeds = BatchSeeds(*shuffled, shared->request.batch_size, b);
         r.sampling = shared->request.sampling;
-        r.seed = BatchSamplingSeed(shared->request, b);
+        r.seed = BatchSamplingSeed(shared->request, epoch, b);
         r.place_features = shared->hooks.place_features;
         result = BuildMinibatch(*shared->local, *shared->peers, r);
         if (result.ok()) {
@@ -159,7 +170,7 @@ void EpochStream::PostUpTo(int64_t end) {
 }
 
 absl::StatusOr<std::optional<Minibatch>> EpochStream::Next() {
-  if (next_ >= num_batches_ || window_.empty()) return std::optional<Minibatch>();
+  if (next_ >= end_ || window_.empty()) return std::optional<Minibatch>();
   std::shared_ptr<Job> job = window_.front();
   window_.pop_front();
   absl::StatusOr<Minibatch> result = absl::InternalError("unset");
@@ -171,12 +182,12 @@ absl::StatusOr<std::optional<Minibatch>> EpochStream::Next() {
   }
   ++next_;
   if (!result.ok()) {
-    next_ = num_batches_;  // the stream ends with the error
+    next_ = end_;  // the stream ends with the error
     shared_->cancelled = true;
     window_.clear();
     return result.status();
   }
-  PostUpTo(std::min(num_batches_, next_ + prefetch_));
+  PostUpTo(std::min(end_, next_ + prefetch_));
   return std::optional<Minibatch>(*std::move(result));
 }
 

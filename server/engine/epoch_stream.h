@@ -11,6 +11,11 @@
 // run the same number of steps. The sampling seed of batch b is a function of (shuffle_seed,
 // epoch, b). So a batch is a deterministic function of (seeds, request, b) whatever the thread
 // count, and a stream resumed at first_batch = b yields the same batches from b on.
+//
+// num_epochs > 1 continues with epochs epoch+1, epoch+2, ... (each from batch 0, num_batches
+// long, shuffled for its own epoch) in one stream: the builders run into the next epoch while the
+// reader finishes this one, so an epoch does not start by waiting for its first batches. The
+// batches are those of one stream per epoch.
 
 #include <deque>
 #include <functional>
@@ -33,16 +38,17 @@ struct StreamRequest {
   uint64_t shuffle_seed = 0;
   int64_t epoch = 0;
   int64_t first_batch = 0;
-  int64_t num_batches = 0;  // 0 = ceil(n / batch_size)
+  int64_t num_batches = 0;  // per epoch; 0 = ceil(n / batch_size)
+  int64_t num_epochs = 1;   // epochs epoch .. epoch + num_epochs - 1
   SamplingConfig sampling;
 };
 
 // The seeds of batch `b` (exposed for tests and for clients that want to know the plan).
 std::vector<int64_t> BatchSeeds(const std::vector<int64_t>& shuffled, int64_t batch_size,
                                 int64_t b);
-// The shard in epoch order.
-std::vector<int64_t> ShuffledSeeds(const StreamRequest& request);
-uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t b);
+// The shard in the order of `epoch`.
+std::vector<int64_t> ShuffledSeeds(const StreamRequest& request, int64_t epoch);
+uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t b);
 
 class EpochStream {
  public:
@@ -69,11 +75,14 @@ class EpochStream {
   // freed when its builder returns.
   ~EpochStream();
 
-  int64_t num_batches() const { return num_batches_; }
-  // The next batch in order (its index is next_index() before the call), or nullopt at the end.
-  // Blocks until it is built. A build error is returned once and ends the stream.
+  // Batches per epoch.
+  int64_t num_batches() const { return per_epoch_; }
+  // The next batch in order (its epoch and index are next_epoch() and next_index() before the
+  // call), or nullopt at the end. Blocks until it is built. A build error is returned once and
+  // ends the stream.
   absl::StatusOr<std::optional<Minibatch>> Next();
-  int64_t next_index() const { return next_; }
+  int64_t next_epoch() const;
+  int64_t next_index() const { return next_ % per_epoch_; }
 
  private:
   struct Shared;
@@ -84,9 +93,15 @@ class EpochStream {
   std::shared_ptr<Shared> shared_;
   std::deque<std::shared_ptr<Job>> window_;
   int prefetch_ = 1;
-  int64_t num_batches_ = 0;
-  int64_t next_ = 0;    // next batch to hand out
-  int64_t posted_ = 0;  // next batch to post
+  int64_t per_epoch_ = 1;
+  // Positions count batches over all the stream's epochs: epoch request.epoch + p / per_epoch_,
+  // batch p % per_epoch_.
+  int64_t end_ = 0;
+  int64_t next_ = 0;    // next position to hand out
+  int64_t posted_ = 0;  // next position to post
+  // The seed order of the epoch of the last posted position.
+  int64_t shuffled_epoch_ = -1;
+  std::shared_ptr<const std::vector<int64_t>> shuffled_;
 };
 
 }  // namespace graphshard::engine

@@ -24,6 +24,7 @@ struct Limits {
   int32_t max_fanout = 4096;           // largest fanout other than -1 (all)
   int32_t max_hops = 8;
   int64_t max_stream_seeds = 1 << 26;  // seeds of one epoch stream
+  int64_t max_stream_epochs = 1 << 20; // epochs of one stream (StreamRequest::num_epochs)
 };
 
 enum class FeatureDtype { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };

@@ -4,32 +4,58 @@
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/device_issue4_8.sh
 #
-# 1. GPU training (gpu_train_bench.sh: builds, generates the full ogbn-products-shaped graph,
-#    random partitions): CONFIGS, EPOCHS (3: the last one is timed; from the second epoch on a
-#    trainer's streams are served from the rings its first epoch made).
-# 2. METIS partition in 2 (issue 4's layout), on the last core, while
-# 3. server_bench runs on the random 2-part partition, under taskset on CPUS (0-15: issue 4's 16
-#    cores), clients 1, 2, 4 streaming through their kept rings (--warmup-batches);
-# 4. server_bench on the METIS partition, float32 then float16 transport.
-# RANDOM_BENCH=0 / F16_BENCH=0 skip step 3 / the float16 run of step 4.
+# 1. Builds (Release, CUDA arch 90) while generating the full ogbn-products-shaped graph; with
+#    STORES_AB=1 also a server_bench whose feature rows are written with plain stores
+#    (-DGRAPHSHARD_PLAIN_ROW_STORES; common/stream_copy.h) for an A/B in the same run.
+# 2. METIS partition in 2 (issue 4's layout) on the last core, in the background, while
+# 3. GPU training runs (gpu_train_bench.sh on random partitions): CONFIGS, EPOCHS (3: the last
+#    one is timed), GPU_BUDGET seconds.
+# 4. server_bench on the METIS partition under taskset on CPUS (0-15: issue 4's 16 cores),
+#    clients 1, 2, 4 streaming through their kept rings (--warmup-batches): float32 (and the
+#    plain-stores build with STORES_AB=1), then float16 (F16_BENCH=1).
 # Results: $OUT/gpu_results.jsonl, $OUT/server_bench.jsonl (JSON lines; names prefixed with the
-# partition and dtype); the key lines are printed.
+# partition, dtype and build); the key lines are printed.
 set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 CPUS=${CPUS:-0-15}
 BATCHES=${BATCHES:-150}
 WARMUP=${WARMUP:-30}
+WORK=/tmp/gs-gpu-bench
+GRAPH=$WORK/products
+BUILD=$ROOT/build-gpu
 log() { echo "[device +${SECONDS}s] $*" >&2; }
+mkdir -p "$WORK"
 
-export EXTRA_TARGETS=server_bench EPOCHS=${EPOCHS:-3} TOTAL_BUDGET=${GPU_BUDGET:-330}
-export CONFIGS=${CONFIGS:-"1gpu_2srv 4gpu_4srv 2gpu_2srv 4gpu_2srv 1gpu_1srv"}
-OUT=/tmp/gpu-bench-out WORK=/tmp/gs-gpu-bench bash tests/bench/gpu_train_bench.sh \
-  2>"$OUT/gpu_bench.log" | grep '"name"' >"$OUT/gpu_results.jsonl"
-sed 's/"config": {[^}]*}, //' "$OUT/gpu_results.jsonl"
-B=build-gpu/bin
-GRAPH=/tmp/gs-gpu-bench/products
-[[ -x $B/server_bench && -s $GRAPH/edge_index.npy ]] || { log "no build or graph"; exit 1; }
+if [[ ! -s $GRAPH/edge_index.npy ]]; then
+  python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 >"$OUT/generate.log" 2>&1 &
+  GEN_PID=$!
+else
+  GEN_PID=""
+fi
+CMAKE_COMMON=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
+  -DCMAKE_CUDA_ARCHITECTURES=90)
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j"$(nproc)" --target graphshard-partition graphshard-server \
+    graphshard-health graphshard-trainer server_bench >"$OUT/build.log" 2>&1 ||
+  { grep -E "error" -A3 "$OUT/build.log" "$OUT/cmake.log" | head -40; exit 1; }
+log "built"
+if [[ ${STORES_AB:-0} == 1 ]]; then
+  # shellcheck disable=SC2086
+  cmake -S . -B "$BUILD-plain" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} \
+    -DCMAKE_CXX_FLAGS=-DGRAPHSHARD_PLAIN_ROW_STORES >"$OUT/cmake_plain.log" 2>&1 &&
+    cmake --build "$BUILD-plain" -j"$(nproc)" --target server_bench >"$OUT/build_plain.log" 2>&1 ||
+    { grep -E "error" -A3 "$OUT/build_plain.log" | head -20; exit 1; }
+  log "built the plain-stores server_bench"
+fi
+if [[ -n $GEN_PID ]]; then
+  wait "$GEN_PID" || { tail -5 "$OUT/generate.log"; exit 1; }
+fi
+log "graph ready"
+B=$BUILD/bin
 
 METIS=/tmp/gsdata/p2
 if [[ ! -s $METIS/graphshard.json ]]; then
@@ -41,27 +67,32 @@ else
   METIS_PID=""
 fi
 
-bench() {  # partition-dir prefix extra-flags...
-  local dir=$1 prefix=$2
+export EPOCHS=${EPOCHS:-3} TOTAL_BUDGET=${GPU_BUDGET:-300}
+export CONFIGS=${CONFIGS:-"1gpu_2srv_reg 4gpu_2srv_reg 4gpu_4srv_reg 2gpu_2srv_reg"}
+OUT=/tmp/gpu-bench-out WORK=$WORK BIN_DIR=$B GRAPH_DIR=$GRAPH bash tests/bench/gpu_train_bench.sh \
+  2>"$OUT/gpu_bench.log" | grep '"name"' >"$OUT/gpu_results.jsonl"
+sed 's/"config": {[^}]*}, //' "$OUT/gpu_results.jsonl"
+
+bench() {  # binary-dir prefix extra-flags...
+  local bin=$1 prefix=$2
   shift 2
-  taskset -c "$CPUS" "$B/server_bench" --partition "$dir" --batches "$BATCHES" \
+  taskset -c "$CPUS" "$bin/server_bench" --partition "$METIS" --batches "$BATCHES" \
     --threads "$(taskset -c "$CPUS" nproc)" --prefetch 8 --peer-features local --shm-ring on \
     --clients 1,2,4 --warmup-batches "$WARMUP" "$@" 2>>"$OUT/server_bench.err" |
     sed "s/\"name\": \"/\"name\": \"$prefix/; s/\"baseline\": \"/\"baseline\": \"$prefix/" |
     tee -a "$OUT/server_bench.jsonl" |
-    grep -E 'scaling_.*(batches_per_s|server_cpu_util|sample_(wall|cpu)_ms|gather_(wall|cpu)_ms|minor_faults|batches_building)"' |
-    grep -v finish | sed 's/, "unit.*//; s/{"name": "//; s/", "value"//' | tr '\n' ' '
+    grep -E 'scaling_.*(batches_per_s|server_cpu_util|sample_cpu_ms|gather_cpu_ms)"' |
+    sed 's/, "unit.*//; s/{"name": "//; s/", "value"//' | tr '\n' ' '
   echo
 }
-if [[ ${RANDOM_BENCH:-1} == 1 ]]; then
-  log "server bench, random partition"
-  bench /tmp/gs-gpu-bench/p2_random random_
-fi
 if [[ -n $METIS_PID ]]; then
   wait "$METIS_PID" || { tail -5 "$OUT/metis.log"; exit 1; }
-  log "METIS partitioned"
 fi
-log "server bench, METIS partition"
-bench "$METIS" metis_
-[[ ${F16_BENCH:-1} == 1 ]] && bench "$METIS" metis_f16_ --feature-dtype float16
+log "METIS partitioned; server bench"
+bench "$B" metis_
+if [[ ${STORES_AB:-0} == 1 ]]; then
+  bench "$BUILD-plain/bin" metis_plainstores_
+  bench "$B" metis_run2_
+fi
+[[ ${F16_BENCH:-0} == 1 ]] && bench "$B" metis_f16_ --feature-dtype float16
 log "done"

@@ -13,9 +13,10 @@
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
 #   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
-#   any <N>gpu_<M>srv[_f16][_reg]; _reg: --h2d registered (the trainer's default: ring
+#   any <N>gpu_<M>srv[_f16][_reg][_p<P>]; _reg: --h2d registered (the trainer's default: ring
 #     segments registered with CUDA, the GPU copies batches straight out of them); without it
-#     --h2d staged (pinned staging copy), so that earlier figures compare
+#     --h2d staged (pinned staging copy), so that earlier figures compare; _p<P>: server
+#     --prefetch P instead of SERVER_PREFETCH
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
 # and full-queue wait, seconds per epoch and rank), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
@@ -131,6 +132,7 @@ log "partitioned"
 declare -A EPOCH_TIME=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
+  local server_prefetch=${6:-$SERVER_PREFETCH}
   local part_dir=$WORK/p${servers}_$METHOD
   local left=$((TOTAL_BUDGET - SECONDS - 10))
   if ((left < 60)); then
@@ -160,7 +162,7 @@ run_config() {
   local t0=$SECONDS status=0
   timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
-    --server-arg=--threads=$threads --server-arg=--prefetch=$SERVER_PREFETCH -- \
+    --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
     --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
@@ -174,9 +176,9 @@ run_config() {
   fi
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
-    "$dtype" "$cpu_log" "$(getconf CLK_TCK)" >"$WORK/$name.line" <<'PY' || return 0
+    "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
-path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz = sys.argv[1:]
+path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -194,7 +196,8 @@ print(json.dumps({
     "name": f"gpu_train_{name}", "value": round(last["time_s"], 3), "unit": "s/epoch",
     "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
                "cores": int(cores), "model": "sage-3x256", "fanouts": [15, 10, 5],
-               "batch_size": 1024, "feature_dtype": dtype},
+               "batch_size": 1024, "feature_dtype": dtype,
+               "server_prefetch": int(server_prefetch)},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
     "seeds_per_s": round(last["seeds_per_s"], 1),
@@ -212,19 +215,20 @@ PY
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
 }
 
-# Configs: <N>gpu_<M>srv[_f16][_reg]: N trainers (one per GPU), M servers; float16
-# transport; --h2d registered (else staged).
+# Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
+# transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?$ ]] || die "unknown config $config"
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?$ ]] ||
+    die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
-  dtype=$FEATURE_DTYPE h2d=staged
+  dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
   [[ -n ${BASH_REMATCH[3]} ]] && dtype=float16
   [[ -n ${BASH_REMATCH[4]} ]] && h2d=registered
   if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
   fi
-  run_config "$config" "$m" "$n" "$dtype" "$h2d"
+  run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch"
 done
 
 PAIRS="1gpu_1srv:2gpu_2srv 1gpu_2srv:2gpu_2srv 1gpu_1srv:4gpu_4srv 1gpu_2srv:4gpu_2srv 1gpu_2srv:4gpu_4srv"

@@ -85,7 +85,7 @@ TEST_F(StreamTest, EpochCoversEverySeedOnceInThePlannedOrder) {
   v1::StreamBatchesRequest r = Request(seeds, 64);
   std::vector<v1::Minibatch> batches = ReadAll(0, r);
   ASSERT_EQ(batches.size(), (seeds.size() + 63) / 64);
-  std::vector<int64_t> shuffled = engine::ShuffledSeeds(EngineRequest(r));
+  std::vector<int64_t> shuffled = engine::ShuffledSeeds(EngineRequest(r), r.epoch());
   std::multiset<int64_t> seen;
   for (size_t b = 0; b < batches.size(); ++b) {
     testing::Decoded d = testing::Decode(batches[b]);
@@ -112,6 +112,40 @@ TEST_F(StreamTest, ResumedStreamYieldsTheSameBatches) {
   for (size_t i = 0; i < resumed.size(); ++i) {
     EXPECT_EQ(resumed[i].SerializeAsString(), full[i + 3].SerializeAsString()) << i;
   }
+}
+
+// One stream over three epochs sends what three one-epoch streams send (resumed mid-epoch
+// too), each batch labelled with its epoch and index; a bad epoch count is refused.
+TEST_F(StreamTest, MultiEpochStreamEqualsOneStreamPerEpoch) {
+  v1::StreamBatchesRequest r = Request(Split(1, "test"), 50);
+  r.set_num_batches(0);
+  const int64_t first_epoch = r.epoch();
+  std::vector<v1::Minibatch> per_epoch;
+  for (int64_t e = first_epoch; e < first_epoch + 3; ++e) {
+    v1::StreamBatchesRequest one = r;
+    one.set_epoch(e);
+    for (v1::Minibatch& m : ReadAll(1, one)) per_epoch.push_back(std::move(m));
+  }
+  const size_t natural = per_epoch.size() / 3;
+  ASSERT_GT(natural, 2u);
+  v1::StreamBatchesRequest multi = r;
+  multi.set_num_epochs(3);
+  multi.set_first_batch(2);
+  std::vector<v1::Minibatch> got = ReadAll(1, multi);
+  ASSERT_EQ(got.size(), per_epoch.size() - 2);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].SerializeAsString(), per_epoch[i + 2].SerializeAsString()) << i;
+    EXPECT_EQ(got[i].epoch(), first_epoch + static_cast<int64_t>((i + 2) / natural)) << i;
+    EXPECT_EQ(got[i].batch_index(), static_cast<int64_t>((i + 2) % natural)) << i;
+  }
+  // Epochs shuffle differently, so the stream is not one epoch repeated.
+  EXPECT_NE(got[natural - 2].SerializeAsString(), got[2 * natural - 2].SerializeAsString());
+  multi.set_num_epochs(-1);
+  grpc::Status status;
+  EXPECT_TRUE(ReadAll(1, multi, &status).empty());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("num_epochs -1"), std::string::npos)
+      << status.error_message();
 }
 
 TEST_F(StreamTest, ExtraBatchesWrapAroundWithFullSize) {
@@ -144,12 +178,12 @@ TEST_F(StreamTest, FourConcurrentStreamsGiveCorrectDistinctBatches) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_EQ(got[i].size(), (shards[i].size() + 39) / 40);
     engine::StreamRequest plan = EngineRequest(Request(shards[i], 40));
-    std::vector<int64_t> shuffled = engine::ShuffledSeeds(plan);
+    std::vector<int64_t> shuffled = engine::ShuffledSeeds(plan, plan.epoch);
     for (size_t b = 0; b < got[i].size(); ++b) {
       v1::SampleMinibatchRequest unary;
       unary.set_seeds(ToBytes<int64_t>(engine::BatchSeeds(shuffled, 40, static_cast<int64_t>(b))));
       *unary.mutable_sampling() = Request(shards[i], 40).sampling();
-      unary.set_seed(engine::BatchSamplingSeed(plan, static_cast<int64_t>(b)));
+      unary.set_seed(engine::BatchSamplingSeed(plan, plan.epoch, static_cast<int64_t>(b)));
       v1::Minibatch want;
       ASSERT_TRUE(cluster_->Stub(i / 2)->SampleMinibatch(Context().get(), unary, &want).ok());
       want.set_batch_index(static_cast<int64_t>(b));

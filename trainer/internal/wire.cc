@@ -171,6 +171,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   r.set_epoch(o.epoch);
   r.set_first_batch(o.first_batch);
   r.set_num_batches(o.num_batches);
+  r.set_num_epochs(o.num_epochs);
   for (int32_t f : o.fanouts) r.mutable_sampling()->add_fanouts(f);
   r.mutable_sampling()->set_replace(o.replace);
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
