@@ -169,6 +169,7 @@ TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
 // The trainer reads its same-host batches through the servers' stream rings (segments are
 // reused), and no server ever gave up waiting (1 s) for it to release one.
 TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
+  // Sums over both servers; rpcs: their StreamBatches entries.
   auto totals = [] {
     v1::Stats sum;
     for (int p = 0; p < 2; ++p) {
@@ -177,8 +178,16 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
       sum.set_shm_segments_reused(sum.shm_segments_reused() + s.shm_segments_reused());
       sum.set_shm_segments_created(sum.shm_segments_created() + s.shm_segments_created());
       sum.set_shm_ring_stalls(sum.shm_ring_stalls() + s.shm_ring_stalls());
+      for (const v1::RpcStats& rpc : s.rpcs()) {
+        if (rpc.method() == "StreamBatches") *sum.add_rpcs() = rpc;
+      }
     }
     return sum;
+  };
+  auto streams = [](const v1::Stats& s) {
+    int64_t n = 0;
+    for (const v1::RpcStats& rpc : s.rpcs()) n += rpc.count();
+    return n;
   };
   const v1::Stats before = totals();
   TrainerOptions o = Options();
@@ -195,6 +204,9 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
   // trainer holds prefetch + 4, the server builds its prefetch ahead, one being written).
   const int64_t one_ring = o.prefetch + 4 + server::ServiceOptions{}.prefetch + 1;
   EXPECT_LE(after.shm_segments_created() - before.shm_segments_created(), 2 * one_ring);
+  // One training stream per server for both epochs (StreamBatchesRequest.num_epochs), one
+  // validation and one test stream (evaluation after epoch 2).
+  EXPECT_EQ(streams(after) - streams(before), 2 * 3);
 }
 
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
