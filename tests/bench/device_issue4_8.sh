@@ -11,15 +11,18 @@
 # 3. GPU training runs (gpu_train_bench.sh on random partitions): CONFIGS, EPOCHS (3: the last
 #    one is timed), GPU_BUDGET seconds.
 # 4. server_bench on the METIS partition under taskset on CPUS (0-15: issue 4's 16 cores),
-#    clients 1, 2, 4 streaming through their kept rings (--warmup-batches): float32 (and the
-#    plain-stores build with STORES_AB=1), then float16 (F16_BENCH=1).
+#    clients 1, 2, 4 streaming through their kept rings (--warmup-batches), float32, for each
+#    server --prefetch in SERVER_PREFETCHES ("8 16"); with STORES_AB=1 the plain-stores build
+#    at the last of them; float16 with F16_BENCH=1.
 # Results: $OUT/gpu_results.jsonl, $OUT/server_bench.jsonl (JSON lines; names prefixed with the
-# partition, dtype and build); the key lines are printed.
+# partition, prefetch, dtype and build); the key lines are printed. Logs go to $LOGS (the device
+# tool brings back only a few files from $OUT).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
+LOGS=${LOGS:-/tmp/device-logs}
+mkdir -p "$OUT" "$LOGS"
 CPUS=${CPUS:-0-15}
 BATCHES=${BATCHES:-150}
 WARMUP=${WARMUP:-30}
@@ -30,7 +33,7 @@ log() { echo "[device +${SECONDS}s] $*" >&2; }
 mkdir -p "$WORK"
 
 if [[ ! -s $GRAPH/edge_index.npy ]]; then
-  python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 >"$OUT/generate.log" 2>&1 &
+  python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 >"$LOGS/generate.log" 2>&1 &
   GEN_PID=$!
 else
   GEN_PID=""
@@ -38,21 +41,21 @@ fi
 CMAKE_COMMON=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
   -DCMAKE_CUDA_ARCHITECTURES=90)
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1 &&
+cmake -S . -B "$BUILD" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} >"$LOGS/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j"$(nproc)" --target graphshard-partition graphshard-server \
-    graphshard-health graphshard-trainer server_bench >"$OUT/build.log" 2>&1 ||
-  { grep -E "error" -A3 "$OUT/build.log" "$OUT/cmake.log" | head -40; exit 1; }
+    graphshard-health graphshard-trainer server_bench >"$LOGS/build.log" 2>&1 ||
+  { grep -E "error" -A3 "$LOGS/build.log" "$LOGS/cmake.log" | head -40; exit 1; }
 log "built"
 if [[ ${STORES_AB:-0} == 1 ]]; then
   # shellcheck disable=SC2086
   cmake -S . -B "$BUILD-plain" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} \
-    -DCMAKE_CXX_FLAGS=-DGRAPHSHARD_PLAIN_ROW_STORES >"$OUT/cmake_plain.log" 2>&1 &&
-    cmake --build "$BUILD-plain" -j"$(nproc)" --target server_bench >"$OUT/build_plain.log" 2>&1 ||
-    { grep -E "error" -A3 "$OUT/build_plain.log" | head -20; exit 1; }
+    -DCMAKE_CXX_FLAGS=-DGRAPHSHARD_PLAIN_ROW_STORES >"$LOGS/cmake_plain.log" 2>&1 &&
+    cmake --build "$BUILD-plain" -j"$(nproc)" --target server_bench >"$LOGS/build_plain.log" 2>&1 ||
+    { grep -E "error" -A3 "$LOGS/build_plain.log" | head -20; exit 1; }
   log "built the plain-stores server_bench"
 fi
 if [[ -n $GEN_PID ]]; then
-  wait "$GEN_PID" || { tail -5 "$OUT/generate.log"; exit 1; }
+  wait "$GEN_PID" || { tail -5 "$LOGS/generate.log"; exit 1; }
 fi
 log "graph ready"
 B=$BUILD/bin
@@ -61,7 +64,7 @@ METIS=/tmp/gsdata/p2
 if [[ ! -s $METIS/graphshard.json ]]; then
   last=$(($(nproc) - 1))
   taskset -c "$last" "$B/graphshard-partition" partition --input "$GRAPH" --parts 2 \
-    --method metis --seed 0 --out "$METIS" >"$OUT/metis.log" 2>&1 &
+    --method metis --seed 0 --out "$METIS" >"$LOGS/metis.log" 2>&1 &
   METIS_PID=$!
 else
   METIS_PID=""
@@ -70,15 +73,15 @@ fi
 export EPOCHS=${EPOCHS:-3} TOTAL_BUDGET=${GPU_BUDGET:-300}
 export CONFIGS=${CONFIGS:-"1gpu_2srv_reg 4gpu_2srv_reg 4gpu_4srv_reg 2gpu_2srv_reg"}
 OUT=/tmp/gpu-bench-out WORK=$WORK BIN_DIR=$B GRAPH_DIR=$GRAPH bash tests/bench/gpu_train_bench.sh \
-  2>"$OUT/gpu_bench.log" | grep '"name"' >"$OUT/gpu_results.jsonl"
+  2>"$LOGS/gpu_bench.log" | grep '"name"' >"$OUT/gpu_results.jsonl"
 sed 's/"config": {[^}]*}, //' "$OUT/gpu_results.jsonl"
 
-bench() {  # binary-dir prefix extra-flags...
-  local bin=$1 prefix=$2
-  shift 2
+bench() {  # binary-dir prefix server-prefetch extra-flags...
+  local bin=$1 prefix=$2 prefetch=$3
+  shift 3
   taskset -c "$CPUS" "$bin/server_bench" --partition "$METIS" --batches "$BATCHES" \
-    --threads "$(taskset -c "$CPUS" nproc)" --prefetch 8 --peer-features local --shm-ring on \
-    --clients 1,2,4 --warmup-batches "$WARMUP" "$@" 2>>"$OUT/server_bench.err" |
+    --threads "$(taskset -c "$CPUS" nproc)" --prefetch "$prefetch" --peer-features local --shm-ring on \
+    --clients 1,2,4 --warmup-batches "$WARMUP" "$@" 2>>"$LOGS/server_bench.err" |
     sed "s/\"name\": \"/\"name\": \"$prefix/; s/\"baseline\": \"/\"baseline\": \"$prefix/" |
     tee -a "$OUT/server_bench.jsonl" |
     grep -E 'scaling_.*(batches_per_s|server_cpu_util|sample_cpu_ms|gather_cpu_ms)"' |
@@ -86,13 +89,15 @@ bench() {  # binary-dir prefix extra-flags...
   echo
 }
 if [[ -n $METIS_PID ]]; then
-  wait "$METIS_PID" || { tail -5 "$OUT/metis.log"; exit 1; }
+  wait "$METIS_PID" || { tail -5 "$LOGS/metis.log"; exit 1; }
 fi
 log "METIS partitioned; server bench"
-bench "$B" metis_
+for p in ${SERVER_PREFETCHES:-8 16}; do
+  bench "$B" "metis_p${p}_" "$p"
+done
 if [[ ${STORES_AB:-0} == 1 ]]; then
-  bench "$BUILD-plain/bin" metis_plainstores_
-  bench "$B" metis_run2_
+  bench "$BUILD-plain/bin" "metis_p${p}_plainstores_" "$p"
+  bench "$B" "metis_p${p}_run2_" "$p"
 fi
-[[ ${F16_BENCH:-0} == 1 ]] && bench "$B" metis_f16_ --feature-dtype float16
+[[ ${F16_BENCH:-0} == 1 ]] && bench "$B" "metis_p${p}_f16_" "$p" --feature-dtype float16
 log "done"

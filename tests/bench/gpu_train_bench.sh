@@ -128,7 +128,9 @@ done
 for pid in "${PIDS[@]}"; do wait "$pid" || die "a partition run failed (see $OUT/partition_*.log)"; done
 log "partitioned"
 
-# 4. Runs. The servers share the cores, leaving two for the trainers' pipelines.
+# 4. Runs. The servers share the cores, leaving two per trainer (its training loop, which queues
+# the GPU's work, and its input pipeline): a trainer preempted by a server's builders leaves its
+# GPU idle.
 declare -A EPOCH_TIME=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
@@ -140,7 +142,7 @@ run_config() {
     return 0
   fi
   local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
-  local threads=$(((CORES - 2) / servers))
+  local threads=$(((CORES - 2 * trainers) / servers))
   ((threads >= 1)) || threads=1
   local metrics=$OUT/$name.metrics.jsonl
   rm -f "$metrics"
@@ -232,16 +234,17 @@ for config in $CONFIGS; do
 done
 
 PAIRS="1gpu_1srv:2gpu_2srv 1gpu_2srv:2gpu_2srv 1gpu_1srv:4gpu_4srv 1gpu_2srv:4gpu_2srv 1gpu_2srv:4gpu_4srv"
-for pair in $PAIRS ${PAIRS//:/_reg:}; do
-  pair=${pair//:/ }
-  [[ $pair == *_reg* ]] && pair="$pair"_reg
-  read -r a b <<<"$pair"
-  [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
-  emit "$(python3 -c "
+for suffix in "" _reg _reg_p16; do
+  for pair in $PAIRS; do
+    read -r a b <<<"${pair//:/ }"
+    a=$a$suffix b=$b$suffix
+    [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
+    emit "$(python3 -c "
 import json, sys
 one, many = float(sys.argv[1]), float(sys.argv[2])
 print(json.dumps({'name': 'gpu_train_speedup_' + sys.argv[3] + '_to_' + sys.argv[4], 'value': round(one / many, 3),
                   'unit': 'x', 'baseline': one, 'ratio': round(one / many, 3)}))" \
-    "${EPOCH_TIME[$a]}" "${EPOCH_TIME[$b]}" "$a" "$b")"
+      "${EPOCH_TIME[$a]}" "${EPOCH_TIME[$b]}" "$a" "$b")"
+  done
 done
 log "done in ${SECONDS}s; results in $OUT/results.jsonl"
