@@ -115,14 +115,14 @@ ShmSegment::~ShmSegment() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool ShmSegment::Released() const {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
-             .load(std::memory_order_acquire) == 0;
+ShmSegment::RingState ShmSegment::State() const {
+  return static_cast<RingState>(std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
+                                    .load(std::memory_order_acquire));
 }
 
-void ShmSegment::SetReleased(bool released) const {
+void ShmSegment::SetState(RingState state) const {
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
-      .store(released ? 0 : 1, std::memory_order_release);
+      .store(static_cast<uint64_t>(state), std::memory_order_release);
 }
 
 namespace {
@@ -158,11 +158,16 @@ void ShmRing::MarkSent(const std::string& name) {
   }
 }
 
-int64_t ShmRing::HeldByReader() const {
+ShmRing::ReaderHold ShmRing::HeldByReader() const {
   absl::MutexLock lock(&mu_);
-  int64_t n = 0;
-  for (const Slot& slot : segments_) n += slot.sent && !slot.segment->Released();
-  return n;
+  ReaderHold hold;
+  for (const Slot& slot : segments_) {
+    if (!slot.sent) continue;
+    const ShmSegment::RingState state = slot.segment->State();
+    hold.held += state != ShmSegment::RingState::kReleased;
+    hold.unopened += state == ShmSegment::RingState::kBusy;
+  }
+  return hold;
 }
 
 absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* reused) {
@@ -185,7 +190,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
     }
     if (pick != nullptr) {
       // Busy from now on; while `grow` holds it (use_count > 1) no one else looks into it.
-      pick->segment->SetReleased(false);
+      pick->segment->SetState(ShmSegment::RingState::kBusy);
       pick->sent = false;
       if (reused != nullptr) *reused = true;
       if (pick->segment->size() >= size) return pick->segment;
@@ -209,7 +214,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
         s.mapped_ = kShmControlBytes + capacity;
         s.data_ = s.base_ + kShmControlBytes;
         s.size_ = capacity;
-        s.SetReleased(false);
+        s.SetState(ShmSegment::RingState::kBusy);
         return grow;
       }
       grown = base.status();
@@ -234,7 +239,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
   segment->data_ = *base + kShmControlBytes;
   segment->size_ = capacity;
   segment->fd_ = fd;
-  segment->SetReleased(false);
+  segment->SetState(ShmSegment::RingState::kBusy);
   absl::MutexLock lock(&mu_);
   segments_.push_back({segment, false});
   if (reused != nullptr) *reused = false;
@@ -307,11 +312,12 @@ absl::StatusOr<std::shared_ptr<const ShmSegment>> ShmRingReader::Open(const std:
   struct Lease {
     std::shared_ptr<ShmSegment> segment;
     ~Lease() {
-      if (segment != nullptr) segment->SetReleased(true);
+      if (segment != nullptr) segment->SetState(ShmSegment::RingState::kReleased);
     }
   };
   auto lease = std::make_shared<Lease>();  // built in place: no temporary may release it
   lease->segment = entry.segment;
+  lease->segment->SetState(ShmSegment::RingState::kOpened);
   return std::shared_ptr<const ShmSegment>(lease, lease->segment.get());
 }
 

@@ -51,9 +51,12 @@ class ShmSegment {
   ShmSegment(std::string name, char* data, size_t size)
       : name_(std::move(name)), base_(data), mapped_(size == 0 ? 1 : size), data_(data),
         size_(size) {}
-  // Ring segments: the release word in the control page (null otherwise).
-  bool Released() const;
-  void SetReleased(bool released) const;
+  // Ring segments: the state word in the control page (null otherwise): busy (the writer's, or
+  // sent and not opened yet), opened (the reader holds it) or released.
+  enum class RingState : uint64_t { kReleased = 0, kBusy = 1, kOpened = 2 };
+  RingState State() const;
+  void SetState(RingState state) const;
+  bool Released() const { return State() == RingState::kReleased; }
   std::string name_;
   char* base_;     // the mapping (control page first for ring segments)
   size_t mapped_;  // its length
@@ -91,8 +94,13 @@ class ShmRing {
   int64_t segments() const;
   // The segment `name` went to the reader; it counts in HeldByReader until the reader releases it.
   void MarkSent(const std::string& name);
-  // Segments sent to the reader and not released yet (the writer bounds this: back-pressure).
-  int64_t HeldByReader() const;
+  // Segments sent to the reader and not released yet (the writer bounds this: back-pressure),
+  // and how many of those the reader has not opened yet (it has batches it has not read).
+  struct ReaderHold {
+    int64_t held = 0;
+    int64_t unopened = 0;
+  };
+  ReaderHold HeldByReader() const;
   // Unlinks every segment's name (for a stream that failed: the client may never open them).
   void UnlinkAll();
 

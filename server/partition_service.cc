@@ -342,9 +342,20 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     std::string segment = packed->Release();
     if (!segment.empty()) segments.push_back(segment);
     if (ring != nullptr && msg.shm_ring()) {
-      // Back-pressure of the ring: at most shm_ring batches unreleased by the client.
-      const absl::Time give_up = absl::Now() + absl::Seconds(1);
-      while (ring->HeldByReader() >= request->shm_ring() && !context->IsCancelled()) {
+      // Back-pressure of the ring: at most shm_ring batches unreleased by the client. A client
+      // that has opened every batch sent and still holds shm_ring may be waiting for this one
+      // (it holds more than it announced): after 1 s it gets it anyway. One with batches it has
+      // not opened yet is behind or pausing (a trainer evaluating between the epochs of its
+      // stream): it is waited for as long as the stream lasts.
+      absl::Time give_up = absl::Now() + absl::Seconds(1);
+      while (!context->IsCancelled()) {
+        const common::ShmRing::ReaderHold hold = ring->HeldByReader();
+        if (hold.held < request->shm_ring()) break;
+        if (hold.unopened > 0) {
+          give_up = absl::Now() + absl::Seconds(1);
+          absl::SleepFor(absl::Milliseconds(1));
+          continue;
+        }
         if (absl::Now() >= give_up) {
           stats_.AddShmRingStall();
           break;

@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/half.h"
 #include "common/rng.h"
-#include "common/stream_copy.h"
 #include "common/status_macros.h"
 
 namespace graphshard::engine {
@@ -46,7 +45,7 @@ void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype d
   const float* src = shard.features.data() + row * f;
   switch (dtype) {
     case FeatureDtype::kFloat32:
-      common::StreamCopy(dst, src, static_cast<size_t>(f) * 4);
+      std::memcpy(dst, src, static_cast<size_t>(f) * 4);
       break;
     case FeatureDtype::kFloat16:
       for (int64_t i = 0; i < f; ++i) {
@@ -214,7 +213,6 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
       b.labels[j] = shard.labels[row];
     }
   }
-  common::StreamFence();
   return blocks;
 }
 

@@ -81,8 +81,8 @@ class LocalPart {
 };
 
 // Writes local row `row` of `shard` converted to `dtype` at `dst` (feat_dim * dtype size bytes).
-// float32 rows go with non-temporal stores (common/stream_copy.h): call common::StreamFence()
-// after the last row, before another thread reads them.
+// Plain stores: non-temporal ones were measured no faster on the GPU machine (tests/bench/
+// RESULTS.md, fifth session).
 void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst);
 
 }  // namespace graphshard::engine

@@ -7,7 +7,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
-#include "common/stream_copy.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/ask_parts.h"
 #include "server/engine/internal/node_index.h"
@@ -274,7 +273,6 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
         block.labels[j] = shard->labels[id - shard->begin];
       }
     }
-    common::StreamFence();
     return std::vector<FeatureBlock>{};
   };
   asked[self] = any_direct;
@@ -301,13 +299,12 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
         return absl::InternalError(absl::StrCat("part ", s.part, " answered a malformed block"));
       }
       if (row_bytes > 0) {
-        common::StreamCopy(out[t].data() + j * row_bytes,
-                           fb.features.data() + s.pos * row_bytes, row_bytes);
+        std::memcpy(out[t].data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
+                    row_bytes);
       }
       block.labels[j] = fb.labels[s.pos];
     }
   }
-  common::StreamFence();
   return absl::OkStatus();
 }
 

@@ -4,16 +4,14 @@
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/device_issue4_8.sh
 #
-# 1. Builds (Release, CUDA arch 90) while generating the full ogbn-products-shaped graph; with
-#    STORES_AB=1 also a server_bench whose feature rows are written with plain stores
-#    (-DGRAPHSHARD_PLAIN_ROW_STORES; common/stream_copy.h) for an A/B in the same run.
+# 1. Builds (Release, CUDA arch 90) while generating the full ogbn-products-shaped graph.
 # 2. METIS partition in 2 (issue 4's layout) on the last core, in the background, while
 # 3. GPU training runs (gpu_train_bench.sh on random partitions): CONFIGS, EPOCHS (3: the last
 #    one is timed), GPU_BUDGET seconds.
 # 4. server_bench on the METIS partition under taskset on CPUS (0-15: issue 4's 16 cores),
 #    clients 1, 2, 4 streaming through their kept rings (--warmup-batches), float32, for each
-#    server --prefetch in SERVER_PREFETCHES ("8 16"); with STORES_AB=1 the plain-stores build
-#    at the last of them; float16 with F16_BENCH=1.
+#    server --prefetch in SERVER_PREFETCHES ("8 16"), REPEAT times each (1); float16 with
+#    F16_BENCH=1 (at the last prefetch).
 # Results: $OUT/gpu_results.jsonl, $OUT/server_bench.jsonl (JSON lines; names prefixed with the
 # partition, prefetch, dtype and build); the key lines are printed. Logs go to $LOGS (the device
 # tool brings back only a few files from $OUT).
@@ -46,14 +44,6 @@ cmake -S . -B "$BUILD" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} >"$LOGS/cmake
     graphshard-health graphshard-trainer server_bench >"$LOGS/build.log" 2>&1 ||
   { grep -E "error" -A3 "$LOGS/build.log" "$LOGS/cmake.log" | head -40; exit 1; }
 log "built"
-if [[ ${STORES_AB:-0} == 1 ]]; then
-  # shellcheck disable=SC2086
-  cmake -S . -B "$BUILD-plain" "${CMAKE_COMMON[@]}" ${DEVICE_CMAKE_ARGS:-} \
-    -DCMAKE_CXX_FLAGS=-DGRAPHSHARD_PLAIN_ROW_STORES >"$LOGS/cmake_plain.log" 2>&1 &&
-    cmake --build "$BUILD-plain" -j"$(nproc)" --target server_bench >"$LOGS/build_plain.log" 2>&1 ||
-    { grep -E "error" -A3 "$LOGS/build_plain.log" | head -20; exit 1; }
-  log "built the plain-stores server_bench"
-fi
 if [[ -n $GEN_PID ]]; then
   wait "$GEN_PID" || { tail -5 "$LOGS/generate.log"; exit 1; }
 fi
@@ -92,12 +82,10 @@ if [[ -n $METIS_PID ]]; then
   wait "$METIS_PID" || { tail -5 "$LOGS/metis.log"; exit 1; }
 fi
 log "METIS partitioned; server bench"
-for p in ${SERVER_PREFETCHES:-8 16}; do
-  bench "$B" "metis_p${p}_" "$p"
+for ((r = 1; r <= ${REPEAT:-1}; ++r)); do
+  for p in ${SERVER_PREFETCHES:-8 16}; do
+    bench "$B" "metis_p${p}_r${r}_" "$p"
+  done
 done
-if [[ ${STORES_AB:-0} == 1 ]]; then
-  bench "$BUILD-plain/bin" "metis_p${p}_plainstores_" "$p"
-  bench "$B" "metis_p${p}_run2_" "$p"
-fi
 [[ ${F16_BENCH:-0} == 1 ]] && bench "$B" "metis_p${p}_f16_" "$p" --feature-dtype float16
 log "done"

@@ -104,6 +104,39 @@ TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
   ring.UnlinkAll();
 }
 
+// The writer tells a reader that has not read a sent batch yet (it is behind or pausing) from
+// one that holds every batch it opened.
+TEST(ShmRingTest, WriterSeesWhichSentSegmentsTheReaderOpened) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  ShmRingReader reader;
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; ++i) {
+    auto s = ring.Acquire(100);
+    ASSERT_TRUE(s.ok());
+    names.push_back((*s)->name());
+    ring.MarkSent(names.back());
+  }
+  EXPECT_EQ(ring.HeldByReader().held, 3);
+  EXPECT_EQ(ring.HeldByReader().unopened, 3);
+  auto first = reader.Open(names[0], 100);
+  auto second = reader.Open(names[1], 100);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(ring.HeldByReader().held, 3);
+  EXPECT_EQ(ring.HeldByReader().unopened, 1);
+  first->reset();
+  EXPECT_EQ(ring.HeldByReader().held, 2);
+  EXPECT_EQ(ring.HeldByReader().unopened, 1);
+  // Reused for the next batch: busy again, and unopened once sent.
+  auto next = ring.Acquire(100);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ((*next)->name(), names[0]);
+  ring.MarkSent(names[0]);
+  EXPECT_EQ(ring.HeldByReader().held, 3);
+  EXPECT_EQ(ring.HeldByReader().unopened, 2);
+  ring.UnlinkAll();
+}
+
 TEST(ShmRingTest, SegmentsNeverSentAreUnlinkedWithTheRing) {
   std::atomic<int64_t> counter{0};
   {
@@ -112,7 +145,7 @@ TEST(ShmRingTest, SegmentsNeverSentAreUnlinkedWithTheRing) {
     auto unsent = ring.Acquire(100);  // built while the stream ended: no reader will see it
     ASSERT_TRUE(sent.ok() && unsent.ok());
     ring.MarkSent((*sent)->name());
-    EXPECT_EQ(ring.HeldByReader(), 1);
+    EXPECT_EQ(ring.HeldByReader().held, 1);
     EXPECT_EQ(Leftovers(), 2);
   }
   EXPECT_EQ(Leftovers(), 1) << "the sent one is the reader's to unlink";

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/time/clock.h"
 #include "common/half.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "server/engine/epoch_stream.h"
@@ -277,6 +278,42 @@ TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
   EXPECT_EQ(after.shm_segments_reused() - before.shm_segments_reused(),
             static_cast<int64_t>(inline_batches.size() - names.size()));
   EXPECT_EQ(CountShmSegments(), 0) << "the reader unlinked every ring segment";
+}
+
+// A reader that pauses with batches sent but not read yet (a trainer evaluating between the
+// epochs of its stream) is waited for: the server neither stalls nor makes more segments.
+TEST_F(StreamTest, PausingRingReaderIsWaitedFor) {
+  v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
+  r.set_client_host_id(common::HostId());
+  r.set_shm_ring(4);
+  r.set_num_epochs(2);
+  v1::Stats before;
+  ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &before).ok());
+  common::ShmRingReader ring;
+  auto ctx = Context();
+  auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
+  std::set<std::string> names;
+  std::vector<std::shared_ptr<const common::ShmSegment>> held;
+  v1::Minibatch m;
+  int64_t read = 0;
+  while (reader->Read(&m)) {
+    ASSERT_TRUE(m.shm_ring());
+    names.insert(m.shm_name());
+    auto segment = ring.Open(m.shm_name(), m.shm_size(), m.shm_ring_serial());
+    ASSERT_TRUE(segment.ok()) << segment.status();
+    held.push_back(*segment);
+    if (++read == 2) {
+      // Holds 2, the server sends 2 more that stay unread: 4 held, 2 of them unopened.
+      absl::SleepFor(absl::Milliseconds(1500));
+    }
+    if (held.size() > 2) held.erase(held.begin());  // from now on it holds the last 2
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  v1::Stats after;
+  ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &after).ok());
+  EXPECT_EQ(after.shm_ring_stalls() - before.shm_ring_stalls(), 0);
+  EXPECT_LE(names.size(), 4u + ServiceOptions{}.prefetch + 1) << "the ring grew while paused";
+  EXPECT_GT(read, 4);
 }
 
 // A client that names its reader (shm_ring_id, as the trainer does) gets its next streams from
