@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -111,6 +112,10 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   if (request.first_batch < 0 || request.first_batch > total) {
     return absl::InvalidArgumentError(absl::StrCat("first_batch ", request.first_batch,
                                                    " is outside 0..", total));
+  }
+  if (total > std::numeric_limits<int64_t>::max() / request.num_epochs) {
+    return absl::InvalidArgumentError(absl::StrCat("num_batches ", total, " x num_epochs ",
+                                                   request.num_epochs, " is too many batches"));
   }
   auto stream = std::unique_ptr<EpochStream>(new EpochStream());
   stream->shared_ = std::make_shared<Shared>();

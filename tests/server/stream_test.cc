@@ -147,6 +147,12 @@ TEST_F(StreamTest, MultiEpochStreamEqualsOneStreamPerEpoch) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("num_epochs -1"), std::string::npos)
       << status.error_message();
+  multi.set_num_epochs(1 << 20);
+  multi.set_num_batches(int64_t{1} << 50);
+  EXPECT_TRUE(ReadAll(1, multi, &status).empty());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("too many batches"), std::string::npos)
+      << status.error_message();
 }
 
 TEST_F(StreamTest, ExtraBatchesWrapAroundWithFullSize) {
