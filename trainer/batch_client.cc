@@ -217,11 +217,11 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   }
   const int64_t natural =
       (static_cast<int64_t>(options.seeds.size()) + options.batch_size - 1) / options.batch_size;
-  // The deadline allows rpc_timeout_s per batch; a stream over several epochs also idles
-  // while the trainer evaluates between them, within the same allowance.
-  const int64_t batches =
-      (options.num_batches > 0 ? options.num_batches : natural) * std::max<int64_t>(1, options.num_epochs) -
-      options.first_batch;
+  // The deadline allows rpc_timeout_s per batch, and per epoch for the pauses between epochs.
+  const int64_t epochs = std::max<int64_t>(1, options.num_epochs);
+  const int64_t per_epoch = (options.num_batches > 0 ? options.num_batches : natural) +
+                            (epochs > 1 ? options.pause_batches_per_epoch : 0);
+  const int64_t batches = per_epoch * epochs - options.first_batch;
   const absl::Duration timeout =
       absl::Seconds(impl_->options.rpc_timeout_s * static_cast<double>(std::max<int64_t>(1, batches + 1)));
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);

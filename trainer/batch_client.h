@@ -106,6 +106,9 @@ struct StreamOptions {
   // Epochs epoch .. epoch + num_epochs - 1 back to back in one stream (the first from
   // first_batch): the server builds the next epoch's first batches while this one ends.
   int64_t num_epochs = 1;
+  // The stream's deadline allows rpc_timeout_s per batch; with several epochs, also this many
+  // batches' worth per epoch for the pauses between them (the trainer's evaluation).
+  int64_t pause_batches_per_epoch = 0;
   std::vector<int32_t> fanouts;
   bool replace = false;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;

@@ -126,7 +126,8 @@ absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op
 // scheduled (every epoch alike), from `first_step` of the first.
 absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     Run& run, const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule,
-    int64_t first_step, bool train, int64_t epoch, int64_t num_epochs = 1) {
+    int64_t first_step, bool train, int64_t epoch, int64_t num_epochs = 1,
+    int64_t pause_batches_per_epoch = 0) {
   std::vector<int64_t> first = BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -140,6 +141,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
     so.first_batch = first[i];
     so.num_batches = schedule.stream_batches[i];
     so.num_epochs = num_epochs;
+    so.pause_batches_per_epoch = pause_batches_per_epoch;
     so.fanouts = run.options.task == "graph" ? WholeGraphFanouts() : run.options.fanouts;
     so.replace = run.options.replace;
     so.feature_dtype = ParseDtype(run.options.feature_dtype);
@@ -222,9 +224,11 @@ struct TrainInput {
   std::unique_ptr<InputPipeline> pipeline;
 };
 
+// `eval_batches`: the batches of one evaluation, which the streams allow time for between
+// epochs.
 absl::StatusOr<TrainInput> OpenTrainInput(Run& run, const std::vector<ShardSeeds>& train,
                                           int64_t first_epoch, int64_t last_epoch,
-                                          int64_t first_step) {
+                                          int64_t first_step, int64_t eval_batches) {
   std::vector<int64_t> natural;
   int64_t total = 0;
   for (const ShardSeeds& s : train) {
@@ -239,8 +243,9 @@ absl::StatusOr<TrainInput> OpenTrainInput(Run& run, const std::vector<ShardSeeds
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
   const EpochSchedule schedule = ScheduleEpoch(natural, input.steps);
-  ASSIGN_OR_RETURN(input.pipeline, OpenPipeline(run, train, schedule, first_step, true,
-                                                first_epoch, last_epoch - first_epoch + 1));
+  ASSIGN_OR_RETURN(input.pipeline,
+                   OpenPipeline(run, train, schedule, first_step, true, first_epoch,
+                                last_epoch - first_epoch + 1, eval_batches));
   return input;
 }
 
@@ -456,6 +461,14 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   double total_seeds = 0, total_time = 0, total_wait = 0, total_step_time = 0;
   int timed_epochs = 0;
   TrainInput input;
+  int64_t eval_batches = 0;  // of one evaluation of this rank (val and test)
+  if (options.eval_every > 0) {
+    for (const std::vector<ShardSeeds>* split : {&shards.val, &shards.test}) {
+      for (const ShardSeeds& s : *split) {
+        eval_batches += NaturalBatches(std::ssize(s.ids), options.batch_size);
+      }
+    }
+  }
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const bool resumed = epoch == start.epoch && start.step > 0;
     double carried[3] = {0, 0, 0};
@@ -466,7 +479,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
       input = TrainInput();  // the last one's streams end first
       const int64_t last = options.task == "graph" ? epoch : options.epochs;
       ASSIGN_OR_RETURN(input, OpenTrainInput(run, TrainShards(shards, options, epoch), epoch,
-                                             last, resumed ? start.step : 0));
+                                             last, resumed ? start.step : 0, eval_batches));
     }
     ASSIGN_OR_RETURN(EpochStats st,
                      TrainEpoch(run, input, epoch, resumed ? start.step : 0, carried));
