@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Batches are a pure function of (partition, seeds, sampling, seed, epoch, batch index), so the
+# bytes a server streams for a fixed request must not change unless the sampling semantics are
+# changed on purpose. This test partitions Cora (2 random parts), starts 2 real servers with
+# peers reached over gRPC (rpc) and then in-process (local), streams every part's train split for
+# 2 epochs in several sampling configurations (tests/tools/batch_digest.cc) and compares each
+# digest with tests/data/golden/cora_batch_digests.txt, recorded before the issue 14 refactor.
+# When a change alters batches on purpose, regenerate that file with GRAPHSHARD_UPDATE_GOLDEN=1
+# and say why in the commit.
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh" "$@"
+need_bin graphshard-server batch_digest
+GOLDEN=$SRC/tests/data/golden/cora_batch_digests.txt
+
+partition_cora "$WORK/cora2"
+
+# start_servers MODE: 2 servers with --peer_sampling MODE --peer_features MODE; sets SERVERS.
+start_servers() {
+  local mode=$1 k
+  rm -rf "$WORK/registry"
+  for k in 0 1; do
+    timeout 300 "$BIN/graphshard-server" --partition "$WORK/cora2" --part "$k" \
+      --listen 127.0.0.1:0 --registry "$WORK/registry" --threads 2 \
+      --peer_sampling "$mode" --peer_features "$mode" >"$WORK/server_${mode}_${k}.log" 2>&1 &
+  done
+  for k in 0 1; do
+    wait_for_file "$WORK/registry/part_$k" 60 || { show "$WORK/server_${mode}_${k}.log"; fail "server $k did not register"; }
+  done
+  SERVERS="$(cat "$WORK/registry/part_0"),$(cat "$WORK/registry/part_1")"
+}
+
+stop_servers() {
+  local pids
+  pids=$(pgrep -f -- "graphshard-server --partition $WORK" || true)
+  # shellcheck disable=SC2086
+  [[ -z $pids ]] || kill -TERM $pids
+  for _ in $(seq 100); do
+    [[ -z $(pgrep -f -- "graphshard-server --partition $WORK" || true) ]] && return 0
+    sleep 0.1
+  done
+  fail "servers did not stop within 10 s of SIGTERM"
+}
+
+configs=(
+  "--fanouts 10,5"
+  "--fanouts 5,-1 --batch-size 100 --dtype float16"
+  "--fanouts 4,3 --disjoint --dtype bfloat16"
+)
+: >"$WORK/digests.txt"
+for mode in rpc local; do
+  start_servers "$mode"
+  for cfg in "${configs[@]}"; do
+    # shellcheck disable=SC2086
+    line=$(timeout 120 "$BIN/batch_digest" --servers "$SERVERS" $cfg | tail -n 1) ||
+      fail "batch_digest $cfg (peers $mode) failed"
+    echo "$mode $cfg: $line" >>"$WORK/digests.txt"
+  done
+  stop_servers
+done
+show "$WORK/digests.txt"
+
+# Peers over gRPC and in-process must give the same batches.
+rpc=$(sed -n 's/^rpc \(.*\)$/\1/p' "$WORK/digests.txt")
+loc=$(sed -n 's/^local \(.*\)$/\1/p' "$WORK/digests.txt")
+[[ $rpc == "$loc" ]] || fail "batches differ between --peer_sampling rpc and local"
+
+if [[ ${GRAPHSHARD_UPDATE_GOLDEN:-0} == 1 ]]; then
+  cp "$WORK/digests.txt" "$GOLDEN"
+  note "golden digests written to $GOLDEN"
+  exit 0
+fi
+[[ -f $GOLDEN ]] || fail "missing $GOLDEN"
+diff -u "$GOLDEN" "$WORK/digests.txt" || fail "batches differ from the recorded ones ($GOLDEN)"
+note ok
