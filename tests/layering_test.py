@@ -22,20 +22,20 @@ CUDA = ("cuda", "nccl.h", "cuda_runtime")
 # folder -> (project folders it may include, forbidden include prefixes)
 RULES = {
     "common": (("common/",), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
-    "ring": (("common/", "ring/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
+    "shm": (("common/", "shm/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
     "partitioner": (("common/", "partitioner/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
-    "server/engine": (("common/", "ring/", "server/engine/"),
+    "server/engine": (("common/", "shm/", "server/engine/"),
                       GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
     "rpc": (("common/", "proto/", "rpc/"), TORCH + CUDA),
-    "server": (("common/", "ring/", "proto/", "rpc/", "server/"), TORCH + CUDA),
-    "trainer": (("common/", "ring/", "proto/", "rpc/", "trainer/"), ()),
+    "server": (("common/", "shm/", "proto/", "rpc/", "server/"), TORCH + CUDA),
+    "trainer": (("common/", "shm/", "proto/", "rpc/", "trainer/"), ()),
 }
 # Folders that are not layers of the product (generated code, tests, docs, scripts).
 UNCHECKED = {"proto", "tests", "deploy", "docs", "cmake", "build", "build-asan", ".git",
              ".devdeps", "out"}
 SOURCE_SUFFIXES = {".h", ".cc", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
-PROJECT_ROOTS = ("common/", "ring/", "partitioner/", "server/", "rpc/", "trainer/", "proto/",
+PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "trainer/", "proto/",
                  "tests/")
 
 
