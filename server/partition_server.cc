@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/registry.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "server/asio_executor.h"
 #include "common/status_macros.h"
 #include "server/grpc_options.h"
@@ -36,8 +36,8 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
                    common::PartitionPart::Load(options.partition_dir, options.part));
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
   ServiceOptions service = options.service;
-  if (service.host_id.empty()) service.host_id = common::HostId();
-  service.shm_prefix = common::NewShmPrefix();
+  if (service.host_id.empty()) service.host_id = shm::HostId();
+  service.shm_prefix = shm::NewShmPrefix();
   s->shm_prefix_ = service.shm_prefix;
   PeerOptions peers;
   peers.addresses = options.peer_addresses;
@@ -56,7 +56,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   s->executor_ = std::make_unique<AsioExecutor>(threads);
   s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_, *s->executor_,
                                                        s->stats_, service);
-  common::RemoveOwnAndStaleShm(s->shm_prefix_);
+  shm::RemoveOwnAndStaleShm(s->shm_prefix_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -88,7 +88,7 @@ void PartitionServer::Shutdown(absl::Duration grace) {
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
-  common::RemoveOwnAndStaleShm(shm_prefix_);
+  shm::RemoveOwnAndStaleShm(shm_prefix_);
 }
 
 PartitionServer::~PartitionServer() {

@@ -8,7 +8,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "common/status_macros.h"
 #include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
@@ -39,14 +39,14 @@ struct PackedBatch {
   v1::Minibatch msg;
   std::string segment;  // "" = arrays inline
   // A ring segment, held until sent: one dropped unsent goes back to its ring (ShmRing).
-  std::shared_ptr<common::ShmSegment> ring_segment;
+  std::shared_ptr<shm::ShmSegment> ring_segment;
   int64_t sampled_edges = 0;
   int64_t payload_bytes = 0;
   PackedBatch() = default;
   PackedBatch(const PackedBatch&) = delete;
   PackedBatch& operator=(const PackedBatch&) = delete;
   ~PackedBatch() {
-    if (!segment.empty()) common::UnlinkShm(segment);
+    if (!segment.empty()) shm::UnlinkShm(segment);
   }
   std::string Release() { return std::exchange(segment, std::string()); }
 };
@@ -56,14 +56,14 @@ struct PackedBatch {
 // Minibatch::attachment until the finisher packs the rest of the batch into it; unlinked if the
 // batch is dropped before that. Without shared memory (creation failed) the rows go to `heap`.
 struct BatchSegment {
-  std::shared_ptr<common::ShmSegment> segment;
+  std::shared_ptr<shm::ShmSegment> segment;
   bool ring = false;  // a segment of the stream's ShmRing (which unlinks it), not a one-shot one
   std::vector<char> heap;
   BatchSegment() = default;
   BatchSegment(const BatchSegment&) = delete;
   BatchSegment& operator=(const BatchSegment&) = delete;
   ~BatchSegment() {
-    if (segment != nullptr && !ring) common::UnlinkShm(segment->name());
+    if (segment != nullptr && !ring) shm::UnlinkShm(segment->name());
   }
 };
 
@@ -156,10 +156,10 @@ grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
                     : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return ToGrpcStatus(blocks.status());
-  std::unique_ptr<common::ShmSegment> segment;
+  std::unique_ptr<shm::ShmSegment> segment;
   if (options_.shared_memory && !request->client_host_id().empty() &&
       request->client_host_id() == options_.host_id) {
-    auto made = common::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
+    auto made = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
                                            ShmBytes(*blocks));
     if (made.ok()) segment = *std::move(made);  // else: inline
   }
@@ -187,18 +187,18 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
 }
 
 absl::StatusOr<std::vector<absl::Span<char>>> PartitionServiceImpl::PlaceFeatures(
-    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, common::ShmRing* ring) {
+    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, shm::ShmRing* ring) {
   auto placement = std::make_shared<BatchSegment>();
   std::vector<absl::Span<char>> spans;
   const size_t segment_bytes = ShmBytes(batch, &feature_bytes);
-  absl::StatusOr<std::shared_ptr<common::ShmSegment>> segment;
+  absl::StatusOr<std::shared_ptr<shm::ShmSegment>> segment;
   if (ring != nullptr) {
     bool reused = false;
     segment = ring->Acquire(segment_bytes, &reused);
     placement->ring = true;
     if (segment.ok()) stats_.AddShmSegment(reused);
   } else {
-    segment = common::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
+    segment = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
                                          segment_bytes);
     if (segment.ok()) stats_.AddShmSegment(false);
   }
@@ -229,7 +229,7 @@ std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
                                        v1::Minibatch* msg) {
   if (shm) {
     std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
-    auto segment = common::ShmSegment::Create(name, ShmBytes(batch));
+    auto segment = shm::ShmSegment::Create(name, ShmBytes(batch));
     if (segment.ok()) {
       stats_.AddShmSegment(false);
       ToProto(batch, **segment, msg);
@@ -276,7 +276,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   engine::EpochStream::Hooks hooks;
   // A client that reads ring segments gets its batches in reused segments (common/shm.h), from
   // the ring its previous stream used when it names its reader (ring_registry.h).
-  std::shared_ptr<common::ShmRing> ring;
+  std::shared_ptr<shm::ShmRing> ring;
   const uint64_t ring_id = request->shm_ring_id();
   bool ring_failed = false;  // set once a batch was sent, cleared when the stream completes
   if (shm && request->shm_ring() > 0) ring = rings_.Acquire(ring_id);
@@ -319,7 +319,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   }
   std::vector<std::string> segments;  // unlinked here if the client goes away
   absl::Cleanup unlink_on_failure = [&segments, &timer] {
-    for (const std::string& name : segments) common::UnlinkShm(name);
+    for (const std::string& name : segments) shm::UnlinkShm(name);
     timer.set_ok(false);
   };
   while (!context->IsCancelled()) {
@@ -349,7 +349,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
       // stream): it is waited for as long as the stream lasts.
       absl::Time give_up = absl::Now() + absl::Seconds(1);
       while (!context->IsCancelled()) {
-        const common::ShmRing::ReaderHold hold = ring->HeldByReader();
+        const shm::ShmRing::ReaderHold hold = ring->HeldByReader();
         if (hold.held < request->shm_ring()) break;
         if (hold.unopened > 0) {
           give_up = absl::Now() + absl::Seconds(1);

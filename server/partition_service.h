@@ -10,7 +10,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/executor.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
@@ -24,7 +24,7 @@ struct ServiceOptions {
   int prefetch = 4;      // batches built ahead per stream
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
-  std::string shm_prefix;     // segment names start with this (common::NewShmPrefix())
+  std::string shm_prefix;     // segment names start with this (shm::NewShmPrefix())
   // Stream rings kept for clients between their streams (ring_registry.h): dropped after this
   // long unused, and beyond this many unused ones (oldest first). Each holds its segments
   // (about prefetch + the client's shm_ring batches, ~128 MB each on ogbn-products).
@@ -67,7 +67,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   // whole batch) and returns the places of the feature rows in it (ShmFeatureOffsets).
   // With `ring`, the segment is one of the stream's ring (reused once the client released it).
   absl::StatusOr<std::vector<absl::Span<char>>> PlaceFeatures(
-      engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, common::ShmRing* ring);
+      engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, shm::ShmRing* ring);
 
   const engine::LocalPart& local_;
   engine::Peers& peers_;

@@ -12,7 +12,7 @@ size_t AlignUp(size_t n) { return (n + kShmAlign - 1) / kShmAlign * kShmAlign; }
 // Puts arrays either inline or into a shared-memory segment, one after another.
 class ArraySink {
  public:
-  explicit ArraySink(common::ShmSegment* segment) : segment_(segment) {}
+  explicit ArraySink(shm::ShmSegment* segment) : segment_(segment) {}
   template <typename T>
   void Put(const std::vector<T>& values, v1::Array* out) {
     PutBytes(absl::Span<const char>(reinterpret_cast<const char*>(values.data()),
@@ -34,7 +34,7 @@ class ArraySink {
   }
 
  private:
-  common::ShmSegment* segment_;
+  shm::ShmSegment* segment_;
   size_t offset_ = 0;
 };
 
@@ -174,9 +174,9 @@ v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
 }
 
 absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p) {
-  std::shared_ptr<const common::ShmSegment> segment;
+  std::shared_ptr<const shm::ShmSegment> segment;
   if (!p.shm_name().empty()) {
-    ASSIGN_OR_RETURN(segment, common::ShmSegment::OpenAndUnlink(p.shm_name(), p.shm_size()));
+    ASSIGN_OR_RETURN(segment, shm::ShmSegment::OpenAndUnlink(p.shm_name(), p.shm_size()));
   }
   std::vector<engine::FeatureBlock> out;
   for (const v1::FeatureBlock& item : p.items()) {
@@ -198,7 +198,7 @@ absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeat
   return out;
 }
 
-void ToProto(const std::vector<engine::FeatureBlock>& blocks, common::ShmSegment* segment,
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, shm::ShmSegment* segment,
              v1::GatherFeaturesResponse* p) {
   ArraySink sink(segment);
   for (const engine::FeatureBlock& b : blocks) {
@@ -245,7 +245,7 @@ void ToProto(const engine::Minibatch& b, v1::Minibatch* p) {
   FillMinibatch(b, sink, p);
 }
 
-void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Minibatch* p) {
+void ToProto(const engine::Minibatch& b, shm::ShmSegment& segment, v1::Minibatch* p) {
   ArraySink sink(&segment);
   FillMinibatch(b, sink, p);
   p->set_shm_name(segment.name());

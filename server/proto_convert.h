@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "proto/graphshard.pb.h"
 #include "server/engine/types.h"
 
@@ -53,7 +53,7 @@ v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
 // Reads features inline or from the response's shared-memory segment (unlinking it).
 absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p);
 // Features inline, or into `segment` (ShmBytes(blocks) bytes) when it is not null.
-void ToProto(const std::vector<engine::FeatureBlock>& blocks, common::ShmSegment* segment,
+void ToProto(const std::vector<engine::FeatureBlock>& blocks, shm::ShmSegment* segment,
              v1::GatherFeaturesResponse* p);
 size_t ShmBytes(const std::vector<engine::FeatureBlock>& blocks);
 
@@ -65,7 +65,7 @@ void ToProto(const engine::Minibatch& b, v1::Minibatch* p);
 // Arrays in `segment` (which must hold ShmBytes(b) bytes); the message carries offsets. The
 // feature rows of every block come first, at ShmFeatureOffsets; rows a FeaturePlacer already
 // wrote there (NodeBlock::placed_features at that address) are not copied again.
-void ToProto(const engine::Minibatch& b, common::ShmSegment& segment, v1::Minibatch* p);
+void ToProto(const engine::Minibatch& b, shm::ShmSegment& segment, v1::Minibatch* p);
 // The bytes ToProto needs; with `feature_bytes`, for rows of those sizes (before the gather).
 size_t ShmBytes(const engine::Minibatch& b, const std::vector<size_t>* feature_bytes = nullptr);
 // Where each block's feature rows go in the segment, for rows of `feature_bytes`.

@@ -12,11 +12,11 @@ RingRegistry::RingRegistry(std::string prefix, std::atomic<int64_t>* counter,
     : prefix_(std::move(prefix)), counter_(counter), idle_(idle),
       max_idle_rings_(std::max(0, max_idle_rings)) {}
 
-std::shared_ptr<common::ShmRing> RingRegistry::NewRing() {
-  return std::make_shared<common::ShmRing>(prefix_, counter_);
+std::shared_ptr<shm::ShmRing> RingRegistry::NewRing() {
+  return std::make_shared<shm::ShmRing>(prefix_, counter_);
 }
 
-std::shared_ptr<common::ShmRing> RingRegistry::Acquire(uint64_t id) {
+std::shared_ptr<shm::ShmRing> RingRegistry::Acquire(uint64_t id) {
   if (id == 0) return NewRing();
   absl::MutexLock lock(&mu_);
   DropIdle(absl::Now());
@@ -33,7 +33,7 @@ std::shared_ptr<common::ShmRing> RingRegistry::Acquire(uint64_t id) {
   return e.ring;
 }
 
-void RingRegistry::Release(uint64_t id, const std::shared_ptr<common::ShmRing>& ring,
+void RingRegistry::Release(uint64_t id, const std::shared_ptr<shm::ShmRing>& ring,
                            bool failed) {
   if (failed) ring->UnlinkAll();
   if (id == 0) return;

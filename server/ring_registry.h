@@ -20,7 +20,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 
 namespace graphshard::server {
 
@@ -30,20 +30,20 @@ class RingRegistry {
   RingRegistry(std::string prefix, std::atomic<int64_t>* counter, absl::Duration idle,
                int max_idle_rings);
   // The ring for a new stream of client `id` (0: a ring of this stream alone).
-  std::shared_ptr<common::ShmRing> Acquire(uint64_t id);
+  std::shared_ptr<shm::ShmRing> Acquire(uint64_t id);
   // The stream of client `id` that used `ring` ended; `failed`: it did not end normally.
-  void Release(uint64_t id, const std::shared_ptr<common::ShmRing>& ring, bool failed);
+  void Release(uint64_t id, const std::shared_ptr<shm::ShmRing>& ring, bool failed);
   // Rings kept for clients now (in use or idle).
   int64_t size();
 
  private:
   struct Entry {
-    std::shared_ptr<common::ShmRing> ring;
+    std::shared_ptr<shm::ShmRing> ring;
     bool in_use = false;
     absl::Time idle_since;
   };
   void DropIdle(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<common::ShmRing> NewRing();
+  std::shared_ptr<shm::ShmRing> NewRing();
 
   const std::string prefix_;
   std::atomic<int64_t>* counter_;

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "trainer/internal/wire.h"
@@ -38,7 +38,7 @@ struct PartitionClient::Impl {
   std::unique_ptr<v1::PartitionService::Stub> stub;
   std::unique_ptr<grpc::GenericStub> generic;
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
-  std::shared_ptr<common::ShmRingReader> ring_reader = std::make_shared<common::ShmRingReader>();
+  std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
 
   void SetDeadline(grpc::ClientContext& ctx) const {
@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
 
 const std::string& PartitionClient::address() const { return impl_->address; }
 
-void PartitionClient::SetRingMapHooks(common::ShmRingReader::MapHooks hooks) {
+void PartitionClient::SetRingMapHooks(shm::ShmRingReader::MapHooks hooks) {
   impl_->ring_reader->SetMapHooks(std::move(hooks));
 }
 
@@ -151,7 +151,7 @@ class GrpcBatchStream final : public BatchStream {
  public:
   GrpcBatchStream(v1::PartitionService::Stub& stub, const v1::StreamBatchesRequest& request,
                   const ServerMetadata& metadata, std::string address, absl::Duration timeout,
-                  std::shared_ptr<common::ShmRingReader> ring)
+                  std::shared_ptr<shm::ShmRingReader> ring)
       : metadata_(metadata), address_(std::move(address)), ring_(std::move(ring)) {
     ctx_.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     reader_ = stub.StreamBatches(&ctx_, request);
@@ -166,7 +166,7 @@ class GrpcBatchStream final : public BatchStream {
         if (!m.shm_name().empty() && m.shm_ring()) {
           ring_->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()).IgnoreError();
         } else if (!m.shm_name().empty()) {
-          common::UnlinkShm(m.shm_name());
+          shm::UnlinkShm(m.shm_name());
         }
       }
       reader_->Finish().ok();
@@ -201,7 +201,7 @@ class GrpcBatchStream final : public BatchStream {
   std::string address_;
   // The client's (shared by its streams); the batches' leases outlive it (they keep their
   // mapping).
-  std::shared_ptr<common::ShmRingReader> ring_;
+  std::shared_ptr<shm::ShmRingReader> ring_;
   uint64_t attached_ = 0;  // the serial of the ring this stream reads, once seen
   grpc::ClientContext ctx_;
   std::unique_ptr<grpc::ClientReader<v1::Minibatch>> reader_;

@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 
 namespace graphshard::trainer {
 
@@ -158,7 +158,7 @@ class PartitionClient {
   // deadline is rpc_timeout_s per batch it carries.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before
   // the first stream.
-  void SetRingMapHooks(common::ShmRingReader::MapHooks hooks);
+  void SetRingMapHooks(shm::ShmRingReader::MapHooks hooks);
   absl::StatusOr<std::unique_ptr<BatchStream>> StreamBatches(const StreamOptions& options,
                                                              const ServerMetadata& metadata);
 

@@ -7,8 +7,8 @@
 
 namespace graphshard::trainer {
 
-common::ShmRingReader::MapHooks CudaHostRegisterHooks() {
-  common::ShmRingReader::MapHooks hooks;
+shm::ShmRingReader::MapHooks CudaHostRegisterHooks() {
+  shm::ShmRingReader::MapHooks hooks;
   hooks.on_map = [](void* base, size_t length) {
     const cudaError_t err = cudaHostRegister(base, length, cudaHostRegisterDefault);
     if (err == cudaSuccess) return true;

@@ -3,6 +3,6 @@
 namespace graphshard::trainer {
 
 // No CUDA toolkit at build time: nothing is registered (the trainer runs on the CPU anyway).
-common::ShmRingReader::MapHooks CudaHostRegisterHooks() { return {}; }
+shm::ShmRingReader::MapHooks CudaHostRegisterHooks() { return {}; }
 
 }  // namespace graphshard::trainer

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "trainer/assignment.h"
@@ -401,7 +401,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
           .model = nullptr,
           .params = {},
           .optimizer = nullptr,
-          .host_id = common::HostId(),
+          .host_id = shm::HostId(),
           .config = RunConfig(options, comm.world_size()),
           .metrics = nullptr,
           .progress = nullptr};

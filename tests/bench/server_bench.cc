@@ -40,7 +40,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "common/partition_part.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "common/thread_usage.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
@@ -170,7 +170,7 @@ Totals InProcess(const Flags& f, const engine::LocalPart& local, engine::Peers& 
 // One client stream of `f.batches` batches; decodes each (maps shm) and touches its features.
 // A client's ring reader kept across its streams, with its id (as the trainer's, per server).
 struct ClientRing {
-  common::ShmRingReader reader;
+  shm::ShmRingReader reader;
   uint64_t id = 0;
 };
 
@@ -190,10 +190,10 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   r.set_num_batches(num_batches > 0 ? num_batches : f.batches);
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
-  if (shm) r.set_client_host_id(common::HostId());
+  if (shm) r.set_client_host_id(shm::HostId());
   r.set_shm_ring(f.ring ? 2 : 0);  // this client holds one batch at a time
-  common::ShmRingReader own;
-  common::ShmRingReader& ring = client != nullptr ? client->reader : own;
+  shm::ShmRingReader own;
+  shm::ShmRingReader& ring = client != nullptr ? client->reader : own;
   if (client != nullptr) r.set_shm_ring_id(client->id);
   uint64_t attached = 0;
   grpc::ClientContext ctx;
@@ -203,14 +203,14 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   v1::Minibatch m;
   volatile uint64_t sink = 0;
   while (reader->Read(&m)) {
-    std::shared_ptr<const common::ShmSegment> seg;  // the last batch's is released here
+    std::shared_ptr<const shm::ShmSegment> seg;  // the last batch's is released here
     if (m.shm_ring() && attached == 0) {
       attached = m.shm_ring_serial();
       ring.Attach(attached);
     }
     if (!m.shm_name().empty()) {
       auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
-                                 : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+                                 : shm::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
       if (!opened.ok()) {
         std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
                      std::string(opened.status().message()).c_str());

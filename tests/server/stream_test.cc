@@ -226,7 +226,7 @@ int CountMappedShm() {
 TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 128);
   std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
-  r.set_client_host_id(common::HostId());
+  r.set_client_host_id(shm::HostId());
   std::vector<v1::Minibatch> shm_batches = ReadAll(0, r);
   ASSERT_EQ(shm_batches.size(), inline_batches.size());
   for (size_t i = 0; i < shm_batches.size(); ++i) {
@@ -250,11 +250,11 @@ TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
   std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
   ASSERT_GE(inline_batches.size(), 10u);
-  r.set_client_host_id(common::HostId());
+  r.set_client_host_id(shm::HostId());
   r.set_shm_ring(2);  // this reader holds one batch at a time
   v1::Stats before;
   ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &before).ok());
-  common::ShmRingReader ring;
+  shm::ShmRingReader ring;
   auto ctx = Context();
   auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
   std::set<std::string> names;
@@ -290,16 +290,16 @@ TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
 // epochs of its stream) is waited for: the server neither stalls nor makes more segments.
 TEST_F(StreamTest, PausingRingReaderIsWaitedFor) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
-  r.set_client_host_id(common::HostId());
+  r.set_client_host_id(shm::HostId());
   r.set_shm_ring(4);
   r.set_num_epochs(2);
   v1::Stats before;
   ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &before).ok());
-  common::ShmRingReader ring;
+  shm::ShmRingReader ring;
   auto ctx = Context();
   auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
   std::set<std::string> names;
-  std::vector<std::shared_ptr<const common::ShmSegment>> held;
+  std::vector<std::shared_ptr<const shm::ShmSegment>> held;
   v1::Minibatch m;
   int64_t read = 0;
   while (reader->Read(&m)) {
@@ -330,10 +330,10 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);
   const std::vector<v1::Minibatch> inline_batches = ReadAll(0, r);
   ASSERT_GE(inline_batches.size(), 10u);
-  r.set_client_host_id(common::HostId());
+  r.set_client_host_id(shm::HostId());
   r.set_shm_ring(2);
   r.set_shm_ring_id(1234);
-  auto ring = std::make_unique<common::ShmRingReader>();  // the client's, shared by its streams
+  auto ring = std::make_unique<shm::ShmRingReader>();  // the client's, shared by its streams
   auto created = [&] {
     v1::Stats stats;
     EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
@@ -411,12 +411,12 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
 TEST_F(StreamTest, HeldRingBatchesAreNeverOverwritten) {
   v1::StreamBatchesRequest r = Request(Split(1, "test"), 16);
   std::vector<v1::Minibatch> inline_batches = ReadAll(1, r);
-  r.set_client_host_id(common::HostId());
+  r.set_client_host_id(shm::HostId());
   r.set_shm_ring(static_cast<int32_t>(inline_batches.size()) + 1);  // holds them all
-  common::ShmRingReader ring;
+  shm::ShmRingReader ring;
   auto ctx = Context();
   auto reader = cluster_->Stub(1)->StreamBatches(ctx.get(), r);
-  std::vector<std::shared_ptr<const common::ShmSegment>> held;
+  std::vector<std::shared_ptr<const shm::ShmSegment>> held;
   std::vector<v1::Minibatch> got;
   v1::Minibatch m;
   while (reader->Read(&m)) {
@@ -466,11 +466,11 @@ TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
     SCOPED_TRACE(ring_batches == 0 ? "one-shot" : ring_id == 0 ? "ring" : "client's ring");
     std::vector<int64_t> seeds = Split(0, "test");
     v1::StreamBatchesRequest r = Request(seeds, 8);
-    r.set_client_host_id(common::HostId());
+    r.set_client_host_id(shm::HostId());
     r.set_shm_ring(ring_batches);
     r.set_shm_ring_id(static_cast<uint64_t>(ring_id));
     {
-      common::ShmRingReader ring;
+      shm::ShmRingReader ring;
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
       auto reader = cluster_->Stub(0)->StreamBatches(&ctx, r);

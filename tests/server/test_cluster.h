@@ -15,7 +15,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "partitioner/input_graph.h"
 #include "partitioner/partition.h"
 #include "proto/graphshard.grpc.pb.h"
@@ -122,13 +122,13 @@ std::vector<T> ArrayOf(const v1::Array& a, const char* shm) {
 
 // Copies the batch out; a ring segment (m.shm_ring) is read through `ring` and released on
 // return.
-inline Decoded Decode(const v1::Minibatch& m, common::ShmRingReader* ring = nullptr) {
-  std::shared_ptr<const common::ShmSegment> segment;
+inline Decoded Decode(const v1::Minibatch& m, shm::ShmRingReader* ring = nullptr) {
+  std::shared_ptr<const shm::ShmSegment> segment;
   if (!m.shm_name().empty()) {
     EXPECT_EQ(m.shm_ring(), ring != nullptr) << "ring segment without a reader, or the reverse";
     auto opened = m.shm_ring() && ring != nullptr
                       ? ring->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
-                      : common::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
+                      : shm::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
     EXPECT_TRUE(opened.ok()) << opened.status();
     if (opened.ok()) segment = *opened;
   }

@@ -92,7 +92,7 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous()).ok());
   m.set_shm_ring(true);  // a ring segment needs the stream's reader
   expect_data_loss(m, "reads no ring");
-  common::ShmRingReader ring;
+  shm::ShmRingReader ring;
   auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous(), &ring);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
 }

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "common/status_macros.h"
 
 namespace graphshard::trainer::internal {
@@ -15,7 +15,7 @@ static_assert(std::endian::native == std::endian::little,
               "the wire format is little-endian; add byte swapping for this host");
 
 // The bytes of one Array: inline, or a range of the mapped segment (checked against its size).
-absl::StatusOr<ByteView> View(const v1::Array& a, const common::ShmSegment* shm,
+absl::StatusOr<ByteView> View(const v1::Array& a, const shm::ShmSegment* shm,
                               absl::string_view what) {
   if (shm == nullptr) return ByteView{a.data().data(), a.data().size()};
   if (!a.data().empty()) {
@@ -182,8 +182,8 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
 
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
                                               const ServerMetadata& md,
-                                              common::ShmRingReader* ring) {
-  std::shared_ptr<const common::ShmSegment> shm;
+                                              shm::ShmRingReader* ring) {
+  std::shared_ptr<const shm::ShmSegment> shm;
   if (!m->shm_name().empty() && m->shm_ring()) {
     if (ring == nullptr) {
       return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),
@@ -191,7 +191,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
     }
     ASSIGN_OR_RETURN(shm, ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial()));
   } else if (!m->shm_name().empty()) {
-    ASSIGN_OR_RETURN(shm, common::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
+    ASSIGN_OR_RETURN(shm, shm::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
   }
   MinibatchData b;
   b.batch_size = m->batch_size();
@@ -265,7 +265,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   // One owner for both the message (inline bytes, names) and the mapping.
   struct Owner {
     std::shared_ptr<const v1::Minibatch> message;
-    std::shared_ptr<const common::ShmSegment> segment;
+    std::shared_ptr<const shm::ShmSegment> segment;
   };
   b.owner = std::make_shared<const Owner>(Owner{std::move(m), std::move(shm)});
   return b;

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "common/shm.h"
+#include "shm/ring.h"
 #include "proto/graphshard.pb.h"
 #include "trainer/batch_client.h"
 
@@ -35,7 +35,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& options);
 // holds a lease that releases the segment to the server when the batch is gone.
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
                                               const ServerMetadata& md,
-                                              common::ShmRingReader* ring = nullptr);
+                                              shm::ShmRingReader* ring = nullptr);
 
 }  // namespace graphshard::trainer::internal
 

@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/shm.h"
+#include "shm/ring.h"
 
-namespace graphshard::common {
+namespace graphshard::shm {
 namespace {
 
 std::string Prefix() { return "/graphshard-" + std::to_string(::getpid()) + "-ringtest-"; }
@@ -291,4 +291,4 @@ TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
 }
 
 }  // namespace
-}  // namespace graphshard::common
+}  // namespace graphshard::shm

@@ -1,5 +1,5 @@
-#ifndef GRAPHSHARD_COMMON_SHM_H_
-#define GRAPHSHARD_COMMON_SHM_H_
+#ifndef GRAPHSHARD_SHM_RING_H_
+#define GRAPHSHARD_SHM_RING_H_
 
 // POSIX shared-memory segments for the same-host batch path: the server writes a minibatch's
 // arrays into a segment; the trainer maps it, unlinks the name at once (the mapping stays valid
@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace graphshard::common {
+namespace graphshard::shm {
 
 // A mapped segment; unmapped on destruction. Not thread-safe for writers.
 // A ring segment (ShmRing, ShmRingReader) starts with one control page holding a release word;
@@ -174,6 +174,6 @@ void RemoveOwnAndStaleShm(const std::string& own_prefix);
 // tell that a client may map its shared memory.
 std::string HostId();
 
-}  // namespace graphshard::common
+}  // namespace graphshard::shm
 
-#endif  // GRAPHSHARD_COMMON_SHM_H_
+#endif  // GRAPHSHARD_SHM_RING_H_

@@ -1,4 +1,4 @@
-#include "common/shm.h"
+#include "shm/ring.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,7 +20,7 @@
 #include "common/rng.h"
 #include "common/status_macros.h"
 
-namespace graphshard::common {
+namespace graphshard::shm {
 namespace {
 
 // Creates `name` (exclusive) of `length` bytes; the descriptor, read-write. On failure nothing
@@ -327,7 +327,7 @@ std::string NewShmPrefix() {
   // The nonce separates several servers of one process (tests run them in-process).
   static_assert(sizeof(void*) <= sizeof(uint64_t));
   int local = 0;
-  uint64_t nonce = Mix64(reinterpret_cast<uintptr_t>(&local) ^
+  uint64_t nonce = common::Mix64(reinterpret_cast<uintptr_t>(&local) ^
                          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   return absl::StrCat("/graphshard-", ::getpid(), "-", absl::Hex(nonce & 0xffffffffu), "-");
 }
@@ -359,4 +359,4 @@ std::string HostId() {
   return absl::StrCat(absl::StripAsciiWhitespace(boot), "/", host);
 }
 
-}  // namespace graphshard::common
+}  // namespace graphshard::shm
