@@ -5,20 +5,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
+#include "shm/internal/futex.h"
 
 namespace graphshard::shm {
 namespace {
@@ -115,14 +120,18 @@ ShmSegment::~ShmSegment() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-ShmSegment::RingState ShmSegment::State() const {
-  return static_cast<RingState>(std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
-                                    .load(std::memory_order_acquire));
+uint32_t ShmSegment::Word() const {
+  return std::atomic_ref<uint32_t>(*StateWord()).load(std::memory_order_acquire);
 }
 
 void ShmSegment::SetState(RingState state) const {
-  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base_))
-      .store(static_cast<uint64_t>(state), std::memory_order_release);
+  std::atomic_ref<uint32_t> word(*StateWord());
+  uint32_t old = word.load(std::memory_order_relaxed);
+  // The count of changes above the state bits (wrapping) tells a waiter that the word moved.
+  while (!word.compare_exchange_weak(old, ((old & ~3u) + 4u) | static_cast<uint32_t>(state),
+                                     std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  }
+  internal::FutexWake(StateWord());
 }
 
 namespace {
@@ -153,8 +162,12 @@ int64_t ShmRing::segments() const {
 
 void ShmRing::MarkSent(const std::string& name) {
   absl::MutexLock lock(&mu_);
+  ++sends_;
   for (Slot& slot : segments_) {
-    if (slot.segment->name() == name) slot.sent = true;
+    if (slot.segment->name() == name) {
+      slot.sent = true;
+      slot.sent_order = sends_;
+    }
   }
 }
 
@@ -168,6 +181,34 @@ ShmRing::ReaderHold ShmRing::HeldByReader() const {
     hold.unopened += state == ShmSegment::RingState::kBusy;
   }
   return hold;
+}
+
+ShmRing::ReaderHold ShmRing::WaitForReader(const ReaderHold& seen, absl::Time deadline) const {
+  std::vector<std::pair<uint64_t, internal::FutexWord>> held;  // by send order: oldest first
+  {
+    absl::MutexLock lock(&mu_);
+    ReaderHold now;
+    for (const Slot& slot : segments_) {
+      if (!slot.sent) continue;
+      const uint32_t word = slot.segment->Word();
+      const auto state = static_cast<ShmSegment::RingState>(word & 3u);
+      if (state == ShmSegment::RingState::kReleased) continue;
+      ++now.held;
+      now.unopened += state == ShmSegment::RingState::kBusy;
+      held.push_back({slot.sent_order, {slot.segment->StateWord(), word}});
+    }
+    if (now != seen || held.empty()) return now;
+  }
+  // Outside the lock, so that the stream's builders keep acquiring segments. The words were
+  // read above: a change since then (or a page gone with a segment grown meanwhile, which
+  // needed a change first) returns at once.
+  std::sort(held.begin(), held.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<internal::FutexWord> words;
+  words.reserve(held.size());
+  for (const auto& [order, word] : held) words.push_back(word);
+  internal::FutexWaitAny(words, deadline);
+  return HeldByReader();
 }
 
 absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* reused) {

@@ -15,15 +15,15 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 
 namespace graphshard::shm {
 
 // A mapped segment; unmapped on destruction. Not thread-safe for writers.
-// A ring segment (ShmRing, ShmRingReader) starts with one control page holding a release word;
+// A ring segment (ShmRing, ShmRingReader) starts with one control page holding its state word;
 // data() is the part after it.
 class ShmSegment {
  public:
@@ -51,10 +51,15 @@ class ShmSegment {
   ShmSegment(std::string name, char* data, size_t size)
       : name_(std::move(name)), base_(data), mapped_(size == 0 ? 1 : size), data_(data),
         size_(size) {}
-  // Ring segments: the state word in the control page (null otherwise): busy (the writer's, or
-  // sent and not opened yet), opened (the reader holds it) or released.
-  enum class RingState : uint64_t { kReleased = 0, kBusy = 1, kOpened = 2 };
-  RingState State() const;
+  // Ring segments: the state word, the first 32 bits of the control page: busy (the writer's,
+  // or sent and not opened yet), opened (the reader holds it) or released in the low two bits,
+  // and above them a count of changes, so that a waiter that read the word sees any change
+  // since (busy -> opened -> released -> busy included). Every change wakes the word's futex
+  // waiters (ShmRing::WaitForReader).
+  enum class RingState : uint32_t { kReleased = 0, kBusy = 1, kOpened = 2 };
+  uint32_t* StateWord() const { return reinterpret_cast<uint32_t*>(base_); }
+  uint32_t Word() const;
+  RingState State() const { return static_cast<RingState>(Word() & 3u); }
   void SetState(RingState state) const;
   bool Released() const { return State() == RingState::kReleased; }
   std::string name_;
@@ -99,8 +104,14 @@ class ShmRing {
   struct ReaderHold {
     int64_t held = 0;
     int64_t unopened = 0;
+    bool operator==(const ReaderHold&) const = default;
   };
   ReaderHold HeldByReader() const;
+  // Blocks until the reader's hold differs from `seen` (it opened or released a sent segment)
+  // or `deadline` passes, and returns the hold then; at once if it differs already. No
+  // polling: a cross-process wait on the sent segments' state words (shm/internal/futex.h),
+  // which the reader wakes as it opens or releases a segment.
+  ReaderHold WaitForReader(const ReaderHold& seen, absl::Time deadline) const;
   // Unlinks every segment's name (for a stream that failed: the client may never open them).
   void UnlinkAll();
 
@@ -112,8 +123,10 @@ class ShmRing {
   struct Slot {
     std::shared_ptr<ShmSegment> segment;
     bool sent = false;  // since it was last acquired
+    uint64_t sent_order = 0;  // when (MarkSent calls so far)
   };
   std::vector<Slot> segments_ ABSL_GUARDED_BY(mu_);
+  uint64_t sends_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The reader side: maps each ring segment once (the name is unlinked at the first open; the

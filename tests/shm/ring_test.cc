@@ -1,6 +1,7 @@
 // ShmRing / ShmRingReader: the same-host stream ring. Real POSIX shared memory; writer and reader
 // in one process, as a server and its trainer see it.
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/time/clock.h"
 #include "shm/ring.h"
 
 namespace graphshard::shm {
@@ -288,6 +290,76 @@ TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
   EXPECT_NE(too_big.status().message().find(name), std::string::npos);
   ring.UnlinkAll();
   EXPECT_EQ(Leftovers(), 0);
+}
+
+// The writer's wait ends when the reader, in another process (as a trainer), releases the
+// segment: it is woken through the shared control word, long before its deadline.
+TEST(ShmRingTest, WaitForReaderWakesWhenAnotherProcessReleases) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  auto a = ring.Acquire(1000);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const std::string name = (*a)->name();
+  ring.MarkSent(name);
+  a->reset();
+  int opened[2];
+  ASSERT_EQ(::pipe(opened), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    {
+      ShmRingReader reader;
+      auto lease = reader.Open(name, 1000);
+      const char c = lease.ok() ? 'o' : 'x';
+      if (::write(opened[1], &c, 1) != 1) ::_exit(2);
+      ::usleep(300 * 1000);
+    }  // the lease goes: released
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(opened[0], &c, 1), 1);
+  ASSERT_EQ(c, 'o');
+  const ShmRing::ReaderHold seen = ring.HeldByReader();
+  EXPECT_EQ(seen.held, 1);
+  EXPECT_EQ(seen.unopened, 0);
+  const absl::Time start = absl::Now();
+  const ShmRing::ReaderHold after = ring.WaitForReader(seen, start + absl::Seconds(20));
+  const absl::Duration waited = absl::Now() - start;
+  EXPECT_EQ(after.held, 0);
+  EXPECT_LT(waited, absl::Seconds(10)) << "woken by the deadline, not by the release";
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(opened[0]);
+  ::close(opened[1]);
+  EXPECT_EQ(Leftovers(), 0);
+}
+
+// Without a change the wait lasts until its deadline; a change since `seen` returns at once.
+TEST(ShmRingTest, WaitForReaderEndsAtTheDeadlineOrAtOnceOnAChangeSinceSeen) {
+  std::atomic<int64_t> counter{0};
+  ShmRing ring(Prefix(), &counter);
+  ShmRingReader reader;
+  auto a = ring.Acquire(1000);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const std::string name = (*a)->name();
+  ring.MarkSent(name);
+  a->reset();
+  const ShmRing::ReaderHold unopened = ring.HeldByReader();
+  EXPECT_EQ(unopened.unopened, 1);
+  absl::Time start = absl::Now();
+  EXPECT_EQ(ring.WaitForReader(unopened, start + absl::Milliseconds(100)), unopened);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+
+  auto lease = reader.Open(name, 1000);  // opened since `unopened` was seen
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  start = absl::Now();
+  const ShmRing::ReaderHold opened = ring.WaitForReader(unopened, start + absl::Seconds(20));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(opened.held, 1);
+  EXPECT_EQ(opened.unopened, 0);
+  lease->reset();
+  EXPECT_EQ(ring.WaitForReader(opened, absl::Now() + absl::Seconds(20)).held, 0);
 }
 
 }  // namespace
