@@ -1,18 +1,18 @@
 #include "server/partition_service.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "shm/ring.h"
+#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/proto_convert.h"
+#include "server/shm_batch_writer.h"
+#include "shm/ring.h"
 
 namespace graphshard::server {
 namespace {
@@ -31,41 +31,6 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
   ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
   return r;
 }
-
-// A streamed batch converted for the wire on its builder thread (the stream's finisher), so the
-// stream's writer only sends. Owns its shared-memory segment until Release(): a batch that is
-// never sent (stream cancelled, client gone) unlinks it.
-struct PackedBatch {
-  v1::Minibatch msg;
-  std::string segment;  // "" = arrays inline
-  // A ring segment, held until sent: one dropped unsent goes back to its ring (ShmRing).
-  std::shared_ptr<shm::ShmSegment> ring_segment;
-  int64_t sampled_edges = 0;
-  int64_t payload_bytes = 0;
-  PackedBatch() = default;
-  PackedBatch(const PackedBatch&) = delete;
-  PackedBatch& operator=(const PackedBatch&) = delete;
-  ~PackedBatch() {
-    if (!segment.empty()) shm::UnlinkShm(segment);
-  }
-  std::string Release() { return std::exchange(segment, std::string()); }
-};
-
-// The shared-memory segment of a streamed batch, made before its feature rows are gathered (the
-// stream's FeaturePlacer) so the rows are written once, where the trainer reads them. Held in
-// Minibatch::attachment until the finisher packs the rest of the batch into it; unlinked if the
-// batch is dropped before that. Without shared memory (creation failed) the rows go to `heap`.
-struct BatchSegment {
-  std::shared_ptr<shm::ShmSegment> segment;
-  bool ring = false;  // a segment of the stream's ShmRing (which unlinks it), not a one-shot one
-  std::vector<char> heap;
-  BatchSegment() = default;
-  BatchSegment(const BatchSegment&) = delete;
-  BatchSegment& operator=(const BatchSegment&) = delete;
-  ~BatchSegment() {
-    if (segment != nullptr && !ring) shm::UnlinkShm(segment->name());
-  }
-};
 
 }  // namespace
 
@@ -186,198 +151,70 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-absl::StatusOr<std::vector<absl::Span<char>>> PartitionServiceImpl::PlaceFeatures(
-    engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, shm::ShmRing* ring) {
-  auto placement = std::make_shared<BatchSegment>();
-  std::vector<absl::Span<char>> spans;
-  const size_t segment_bytes = ShmBytes(batch, &feature_bytes);
-  absl::StatusOr<std::shared_ptr<shm::ShmSegment>> segment;
-  if (ring != nullptr) {
-    bool reused = false;
-    segment = ring->Acquire(segment_bytes, &reused);
-    placement->ring = true;
-    if (segment.ok()) stats_.AddShmSegment(reused);
-  } else {
-    segment = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
-                                         segment_bytes);
-    if (segment.ok()) stats_.AddShmSegment(false);
-  }
-  if (segment.ok()) {
-    placement->segment = *std::move(segment);
-    const std::vector<size_t> offsets = ShmFeatureOffsets(feature_bytes);
-    for (size_t t = 0; t < feature_bytes.size(); ++t) {
-      spans.emplace_back(placement->segment->data() + offsets[t], feature_bytes[t]);
-    }
-  } else {
-    // No shared memory (e.g. /dev/shm full): gather into the heap; Pack falls back to inline.
-    std::fprintf(stderr, "graphshard-server: %s; gathering the batch into the heap\n",
-                 std::string(segment.status().message()).c_str());
-    size_t total = 0;
-    for (size_t bytes : feature_bytes) total += bytes;
-    placement->heap.resize(total);
-    size_t offset = 0;
-    for (size_t bytes : feature_bytes) {
-      spans.emplace_back(placement->heap.data() + offset, bytes);
-      offset += bytes;
-    }
-  }
-  batch.attachment = std::move(placement);
-  return spans;
-}
-
-std::string PartitionServiceImpl::Pack(const engine::Minibatch& batch, bool shm,
-                                       v1::Minibatch* msg) {
-  if (shm) {
-    std::string name = absl::StrCat(options_.shm_prefix, shm_counter_++);
-    auto segment = shm::ShmSegment::Create(name, ShmBytes(batch));
-    if (segment.ok()) {
-      stats_.AddShmSegment(false);
-      ToProto(batch, **segment, msg);
-      stats_.AddShmBytes(batch.PayloadBytes());
-      return name;
-    }
-    // No shared memory (e.g. /dev/shm full): fall back to bytes over gRPC for this batch.
-    std::fprintf(stderr, "graphshard-server: %s; sending the batch inline\n",
-                 std::string(segment.status().message()).c_str());
-  }
-  ToProto(batch, msg);
-  return "";
-}
-
 grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
                                                  const v1::StreamBatchesRequest* request,
                                                  grpc::ServerWriter<v1::Minibatch>* writer) {
   CallTimer timer(stats_, "StreamBatches");
-  {
-    absl::MutexLock lock(&mu_);
-    if (open_streams_ >= options_.max_streams) {
-      timer.set_ok(false);
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          absl::StrCat(open_streams_, " streams are open (limit ",
-                                       options_.max_streams, "); retry later"));
-    }
-    ++open_streams_;
+  if (absl::Status admitted = OpenStream(); !admitted.ok()) {
+    timer.set_ok(false);
+    return ToGrpcStatus(admitted);
   }
-  stats_.StreamOpened();
-  absl::Cleanup close = [this] {
-    absl::MutexLock lock(&mu_);
-    --open_streams_;
-    stats_.StreamClosed();
-  };
+  absl::Cleanup close = [this] { CloseStream(); };
   absl::StatusOr<engine::StreamRequest> req = FromProto(*request);
   if (!req.ok()) {
     timer.set_ok(false);
     return ToGrpcStatus(req.status());
   }
-  const bool shm = options_.shared_memory && !request->client_host_id().empty() &&
-                   request->client_host_id() == options_.host_id;
-  // Packing (a copy of every array into the segment or the message) runs on the builder
-  // threads, up to `prefetch` batches at once, instead of serially on this writer thread.
-  engine::EpochStream::Hooks hooks;
-  // A client that reads ring segments gets its batches in reused segments (common/shm.h), from
-  // the ring its previous stream used when it names its reader (ring_registry.h).
-  std::shared_ptr<shm::ShmRing> ring;
-  const uint64_t ring_id = request->shm_ring_id();
-  bool ring_failed = false;  // set once a batch was sent, cleared when the stream completes
-  if (shm && request->shm_ring() > 0) ring = rings_.Acquire(ring_id);
-  absl::Cleanup release_ring = [this, &ring, ring_id, &ring_failed] {
-    if (ring != nullptr) rings_.Release(ring_id, ring, ring_failed);
-  };
-  if (shm) hooks.place_features = [this, ring](engine::Minibatch& batch,
-                                               const std::vector<size_t>& feature_bytes) {
-    return PlaceFeatures(batch, feature_bytes, ring.get());
-  };
-  hooks.finish = [this, shm](engine::Minibatch& built) {
-    auto packed = std::make_shared<PackedBatch>();
-    packed->sampled_edges = built.NumSampledEdges();
-    packed->payload_bytes = built.PayloadBytes();
-    auto placed = std::static_pointer_cast<BatchSegment>(built.attachment);
-    if (placed != nullptr && placed->segment != nullptr) {
-      ToProto(built, *placed->segment, &packed->msg);
-      stats_.AddShmBytes(packed->payload_bytes);  // not the segment's size (a ring's may be larger)
-      if (placed->ring) {
-        packed->msg.set_shm_ring(true);  // the ring unlinks it if the client never opens it
-        packed->ring_segment = placed->segment;
-      } else {
-        packed->segment = placed->segment->name();  // the name now belongs to `packed`
-      }
-      placed->segment.reset();
-    } else {
-      packed->segment = Pack(built, shm, &packed->msg);
-    }
-    engine::Minibatch light;  // the arrays are in the message or the segment now: free them
-    light.batch_size = built.batch_size;
-    light.attachment = std::move(packed);
-    built = std::move(light);
-  };
-  hooks.built = [this](const engine::BuildProfile& p) { stats_.AddBuildProfile(p); };
+  // Declared before the stream: the stream (and its queued batches) goes first.
+  ShmBatchWriter batches(
+      {.shared_memory = options_.shared_memory && !request->client_host_id().empty() &&
+                        request->client_host_id() == options_.host_id,
+       .ring_batches = request->shm_ring(),
+       .ring_id = request->shm_ring_id(),
+       .rings = &rings_,
+       .shm_prefix = options_.shm_prefix,
+       .shm_counter = &shm_counter_,
+       .stats = &stats_});
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
-                                           options_.prefetch, std::move(hooks));
+                                           options_.prefetch, batches.StreamHooks());
   if (!stream.ok()) {
     timer.set_ok(false);
     return ToGrpcStatus(stream.status());
   }
-  std::vector<std::string> segments;  // unlinked here if the client goes away
-  absl::Cleanup unlink_on_failure = [&segments, &timer] {
-    for (const std::string& name : segments) shm::UnlinkShm(name);
-    timer.set_ok(false);
-  };
-  while (!context->IsCancelled()) {
-    const int64_t epoch = (*stream)->next_epoch();
-    const int64_t index = (*stream)->next_index();
-    const absl::Time wait_start = absl::Now();
-    absl::StatusOr<std::optional<engine::Minibatch>> next = (*stream)->Next();
-    const absl::Time built = absl::Now();
-    if (!next.ok()) return ToGrpcStatus(next.status());
-    if (!next->has_value()) {
-      std::move(unlink_on_failure).Cancel();
-      ring_failed = false;
-      return grpc::Status::OK;
+  const auto cancelled = [context] { return context->IsCancelled(); };
+  while (!cancelled()) {
+    absl::StatusOr<std::optional<ShmBatchWriter::Batch>> next = batches.Next(**stream, cancelled);
+    if (!next.ok()) {
+      timer.set_ok(false);
+      return ToGrpcStatus(next.status());
     }
-    std::shared_ptr<PackedBatch> packed = std::static_pointer_cast<PackedBatch>((**next).attachment);
-    next->reset();
-    v1::Minibatch& msg = packed->msg;
-    msg.set_epoch(epoch);
-    msg.set_batch_index(index);
-    std::string segment = packed->Release();
-    if (!segment.empty()) segments.push_back(segment);
-    if (ring != nullptr && msg.shm_ring()) {
-      // Back-pressure of the ring: at most shm_ring batches unreleased by the client. A client
-      // that has opened every batch sent and still holds shm_ring may be waiting for this one
-      // (it holds more than it announced): after 1 s it gets it anyway. One with batches it has
-      // not opened yet is behind or pausing (a trainer evaluating between the epochs of its
-      // stream): it is waited for as long as the stream lasts.
-      absl::Time give_up = absl::Now() + absl::Seconds(1);
-      while (!context->IsCancelled()) {
-        const shm::ShmRing::ReaderHold hold = ring->HeldByReader();
-        if (hold.held < request->shm_ring()) break;
-        if (hold.unopened > 0) {
-          give_up = absl::Now() + absl::Seconds(1);
-          absl::SleepFor(absl::Milliseconds(1));
-          continue;
-        }
-        if (absl::Now() >= give_up) {
-          stats_.AddShmRingStall();
-          break;
-        }
-        absl::SleepFor(absl::Microseconds(200));
-      }
-      ring->MarkSent(msg.shm_name());
-      packed->ring_segment.reset();
-      msg.set_shm_ring_serial(ring->serial());
-      ring_failed = true;  // until the stream completes: the client may not open every one
-    }
-    stats_.AddBatch();
-    stats_.AddSampledEdges(packed->sampled_edges);
-    stats_.AddBytesSent(packed->payload_bytes);
+    if (!next->has_value()) return grpc::Status::OK;
     const absl::Time write_start = absl::Now();
-    const bool written = writer->Write(msg);
-    stats_.AddWriterTimes(absl::ToDoubleSeconds(built - wait_start),
-                          absl::ToDoubleSeconds(write_start - built),
+    const bool written = writer->Write((*next)->msg);
+    stats_.AddWriterTimes(absl::ToDoubleSeconds((*next)->wait_build),
+                          absl::ToDoubleSeconds((*next)->wait_ring),
                           absl::ToDoubleSeconds(absl::Now() - write_start));
     if (!written) break;
   }
+  timer.set_ok(false);
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+}
+
+absl::Status PartitionServiceImpl::OpenStream() {
+  absl::MutexLock lock(&mu_);
+  if (open_streams_ >= options_.max_streams) {
+    return absl::ResourceExhaustedError(absl::StrCat(open_streams_, " streams are open (limit ",
+                                                     options_.max_streams, "); retry later"));
+  }
+  ++open_streams_;
+  stats_.StreamOpened();
+  return absl::OkStatus();
+}
+
+void PartitionServiceImpl::CloseStream() {
+  absl::MutexLock lock(&mu_);
+  --open_streams_;
+  stats_.StreamClosed();
 }
 
 grpc::Status PartitionServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,

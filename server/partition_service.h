@@ -10,7 +10,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/executor.h"
-#include "shm/ring.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
@@ -60,14 +59,9 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                         v1::Stats* response) override;
 
  private:
-  // Converts a built batch into `msg`, through a new shared-memory segment when `shm`; returns
-  // the segment's name ("" when inline).
-  std::string Pack(const engine::Minibatch& batch, bool shm, v1::Minibatch* msg);
-  // A stream's FeaturePlacer for same-host clients: creates the batch's segment (sized for the
-  // whole batch) and returns the places of the feature rows in it (ShmFeatureOffsets).
-  // With `ring`, the segment is one of the stream's ring (reused once the client released it).
-  absl::StatusOr<std::vector<absl::Span<char>>> PlaceFeatures(
-      engine::Minibatch& batch, const std::vector<size_t>& feature_bytes, shm::ShmRing* ring);
+  // Admission of a stream: ResourceExhausted at options_.max_streams open streams.
+  absl::Status OpenStream();
+  void CloseStream();
 
   const engine::LocalPart& local_;
   engine::Peers& peers_;

@@ -113,6 +113,14 @@ struct BuildProfile {
   common::ThreadUsage sample, gather, finish;
 };
 
+// What a stream's finisher or FeaturePlacer attaches to a batch (Minibatch::attachment): the
+// service's own kinds (server/shm_batch_writer.cc), opaque to the engine, which only carries
+// and frees them with the batch.
+class BatchPayload {
+ public:
+  virtual ~BatchPayload() = default;
+};
+
 // PyG NeighborLoader's output: per node type and per edge type, in manifest order.
 struct Minibatch {
   int64_t batch_size = 0;
@@ -120,9 +128,9 @@ struct Minibatch {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::vector<NodeBlock> nodes;
   std::vector<EdgeBlock> edges;
-  // What a stream's finisher (EpochStream::Start) made of the batch on the builder thread,
-  // opaque to the engine (the service: the packed message); null otherwise.
-  std::shared_ptr<void> attachment;
+  // What a FeaturePlacer or a stream's finisher (EpochStream::Start) made of the batch on the
+  // builder thread (the service: the batch's segment, then the packed message); null otherwise.
+  std::shared_ptr<BatchPayload> attachment;
   BuildProfile profile;
   int64_t NumSampledEdges() const;
   int64_t PayloadBytes() const;
