@@ -368,8 +368,12 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
     ring->Detach(serial);
     return names;
   };
+  // A stream uses up to shm_ring + prefetch + 1 segments, depending on how far the builders
+  // get ahead of the client: a pause after the first batch lets them fill the ring, so that
+  // no later stream of the ring can need more than this one made.
+  const auto fill_ring = [] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); };
   const int64_t created_before = created();
-  const std::set<std::string> first = read_stream(nullptr);
+  const std::set<std::string> first = read_stream(fill_ring);
   EXPECT_EQ(created() - created_before, std::ssize(first));
   const int64_t mapped = ring->mapped();
   const std::set<std::string> second = read_stream(nullptr);
@@ -379,7 +383,7 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
 
   // Two streams at once: the second gets a new ring, which the client keeps from then on.
   std::set<std::string> concurrent;
-  const std::set<std::string> outer = read_stream([&] { concurrent = read_stream(nullptr); });
+  const std::set<std::string> outer = read_stream([&] { concurrent = read_stream(fill_ring); });
   EXPECT_TRUE(std::includes(first.begin(), first.end(), outer.begin(), outer.end()));
   for (const std::string& name : concurrent) EXPECT_FALSE(first.contains(name)) << name;
   const std::set<std::string> after = read_stream(nullptr);
