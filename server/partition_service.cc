@@ -165,16 +165,7 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     timer.set_ok(false);
     return ToGrpcStatus(req.status());
   }
-  // Declared before the stream: the stream (and its queued batches) goes first.
-  ShmBatchWriter batches(
-      {.shared_memory = options_.shared_memory && !request->client_host_id().empty() &&
-                        request->client_host_id() == options_.host_id,
-       .ring_batches = request->shm_ring(),
-       .ring_id = request->shm_ring_id(),
-       .rings = &rings_,
-       .shm_prefix = options_.shm_prefix,
-       .shm_counter = &shm_counter_,
-       .stats = &stats_});
+  ShmBatchWriter batches(WriterOptions(*request));  // before the stream, which goes first
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
                                            options_.prefetch, batches.StreamHooks());
   if (!stream.ok()) {
@@ -198,6 +189,18 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   }
   timer.set_ok(false);
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+}
+
+ShmBatchWriter::Options PartitionServiceImpl::WriterOptions(
+    const v1::StreamBatchesRequest& request) {
+  return {.shared_memory = options_.shared_memory && !request.client_host_id().empty() &&
+                           request.client_host_id() == options_.host_id,
+          .ring_batches = request.shm_ring(),
+          .ring_id = request.shm_ring_id(),
+          .rings = &rings_,
+          .shm_prefix = options_.shm_prefix,
+          .shm_counter = &shm_counter_,
+          .stats = &stats_};
 }
 
 absl::Status PartitionServiceImpl::OpenStream() {

@@ -15,6 +15,7 @@
 #include "server/engine/peers.h"
 #include "server/ring_registry.h"
 #include "server/server_stats.h"
+#include "server/shm_batch_writer.h"
 
 namespace graphshard::server {
 
@@ -62,6 +63,9 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   // Admission of a stream: ResourceExhausted at options_.max_streams open streams.
   absl::Status OpenStream();
   void CloseStream();
+  // How a stream's batches go out: shared memory for a same-host client (the host ids
+  // match), in its ring when it asks for one.
+  ShmBatchWriter::Options WriterOptions(const v1::StreamBatchesRequest& request);
 
   const engine::LocalPart& local_;
   engine::Peers& peers_;

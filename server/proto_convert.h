@@ -13,9 +13,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "shm/ring.h"
 #include "proto/graphshard.pb.h"
 #include "server/engine/types.h"
+#include "shm/ring.h"
 
 namespace graphshard::server {
 

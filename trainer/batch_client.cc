@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "shm/ring.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "shm/ring.h"
 #include "trainer/internal/wire.h"
 
 namespace graphshard::trainer {

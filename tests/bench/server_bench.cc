@@ -40,13 +40,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "common/partition_part.h"
-#include "shm/ring.h"
 #include "common/thread_usage.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/grpc_options.h"
 #include "server/partition_server.h"
 #include "server/proto_convert.h"
+#include "shm/ring.h"
 #include "tests/bench/bench_util.h"
 
 namespace graphshard::bench {

@@ -15,12 +15,12 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "shm/ring.h"
 #include "partitioner/input_graph.h"
 #include "partitioner/partition.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "server/grpc_options.h"
 #include "server/partition_server.h"
+#include "shm/ring.h"
 
 namespace graphshard::testing {
 

@@ -5,8 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "shm/ring.h"
 #include "common/status_macros.h"
+#include "shm/ring.h"
 
 namespace graphshard::trainer::internal {
 namespace {
