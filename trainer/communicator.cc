@@ -12,7 +12,6 @@ class LocalCommunicator final : public Communicator {
   absl::Status AllReduce(absl::Span<double>, ReduceOp) override { return absl::OkStatus(); }
   absl::Status AllReduce(absl::Span<int64_t>, ReduceOp) override { return absl::OkStatus(); }
   absl::Status Broadcast(absl::Span<float>, int) override { return absl::OkStatus(); }
-  absl::Status Barrier() override { return absl::OkStatus(); }
 };
 
 }  // namespace

@@ -49,7 +49,6 @@ class Communicator {
   virtual absl::Status Flush() { return absl::OkStatus(); }
   // Overwrites `data` on every rank with root's.
   virtual absl::Status Broadcast(absl::Span<float> data, int root) = 0;
-  virtual absl::Status Barrier() = 0;
 };
 
 // World of one: every collective is the identity.

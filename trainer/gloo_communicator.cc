@@ -69,14 +69,6 @@ class GlooCommunicator final : public Communicator {
     });
   }
 
-  absl::Status Barrier() override {
-    return Run("barrier", [&] {
-      c10d::BarrierOptions opts;
-      opts.timeout = timeout_;
-      pg_->barrier(opts)->wait(timeout_);
-    });
-  }
-
  private:
   absl::Status AllReduceImpl(void* data, int64_t n, torch::Dtype dtype, ReduceOp op) {
     if (n == 0) return absl::OkStatus();

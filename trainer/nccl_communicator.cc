@@ -100,10 +100,6 @@ class NcclCommunicator final : public Communicator {
                                "ncclBroadcast"));
     return Wait("broadcast");
   }
-  absl::Status Barrier() override {
-    int64_t one = 1;
-    return AllReduce(absl::MakeSpan(&one, 1), ReduceOp::kSum);
-  }
 
  private:
   absl::Status Usable() {
