@@ -111,9 +111,4 @@ absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& g,
   return parts;
 }
 
-absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& g, const PartitionOptions& o) {
-  ASSIGN_OR_RETURN(auto parts, AssignGraphParts(ViewOf(g), o));
-  return std::move(parts[0]);
-}
-
 }  // namespace graphshard::partitioner

@@ -9,7 +9,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "partitioner/generate.h"
-#include "partitioner/input_graph.h"
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
@@ -130,23 +129,23 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
   }
   auto graph = Generate(o);
   if (!graph.ok()) return graph.status();
+  const int64_t undirected_edges = graph->TotalEdges();
   absl::Status s;
   if (format == "npy") {  // PyG style: both directions in edge_index.npy
-    const int64_t e = graph->num_edges();
-    Graph view = FromInputGraph(*std::move(graph));
     EdgeTransformOptions undirected;
     undirected.undirected = true;
-    s = TransformEdges(view, undirected);
-    if (s.ok()) s = WriteNpyInput(view, dir);
+    s = TransformEdges(*graph, undirected);
+    if (s.ok()) s = WriteNpyInput(*graph, dir);
     if (!s.ok()) return s;
-    out << "generated products: " << view.TotalNodes() << " nodes, " << e
+    out << "generated products: " << graph->TotalNodes() << " nodes, " << undirected_edges
         << " undirected edges (both directions in edge_index.npy) -> " << dir << "\n";
     return absl::OkStatus();
   }
   s = WriteOgbHomogeneous(*graph, dir, "random");
   if (!s.ok()) return s;
-  out << "generated " << o.kind << ": " << graph->num_nodes << " nodes, " << graph->num_edges()
-      << " undirected edges, " << graph->feat_dim << " features, " << graph->num_classes
+  const NodeTypeData& nodes = graph->node_types[0];
+  out << "generated " << o.kind << ": " << nodes.num_nodes << " nodes, " << undirected_edges
+      << " undirected edges, " << nodes.feat_dim << " features, " << nodes.num_classes
       << " classes -> " << dir << "\n";
   return absl::OkStatus();
 }

@@ -52,7 +52,12 @@ absl::Status CheckOptions(const GenerateOptions& o) {
   return absl::OkStatus();
 }
 
-absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
+struct Edges {
+  std::vector<int64_t> src;
+  std::vector<int64_t> dst;
+};
+
+absl::Status GenerateEdges(const GenerateOptions& o, const std::vector<int64_t>& labels, Edges& g) {
   const int64_t n = o.num_nodes;
   std::vector<int64_t> rank(static_cast<size_t>(n));
   std::iota(rank.begin(), rank.end(), int64_t{1});
@@ -67,7 +72,7 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
   std::vector<std::vector<int64_t>> members(static_cast<size_t>(o.num_classes));
   std::vector<std::vector<double>> cum_class(static_cast<size_t>(o.num_classes));
   for (int64_t v = 0; v < n; ++v) {
-    const int64_t c = g.labels[v];
+    const int64_t c = labels[v];
     members[c].push_back(v);
     double prev = cum_class[c].empty() ? 0.0 : cum_class[c].back();
     cum_class[c].push_back(prev + weight[v]);
@@ -83,14 +88,14 @@ absl::Status GenerateEdges(const GenerateOptions& o, InputGraph& g) {
   g.src.reserve(static_cast<size_t>(m));
   g.dst.reserve(static_cast<size_t>(m));
   const int64_t max_tries = 50 * m + 1000;
-  for (int64_t tries = 0; g.num_edges() < m; ++tries) {
+  for (int64_t tries = 0; std::ssize(g.src) < m; ++tries) {
     if (tries >= max_tries) {
       return absl::InvalidArgumentError(
-          absl::StrCat("generate: placed only ", g.num_edges(), " of ", m,
+          absl::StrCat("generate: placed only ", g.src.size(), " of ", m,
                        " edges without repeats; lower --avg-degree or raise --num-nodes"));
     }
     int64_t a = DrawCumulative(cum_all, rng);
-    const int64_t c = g.labels[a];
+    const int64_t c = labels[a];
     int64_t b = rng.Uniform() < kIntraFraction ? members[c][DrawCumulative(cum_class[c], rng)]
                                                : DrawCumulative(cum_all, rng);
     if (a == b) continue;
@@ -117,19 +122,16 @@ GenerateOptions ProductsFullScale(uint64_t seed) {
   return o;
 }
 
-absl::StatusOr<InputGraph> Generate(const GenerateOptions& o) {
+absl::StatusOr<Graph> Generate(const GenerateOptions& o) {
   absl::Status s = CheckOptions(o);
   if (!s.ok()) return s;
-  InputGraph g;
-  g.num_nodes = o.num_nodes;
-  g.num_classes = o.num_classes;
-  g.feat_dim = o.num_features;
   common::SplitMix64 class_rng = MakeRng(o.seed, kClasses);
-  g.labels.resize(static_cast<size_t>(o.num_nodes));
-  for (int64_t& label : g.labels) {
+  std::vector<int64_t> labels(static_cast<size_t>(o.num_nodes));
+  for (int64_t& label : labels) {
     label = static_cast<int64_t>(class_rng.Below(static_cast<uint64_t>(o.num_classes)));
   }
-  s = GenerateEdges(o, g);
+  Edges edges;
+  s = GenerateEdges(o, labels, edges);
   if (!s.ok()) return s;
 
   common::SplitMix64 feat_rng = MakeRng(o.seed, kFeatures);
@@ -137,11 +139,11 @@ absl::StatusOr<InputGraph> Generate(const GenerateOptions& o) {
   std::vector<double> centroids(static_cast<size_t>(o.num_classes * f));
   for (double& x : centroids) x = Gaussian(feat_rng);
   const double sigma = kNoiseScale * std::sqrt(static_cast<double>(f) / 2);
-  g.features.resize(static_cast<size_t>(o.num_nodes * f));
+  std::vector<float> features(static_cast<size_t>(o.num_nodes * f));
   for (int64_t v = 0; v < o.num_nodes; ++v) {
     for (int64_t k = 0; k < f; ++k) {
-      g.features[v * f + k] =
-          static_cast<float>(centroids[g.labels[v] * f + k] + sigma * Gaussian(feat_rng));
+      features[v * f + k] =
+          static_cast<float>(centroids[labels[v] * f + k] + sigma * Gaussian(feat_rng));
     }
   }
 
@@ -153,11 +155,17 @@ absl::StatusOr<InputGraph> Generate(const GenerateOptions& o) {
   auto take = [&](int64_t from, int64_t to) {
     std::vector<int64_t> ids(order.begin() + from, order.begin() + to);
     std::sort(ids.begin(), ids.end());
-    return ids;
+    return Array<int64_t>::Owned(std::move(ids));
   };
-  g.splits["train"] = take(0, n_train);
-  g.splits["val"] = take(n_train, n_train + n_val);
-  g.splits["test"] = take(n_train + n_val, o.num_nodes);
+  Graph g = HomogeneousGraph(o.num_nodes, std::move(edges.src), std::move(edges.dst));
+  NodeTypeData& t = g.node_types[0];
+  t.num_classes = o.num_classes;
+  t.feat_dim = f;
+  t.features = Array<float>::Owned(std::move(features));
+  t.labels = Array<int64_t>::Owned(std::move(labels));
+  t.splits["train"] = take(0, n_train);
+  t.splits["val"] = take(n_train, n_train + n_val);
+  t.splits["test"] = take(n_train + n_val, o.num_nodes);
   return g;
 }
 

@@ -8,7 +8,6 @@
 
 #include "absl/status/statusor.h"
 #include "partitioner/graph.h"
-#include "partitioner/input_graph.h"
 #include "partitioner/tu_dataset.h"
 
 namespace graphshard::partitioner {
@@ -39,7 +38,8 @@ struct GenerateOptions {
 // Same options give the same graph on every machine (SplitMix64 streams, no platform RNG).
 // InvalidArgument for an unknown kind or sizes out of range (num_nodes < 2, num_classes < 2
 // or > num_nodes, num_features < 1, avg_degree <= 0 or > (num_nodes - 1) / 2).
-absl::StatusOr<InputGraph> Generate(const GenerateOptions& options);
+// The result is homogeneous (node type "node", edge type "node__to__node").
+absl::StatusOr<Graph> Generate(const GenerateOptions& options);
 
 // ogbn-products' shape: 2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes.
 GenerateOptions ProductsFullScale(uint64_t seed);

@@ -160,22 +160,17 @@ int64_t Graph::TotalEdges() const {
   return n;
 }
 
-Graph ViewOf(const InputGraph& g) {
-  Graph out;
-  NodeTypeData& n = out.node_types.emplace_back();
+Graph HomogeneousGraph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst) {
+  Graph g;
+  NodeTypeData& n = g.node_types.emplace_back();
   n.name = kHomogeneousNodeType;
-  n.num_nodes = g.num_nodes;
-  n.feat_dim = g.feat_dim;
-  n.features = Array<float>::View(g.features);
-  n.labels = Array<int64_t>::View(g.labels);
-  n.num_classes = g.num_classes;
-  for (const auto& [name, ids] : g.splits) n.splits[name] = Array<int64_t>::View(ids);
-  EdgeTypeData& e = out.edge_types.emplace_back();
+  n.num_nodes = num_nodes;
+  EdgeTypeData& e = g.edge_types.emplace_back();
   e.src = e.dst = kHomogeneousNodeType;
   e.rel = kHomogeneousRelation;
-  e.src_ids = Array<int64_t>::View(g.src);
-  e.dst_ids = Array<int64_t>::View(g.dst);
-  return out;
+  e.src_ids = Array<int64_t>::Owned(std::move(src));
+  e.dst_ids = Array<int64_t>::Owned(std::move(dst));
+  return g;
 }
 
 absl::Status ValidateGraph(const Graph& g) {
@@ -225,8 +220,15 @@ absl::Status TransformEdges(Graph& g, const EdgeTransformOptions& o) {
       added.push_back(std::move(rev));
     }
   }
-  for (EdgeTypeData& t : added) g.edge_types.push_back(std::move(t));
-  return ValidateGraph(g);
+  // The edges were valid and keep their ids: only the added names can clash.
+  std::set<std::string> names;
+  for (const EdgeTypeData& t : g.edge_types) names.insert(t.Name());
+  for (EdgeTypeData& t : added) {
+    RETURN_IF_ERROR(CheckName("relation", t.rel));
+    if (!names.insert(t.Name()).second) return Bad("edge type ", t.Name(), " appears twice");
+    g.edge_types.push_back(std::move(t));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace graphshard::partitioner

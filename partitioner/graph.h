@@ -1,10 +1,11 @@
 #ifndef GRAPHSHARD_PARTITIONER_GRAPH_H_
 #define GRAPHSHARD_PARTITIONER_GRAPH_H_
 
-// The partitioner's graph: node types and edge types (src_type, rel, dst_type), ids per type,
-// arrays that are either owned vectors or read-only mmaps of input .npy files. Every reader
-// produces one; PartitionGraph consumes one. A homogeneous graph is the one-type case (node
-// type "node", edge type "node__to__node"). Not thread-safe for writers; const use is.
+// The partitioner's one graph model: node types and edge types (src_type, rel, dst_type), ids
+// per type, arrays that are either owned vectors or read-only mmaps of input .npy files. Every
+// reader and generator produces one; PartitionGraph and the input writers consume one, and
+// validate it once, at their entry (ValidateGraph). A homogeneous graph is the one-type case
+// (node type "node", edge type "node__to__node"). Not thread-safe for writers; const use is.
 
 #include <cstdint>
 #include <map>
@@ -15,7 +16,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "partitioner/input_graph.h"
 
 namespace graphshard::partitioner {
 
@@ -54,6 +54,7 @@ class Array {
   int64_t size() const { return static_cast<int64_t>(span_.size()); }
   bool empty() const { return span_.empty(); }
   const T& operator[](int64_t i) const { return span_[static_cast<size_t>(i)]; }
+  std::vector<T> ToVector() const { return std::vector<T>(span_.begin(), span_.end()); }
   bool mapped() const { return mapped_; }
   // Elements [offset, offset + count), sharing the data.
   Array Slice(int64_t offset, int64_t count) const {
@@ -112,14 +113,15 @@ struct Graph {
   bool IsHomogeneous() const { return node_types.size() == 1 && edge_types.size() <= 1; }
 };
 
-// A non-owning view of `g` as a Graph (node type "node", edge type "node__to__node"); `g` must
-// outlive it.
-Graph ViewOf(const InputGraph& g);
+// The one-type graph: node type "node" with `num_nodes` nodes (no features, labels or splits:
+// set them on node_types[0]) and edge type "node__to__node" with the edges src[e] -> dst[e].
+Graph HomogeneousGraph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst);
 
 // InvalidArgument naming the type and field unless: names are non-empty and free of "/" and
 // "__" (they become folder names), node types distinct, edge types distinct and name known node
 // types, array sizes match, every edge endpoint and split id is in range, split names are
-// train/val/test and split ids distinct, labels < num_classes. Scans every edge once.
+// train/val/test and split ids distinct, labels < num_classes (negative = unlabelled). Scans
+// every edge once. The consumers call it at their entry; readers and generators do not.
 absl::Status ValidateGraph(const Graph& g);
 
 // Edge-list transformations, per edge type, producing owned arrays; edge ids are renumbered as
@@ -132,6 +134,8 @@ struct EdgeTransformOptions {
   // reversed list, later repeats dropped).
   bool undirected = false;
 };
+// Validates `g` first (ValidateGraph); afterwards InvalidArgument only if a reverse relation
+// takes the name of an existing edge type.
 absl::Status TransformEdges(Graph& g, const EdgeTransformOptions& options);
 
 }  // namespace graphshard::partitioner

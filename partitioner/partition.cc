@@ -243,11 +243,4 @@ absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionO
   return m;
 }
 
-absl::StatusOr<common::Manifest> PartitionGraph(const InputGraph& g,
-                                                const PartitionOptions& options,
-                                                const std::string& out) {
-  RETURN_IF_ERROR(ValidateInputGraph(g));
-  return PartitionGraph(ViewOf(g), options, out);
-}
-
 }  // namespace graphshard::partitioner

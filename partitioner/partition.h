@@ -2,7 +2,7 @@
 #define GRAPHSHARD_PARTITIONER_PARTITION_H_
 
 // Writes a partition folder (DESIGN.md, "Partition folder") from a Graph (any number of node and
-// edge types) or an InputGraph (homogeneous: node type "node", edge type "node__to__node").
+// edge types; a homogeneous graph is node type "node", edge type "node__to__node").
 //
 // What the folder holds, for part k of K and every node type t:
 //   - part k owns global (new) ids [offsets_t[k], offsets_t[k+1]) of type t; nodes keep their
@@ -27,7 +27,6 @@
 #include "absl/status/statusor.h"
 #include "common/manifest.h"
 #include "partitioner/graph.h"
-#include "partitioner/input_graph.h"
 
 namespace graphshard::partitioner {
 
@@ -55,14 +54,12 @@ inline constexpr int64_t kMetisMaxEdges = int64_t{1} << 31;
 // A graph-classification dataset (tu_dataset.h, IsGraphDataset) is cut by whole graphs: the
 // graphs as "random" cuts a type, every node with its graph ("metis" is InvalidArgument).
 // num_parts 1 puts everything in part 0 for either method.
-// InvalidArgument for an unknown method, num_parts < 1 or > total nodes (when > 0), or a graph
-// too large for METIS (the message suggests --method random); Internal if METIS fails.
+// `graph` must have passed ValidateGraph (PartitionGraph, the public entry, validates it once
+// and then calls this). InvalidArgument for an unknown method, num_parts < 1 or > total nodes
+// (when > 0), or a graph too large for METIS (the message suggests --method random); Internal
+// if METIS fails.
 absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& graph,
                                                                const PartitionOptions& options);
-
-// The homogeneous case of AssignGraphParts.
-absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& graph,
-                                             const PartitionOptions& options);
 
 // Partitions `graph` and writes the folder to `out`, atomically: everything goes to
 // `out`.tmp-<pid> first and is renamed at the end; on any error nothing is left at `out` (or
@@ -72,9 +69,6 @@ absl::StatusOr<std::vector<int>> AssignParts(const InputGraph& graph,
 // InvalidArgument (bad graph or options, `out` exists without force), Internal (I/O), each
 // naming what and where. Not thread-safe for the same `out`.
 absl::StatusOr<common::Manifest> PartitionGraph(const Graph& graph, const PartitionOptions& options,
-                                                const std::string& out);
-absl::StatusOr<common::Manifest> PartitionGraph(const InputGraph& graph,
-                                                const PartitionOptions& options,
                                                 const std::string& out);
 
 }  // namespace graphshard::partitioner

@@ -28,24 +28,6 @@ bool HasHeteroNpy(const std::string& dir) {
 
 }  // namespace
 
-Graph FromInputGraph(InputGraph in) {
-  Graph g;
-  NodeTypeData& t = g.node_types.emplace_back();
-  t.name = kHomogeneousNodeType;
-  t.num_nodes = in.num_nodes;
-  t.feat_dim = in.feat_dim;
-  t.features = Array<float>::Owned(std::move(in.features));
-  t.labels = Array<int64_t>::Owned(std::move(in.labels));
-  t.num_classes = in.num_classes;
-  for (auto& [name, ids] : in.splits) t.splits[name] = Array<int64_t>::Owned(std::move(ids));
-  EdgeTypeData& e = g.edge_types.emplace_back();
-  e.src = e.dst = kHomogeneousNodeType;
-  e.rel = kHomogeneousRelation;
-  e.src_ids = Array<int64_t>::Owned(std::move(in.src));
-  e.dst_ids = Array<int64_t>::Owned(std::move(in.dst));
-  return g;
-}
-
 absl::StatusOr<std::string> DetectLayout(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return absl::NotFoundError(absl::StrCat(path, ": no such input"));
@@ -74,8 +56,7 @@ absl::StatusOr<Graph> ReadGraph(const std::string& path, const ReadOptions& o) {
   if (layout == "ogb") {
     OgbReadOptions ogb;
     ogb.split_name = o.split_name;
-    ASSIGN_OR_RETURN(InputGraph g, ReadOgbHomogeneous(path, ogb));
-    return FromInputGraph(std::move(g));
+    return ReadOgbHomogeneous(path, ogb);
   }
   if (layout == "ogb-hetero") return ReadOgbHeterogeneous(path, o.split_name);
   if (layout == "npy") return ReadNpyFolder(path);

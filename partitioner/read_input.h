@@ -14,6 +14,8 @@
 //   edgelist    a text / CSV file (optionally .gz) of "src dst" rows [+ feature, label, split
 //               files given as options]
 // .npy inputs are mmap'ed, not copied: the returned Graph keeps the mappings alive.
+// Readers check what they parse (numbers, row counts, and where cheap, id ranges) but do not
+// run ValidateGraph: the consumer (PartitionGraph, TransformEdges, the writers) does, once.
 // Errors name the file and, for text, the 1-based line; .npy problems name the file and the
 // index. NotFound (missing file), InvalidArgument (bad content), DataLoss (bad .npy header).
 
@@ -47,13 +49,32 @@ absl::StatusOr<std::string> DetectLayout(const std::string& path);
 
 absl::StatusOr<Graph> ReadGraph(const std::string& path, const ReadOptions& options);
 
+struct OgbReadOptions {
+  // Split folder under <dir>/split/; empty = the only folder there (error if several).
+  std::string split_name;
+  // TransformEdges with `undirected` after reading (OGB's loaders do this for undirected
+  // datasets): the input rows in order, then the reversed rows, later repeats dropped; for an
+  // input with each undirected edge once and no self loops (OGB, Cora), edge i < E is input row
+  // i and edge E + i is row i reversed.
+  bool undirected = false;
+};
+
+// OGB's raw homogeneous layout (tests/data/cora is an example), all files gzip'ed headerless
+// CSV:
+//   <dir>/raw/{edge,num-node-list,num-edge-list,node-feat,node-label}.csv.gz
+//   <dir>/split/<name>/{train,valid,test}.csv.gz
+// as node type "node" and edge type "node__to__node". Labels may be "nan" or negative for
+// unlabelled nodes (stored as -1; num_classes = 1 + the largest label). Errors name the file
+// and, for bad content, the 1-based line: NotFound (missing file or split folder),
+// InvalidArgument (a bad number, a node id outside [0, num_nodes), wrong row or column count,
+// several split folders and no split_name).
+absl::StatusOr<Graph> ReadOgbHomogeneous(const std::string& dir,
+                                         const OgbReadOptions& options = {});
+
 absl::StatusOr<Graph> ReadNpyFolder(const std::string& dir);
 absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir);
 absl::StatusOr<Graph> ReadOgbHeterogeneous(const std::string& dir, const std::string& split_name);
 absl::StatusOr<Graph> ReadEdgeList(const std::string& path, const ReadOptions& options);
-
-// Takes ownership of g's arrays (no copy).
-Graph FromInputGraph(InputGraph g);
 
 }  // namespace graphshard::partitioner
 

@@ -67,7 +67,8 @@ absl::StatusOr<TuDataset> ReadTuDataset(const std::string& dir);
 // Writes the files above into `dir` (created; must not exist), atomically.
 absl::Status WriteTuDataset(const TuDataset& d, const std::string& dir);
 
-// The Graph form (see the top of this file), splits drawn with `split_seed`.
+// The Graph form (see the top of this file), splits drawn with `split_seed`. `d` as
+// ReadTuDataset or GenerateGraphs return it (ids checked); the consumer validates the Graph.
 absl::StatusOr<Graph> GraphFromTu(const TuDataset& d, uint64_t split_seed);
 
 // True for a Graph of that form: node types "node" and "graph" and the edge type

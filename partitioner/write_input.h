@@ -12,6 +12,13 @@
 
 namespace graphshard::partitioner {
 
+// OGB's homogeneous raw layout (what ReadOgbHomogeneous reads), with split folder `split_name`;
+// edges are written as they are (callers write each undirected edge once, as OGB does); a graph
+// without labels gets -1 for every node. InvalidArgument also for a graph of several node or
+// edge types.
+absl::Status WriteOgbHomogeneous(const Graph& g, const std::string& dir,
+                                 const std::string& split_name = "random");
+
 // OGB's heterogeneous raw layout (as ogbn-mag); splits under split/<split_name>/<type>/.
 absl::Status WriteOgbHeterogeneous(const Graph& g, const std::string& dir,
                                    const std::string& split_name = "random");

@@ -7,6 +7,8 @@
 
 #include "common/partition_part.h"
 #include "partitioner/partition.h"
+#include "partitioner/read_input.h"
+#include "partitioner/write_input.h"
 #include "tests/testing/partition_fixture.h"
 
 namespace graphshard::partitioner {
@@ -27,37 +29,43 @@ TEST(GenerateTest, DeterministicFromSeed) {
   auto b = Generate(Small(1));
   auto c = Generate(Small(2));
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  EXPECT_EQ(a->src, b->src);
-  EXPECT_EQ(a->dst, b->dst);
-  EXPECT_EQ(a->features, b->features);
-  EXPECT_EQ(a->labels, b->labels);
-  EXPECT_EQ(a->splits, b->splits);
-  EXPECT_NE(a->src, c->src);
+  EXPECT_EQ(a->edge_types[0].src_ids.ToVector(), b->edge_types[0].src_ids.ToVector());
+  EXPECT_EQ(a->edge_types[0].dst_ids.ToVector(), b->edge_types[0].dst_ids.ToVector());
+  const NodeTypeData &x = a->node_types[0], &y = b->node_types[0];
+  EXPECT_EQ(x.features.ToVector(), y.features.ToVector());
+  EXPECT_EQ(x.labels.ToVector(), y.labels.ToVector());
+  for (const char* split : {"train", "val", "test"}) {
+    EXPECT_EQ(x.splits.at(split).ToVector(), y.splits.at(split).ToVector()) << split;
+  }
+  EXPECT_NE(a->edge_types[0].src_ids.ToVector(), c->edge_types[0].src_ids.ToVector());
 }
 
 TEST(GenerateTest, SimpleGraphWithPlantedCommunities) {
   auto g = Generate(Small(3));
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_TRUE(ValidateInputGraph(*g).ok());
-  EXPECT_EQ(g->num_edges(), 3000 * 10 / 2);
+  EXPECT_TRUE(ValidateGraph(*g).ok());
+  ASSERT_TRUE(g->IsHomogeneous());
+  const NodeTypeData& nodes = g->node_types[0];
+  const EdgeTypeData& edges = g->edge_types[0];
+  EXPECT_EQ(edges.num_edges(), 3000 * 10 / 2);
   std::set<std::pair<int64_t, int64_t>> seen;
   std::vector<int64_t> degree(3000, 0);
   int64_t intra = 0;
-  for (int64_t e = 0; e < g->num_edges(); ++e) {
-    int64_t a = g->src[e], b = g->dst[e];
+  for (int64_t e = 0; e < edges.num_edges(); ++e) {
+    int64_t a = edges.src_ids[e], b = edges.dst_ids[e];
     ASSERT_NE(a, b) << "self loop";
     ASSERT_TRUE(seen.insert({std::min(a, b), std::max(a, b)}).second) << "repeated edge";
     ++degree[a];
     ++degree[b];
-    intra += g->labels[a] == g->labels[b] ? 1 : 0;
+    intra += nodes.labels[a] == nodes.labels[b] ? 1 : 0;
   }
   // 80% intra by construction plus 1/5 of the rest by chance: ~84%.
-  EXPECT_GT(static_cast<double>(intra) / static_cast<double>(g->num_edges()), 0.75);
+  EXPECT_GT(static_cast<double>(intra) / static_cast<double>(edges.num_edges()), 0.75);
   // Power-law-ish: the busiest node has many times the mean degree of 10.
   EXPECT_GT(*std::max_element(degree.begin(), degree.end()), 80);
-  EXPECT_EQ(g->splits.at("train").size(), 1800u);
-  EXPECT_EQ(g->splits.at("val").size(), 600u);
-  EXPECT_EQ(g->splits.at("test").size(), 600u);
+  EXPECT_EQ(nodes.splits.at("train").size(), 1800);
+  EXPECT_EQ(nodes.splits.at("val").size(), 600);
+  EXPECT_EQ(nodes.splits.at("test").size(), 600);
 }
 
 TEST(GenerateTest, RejectsBadSizes) {
@@ -92,8 +100,9 @@ TEST(GenerateTest, WrittenFilesAreIdenticalAndPartition) {
   read.undirected = true;
   auto back = ReadOgbHomogeneous(tmp.Sub("a"), read);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->num_edges(), 2 * g->num_edges());
-  EXPECT_EQ(back->features, g->features) << "floats survive the text round trip";
+  EXPECT_EQ(back->TotalEdges(), 2 * g->TotalEdges());
+  EXPECT_EQ(back->node_types[0].features.ToVector(), g->node_types[0].features.ToVector())
+      << "floats survive the text round trip";
   PartitionOptions options;
   options.num_parts = 3;
   ASSERT_TRUE(PartitionGraph(*back, options, tmp.Sub("parts")).ok());

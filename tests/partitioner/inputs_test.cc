@@ -164,7 +164,7 @@ TEST(GenerateTest, FullScaleIsOgbnProductsShape) {
   o.num_classes = 5;
   auto g = Generate(o);
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(g->num_edges(), 4321);
+  EXPECT_EQ(g->TotalEdges(), 4321);
 }
 
 TEST(EdgeListTest, MalformedLinesNameFileAndLine) {

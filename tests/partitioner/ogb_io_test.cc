@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "partitioner/input_graph.h"
+#include "partitioner/read_input.h"
+#include "partitioner/write_input.h"
 #include "tests/testing/partition_fixture.h"
 
 namespace graphshard::partitioner {
@@ -41,10 +42,11 @@ class MalformedOgbTest : public ::testing::Test {
 TEST_F(MalformedOgbTest, IntactCopyReads) {
   auto g = ReadOgbHomogeneous(dir_);
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(g->num_nodes, 2708);
-  EXPECT_EQ(g->num_edges(), 5278);
-  EXPECT_EQ(g->feat_dim, 1433);
-  EXPECT_EQ(g->num_classes, 7);
+  ASSERT_TRUE(g->IsHomogeneous());
+  EXPECT_EQ(g->node_types[0].num_nodes, 2708);
+  EXPECT_EQ(g->edge_types[0].num_edges(), 5278);
+  EXPECT_EQ(g->node_types[0].feat_dim, 1433);
+  EXPECT_EQ(g->node_types[0].num_classes, 7);
 }
 
 TEST_F(MalformedOgbTest, MissingFile) {
@@ -140,17 +142,31 @@ TEST_F(MalformedOgbTest, CorruptGzipIsDataLoss) {
 
 TEST(OgbWriteTest, WriteReadRoundTrip) {
   testing::ScratchDir tmp;
-  InputGraph g = testing::TinyGraph();
+  Graph g = testing::TinyGraph();
   ASSERT_TRUE(WriteOgbHomogeneous(g, tmp.Sub("tiny"), "mine").ok());
   auto back = ReadOgbHomogeneous(tmp.Sub("tiny"));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->num_nodes, g.num_nodes);
-  EXPECT_EQ(back->src, g.src);
-  EXPECT_EQ(back->dst, g.dst);
-  EXPECT_EQ(back->features, g.features);
-  EXPECT_EQ(back->labels, g.labels);
-  EXPECT_EQ(back->splits, g.splits);
+  const NodeTypeData &a = back->node_types[0], &b = g.node_types[0];
+  EXPECT_EQ(a.num_nodes, b.num_nodes);
+  EXPECT_EQ(back->edge_types[0].src_ids.ToVector(), g.edge_types[0].src_ids.ToVector());
+  EXPECT_EQ(back->edge_types[0].dst_ids.ToVector(), g.edge_types[0].dst_ids.ToVector());
+  EXPECT_EQ(a.features.ToVector(), b.features.ToVector());
+  EXPECT_EQ(a.labels.ToVector(), b.labels.ToVector());
+  ASSERT_EQ(a.splits.size(), b.splits.size());
+  for (const auto& [name, ids] : b.splits) {
+    EXPECT_EQ(a.splits.at(name).ToVector(), ids.ToVector()) << name;
+  }
   EXPECT_FALSE(WriteOgbHomogeneous(g, tmp.Sub("tiny")).ok()) << "refuses an existing folder";
+}
+
+TEST(OgbWriteTest, RefusesAGraphOfSeveralTypes) {
+  testing::ScratchDir tmp;
+  Graph g = testing::TinyGraph();
+  NodeTypeData& other = g.node_types.emplace_back();
+  other.name = "other";
+  absl::Status s = WriteOgbHomogeneous(g, tmp.Sub("two"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(tmp.Sub("two")));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "common/file_util.h"
 #include "common/partition_part.h"
-#include "partitioner/input_graph.h"
+#include "partitioner/read_input.h"
 #include "tests/testing/partition_fixture.h"
 
 namespace graphshard::partitioner {
@@ -19,12 +19,12 @@ namespace {
 
 const std::string kCora = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora";
 
-InputGraph ReadCora(bool undirected) {
+Graph ReadCora(bool undirected) {
   OgbReadOptions options;
   options.undirected = undirected;
   auto g = ReadOgbHomogeneous(kCora, options);
   EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? *std::move(g) : InputGraph{};
+  return g.ok() ? *std::move(g) : Graph{};
 }
 
 // Relative path -> bytes of every file under `dir`.
@@ -42,7 +42,7 @@ std::map<std::string, std::string> ReadTree(const std::string& dir) {
 class CoraPartitionTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    graph_ = new InputGraph(ReadCora(/*undirected=*/true));
+    graph_ = new Graph(ReadCora(/*undirected=*/true));
     tmp_ = new testing::ScratchDir();
     PartitionOptions options;
     options.num_parts = 2;
@@ -54,26 +54,29 @@ class CoraPartitionTest : public ::testing::Test {
     delete tmp_;
     delete graph_;
   }
-  static InputGraph* graph_;
+  static Graph* graph_;
   static testing::ScratchDir* tmp_;
 };
-InputGraph* CoraPartitionTest::graph_ = nullptr;
+Graph* CoraPartitionTest::graph_ = nullptr;
 testing::ScratchDir* CoraPartitionTest::tmp_ = nullptr;
 
 TEST_F(CoraPartitionTest, UndirectedReadKeepsRawOrderThenInverses) {
-  InputGraph raw = ReadCora(/*undirected=*/false);
+  Graph raw_graph = ReadCora(/*undirected=*/false);
+  const EdgeTypeData& raw = raw_graph.edge_types.at(0);
+  const EdgeTypeData& both = graph_->edge_types.at(0);
   ASSERT_EQ(raw.num_edges(), 5278);
-  ASSERT_EQ(graph_->num_edges(), 10556);
+  ASSERT_EQ(both.num_edges(), 10556);
   for (int64_t e = 0; e < raw.num_edges(); ++e) {
-    ASSERT_EQ(graph_->src[e], raw.src[e]);
-    ASSERT_EQ(graph_->dst[e], raw.dst[e]);
-    ASSERT_EQ(graph_->src[raw.num_edges() + e], raw.dst[e]);
-    ASSERT_EQ(graph_->dst[raw.num_edges() + e], raw.src[e]);
+    ASSERT_EQ(both.src_ids[e], raw.src_ids[e]);
+    ASSERT_EQ(both.dst_ids[e], raw.dst_ids[e]);
+    ASSERT_EQ(both.src_ids[raw.num_edges() + e], raw.dst_ids[e]);
+    ASSERT_EQ(both.dst_ids[raw.num_edges() + e], raw.src_ids[e]);
   }
 }
 
 TEST_F(CoraPartitionTest, RoundTripPreservesGraph) {
-  const InputGraph& g = *graph_;
+  const NodeTypeData& g = graph_->node_types.at(0);
+  const EdgeTypeData& edge_list = graph_->edge_types.at(0);
   const std::string dir = tmp_->Sub("cora2");
   std::vector<std::unique_ptr<common::PartitionPart>> parts;
   for (int p = 0; p < 2; ++p) {
@@ -107,7 +110,7 @@ TEST_F(CoraPartitionTest, RoundTripPreservesGraph) {
   EXPECT_EQ(distinct.size(), 2708u);
   EXPECT_EQ(*distinct.begin(), 0);
 
-  std::vector<int> stored(static_cast<size_t>(g.num_edges()), 0);
+  std::vector<int> stored(static_cast<size_t>(edge_list.num_edges()), 0);
   for (const auto& part : parts) {
     const common::NodeShard* nodes = part->FindNodes("node");
     const common::EdgeShard* edges = part->FindEdges("node__to__node");
@@ -118,10 +121,10 @@ TEST_F(CoraPartitionTest, RoundTripPreservesGraph) {
       for (size_t i = 0; i < nbrs.size(); ++i) {
         const int64_t e = edges->edge_ids[edges->csc.EdgeBegin(v) + static_cast<int64_t>(i)];
         ASSERT_GE(e, 0);
-        ASSERT_LT(e, g.num_edges());
+        ASSERT_LT(e, edge_list.num_edges());
         ++stored[e];
-        ASSERT_EQ(g.dst[e], nodes->orig_ids[v]);
-        ASSERT_EQ(g.src[e], orig_of_new[nbrs[i]]);
+        ASSERT_EQ(edge_list.dst_ids[e], nodes->orig_ids[v]);
+        ASSERT_EQ(edge_list.src_ids[e], orig_of_new[nbrs[i]]);
       }
     }
   }
@@ -145,7 +148,7 @@ TEST_F(CoraPartitionTest, SplitsArePreserved) {
   EXPECT_EQ(seen["val"].size(), 500u);
   EXPECT_EQ(seen["test"].size(), 1000u);
   for (const char* name : {"train", "val", "test"}) {
-    const auto& want = graph_->splits.at(name);
+    const auto want = graph_->node_types[0].splits.at(name).span();
     EXPECT_EQ(seen[name], std::set<int64_t>(want.begin(), want.end())) << name;
   }
 }
@@ -187,36 +190,44 @@ TEST_F(CoraPartitionTest, ExistingOutputNeedsForce) {
 }
 
 TEST(AssignPartsTest, RandomIsBalancedAndSeeded) {
-  InputGraph g = testing::TinyGraph();
+  Graph g = testing::TinyGraph();
   PartitionOptions options;
   options.num_parts = 3;
   options.seed = 5;
-  auto a = AssignParts(g, options);
+  auto a = AssignGraphParts(g, options);
   ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->size(), 1u);
   std::vector<int> sizes(3, 0);
-  for (int p : *a) ++sizes[p];
+  for (int p : (*a)[0]) ++sizes[p];
   EXPECT_EQ(sizes, (std::vector<int>{4, 3, 3}));
-  auto b = AssignParts(g, options);
+  auto b = AssignGraphParts(g, options);
   EXPECT_EQ(*a, *b);
 }
 
 TEST(AssignPartsTest, RejectsBadOptions) {
-  InputGraph g = testing::TinyGraph();
+  Graph g = testing::TinyGraph();
   PartitionOptions options;
   options.num_parts = 0;
-  EXPECT_FALSE(AssignParts(g, options).ok());
+  EXPECT_FALSE(AssignGraphParts(g, options).ok());
   options.num_parts = 11;
-  EXPECT_FALSE(AssignParts(g, options).ok());
+  EXPECT_FALSE(AssignGraphParts(g, options).ok());
   options.num_parts = 2;
   options.method = "kway";
-  EXPECT_THAT(std::string(AssignParts(g, options).status().message()),
+  EXPECT_THAT(std::string(AssignGraphParts(g, options).status().message()),
               ::testing::HasSubstr("kway"));
+}
+
+// Replaces edge `e`'s destination (Graph arrays are read-only views).
+void SetDst(Graph& g, int64_t e, int64_t dst) {
+  std::vector<int64_t> ids = g.edge_types[0].dst_ids.ToVector();
+  ids[e] = dst;
+  g.edge_types[0].dst_ids = Array<int64_t>::Owned(std::move(ids));
 }
 
 TEST(PartitionGraphTest, InvalidGraphLeavesNoFolder) {
   testing::ScratchDir tmp;
-  InputGraph g = testing::TinyGraph();
-  g.dst[3] = 10;  // out of range
+  Graph g = testing::TinyGraph();
+  SetDst(g, 3, 10);  // out of range
   PartitionOptions options;
   options.num_parts = 2;
   auto m = PartitionGraph(g, options, tmp.Sub("out"));
@@ -224,15 +235,15 @@ TEST(PartitionGraphTest, InvalidGraphLeavesNoFolder) {
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
 }
 
-TEST(MakeUndirectedTest, DropsRepeatsAndSelfLoops) {
-  InputGraph g;
-  g.num_nodes = 3;
-  g.src = {0, 1, 2, 0};
-  g.dst = {1, 0, 2, 1};
-  MakeUndirected(g);
+TEST(TransformEdgesTest, UndirectedDropsRepeatsAndKeepsOneSelfLoop) {
+  Graph g = HomogeneousGraph(3, {0, 1, 2, 0}, {1, 0, 2, 1});
+  EdgeTransformOptions undirected;
+  undirected.undirected = true;
+  ASSERT_TRUE(TransformEdges(g, undirected).ok());
   // List: (0,1) (1,0) (2,2) (0,1) | (1,0) (0,1) (2,2) (1,0): keep first occurrences.
-  EXPECT_EQ(g.src, (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(g.dst, (std::vector<int64_t>{1, 0, 2}));
+  ASSERT_EQ(g.edge_types.size(), 1u);
+  EXPECT_EQ(g.edge_types[0].src_ids.ToVector(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(g.edge_types[0].dst_ids.ToVector(), (std::vector<int64_t>{1, 0, 2}));
 }
 
 }  // namespace

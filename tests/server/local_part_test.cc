@@ -20,24 +20,27 @@ constexpr int64_t kHubDegree = 20;
 class LocalPartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    partitioner::InputGraph g;
-    g.num_nodes = 22;
+    std::vector<int64_t> src, dst;
     for (int64_t v = 1; v <= kHubDegree; ++v) {
-      g.src.push_back(v);
-      g.dst.push_back(kHub);
+      src.push_back(v);
+      dst.push_back(kHub);
     }
     for (int64_t v = 1; v <= 3; ++v) {
-      g.src.push_back(v);
-      g.dst.push_back(kSmall);
+      src.push_back(v);
+      dst.push_back(kSmall);
     }
-    g.feat_dim = 2;
-    for (int64_t v = 0; v < g.num_nodes; ++v) {
-      g.features.push_back(static_cast<float>(v));
-      g.features.push_back(-1.0f);
+    partitioner::Graph g = partitioner::HomogeneousGraph(22, std::move(src), std::move(dst));
+    partitioner::NodeTypeData& nodes = g.node_types[0];
+    nodes.feat_dim = 2;
+    std::vector<float> features;
+    for (int64_t v = 0; v < nodes.num_nodes; ++v) {
+      features.push_back(static_cast<float>(v));
+      features.push_back(-1.0f);
     }
-    g.labels.assign(g.num_nodes, 0);
-    g.num_classes = 1;
-    g.splits["train"] = {0, 21};
+    nodes.features = partitioner::Array<float>::Owned(std::move(features));
+    nodes.labels = partitioner::Array<int64_t>::Owned(std::vector<int64_t>(22, 0));
+    nodes.num_classes = 1;
+    nodes.splits["train"] = partitioner::Array<int64_t>::Owned({0, 21});
     dir_ = testing::MakeTempDir();
     partitioner::PartitionOptions options;
     options.num_parts = 1;

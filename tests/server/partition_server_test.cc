@@ -23,7 +23,7 @@ std::vector<T> Vec(const std::string& bytes) {
 class PartitionServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    graph_ = new partitioner::InputGraph(testing::ReadCora());
+    graph_ = new partitioner::Graph(testing::ReadCora());
     engine::Limits limits;
     limits.max_batch_size = 512;
     // Peers asked with GatherFeatures (answers through shared memory: checked below);
@@ -61,12 +61,12 @@ class PartitionServerTest : public ::testing::Test {
     return cluster_->Stub(part)->SampleMinibatch(Context().get(), req, out);
   }
 
-  static partitioner::InputGraph* graph_;
+  static partitioner::Graph* graph_;
   static testing::TestCluster* cluster_;
   static std::vector<int64_t> orig_;
 };
 
-partitioner::InputGraph* PartitionServerTest::graph_ = nullptr;
+partitioner::Graph* PartitionServerTest::graph_ = nullptr;
 testing::TestCluster* PartitionServerTest::cluster_ = nullptr;
 std::vector<int64_t> PartitionServerTest::orig_;
 
@@ -92,8 +92,12 @@ TEST_F(PartitionServerTest, FullFanoutBatchEqualsExactKHopNeighbourhood) {
   ASSERT_TRUE(s.ok()) << s.error_message();
 
   // Reference BFS over in-edges in input ids.
-  std::vector<std::vector<int64_t>> in(graph_->num_nodes);
-  for (int64_t e = 0; e < graph_->num_edges(); ++e) in[graph_->dst[e]].push_back(graph_->src[e]);
+  const partitioner::NodeTypeData& graph_nodes = graph_->node_types.at(0);
+  const partitioner::EdgeTypeData& graph_edges = graph_->edge_types.at(0);
+  std::vector<std::vector<int64_t>> in(graph_nodes.num_nodes);
+  for (int64_t e = 0; e < graph_edges.num_edges(); ++e) {
+    in[graph_edges.dst_ids[e]].push_back(graph_edges.src_ids[e]);
+  }
   std::set<int64_t> seen;
   std::vector<int64_t> frontier;
   for (int64_t id : seeds) {
@@ -137,15 +141,15 @@ TEST_F(PartitionServerTest, FullFanoutBatchEqualsExactKHopNeighbourhood) {
   for (int64_t n : d.edges["node__to__node"].num_sampled) edge_total += n;
   EXPECT_EQ(edge_total, static_cast<int64_t>(src.size()));
 
-  const int64_t f = graph_->feat_dim;
+  const int64_t f = graph_nodes.feat_dim;
   ASSERT_EQ(batch.nodes(0).feat_dim(), f);
   ASSERT_EQ(feat.size(), nodes.size() * f);
   for (size_t j = 0; j < nodes.size(); ++j) {
     int64_t o = orig_[nodes[j]];
     ASSERT_TRUE(std::equal(feat.begin() + j * f, feat.begin() + (j + 1) * f,
-                           graph_->features.begin() + o * f))
+                           graph_nodes.features.span().begin() + o * f))
         << "feature row of node " << o;
-    ASSERT_EQ(labels[j], graph_->labels[o]);
+    ASSERT_EQ(labels[j], graph_nodes.labels[o]);
   }
   // Both servers run on this host: part 1 answered part 0's feature gather through shared
   // memory, not bytes over gRPC.
@@ -230,7 +234,7 @@ TEST(PartitionServerStartTest, CorruptPartitionFailsToStartNamingTheFile) {
 }
 
 TEST(PartitionServerStartTest, UnreachablePeerGivesUnavailableNamingIt) {
-  partitioner::InputGraph graph = testing::ReadCora();
+  partitioner::Graph graph = testing::ReadCora();
   std::string dir = testing::MakeTempDir();
   partitioner::PartitionOptions options;
   options.num_parts = 2;

@@ -26,7 +26,7 @@ using testing::Context;
 class StreamTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    graph_ = new partitioner::InputGraph(testing::ReadCora());
+    graph_ = new partitioner::Graph(testing::ReadCora());
     cluster_ = new testing::TestCluster(*graph_, 2);
   }
   static void TearDownTestSuite() {
@@ -74,11 +74,11 @@ class StreamTest : public ::testing::Test {
     return e;
   }
 
-  static partitioner::InputGraph* graph_;
+  static partitioner::Graph* graph_;
   static testing::TestCluster* cluster_;
 };
 
-partitioner::InputGraph* StreamTest::graph_ = nullptr;
+partitioner::Graph* StreamTest::graph_ = nullptr;
 testing::TestCluster* StreamTest::cluster_ = nullptr;
 
 TEST_F(StreamTest, EpochCoversEverySeedOnceInThePlannedOrder) {

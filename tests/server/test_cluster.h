@@ -15,8 +15,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "partitioner/input_graph.h"
 #include "partitioner/partition.h"
+#include "partitioner/read_input.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "server/grpc_options.h"
 #include "server/partition_server.h"
@@ -31,7 +31,7 @@ inline std::string MakeTempDir() {
   return tmpl;
 }
 
-inline partitioner::InputGraph ReadCora() {
+inline partitioner::Graph ReadCora() {
   partitioner::OgbReadOptions options;
   options.undirected = true;
   auto graph = partitioner::ReadOgbHomogeneous(

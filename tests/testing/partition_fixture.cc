@@ -23,23 +23,28 @@ ScratchDir::~ScratchDir() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
-partitioner::InputGraph TinyGraph() {
-  partitioner::InputGraph g;
-  g.num_nodes = 10;
-  g.feat_dim = 3;
-  g.num_classes = 3;
+partitioner::Graph TinyGraph() {
+  using partitioner::Array;
+  std::vector<int64_t> src, dst, labels;
+  std::vector<float> features;
   for (int64_t v = 0; v < 10; ++v) {
-    g.features.insert(g.features.end(), {static_cast<float>(v), static_cast<float>(v) + 0.5f,
-                                         -static_cast<float>(v)});
-    g.labels.push_back(v == 9 ? -1 : v % 3);
-    g.src.push_back(v);
-    g.dst.push_back((v + 1) % 10);
+    features.insert(features.end(),
+                    {static_cast<float>(v), static_cast<float>(v) + 0.5f, -static_cast<float>(v)});
+    labels.push_back(v == 9 ? -1 : v % 3);
+    src.push_back(v);
+    dst.push_back((v + 1) % 10);
   }
-  g.src.insert(g.src.end(), {0, 3});
-  g.dst.insert(g.dst.end(), {5, 7});
-  g.splits["train"] = {0, 1, 2, 3, 4, 5};
-  g.splits["val"] = {6, 7};
-  g.splits["test"] = {8, 9};
+  src.insert(src.end(), {0, 3});
+  dst.insert(dst.end(), {5, 7});
+  partitioner::Graph g = partitioner::HomogeneousGraph(10, std::move(src), std::move(dst));
+  partitioner::NodeTypeData& t = g.node_types[0];
+  t.feat_dim = 3;
+  t.num_classes = 3;
+  t.features = Array<float>::Owned(std::move(features));
+  t.labels = Array<int64_t>::Owned(std::move(labels));
+  t.splits["train"] = Array<int64_t>::Owned({0, 1, 2, 3, 4, 5});
+  t.splits["val"] = Array<int64_t>::Owned({6, 7});
+  t.splits["test"] = Array<int64_t>::Owned({8, 9});
   return g;
 }
 

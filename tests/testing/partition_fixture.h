@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/manifest.h"
-#include "partitioner/input_graph.h"
+#include "partitioner/graph.h"
 
 namespace graphshard::testing {
 
@@ -29,8 +29,8 @@ class ScratchDir {
 
 // 10 nodes, 3 features (row v = {v, v + 0.5, -v}), 3 classes (label v % 3, node 9 unlabelled),
 // a ring 0 -> 1 -> ... -> 9 -> 0 plus 0 -> 5 and 3 -> 7; splits train {0..5}, val {6, 7},
-// test {8, 9}.
-partitioner::InputGraph TinyGraph();
+// test {8, 9}. Homogeneous: node type "node", edge type "node__to__node".
+partitioner::Graph TinyGraph();
 
 // Partitions TinyGraph() into `parts` (random, seed 1) at `out`.
 absl::StatusOr<common::Manifest> WriteTinyPartition(const std::string& out, int parts = 2);

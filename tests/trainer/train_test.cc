@@ -105,7 +105,7 @@ TrainerOptions BaseOptions(graphshard::testing::TestCluster& cluster, int parts)
 class CoraTrainTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    graph_ = new partitioner::InputGraph(graphshard::testing::ReadCora());
+    graph_ = new partitioner::Graph(graphshard::testing::ReadCora());
     cluster_ = new graphshard::testing::TestCluster(*graph_, 2);
   }
   static void TearDownTestSuite() {
@@ -121,10 +121,10 @@ class CoraTrainTest : public ::testing::Test {
     o.eval_every = 2;
     return o;
   }
-  static partitioner::InputGraph* graph_;
+  static partitioner::Graph* graph_;
   static graphshard::testing::TestCluster* cluster_;
 };
-partitioner::InputGraph* CoraTrainTest::graph_ = nullptr;
+partitioner::Graph* CoraTrainTest::graph_ = nullptr;
 graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
 
 TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
