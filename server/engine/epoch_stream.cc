@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
+#include "server/engine/internal/build_minibatch.h"
 #include "server/engine/minibatch_builder.h"
 
 namespace graphshard::engine {
@@ -16,7 +17,10 @@ namespace {
 
 constexpr uint64_t kSamplingSalt = 0x5a3c9e1f00d2b7a1ULL;
 
-absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_type) {
+// Everything a batch would check, once for the whole stream: every batch's seeds are a piece of
+// this shard (at most batch_size of them, distinct), so BuildCheckedMinibatch skips the checks.
+// Returns the number of hops.
+absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int seed_type) {
   const Limits& lim = local.limits();
   if (r.batch_size < 1 || r.batch_size > lim.max_batch_size) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size ", r.batch_size, " is outside 1..",
@@ -39,9 +43,7 @@ absl::Status Validate(const LocalPart& local, const StreamRequest& r, int seed_t
     return absl::InvalidArgumentError(absl::StrCat("num_epochs ", r.num_epochs,
                                                    " is outside 1..", lim.max_stream_epochs));
   }
-  ASSIGN_OR_RETURN(int hops, ValidateSampling(local, r.sampling));
-  (void)hops;
-  return absl::OkStatus();
+  return ValidateSampling(local, r.sampling);
 }
 
 }  // namespace
@@ -85,6 +87,8 @@ struct EpochStream::Shared {
   Peers* peers = nullptr;
   common::Executor* executor = nullptr;
   StreamRequest request;
+  int seed_type = 0;  // index of request.seed_type in local->node_types()
+  int hops = 0;       // ValidateSampling(request.sampling)
   EpochStream::Hooks hooks;
   std::atomic<bool> cancelled{false};
 };
@@ -105,7 +109,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   if (seed_type < 0) {
     return absl::InvalidArgumentError(absl::StrCat("unknown node type '", request.seed_type, "'"));
   }
-  RETURN_IF_ERROR(Validate(local, request, seed_type));
+  ASSIGN_OR_RETURN(const int hops, Validate(local, request, seed_type));
   const int64_t n = std::ssize(request.seeds);
   const int64_t natural = (n + request.batch_size - 1) / request.batch_size;
   const int64_t total = request.num_batches > 0 ? request.num_batches : natural;
@@ -126,6 +130,8 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   s.hooks = std::move(hooks);
   s.request = std::move(request);
   s.request.seed_type = local.node_types()[seed_type].name;
+  s.seed_type = seed_type;
+  s.hops = hops;
   stream->prefetch_ = std::max(1, prefetch);
   stream->per_epoch_ = std::max<int64_t>(1, total);
   stream->end_ = total * s.request.num_epochs;
@@ -157,7 +163,8 @@ void EpochStream::PostUpTo(int64_t end) {
         r.sampling = shared->request.sampling;
         r.seed = BatchSamplingSeed(shared->request, epoch, b);
         r.place_features = shared->hooks.place_features;
-        result = BuildMinibatch(*shared->local, *shared->peers, r);
+        result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
+                                                 shared->seed_type, shared->hops);
         if (result.ok()) {
           BuildProfile profile = result->profile;  // the finisher may replace the batch
           common::ThreadUsageClock clock;

@@ -52,9 +52,10 @@ uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t 
 
 class EpochStream {
  public:
-  // Validates everything in front: InvalidArgument for a bad batch size, empty / oversized /
-  // duplicated / foreign seeds, bad sampling, first_batch out of range. `local`, `peers` and
-  // `executor` must outlive the stream and every job it posted (destroy the executor first).
+  // Validates everything in front, once: InvalidArgument for a bad batch size, empty /
+  // oversized / duplicated / foreign seeds, bad sampling, first_batch out of range. The batches
+  // (pieces of the validated shard) are then built without repeating these checks. `local`, `peers`
+  // and `executor` must outlive the stream and every job it posted (destroy the executor first).
   // Optional, both run on the builder threads and must be thread-safe:
   //  - place_features: where each batch's feature rows are written (types.h, FeaturePlacer);
   //  - finish: runs after each batch is built (before it counts as ready), e.g. to convert it

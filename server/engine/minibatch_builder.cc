@@ -9,6 +9,7 @@
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/ask_parts.h"
+#include "server/engine/internal/build_minibatch.h"
 #include "server/engine/internal/node_index.h"
 
 namespace graphshard::engine {
@@ -356,6 +357,14 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   }
   RETURN_IF_ERROR(ValidateSeeds(local, request, seed_type));
   ASSIGN_OR_RETURN(int hops, ValidateSampling(local, request.sampling));
+  return internal::BuildCheckedMinibatch(local, peers, request, seed_type, hops);
+}
+
+namespace internal {
+
+absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& peers,
+                                                const MinibatchRequest& request, int seed_type,
+                                                int hops) {
   const bool disjoint = request.sampling.disjoint;
   common::ThreadUsageClock clock;
   BuildProfile profile;
@@ -411,4 +420,5 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   return out;
 }
 
+}  // namespace internal
 }  // namespace graphshard::engine
