@@ -1,0 +1,125 @@
+#ifndef GRAPHSHARD_TESTS_SERVER_ENGINE_IN_PROCESS_PARTS_H_
+#define GRAPHSHARD_TESTS_SERVER_ENGINE_IN_PROCESS_PARTS_H_
+
+// Test-only: every part of a partition folder as an engine::LocalPart of this process, reached
+// through engine::InProcessPeers (no gRPC, no network), and a Peers wrapper that counts the
+// requests each part gets and can fail one part. Plus the comparison of two minibatches.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/partition_part.h"
+#include "server/engine/in_process_peers.h"
+#include "server/engine/local_part.h"
+#include "server/engine/peers.h"
+#include "server/engine/types.h"
+
+namespace graphshard::testing {
+
+struct InProcessParts {
+  std::vector<std::unique_ptr<engine::LocalPart>> parts;
+  std::vector<int64_t> orig_of;  // global id (of the one node type "node") -> input id
+
+  // The peers of any part: every part answered in-process.
+  std::unique_ptr<engine::InProcessPeers> Peers() const {
+    std::vector<const engine::LocalPart*> views;
+    for (const auto& p : parts) views.push_back(p.get());
+    return std::make_unique<engine::InProcessPeers>(std::move(views));
+  }
+};
+
+inline absl::StatusOr<InProcessParts> LoadInProcessParts(const std::string& dir,
+                                                         engine::Limits limits = {}) {
+  auto manifest = common::ReadManifest(dir);
+  if (!manifest.ok()) return manifest.status();
+  InProcessParts out;
+  for (int p = 0; p < manifest->num_parts; ++p) {
+    auto part = common::PartitionPart::Load(dir, p);
+    if (!part.ok()) return part.status();
+    if (const common::NodeShard* nodes = (*part)->FindNodes("node")) {
+      out.orig_of.resize(
+          static_cast<size_t>(std::max<int64_t>(nodes->end, std::ssize(out.orig_of))));
+      for (int64_t r = 0; r < nodes->num_rows(); ++r)
+        out.orig_of[nodes->begin + r] = nodes->orig_ids[r];
+    }
+    auto local = engine::LocalPart::Create(*std::move(part), limits);
+    if (!local.ok()) return local.status();
+    out.parts.push_back(*std::move(local));
+  }
+  return out;
+}
+
+// Forwards to `inner`, counting the requests per part; requests to `failing` get `error`.
+class CountingPeers final : public engine::Peers {
+ public:
+  CountingPeers(engine::Peers& inner, int num_parts)
+      : inner_(inner), hops_(num_parts), gathers_(num_parts) {}
+
+  void FailPart(int part, absl::Status error) {
+    failing_ = part;
+    error_ = std::move(error);
+  }
+  int hops(int part) const { return hops_[part].load(); }
+  int gathers(int part) const { return gathers_[part].load(); }
+  int total() const {
+    int n = 0;
+    for (size_t p = 0; p < hops_.size(); ++p) n += hops_[p].load() + gathers_[p].load();
+    return n;
+  }
+
+  void SampleOneHop(int part, engine::OneHopRequest request,
+                    Callback<std::vector<engine::HopResult>> done) override {
+    ++hops_[part];
+    if (part == failing_) return done(error_);
+    inner_.SampleOneHop(part, std::move(request), std::move(done));
+  }
+  void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
+                      Callback<std::vector<engine::FeatureBlock>> done) override {
+    ++gathers_[part];
+    if (part == failing_) return done(error_);
+    inner_.GatherFeatures(part, std::move(items), dtype, std::move(done));
+  }
+
+ private:
+  engine::Peers& inner_;
+  std::vector<std::atomic<int>> hops_;
+  std::vector<std::atomic<int>> gathers_;
+  int failing_ = -1;
+  absl::Status error_;
+};
+
+// Batches are equal in everything the trainer receives (not in the cost profile).
+inline void ExpectSameBatch(const engine::Minibatch& a, const engine::Minibatch& b) {
+  EXPECT_EQ(a.batch_size, b.batch_size);
+  EXPECT_EQ(a.seed_type, b.seed_type);
+  EXPECT_EQ(a.feature_dtype, b.feature_dtype);
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  for (size_t t = 0; t < a.nodes.size(); ++t) {
+    const engine::NodeBlock &x = a.nodes[t], &y = b.nodes[t];
+    EXPECT_EQ(x.node_type, y.node_type);
+    EXPECT_EQ(x.ids, y.ids) << x.node_type;
+    EXPECT_EQ(x.tree, y.tree) << x.node_type;
+    EXPECT_EQ(x.feat_dim, y.feat_dim) << x.node_type;
+    auto fx = x.FeatureData(), fy = y.FeatureData();
+    EXPECT_TRUE(std::equal(fx.begin(), fx.end(), fy.begin(), fy.end())) << x.node_type;
+    EXPECT_EQ(x.labels, y.labels) << x.node_type;
+    EXPECT_EQ(x.num_sampled_nodes, y.num_sampled_nodes) << x.node_type;
+  }
+  ASSERT_EQ(a.edges.size(), b.edges.size());
+  for (size_t e = 0; e < a.edges.size(); ++e) {
+    const engine::EdgeBlock &x = a.edges[e], &y = b.edges[e];
+    EXPECT_EQ(x.edge_type, y.edge_type);
+    EXPECT_EQ(x.src, y.src) << x.edge_type;
+    EXPECT_EQ(x.dst, y.dst) << x.edge_type;
+    EXPECT_EQ(x.num_sampled_edges, y.num_sampled_edges) << x.edge_type;
+  }
+}
+
+}  // namespace graphshard::testing
+
+#endif  // GRAPHSHARD_TESTS_SERVER_ENGINE_IN_PROCESS_PARTS_H_
