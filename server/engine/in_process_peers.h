@@ -2,7 +2,8 @@
 #define GRAPHSHARD_SERVER_ENGINE_IN_PROCESS_PEERS_H_
 
 // engine::Peers over LocalParts of the same process: no network. The baseline of the server
-// benchmark (sampling cost without any RPC) and a way to test the engine alone.
+// benchmark (sampling cost without any RPC) and how tests/server/engine/ tests the engine alone.
+// Answers on the caller's thread, before returning.
 
 #include <vector>
 
