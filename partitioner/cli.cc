@@ -1,13 +1,17 @@
 #include "partitioner/cli.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "common/flags.h"
 #include "partitioner/generate.h"
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
@@ -18,50 +22,118 @@
 namespace graphshard::partitioner {
 namespace {
 
-// The parsed flags of one subcommand. Flags are "--name value" or "--name=value"; boolean
-// flags take no value.
+// The parsed flags of one subcommand: values by flag name, the booleans given, the operands.
 struct ParsedArgs {
   std::map<std::string, std::string> values;
   std::set<std::string> bools;
   std::vector<std::string> positional;
+  bool help = false;  // --help / -h: print the subcommand's usage, exit 0
 };
 
+// A subcommand's flags, in the order its usage lists them. Defaults live in the options structs
+// (generate.h, partition.h, read_input.h) and are applied only for flags given, so a valued
+// flag's default is part of its help text.
 struct FlagSpec {
-  std::set<std::string> valued;
-  std::set<std::string> boolean;
+  struct Valued {
+    std::string name, value_name, help;
+  };
+  struct Boolean {
+    std::string name, help;
+  };
+  std::string synopsis;
+  std::vector<Valued> valued;
+  std::vector<Boolean> boolean;
 };
 
+// The subcommand's common::FlagSet, bound to `parsed` (values) and `bools` (booleans).
+std::unique_ptr<common::FlagSet> MakeFlagSet(const FlagSpec& spec, ParsedArgs& parsed,
+                                             std::map<std::string, bool>& bools) {
+  auto flags = std::make_unique<common::FlagSet>(
+      spec.synopsis, common::FlagSetOptions{.allow_operands = true});
+  for (const FlagSpec::Valued& v : spec.valued) {
+    flags->AddCustom(v.name, v.value_name, v.help, "",
+                     [&parsed, name = v.name](absl::string_view value) {
+                       parsed.values[name] = std::string(value);
+                       return absl::OkStatus();
+                     });
+  }
+  for (const FlagSpec::Boolean& b : spec.boolean) flags->AddBool(b.name, &bools[b.name], b.help);
+  return flags;
+}
+
+std::string SpecUsage(const FlagSpec& spec) {
+  ParsedArgs unused;
+  std::map<std::string, bool> bools;
+  return MakeFlagSet(spec, unused, bools)->Usage();
+}
+
+// args[first..] of one subcommand.
 absl::Status ParseArgs(const std::vector<std::string>& args, size_t first, const FlagSpec& spec,
                        ParsedArgs& parsed) {
-  for (size_t i = first; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (!absl::StartsWith(a, "--")) {
-      parsed.positional.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(2), value;
-    size_t eq = name.find('=');
-    bool has_value = eq != std::string::npos;
-    if (has_value) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (spec.boolean.count(name)) {
-      if (has_value) return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
-      parsed.bools.insert(name);
-    } else if (spec.valued.count(name)) {
-      if (!has_value) {
-        if (i + 1 >= args.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
-        }
-        value = args[++i];
-      }
-      parsed.values[name] = value;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
-    }
+  std::map<std::string, bool> bools;
+  std::unique_ptr<common::FlagSet> flags = MakeFlagSet(spec, parsed, bools);
+  absl::StatusOr<common::ParsedArgs> result =
+      flags->Parse(absl::MakeConstSpan(args).subspan(std::min(first, args.size())));
+  if (!result.ok()) return result.status();
+  parsed.help = result->help;
+  parsed.positional = std::move(result->operands);
+  for (const auto& [name, on] : bools) {
+    if (on) parsed.bools.insert(name);
   }
   return absl::OkStatus();
+}
+
+FlagSpec GenerateSpec() {
+  return {
+      "  graphshard-partition generate --kind products|mag|graphs --seed S --out DIR [flags]",
+      {{"kind", "products|mag|graphs", "what to generate (required)"},
+       {"seed", "S", "seed; the output is a function of it (required)"},
+       {"out", "DIR", "output folder, written atomically (required)"},
+       {"format", "ogb|npy|tu", "ogb (default) or npy; tu for --kind graphs"},
+       {"num-nodes", "N", "nodes (default: 20000; mag: papers)"},
+       {"avg-degree", "D", "average degree (default: 10)"},
+       {"num-edges", "M", "edges instead of --avg-degree"},
+       {"num-features", "F", "feature dimension (default: 32)"},
+       {"num-classes", "C", "classes (default: 8)"},
+       {"scale", "full", "products only: 2,449,029 nodes, 61,859,140 undirected edges,\n"
+                         "100 features, 47 classes"},
+       {"num-graphs", "G", "graphs (TU layout, 2 classes): number of graphs (default: 1000)"},
+       {"min-nodes", "A", "graphs: fewest nodes of a graph (default: 10)"},
+       {"max-nodes", "B", "graphs: most nodes of a graph (default: 30)"}},
+      {}};
+}
+
+FlagSpec PartitionSpec() {
+  return {
+      "  graphshard-partition partition --input PATH --parts K --out DIR [flags]\n"
+      "      tu (graph classification): whole graphs per part, --method random, an 80/10/10\n"
+      "      split of the graphs drawn with --seed",
+      {{"input", "PATH", "input dataset (required)"},
+       {"parts", "K", "number of parts (required)"},
+       {"out", "DIR", "partition folder, written atomically (required)"},
+       {"method", "random|metis", "partitioning method (default: random)"},
+       {"seed", "S", "seed (default: 0)"},
+       {"split", "NAME", "the folder under split/ to use (needed when there are several)"},
+       {"format", "ogb|ogb-hetero|npy|npy-hetero|edgelist|tu", "input layout (default: detected)"},
+       {"num-nodes", "N", "edge lists only: number of nodes"},
+       {"features", "FILE", "edge lists only: node features"},
+       {"labels", "FILE", "edge lists only: node labels"},
+       {"train-idx", "FILE", "edge lists only: training nodes"},
+       {"val-idx", "FILE", "edge lists only: validation nodes"},
+       {"test-idx", "FILE", "edge lists only: test nodes"}},
+      {{"undirected", "add the reverse of every edge"},
+       {"dedup", "drop duplicate edges"},
+       {"drop-self-loops", "drop self loops"},
+       {"force", "replace an existing --out"},
+       {"quiet", "no progress lines on stderr"}}};
+}
+
+FlagSpec InspectSpec() {
+  return {
+      "  graphshard-partition inspect DIR [flags]",
+      {},
+      {{"json", "print JSON instead of text"},
+       {"no-verify", "skip the checksum verification"}}};
 }
 
 absl::Status Require(const ParsedArgs& p, std::initializer_list<const char*> names) {
@@ -89,11 +161,14 @@ absl::Status GetNumber(const ParsedArgs& p, const std::string& name, T* out) {
   return absl::OkStatus();
 }
 
-// Either a usage problem (exit 2) or a failure of the work (exit 1).
+// Either a usage problem (exit 2) or a failure of the work (exit 1); or, with code kExitOk and
+// a message, help to print on stdout.
 struct CliError {
   int code = kExitOk;
   std::string message;
 };
+
+CliError Help(const FlagSpec& spec) { return {kExitOk, SpecUsage(spec)}; }
 
 CliError Usage(const absl::Status& s) { return {kExitUsage, std::string(s.message())}; }
 CliError Failure(const absl::Status& s) { return {kExitFailure, std::string(s.message())}; }
@@ -152,12 +227,8 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
 
 CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
   ParsedArgs p;
-  CLI_USAGE_IF_ERROR(ParseArgs(args, 1,
-                               {{"kind", "seed", "out", "num-nodes", "avg-degree", "num-edges",
-                                 "num-features", "num-classes", "scale", "format", "num-graphs",
-                                 "min-nodes", "max-nodes"},
-                                {}},
-                               p));
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, GenerateSpec(), p));
+  if (p.help) return Help(GenerateSpec());
   if (!p.positional.empty()) return Usage(absl::InvalidArgumentError("generate takes no operands"));
   CLI_USAGE_IF_ERROR(Require(p, {"kind", "seed", "out"}));
   GenerateOptions o;
@@ -260,12 +331,8 @@ absl::StatusOr<Graph> LoadInput(const ParsedArgs& p, const ReadOptions& read) {
 
 CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs p;
-  CLI_USAGE_IF_ERROR(
-      ParseArgs(args, 1,
-                {{"input", "parts", "method", "seed", "out", "split", "format", "num-nodes",
-                  "features", "labels", "train-idx", "val-idx", "test-idx"},
-                 {"undirected", "dedup", "drop-self-loops", "force", "quiet"}},
-                p));
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, PartitionSpec(), p));
+  if (p.help) return Help(PartitionSpec());
   if (!p.positional.empty()) {
     return Usage(absl::InvalidArgumentError("partition takes no operands"));
   }
@@ -303,7 +370,8 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
 
 CliError RunInspect(const std::vector<std::string>& args, std::ostream& out) {
   ParsedArgs p;
-  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, {{}, {"json", "no-verify"}}, p));
+  CLI_USAGE_IF_ERROR(ParseArgs(args, 1, InspectSpec(), p));
+  if (p.help) return Help(InspectSpec());
   if (p.positional.size() != 1) {
     return Usage(absl::InvalidArgumentError("inspect takes exactly one folder"));
   }
@@ -316,24 +384,10 @@ CliError RunInspect(const std::vector<std::string>& args, std::ostream& out) {
 }  // namespace
 
 std::string Usage() {
-  return R"(usage:
-  graphshard-partition generate --kind products|mag|graphs --seed S --out DIR [--format ogb|npy]
-      [--num-nodes N (20000; mag: papers)] [--avg-degree D (10)] [--num-edges M]
-      [--num-features F (32)] [--num-classes C (8)] [--scale full (products only:
-      2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes)]
-      graphs (TU layout, 2 classes): [--num-graphs G (1000)] [--min-nodes A (10)]
-      [--max-nodes B (30)]
-  graphshard-partition partition --input PATH --parts K --out DIR
-      [--method random|metis (random)] [--seed S (0)] [--undirected] [--dedup]
-      [--drop-self-loops] [--split NAME] [--force] [--quiet]
-      [--format ogb|ogb-hetero|npy|npy-hetero|edgelist|tu (detected)]
-      tu (graph classification): whole graphs per part, --method random, an 80/10/10
-      split of the graphs drawn with --seed
-      edge lists only: [--num-nodes N] [--features FILE] [--labels FILE]
-      [--train-idx FILE] [--val-idx FILE] [--test-idx FILE]
-  graphshard-partition inspect DIR [--json] [--no-verify]
-exit status: 0 ok, 1 failure, 2 bad command line
-)";
+  return absl::StrCat("usage:\n", SpecUsage(GenerateSpec()), SpecUsage(PartitionSpec()),
+                      SpecUsage(InspectSpec()),
+                      "  graphshard-partition SUBCOMMAND --help: that subcommand's flags\n"
+                      "exit status: 0 ok, 1 failure, 2 bad command line\n");
 }
 
 int RunPartitionCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -356,7 +410,9 @@ int RunPartitionCli(const std::vector<std::string>& args, std::ostream& out, std
   } else {
     e = {kExitUsage, absl::StrCat("unknown subcommand \"", cmd, "\"")};
   }
-  if (e.code == kExitUsage) {
+  if (e.code == kExitOk && !e.message.empty()) {  // the subcommand's --help
+    out << "usage:\n" << e.message;
+  } else if (e.code == kExitUsage) {
     err << "graphshard-partition " << cmd << ": " << e.message << "\n" << Usage();
   } else if (e.code != kExitOk) {
     err << "graphshard-partition " << cmd << ": error: " << e.message << "\n";

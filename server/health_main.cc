@@ -7,21 +7,20 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/flag_spelling.h"
+#include "common/flags.h"
 #include "common/registry.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
-ABSL_FLAG(std::string, registry, "", "registry folder written by the servers");
-ABSL_FLAG(int, parts, 0, "number of parts to wait for (with --registry)");
-ABSL_FLAG(std::string, servers, "", "explicit addresses host:port,... instead of --registry");
-ABSL_FLAG(double, timeout_s, 60, "overall deadline, seconds");
-
 namespace {
+
+struct Flags {
+  std::string registry;
+  int parts = 0;
+  std::string servers;
+  double timeout_s = 60;
+};
 
 // OK when `address` answers SERVING within `deadline`; the reason otherwise.
 std::string CheckOnce(const std::string& address, absl::Time deadline) {
@@ -42,23 +41,38 @@ std::string CheckOnce(const std::string& address, absl::Time deadline) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "graphshard-health (--registry DIR --parts K | --servers H:P,...) [--timeout_s S]");
-  std::vector<std::string> storage;
-  std::vector<char*> args = graphshard::common::UnderscoreFlagNames(argc, argv, storage);
-  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  const absl::Time deadline = absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_timeout_s));
+  Flags f;
+  // Abseil spellings: this binary used Abseil flags, and scripts pass --timeout_s.
+  graphshard::common::FlagSet flags(
+      "usage: graphshard-health (--registry DIR --parts K | --servers H:P,...) [--timeout-s S]\n"
+      "Flags may be spelled with dashes or underscores (--timeout-s = --timeout_s).",
+      {.abseil_spellings = true});
+  flags.AddString("registry", &f.registry, "DIR", "registry folder written by the servers");
+  flags.AddInt("parts", &f.parts, "K", "number of parts to wait for (with --registry)");
+  flags.AddString("servers", &f.servers, "HOST:PORT,...",
+                  "explicit addresses host:port,... instead of --registry");
+  flags.AddDouble("timeout-s", &f.timeout_s, "S", "overall deadline, seconds");
+  absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "graphshard-health: %s\n", std::string(parsed.status().message()).c_str());
+    return graphshard::common::kExitUsageError;
+  }
+  if (parsed->help) {
+    std::fputs(flags.Usage().c_str(), stdout);
+    return 0;
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(f.timeout_s);
   std::vector<std::string> fixed;
-  int parts = absl::GetFlag(FLAGS_parts);
-  if (!absl::GetFlag(FLAGS_servers).empty()) {
-    auto list = graphshard::common::ParseAddressList(absl::GetFlag(FLAGS_servers));
+  int parts = f.parts;
+  if (!f.servers.empty()) {
+    auto list = graphshard::common::ParseAddressList(f.servers);
     if (!list.ok()) {
       std::fprintf(stderr, "graphshard-health: %s\n", std::string(list.status().message()).c_str());
       return 2;
     }
     fixed = *list;
     parts = static_cast<int>(fixed.size());
-  } else if (absl::GetFlag(FLAGS_registry).empty() || parts <= 0) {
+  } else if (f.registry.empty() || parts <= 0) {
     std::fprintf(stderr, "graphshard-health: give --registry DIR --parts K, or --servers\n");
     return 2;
   }
@@ -71,7 +85,7 @@ int main(int argc, char** argv) {
       if (!fixed.empty()) {
         address = fixed[p];
       } else {
-        auto found = graphshard::common::LookupAddress(absl::GetFlag(FLAGS_registry), p);
+        auto found = graphshard::common::LookupAddress(f.registry, p);
         if (!found.ok()) {
           problem[p] = std::string(found.status().message());
           ++bad;

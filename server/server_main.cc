@@ -4,33 +4,12 @@
 
 #include <cstdio>
 #include <string>
-#include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "common/flag_spelling.h"
+#include "absl/time/time.h"
+#include "common/flags.h"
 #include "common/registry.h"
 #include "server/partition_server.h"
-
-ABSL_FLAG(std::string, partition, "", "partition folder (written by graphshard-partition)");
-ABSL_FLAG(int, part, -1, "which part to serve");
-ABSL_FLAG(std::string, listen, "127.0.0.1:0", "HOST:PORT to bind; port 0 = any free port");
-ABSL_FLAG(std::string, registry, "", "registry folder: publish our address, find peers");
-ABSL_FLAG(std::string, servers, "", "explicit peer addresses host:port,... (index = part)");
-ABSL_FLAG(double, rpc_timeout_s, 30, "deadline of every call to a peer, seconds");
-ABSL_FLAG(double, shutdown_grace_s, 10, "how long in-flight calls may finish at shutdown");
-ABSL_FLAG(int, threads, 0, "threads building minibatches (0 = all hardware threads)");
-ABSL_FLAG(int, prefetch, 4, "minibatches prepared ahead per stream");
-ABSL_FLAG(int, max_streams, 64, "concurrent batch streams; more get RESOURCE_EXHAUSTED");
-ABSL_FLAG(bool, shm, true, "send batches to same-host trainers through shared memory");
-ABSL_FLAG(std::string, peer_features, "local",
-          "local: read feature rows of same-host peers from their mmap'ed parts in --partition; "
-          "rpc: always ask peers with GatherFeatures");
-ABSL_FLAG(std::string, peer_sampling, "local",
-          "local: sample same-host peers' parts in-process from their mmap'ed files in "
-          "--partition; rpc: always ask peers with SampleOneHop");
 
 namespace {
 
@@ -39,15 +18,70 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// Every flag of graphshard-server, as plain values (defaults here).
+struct Flags {
+  std::string partition;
+  int part = -1;
+  std::string listen = "127.0.0.1:0";
+  std::string registry;
+  std::string servers;
+  double rpc_timeout_s = 30;
+  double shutdown_grace_s = 10;
+  int threads = 0;
+  int prefetch = 4;
+  int max_streams = 64;
+  bool shm = true;
+  std::string peer_features = "local";
+  std::string peer_sampling = "local";
+};
+
+void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
+  flags.AddString("partition", &f.partition, "DIR",
+                  "partition folder (written by graphshard-partition)");
+  flags.AddInt("part", &f.part, "K", "which part to serve");
+  flags.AddString("listen", &f.listen, "HOST:PORT", "HOST:PORT to bind; port 0 = any free port");
+  flags.AddString("registry", &f.registry, "DIR",
+                  "registry folder: publish our address, find peers");
+  flags.AddString("servers", &f.servers, "HOST:PORT,...",
+                  "explicit peer addresses host:port,... (index = part)");
+  flags.AddDouble("rpc-timeout-s", &f.rpc_timeout_s, "S",
+                  "deadline of every call to a peer, seconds");
+  flags.AddDouble("shutdown-grace-s", &f.shutdown_grace_s, "S",
+                  "how long in-flight calls may finish at shutdown");
+  flags.AddInt("threads", &f.threads, "N",
+               "threads building minibatches (0 = all hardware threads)");
+  flags.AddInt("prefetch", &f.prefetch, "N", "minibatches prepared ahead per stream");
+  flags.AddInt("max-streams", &f.max_streams, "N",
+               "concurrent batch streams; more get RESOURCE_EXHAUSTED");
+  flags.AddBool("shm", &f.shm, "send batches to same-host trainers through shared memory");
+  flags.AddString("peer-features", &f.peer_features, "local|rpc",
+                  "local: read feature rows of same-host peers from their mmap'ed parts in\n"
+                  "--partition; rpc: always ask peers with GatherFeatures");
+  flags.AddString("peer-sampling", &f.peer_sampling, "local|rpc",
+                  "local: sample same-host peers' parts in-process from their mmap'ed files\n"
+                  "in --partition; rpc: always ask peers with SampleOneHop");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "graphshard-server --partition DIR --part K [--listen HOST:PORT] "
-      "[--registry DIR | --servers H:P,...]");
-  std::vector<std::string> storage;
-  std::vector<char*> args = graphshard::common::UnderscoreFlagNames(argc, argv, storage);
-  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  Flags f;
+  // Abseil spellings: this binary used Abseil flags, and scripts pass --rpc_timeout_s.
+  graphshard::common::FlagSet flags(
+      "usage: graphshard-server --partition DIR --part K [--listen HOST:PORT] "
+      "[--registry DIR | --servers H:P,...] [flags]\n"
+      "Flags may be spelled with dashes or underscores (--rpc-timeout-s = --rpc_timeout_s).",
+      {.abseil_spellings = true});
+  RegisterFlags(flags, f);
+  absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "graphshard-server: %s\n", std::string(parsed.status().message()).c_str());
+    return graphshard::common::kExitUsageError;
+  }
+  if (parsed->help) {
+    std::fputs(flags.Usage().c_str(), stdout);
+    return 0;
+  }
 
   // Block the stop signals in every thread (gRPC's included); main waits for them below.
   sigset_t stop_signals;
@@ -57,35 +91,33 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   graphshard::server::ServerOptions options;
-  options.partition_dir = absl::GetFlag(FLAGS_partition);
-  options.part = absl::GetFlag(FLAGS_part);
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.registry_dir = absl::GetFlag(FLAGS_registry);
-  options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_rpc_timeout_s));
-  options.threads = absl::GetFlag(FLAGS_threads);
-  options.service.prefetch = absl::GetFlag(FLAGS_prefetch);
-  options.service.max_streams = absl::GetFlag(FLAGS_max_streams);
-  options.service.shared_memory = absl::GetFlag(FLAGS_shm);
-  const std::string peer_features = absl::GetFlag(FLAGS_peer_features);
-  if (peer_features != "local" && peer_features != "rpc") {
+  options.partition_dir = f.partition;
+  options.part = f.part;
+  options.listen = f.listen;
+  options.registry_dir = f.registry;
+  options.rpc_timeout = absl::Seconds(f.rpc_timeout_s);
+  options.threads = f.threads;
+  options.service.prefetch = f.prefetch;
+  options.service.max_streams = f.max_streams;
+  options.service.shared_memory = f.shm;
+  if (f.peer_features != "local" && f.peer_features != "rpc") {
     return Fail("--peer-features must be local or rpc");
   }
-  options.peer_features = peer_features == "rpc" ? graphshard::server::PeerFeatures::kRpc
-                                                 : graphshard::server::PeerFeatures::kLocal;
-  const std::string peer_sampling = absl::GetFlag(FLAGS_peer_sampling);
-  if (peer_sampling != "local" && peer_sampling != "rpc") {
+  options.peer_features = f.peer_features == "rpc" ? graphshard::server::PeerFeatures::kRpc
+                                                   : graphshard::server::PeerFeatures::kLocal;
+  if (f.peer_sampling != "local" && f.peer_sampling != "rpc") {
     return Fail("--peer-sampling must be local or rpc");
   }
-  options.peer_sampling = peer_sampling == "rpc" ? graphshard::server::PeerSampling::kRpc
-                                                 : graphshard::server::PeerSampling::kLocal;
+  options.peer_sampling = f.peer_sampling == "rpc" ? graphshard::server::PeerSampling::kRpc
+                                                   : graphshard::server::PeerSampling::kLocal;
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");
   if (options.partition_dir.empty()) return Fail("--partition is required");
   if (options.part < 0) return Fail("--part is required (0-based part index)");
-  if (absl::GetFlag(FLAGS_rpc_timeout_s) <= 0) return Fail("--rpc_timeout_s must be > 0");
-  if (!absl::GetFlag(FLAGS_servers).empty()) {
-    auto list = graphshard::common::ParseAddressList(absl::GetFlag(FLAGS_servers));
+  if (f.rpc_timeout_s <= 0) return Fail("--rpc_timeout_s must be > 0");
+  if (!f.servers.empty()) {
+    auto list = graphshard::common::ParseAddressList(f.servers);
     if (!list.ok()) return Fail(std::string(list.status().message()));
     options.peer_addresses = *list;
   }
@@ -98,7 +130,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::fprintf(stderr, "graphshard-server: signal %d, draining and stopping\n", sig);
-  (*server)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_s)));
+  (*server)->Shutdown(absl::Seconds(f.shutdown_grace_s));
   std::fprintf(stderr, "graphshard-server: stopped\n");
   return 0;
 }

@@ -56,6 +56,26 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+TEST(CliTest, HelpOfEverySubcommandExitsZeroListingItsFlags) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> flags;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--help"}, {"generate", "partition --input", "inspect DIR", "--drop-self-loops"}},
+           {{"generate", "--help"}, {"--kind", "--seed", "--out", "--scale", "--max-nodes"}},
+           {{"partition", "-h"}, {"--input", "--parts", "--method", "--test-idx", "--quiet"}},
+           {{"inspect", "--help"}, {"--json", "--no-verify"}},
+       }) {
+    Result r = RunCli(c.args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    for (const std::string& flag : c.flags) EXPECT_THAT(r.out, HasSubstr(flag)) << c.args[0];
+  }
+  Result r = RunCli({"generate", "--kind", "products", "--bogus"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --bogus"));
+}
+
 TEST(CliTest, PartitionAndInspectCora) {
   testing::ScratchDir tmp;
   const std::string out = tmp.Sub("cora2");

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One flag scheme for every binary (common/flags.h): `--help` and `-h` print usage on stdout
+# listing every flag of the command-line contract and exit 0, for every binary and each
+# graphshard-partition subcommand; an unknown flag exits 2 naming it.
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh" "$@"
+
+# check_help "CMD..." FLAG...: CMD --help and CMD -h exit 0 and list every FLAG on stdout.
+check_help() {
+  local -a cmd
+  read -r -a cmd <<<"$1"
+  shift
+  local h status out
+  for h in --help -h; do
+    status=0
+    out=$(timeout 20 "$BIN/${cmd[0]}" "${cmd[@]:1}" "$h" 2>"$WORK/err") || status=$?
+    ((status == 0)) || { show "$WORK/err"; fail "${cmd[*]} $h: exit $status, expected 0"; }
+    local flag
+    for flag in "$@"; do
+      grep -qF -- "$flag" <<<"$out" || { echo "$out" >&2; fail "${cmd[*]} $h does not list $flag"; }
+    done
+  done
+  # An unknown flag: exit 2, named.
+  status=0
+  timeout 20 "$BIN/${cmd[0]}" "${cmd[@]:1}" --no-such-flag-e2e=1 >/dev/null 2>"$WORK/err" ||
+    status=$?
+  ((status == 2)) || { show "$WORK/err"; fail "${cmd[*]} --no-such-flag-e2e: exit $status, not 2"; }
+  grep -qF -- "--no-such-flag-e2e" "$WORK/err" ||
+    { show "$WORK/err"; fail "${cmd[*]}: unknown flag not named"; }
+  note "${cmd[*]}: --help, -h, unknown flag ok"
+}
+
+need_bin graphshard-server graphshard-health graphshard-partition
+check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
+  --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling
+check_help graphshard-health --registry --parts --servers --timeout-s
+check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
+  --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
+check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
+  --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
+  --drop-self-loops --force --quiet
+check_help "graphshard-partition inspect" --json --no-verify
+# The tool's own --help lists every subcommand's flags.
+out=$(timeout 20 "$BIN/graphshard-partition" --help) || fail "graphshard-partition --help failed"
+for flag in generate --max-nodes partition --test-idx inspect --no-verify; do
+  grep -qF -- "$flag" <<<"$out" || fail "graphshard-partition --help does not list $flag"
+done
+if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHARD_BUILD_TRAINER
+  need_bin graphshard-trainer
+  check_help graphshard-trainer --registry --servers --task --model --layers --epochs --hidden \
+    --fanouts --batch-size --lr --weight-decay --seed --dropout --replace --eval-every \
+    --normalize-features --threads --prefetch --device --h2d --backend --feature-dtype \
+    --checkpoint-dir --checkpoint-every --resume --metrics-file --progress-every-s \
+    --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s
+fi
+# Abseil's spellings still work where the deploy scripts use them.
+status=0
+timeout 20 "$BIN/graphshard-health" --servers 127.0.0.1:1 --timeout_s 0 2>"$WORK/err" || status=$?
+((status == 1)) || { show "$WORK/err"; fail "graphshard-health --timeout_s: exit $status, not 1"; }
