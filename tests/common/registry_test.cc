@@ -1,0 +1,70 @@
+#include "common/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace graphshard::common {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RegistryTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::path(testing::TempDir()) /
+            testing::UnitTest::GetInstance()->current_test_info()->name())
+               .string();
+    std::filesystem::remove_all(dir_);
+  }
+  void Write(const std::string& name, const std::string& text) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ + "/" + name) << text;
+  }
+  std::string dir_;
+};
+
+TEST_F(RegistryTest, PublishedAddressIsLookedUpAndRemoved) {
+  ASSERT_TRUE(PublishAddress(dir_, 1, "127.0.0.1:4567").ok());
+  absl::StatusOr<std::string> a = LookupAddress(dir_, 1);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, "127.0.0.1:4567");
+  RemoveAddress(dir_, 1);
+  EXPECT_EQ(LookupAddress(dir_, 1).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(RegistryTest, SurroundingWhitespaceIsAllowed) {
+  Write("part_0", "  host.example:80 \n\n");
+  absl::StatusOr<std::string> a = LookupAddress(dir_, 0);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, "host.example:80");
+}
+
+TEST_F(RegistryTest, MissingIsNotFoundAndGarbageIsDataLossNamingTheFile) {
+  absl::StatusOr<std::string> missing = LookupAddress(dir_, 0);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("part_0"));
+  for (const char* text : {"no port here\n", "host:0\n", "host:65536\n", ":80\n", "host:x\n"}) {
+    Write("part_0", text);
+    absl::StatusOr<std::string> a = LookupAddress(dir_, 0);
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kDataLoss) << text;
+    EXPECT_THAT(a.status().message(), HasSubstr("part_0"));
+  }
+}
+
+TEST(ParseAddressListTest, SplitsAndNamesTheBadEntry) {
+  absl::StatusOr<std::vector<std::string>> l = ParseAddressList("a:1, b:65535");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(*l, (std::vector<std::string>{"a:1", "b:65535"}));
+  absl::StatusOr<std::vector<std::string>> bad = ParseAddressList("a:1,nohost");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("entry 1"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("nohost"));
+  EXPECT_FALSE(ParseAddressList("h:99999").ok());
+  EXPECT_FALSE(ParseAddressList("").ok());
+}
+
+}  // namespace
+}  // namespace graphshard::common
