@@ -9,7 +9,8 @@
 #include "common/partition_part.h"
 #include "common/registry.h"
 #include "common/status_macros.h"
-#include "server/grpc_options.h"
+#include "rpc/channel.h"
+#include "rpc/status.h"
 #include "server/proto_convert.h"
 
 namespace graphshard::server {
@@ -39,7 +40,7 @@ void Issue(v1::PartitionService::Stub* stub, const std::string& address, int par
       &call->context, &call->request, &call->response,
       [call, done = std::move(done), address, part](grpc::Status status) {
         if (!status.ok()) {
-          done(Annotate(FromGrpcStatus(status), part, address));
+          done(Annotate(rpc::FromGrpcStatus(status), part, address));
           return;
         }
         absl::StatusOr<Result> result = FromProto(call->response);
@@ -90,10 +91,7 @@ absl::StatusOr<GrpcPeers::Peer*> GrpcPeers::PeerFor(int part) {
     return absl::UnavailableError(absl::StrCat(
         "part ", part, " is remote, and neither --servers nor --registry was given"));
   }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::Channel> channel = rpc::MakeChannel(address);
   auto peer = std::make_unique<Peer>();
   peer->address = address;
   peer->stub = v1::PartitionService::NewStub(channel);
@@ -165,7 +163,7 @@ absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int 
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
   v1::Metadata meta;
   grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
-  if (!status.ok()) return Annotate(FromGrpcStatus(status), part, peer->address);
+  if (!status.ok()) return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
   if (meta.host_id().empty() || meta.host_id() != options_.this_host_id || meta.part() != part) {
     return nullptr;  // another host: its files need not be here
   }

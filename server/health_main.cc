@@ -1,17 +1,17 @@
 // graphshard-health: waits until every partition server answers the standard gRPC health check
 // with SERVING, or fails after a deadline naming the servers that did not.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
 #include "common/registry.h"
-#include "grpc/health/v1/health.grpc.pb.h"
+#include "rpc/channel.h"
+#include "rpc/health.h"
 
 namespace {
 
@@ -24,17 +24,9 @@ struct Flags {
 
 // OK when `address` answers SERVING within `deadline`; the reason otherwise.
 std::string CheckOnce(const std::string& address, absl::Time deadline) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto stub = grpc::health::v1::Health::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(2))));
-  grpc::health::v1::HealthCheckRequest request;
-  grpc::health::v1::HealthCheckResponse response;
-  grpc::Status status = stub->Check(&context, request, &response);
-  if (!status.ok()) return absl::StrCat(address, ": ", status.error_message());
-  if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
-    return absl::StrCat(address, ": not SERVING");
-  }
+  absl::Status s = graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address),
+                                                std::min(deadline, absl::Now() + absl::Seconds(2)));
+  if (!s.ok()) return absl::StrCat(address, ": ", s.message());
   return "";
 }
 

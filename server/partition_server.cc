@@ -11,7 +11,7 @@
 #include "shm/ring.h"
 #include "server/asio_executor.h"
 #include "common/status_macros.h"
-#include "server/grpc_options.h"
+#include "rpc/channel.h"
 
 namespace graphshard::server {
 namespace {
@@ -61,9 +61,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  rpc::ConfigureServerBuilder(builder, options.listen, rpc::RpcOptions{}, &s->port_);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "rpc/status.h"
 #include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/proto_convert.h"
@@ -103,7 +104,7 @@ grpc::Status PartitionServiceImpl::SampleOneHop(grpc::ServerContext*,
   absl::StatusOr<std::vector<engine::HopResult>> result =
       req.ok() ? local_.SampleOneHop(*req) : req.status();
   timer.set_ok(result.ok());
-  if (!result.ok()) return ToGrpcStatus(result.status());
+  if (!result.ok()) return rpc::ToGrpcStatus(result.status());
   ToProto(*result, response);
   stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()));
   return grpc::Status::OK;
@@ -120,7 +121,7 @@ grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
       : !dtype.ok() ? dtype.status()
                     : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
-  if (!blocks.ok()) return ToGrpcStatus(blocks.status());
+  if (!blocks.ok()) return rpc::ToGrpcStatus(blocks.status());
   std::unique_ptr<shm::ShmSegment> segment;
   if (options_.shared_memory && !request->client_host_id().empty() &&
       request->client_host_id() == options_.host_id) {
@@ -143,7 +144,7 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
   absl::StatusOr<engine::Minibatch> batch =
       req.ok() ? engine::BuildMinibatch(local_, peers_, *req) : req.status();
   timer.set_ok(batch.ok());
-  if (!batch.ok()) return ToGrpcStatus(batch.status());
+  if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
   ToProto(*batch, response);
   stats_.AddBatch();
   stats_.AddSampledEdges(batch->NumSampledEdges());
@@ -157,27 +158,27 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
   CallTimer timer(stats_, "StreamBatches");
   if (absl::Status admitted = OpenStream(); !admitted.ok()) {
     timer.set_ok(false);
-    return ToGrpcStatus(admitted);
+    return rpc::ToGrpcStatus(admitted);
   }
   absl::Cleanup close = [this] { CloseStream(); };
   absl::StatusOr<engine::StreamRequest> req = FromProto(*request);
   if (!req.ok()) {
     timer.set_ok(false);
-    return ToGrpcStatus(req.status());
+    return rpc::ToGrpcStatus(req.status());
   }
   ShmBatchWriter batches(WriterOptions(*request));  // before the stream, which goes first
   auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
                                            options_.prefetch, batches.StreamHooks());
   if (!stream.ok()) {
     timer.set_ok(false);
-    return ToGrpcStatus(stream.status());
+    return rpc::ToGrpcStatus(stream.status());
   }
   const auto cancelled = [context] { return context->IsCancelled(); };
   while (!cancelled()) {
     absl::StatusOr<std::optional<ShmBatchWriter::Batch>> next = batches.Next(**stream, cancelled);
     if (!next.ok()) {
       timer.set_ok(false);
-      return ToGrpcStatus(next.status());
+      return rpc::ToGrpcStatus(next.status());
     }
     if (!next->has_value()) return grpc::Status::OK;
     const absl::Time write_start = absl::Now();

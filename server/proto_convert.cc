@@ -1,5 +1,7 @@
 #include "server/proto_convert.h"
 
+#include <cstring>
+
 #include "common/status_macros.h"
 
 namespace graphshard::server {
@@ -67,17 +69,6 @@ void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p
 }
 
 }  // namespace
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  // absl and gRPC share the canonical code numbering.
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
 
 absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype) {
   switch (dtype) {
@@ -184,7 +175,7 @@ absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeat
     b.feat_dim = item.feat_dim();
     if (segment != nullptr) {
       const v1::Array& a = item.features();
-      if (a.shm_offset() + a.shm_length() > segment->size()) {
+      if (!common::RangeFits(a.shm_offset(), a.shm_length(), segment->size())) {
         return absl::DataLossError(absl::StrCat("features outside shm segment ", p.shm_name()));
       }
       b.features.assign(segment->data() + a.shm_offset(),

@@ -1,43 +1,25 @@
 #ifndef GRAPHSHARD_SERVER_PROTO_CONVERT_H_
 #define GRAPHSHARD_SERVER_PROTO_CONVERT_H_
 
-// The one place where engine structs meet protobuf messages (and absl::Status meets
-// grpc::Status). Arrays travel as raw little-endian bytes, inline or in shared memory.
+// The one place where engine structs meet protobuf messages (statuses: rpc/status.h). Arrays
+// travel as raw little-endian bytes, inline or in shared memory.
 
-#include <cstring>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "common/bytes.h"
 #include "proto/graphshard.pb.h"
 #include "server/engine/types.h"
 #include "shm/ring.h"
 
 namespace graphshard::server {
 
-template <typename T>
-std::string ToBytes(absl::Span<const T> values) {
-  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
-}
-
-// InvalidArgument naming `field` if the length is not a multiple of sizeof(T).
-template <typename T>
-absl::StatusOr<std::vector<T>> FromBytes(const std::string& bytes, absl::string_view field) {
-  if (bytes.size() % sizeof(T) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", bytes.size(),
-                                                   " bytes is not a multiple of ", sizeof(T)));
-  }
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
-grpc::Status ToGrpcStatus(const absl::Status& status);
-absl::Status FromGrpcStatus(const grpc::Status& status);
+// Raw arrays (common/bytes.h); a bad length in a request is InvalidArgument naming the field.
+using common::FromBytes;
+using common::ToBytes;
 
 absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype);
 v1::FeatureDtype ToProto(engine::FeatureDtype dtype);

@@ -1,6 +1,5 @@
 #include "trainer/batch_client.h"
 
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -9,9 +8,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "common/bytes.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "rpc/channel.h"
+#include "rpc/health.h"
+#include "rpc/status.h"
 #include "shm/ring.h"
 #include "trainer/internal/wire.h"
 
@@ -20,8 +22,8 @@ namespace {
 
 absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc, absl::string_view address) {
   if (s.ok()) return absl::OkStatus();
-  const auto code = static_cast<absl::StatusCode>(s.error_code());  // same numbering
-  return absl::Status(code, absl::StrCat(rpc, " to server ", address, ": ", s.error_message()));
+  return absl::Status(rpc::FromGrpcStatus(s).code(),
+                      absl::StrCat(rpc, " to server ", address, ": ", s.error_message()));
 }
 
 absl::Status Annotate(const absl::Status& s, absl::string_view rpc, absl::string_view address) {
@@ -36,7 +38,6 @@ struct PartitionClient::Impl {
   ClientOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
-  std::unique_ptr<grpc::GenericStub> generic;
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
   std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
@@ -56,13 +57,8 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
   auto impl = std::make_unique<Impl>();
   impl->address = std::move(address);
   impl->options = options;
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_receive_bytes);
-  args.SetMaxSendMessageSize(options.max_receive_bytes);
-  impl->channel =
-      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
+  impl->channel = rpc::MakeChannel(impl->address, options.rpc);
   impl->stub = v1::PartitionService::NewStub(impl->channel);
-  impl->generic = std::make_unique<grpc::GenericStub>(impl->channel);
   std::random_device random;
   while (impl->ring_id == 0) {
     impl->ring_id = (uint64_t{random()} << 32) ^ random();
@@ -77,8 +73,6 @@ void PartitionClient::SetRingMapHooks(shm::ShmRingReader::MapHooks hooks) {
 }
 
 absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
-  // grpc.health.v1 without generated code: HealthCheckRequest{service: ""} encodes to zero
-  // bytes; HealthCheckResponse is field 1 (varint enum), SERVING = 1.
   std::string last = "no answer yet";
   while (true) {
     const absl::Time now = absl::Now();
@@ -86,36 +80,14 @@ absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("server ", impl_->address, " not SERVING before the deadline: ", last));
     }
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(std::min(deadline, now + absl::Seconds(2))));
-    ctx.set_wait_for_ready(true);  // wait for connect within the deadline, not fail fast
-    grpc::Slice empty("");
-    grpc::ByteBuffer request(&empty, 1);  // a default ByteBuffer is "invalid", not empty
-    grpc::ByteBuffer response;
-    grpc::Status status;
-    absl::Notification done;
-    impl_->generic->UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                              &response, [&](grpc::Status s) {
-                                status = std::move(s);
-                                done.Notify();
-                              });
-    done.WaitForNotification();
-    if (status.ok()) {
-      std::vector<grpc::Slice> slices;
-      std::string bytes;
-      if (response.Dump(&slices).ok()) {
-        for (const grpc::Slice& s : slices) {
-          bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-        }
-      }
-      if (bytes.size() >= 2 && bytes[0] == 0x08 && bytes[1] == 0x01) return absl::OkStatus();
-      last = absl::StrCat("health status is not SERVING (", bytes.size() >= 2 ? int{bytes[1]} : 0,
-                          ")");
-    } else if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-      return absl::OkStatus();  // no health service, but it answers
-    } else {
-      last = absl::StrCat("health check: ", status.error_message());
+    // wait_for_ready: wait for the connection within the deadline, not fail fast.
+    const absl::Status status =
+        rpc::CheckHealth(impl_->channel, std::min(deadline, now + absl::Seconds(2)),
+                         rpc::HealthCheckOptions{.wait_for_ready = true});
+    if (status.ok() || absl::IsUnimplemented(status)) {
+      return absl::OkStatus();  // SERVING; or no health service, but it answers
     }
+    last = absl::StrCat("health check: ", status.message());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -140,7 +112,8 @@ absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view
   v1::GetSplitResponse resp;
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GetSplit(&ctx, req, &resp),
                            absl::StrCat("GetSplit(", split, ")"), impl_->address));
-  auto ids = internal::DecodeInt64s(resp.ids(), absl::StrCat("split ", split, " ids"));
+  auto ids = common::FromBytes<int64_t>(resp.ids(), absl::StrCat("split ", split, " ids"),
+                                        absl::StatusCode::kDataLoss);
   if (!ids.ok()) return Annotate(ids.status(), "GetSplit", impl_->address);
   return ids;
 }
@@ -229,7 +202,5 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
       *impl_->stub, request, metadata, impl_->address, timeout, impl_->ring_reader));
 }
-
-int64_t FeatureBytes(FeatureDtype dtype) { return dtype == FeatureDtype::kFloat32 ? 4 : 2; }
 
 }  // namespace graphshard::trainer

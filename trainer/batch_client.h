@@ -19,6 +19,8 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
+#include "common/feature_dtype.h"
+#include "rpc/options.h"
 #include "shm/ring.h"
 
 namespace graphshard::trainer {
@@ -52,8 +54,8 @@ struct ServerMetadata {
   bool heterogeneous() const { return node_types.size() > 1 || edge_types.size() > 1; }
 };
 
-enum class FeatureDtype { kFloat32, kFloat16, kBFloat16 };
-int64_t FeatureBytes(FeatureDtype dtype);  // bytes per element: 4 or 2
+using common::FeatureBytes;  // common/feature_dtype.h, shared with the server's engine
+using common::FeatureDtype;
 
 // Bytes inside a decoded minibatch; valid while the MinibatchData's `owner` lives.
 struct ByteView {
@@ -120,7 +122,7 @@ struct StreamOptions {
 
 struct ClientOptions {
   double rpc_timeout_s = 60;
-  int max_receive_bytes = 1 << 30;  // minibatches can be large
+  rpc::RpcOptions rpc;  // credentials and message size limit (minibatches can be large)
 };
 
 // An open StreamBatches call; the destructor cancels it if unfinished (the server then drops

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/flags.h"
+#include "common/registry.h"
 #include "common/status_macros.h"
 
 namespace graphshard::trainer {
@@ -33,21 +34,6 @@ absl::Status ParseFanouts(absl::string_view value, std::vector<int32_t>* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseServers(absl::string_view value, std::vector<std::string>* out) {
-  std::vector<std::string> servers;
-  for (absl::string_view part : absl::StrSplit(value, ',')) {
-    const size_t colon = part.rfind(':');
-    int port = 0;
-    if (colon == absl::string_view::npos || colon == 0 ||
-        !absl::SimpleAtoi(part.substr(colon + 1), &port) || port < 1 || port > 65535) {
-      return Expected("a comma-separated list of host:port (port 1-65535)");
-    }
-    servers.emplace_back(part);
-  }
-  *out = std::move(servers);
-  return absl::OkStatus();
-}
-
 constexpr char kSynopsis[] =
     "usage: graphshard-trainer (--registry DIR | --servers HOST:PORT,...) [flags]";
 constexpr char kEpilogue[] =
@@ -63,7 +49,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
   flags.AddString("registry", &o.registry_dir, "DIR",
                   "registry folder: DIR/part_<k> holds server k's host:port", false);
   flags.AddCustom("servers", "HOST:PORT,...", "explicit server addresses (index = part)", "",
-                  [&o](absl::string_view v) { return ParseServers(v, &o.servers); });
+                  [&o](absl::string_view v) -> absl::Status {
+                    ASSIGN_OR_RETURN(o.servers, common::ParseAddressList(v));
+                    return absl::OkStatus();
+                  });
   flags.AddChoice("task", &o.task, {"node", "graph"},
                   "node classification, or graph classification on a partitioned TU\n"
                   "dataset (whole graphs per batch, GIN, sum pooling)");

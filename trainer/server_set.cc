@@ -1,24 +1,21 @@
 #include "trainer/server_set.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "common/registry.h"
 #include "common/status_macros.h"
 
 namespace graphshard::trainer {
 namespace {
 
 // Waits until the registry file of `part` exists and parses.
-absl::StatusOr<std::string> WaitForRegistryEntry(absl::string_view dir, int part,
+absl::StatusOr<std::string> WaitForRegistryEntry(const std::string& dir, int part,
                                                  absl::Time deadline) {
   while (true) {
-    absl::StatusOr<std::string> entry = ReadRegistryEntry(dir, part);
+    absl::StatusOr<std::string> entry = common::LookupAddress(dir, part);
     if (entry.ok() || !absl::IsNotFound(entry.status())) return entry;
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -46,24 +43,6 @@ absl::Status CheckAgrees(const ServerMetadata& first, const ServerMetadata& md, 
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> ReadRegistryEntry(absl::string_view dir, int part) {
-  const std::string path = absl::StrCat(dir, "/part_", part);
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text(absl::StripAsciiWhitespace(ss.str()));
-  const size_t colon = text.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(absl::string_view(text).substr(colon + 1), &port) || port < 1 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": '", text, "' is not host:port (port 1-65535)"));
-  }
-  return text;
-}
 
 absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
   const absl::Time deadline = absl::Now() + absl::Seconds(options.server_wait_s);

@@ -29,12 +29,9 @@ struct ServerSet {
   std::vector<std::unique_ptr<PartitionClient>> clients;  // index = part
 };
 
-// Reads DIR/part_<part>: NotFound if it does not exist (yet), InvalidArgument naming the file
-// if it is not "host:port" (surrounding whitespace allowed).
-absl::StatusOr<std::string> ReadRegistryEntry(absl::string_view dir, int part);
-
-// DeadlineExceeded naming the server (part and address, or the registry file) that was not
-// up in time; FailedPrecondition when servers disagree (num_parts, feat_dim, num_classes, or a
+// The registry is read with common::LookupAddress (DataLoss naming the file for a malformed
+// entry). DeadlineExceeded naming the server (part and address, or the registry file) that was
+// not up in time; FailedPrecondition when servers disagree (num_parts, feat_dim, num_classes, or a
 // server at index p reporting another part).
 absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options);
 

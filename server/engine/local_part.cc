@@ -204,7 +204,8 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
     const common::NodeShard& shard = *node_types_[t].shard;
     FeatureBlock& b = blocks[i];
     b.feat_dim = shard.feat_dim;
-    const size_t row_bytes = static_cast<size_t>(shard.feat_dim) * FeatureDtypeSize(dtype);
+    const size_t row_bytes =
+        static_cast<size_t>(shard.feat_dim) * static_cast<size_t>(common::FeatureBytes(dtype));
     b.features.resize(items[i].ids.size() * row_bytes);
     b.labels.resize(items[i].ids.size());
     for (size_t j = 0; j < items[i].ids.size(); ++j) {

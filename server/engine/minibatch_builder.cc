@@ -206,7 +206,7 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
       ids.push_back(id);
     }
   }
-  const size_t elem = FeatureDtypeSize(dtype);
+  const size_t elem = static_cast<size_t>(common::FeatureBytes(dtype));
   std::vector<size_t> feature_bytes;
   for (NodeBlock& block : nodes) {
     feature_bytes.push_back(block.ids.size() * static_cast<size_t>(block.feat_dim) * elem);

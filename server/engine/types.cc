@@ -2,8 +2,6 @@
 
 namespace graphshard::engine {
 
-size_t FeatureDtypeSize(FeatureDtype dtype) { return dtype == FeatureDtype::kFloat32 ? 4 : 2; }
-
 int64_t Minibatch::NumSampledEdges() const {
   int64_t n = 0;
   for (const EdgeBlock& e : edges) n += static_cast<int64_t>(e.src.size());

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/feature_dtype.h"
 #include "common/thread_usage.h"
 
 namespace graphshard::engine {
@@ -27,8 +28,7 @@ struct Limits {
   int64_t max_stream_epochs = 1 << 20; // epochs of one stream (StreamRequest::num_epochs)
 };
 
-enum class FeatureDtype { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
-size_t FeatureDtypeSize(FeatureDtype dtype);
+using common::FeatureDtype;  // common/feature_dtype.h, shared with the trainer
 
 struct HopItem {
   std::string edge_type;

@@ -41,9 +41,9 @@
 #include "absl/strings/str_split.h"
 #include "common/partition_part.h"
 #include "common/thread_usage.h"
+#include "rpc/channel.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
-#include "server/grpc_options.h"
 #include "server/partition_server.h"
 #include "server/proto_convert.h"
 #include "shm/ring.h"
@@ -178,10 +178,7 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
                   bool shm, uint64_t shuffle_seed, int num_batches = 0,
                   ClientRing* client = nullptr) {
   const double cpu0 = ThreadCpuSeconds();
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(server::kMaxMessageBytes);
-  auto stub = v1::PartitionService::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  auto stub = v1::PartitionService::NewStub(rpc::MakeChannel(address));
   v1::StreamBatchesRequest r;
   r.set_seeds(server::ToBytes<int64_t>(seeds));
   r.set_batch_size(f.batch_size);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/partition_part.h"
+#include "rpc/channel.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
 
@@ -249,9 +250,7 @@ TEST(PartitionServerStartTest, UnreachablePeerGivesUnavailableNamingIt) {
   auto part = common::PartitionPart::Load(dir + "/p", 0);
   ASSERT_TRUE(part.ok());
   int64_t seed = (*part)->FindNodes("node")->splits.at("train")[0];
-  grpc::ChannelArguments args;
-  auto stub = v1::PartitionService::NewStub(
-      grpc::CreateCustomChannel((*s)->address(), grpc::InsecureChannelCredentials(), args));
+  auto stub = v1::PartitionService::NewStub(rpc::MakeChannel((*s)->address()));
   v1::SampleMinibatchRequest req;
   req.set_seeds(ToBytes<int64_t>(std::vector<int64_t>{seed}));
   for (int h = 0; h < 3; ++h) req.mutable_sampling()->add_fanouts(-1);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "partitioner/read_input.h"
+#include "rpc/channel.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
 
@@ -134,10 +135,7 @@ HandCluster RunHandCluster(const std::string& dir0, const std::string& dir1,
     servers.push_back(*std::move(s));
   }
   auto stub = [&](int p) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-    return v1::PartitionService::NewStub(
-        grpc::CreateCustomChannel(servers[p]->address(), grpc::InsecureChannelCredentials(), args));
+    return v1::PartitionService::NewStub(rpc::MakeChannel(servers[p]->address()));
   };
   HandCluster out;
   out.batches = Epoch(*stub(0), Split(*stub(0), "train"), Configs()[0]);

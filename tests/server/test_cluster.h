@@ -18,7 +18,7 @@
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
 #include "proto/graphshard.grpc.pb.h"
-#include "server/grpc_options.h"
+#include "rpc/channel.h"
 #include "server/partition_server.h"
 #include "shm/ring.h"
 
@@ -79,10 +79,7 @@ class TestCluster {
   server::PartitionServer& server(int p) { return *servers_[p]; }
 
   std::unique_ptr<v1::PartitionService::Stub> Stub(int p) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(server::kMaxMessageBytes);
-    return v1::PartitionService::NewStub(grpc::CreateCustomChannel(
-        servers_[p]->address(), grpc::InsecureChannelCredentials(), args));
+    return v1::PartitionService::NewStub(rpc::MakeChannel(servers_[p]->address()));
   }
 
  private:

@@ -22,19 +22,14 @@ class RegistryTest : public testing::Test {
   std::filesystem::path dir_;
 };
 
-TEST_F(RegistryTest, ReadsHostPort) {
-  Write("part_1", "127.0.0.1:4567\n");
-  absl::StatusOr<std::string> e = ReadRegistryEntry(dir_.string(), 1);
-  ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_EQ(*e, "127.0.0.1:4567");
-}
-
-TEST_F(RegistryTest, MissingIsNotFoundAndGarbageIsInvalid) {
-  EXPECT_EQ(ReadRegistryEntry(dir_.string(), 0).status().code(), absl::StatusCode::kNotFound);
+TEST_F(RegistryTest, MalformedEntryIsDataLossNamingTheFile) {
   Write("part_0", "no port here\n");
-  absl::StatusOr<std::string> e = ReadRegistryEntry(dir_.string(), 0);
-  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(e.status().message().find("part_0"), absl::string_view::npos);
+  DiscoveryOptions options;
+  options.registry_dir = dir_.string();
+  options.server_wait_s = 5;
+  absl::StatusOr<ServerSet> s = ConnectServers(options);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.status().message().find("part_0"), absl::string_view::npos) << s.status();
 }
 
 TEST_F(RegistryTest, WaitingForAMissingServerFailsNamingIt) {

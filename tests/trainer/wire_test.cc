@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/bytes.h"
 #include "gtest/gtest.h"
 
 namespace graphshard::trainer::internal {
@@ -19,14 +20,14 @@ v1::Minibatch ValidBatch() {
   m.set_batch_size(1);
   v1::NodeBlock* n = m.add_nodes();
   n->set_node_type("node");
-  n->mutable_ids()->set_data(EncodeInt64s({7, 3, 9}));
+  n->mutable_ids()->set_data(common::ToBytes<int64_t>({7, 3, 9}));
   n->set_feat_dim(2);
   n->mutable_features()->set_data(Floats({1, 2, 3, 4, 5, 6}));
-  n->mutable_labels()->set_data(EncodeInt64s({0, 1, 2}));
+  n->mutable_labels()->set_data(common::ToBytes<int64_t>({0, 1, 2}));
   v1::EdgeBlock* e = m.add_edges();
   e->set_edge_type("node__to__node");
-  e->mutable_src()->set_data(EncodeInt64s({1, 2}));
-  e->mutable_dst()->set_data(EncodeInt64s({0, 0}));
+  e->mutable_src()->set_data(common::ToBytes<int64_t>({1, 2}));
+  e->mutable_dst()->set_data(common::ToBytes<int64_t>({0, 0}));
   return m;
 }
 
@@ -66,16 +67,16 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
     EXPECT_NE(b.status().message().find(mention), absl::string_view::npos) << b.status().message();
   };
   v1::Minibatch m = ValidBatch();
-  m.mutable_edges(0)->mutable_src()->set_data(EncodeInt64s({1, 3}));
+  m.mutable_edges(0)->mutable_src()->set_data(common::ToBytes<int64_t>({1, 3}));
   expect_data_loss(m, "src[1] = 3");
   m = ValidBatch();
-  m.mutable_edges(0)->mutable_dst()->set_data(EncodeInt64s({0}));
+  m.mutable_edges(0)->mutable_dst()->set_data(common::ToBytes<int64_t>({0}));
   expect_data_loss(m, "dst");
   m = ValidBatch();
   m.mutable_nodes(0)->mutable_features()->set_data(Floats({1, 2, 3}));
   expect_data_loss(m, "features");
   m = ValidBatch();
-  m.mutable_nodes(0)->mutable_labels()->set_data(EncodeInt64s({0}));
+  m.mutable_nodes(0)->mutable_labels()->set_data(common::ToBytes<int64_t>({0}));
   expect_data_loss(m, "labels");
   m = ValidBatch();
   m.set_batch_size(4);

@@ -1,18 +1,15 @@
 #include "trainer/internal/wire.h"
 
-#include <bit>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/bytes.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
 
 namespace graphshard::trainer::internal {
 namespace {
-
-static_assert(std::endian::native == std::endian::little,
-              "the wire format is little-endian; add byte swapping for this host");
 
 // The bytes of one Array: inline, or a range of the mapped segment (checked against its size).
 absl::StatusOr<ByteView> View(const v1::Array& a, const shm::ShmSegment* shm,
@@ -21,7 +18,7 @@ absl::StatusOr<ByteView> View(const v1::Array& a, const shm::ShmSegment* shm,
   if (!a.data().empty()) {
     return absl::DataLossError(absl::StrCat("minibatch ", what, ": inline bytes in a shm batch"));
   }
-  if (a.shm_offset() > shm->size() || a.shm_length() > shm->size() - a.shm_offset()) {
+  if (!common::RangeFits(a.shm_offset(), a.shm_length(), shm->size())) {
     return absl::DataLossError(absl::StrCat("minibatch ", what, ": shm range [", a.shm_offset(),
                                             ", +", a.shm_length(), ") outside the segment of ",
                                             shm->size(), " bytes"));
@@ -83,23 +80,6 @@ absl::StatusOr<FeatureDtype> FromProto(v1::FeatureDtype d) {
 }
 
 }  // namespace
-
-absl::StatusOr<std::vector<int64_t>> DecodeInt64s(const std::string& bytes,
-                                                  absl::string_view what) {
-  if (bytes.size() % sizeof(int64_t) != 0) {
-    return absl::DataLossError(
-        absl::StrCat(what, ": ", bytes.size(), " bytes is not a multiple of 8 (int64 LE)"));
-  }
-  std::vector<int64_t> v(bytes.size() / sizeof(int64_t));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
-}
-
-std::string EncodeInt64s(absl::Span<const int64_t> values) {
-  std::string s(values.size() * sizeof(int64_t), '\0');
-  if (!values.empty()) std::memcpy(s.data(), values.data(), s.size());
-  return s;
-}
 
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   ServerMetadata out;
@@ -164,7 +144,7 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
 
 v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   v1::StreamBatchesRequest r;
-  r.set_seeds(EncodeInt64s(o.seeds));
+  r.set_seeds(common::ToBytes<int64_t>(o.seeds));
   r.set_batch_size(o.batch_size);
   r.set_shuffle(o.shuffle);
   r.set_shuffle_seed(o.shuffle_seed);

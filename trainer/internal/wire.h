@@ -2,7 +2,8 @@
 #define GRAPHSHARD_TRAINER_INTERNAL_WIRE_H_
 
 // Proto <-> plain struct conversions of the trainer (the one proto conversion file of trainer/).
-// Decoders validate everything a server sends: byte lengths, counts, index ranges.
+// Decoders validate everything a server sends: byte lengths, counts, index ranges. Raw arrays
+// go through common/bytes.h.
 
 #include <memory>
 #include <string>
@@ -15,10 +16,6 @@
 #include "trainer/batch_client.h"
 
 namespace graphshard::trainer::internal {
-
-// int64 LE bytes; DataLoss naming `what` if the length is not a multiple of 8.
-absl::StatusOr<std::vector<int64_t>> DecodeInt64s(const std::string& bytes, absl::string_view what);
-std::string EncodeInt64s(absl::Span<const int64_t> values);
 
 // DataLoss for an inconsistent answer: part outside num_parts, a target type without classes,
 // an edge type naming an unknown node type.
