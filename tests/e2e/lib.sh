@@ -44,18 +44,6 @@ need_bin() {
   done
 }
 
-# health_timeout_flag: graphshard-health's deadline flag. The contract spells it --timeout-s;
-# builds with Abseil flags know only --timeout_s (as in deploy/graphshard-launch).
-health_timeout_flag() {
-  local help
-  help=$("$BIN/graphshard-health" --help 2>&1 || true)
-  if [[ $help == *--timeout_s* ]]; then
-    echo --timeout_s
-  else
-    echo --timeout-s
-  fi
-}
-
 # show FILE: prints a file (stdout/stderr capture of a step) for the test log.
 show() {
   echo "---- $1" >&2

@@ -17,7 +17,7 @@ for sig in TERM INT; do
   addr=$(cat "$WORK/registry/part_0")
   [[ $addr =~ ^127\.0\.0\.1:[0-9]+$ ]] || fail "registry entry '$addr' is not host:port"
   if [[ -x $BIN/graphshard-health ]]; then
-    timeout 60 "$BIN/graphshard-health" --registry "$WORK/registry" --parts 1 "$(health_timeout_flag)" 30 ||
+    timeout 60 "$BIN/graphshard-health" --registry "$WORK/registry" --parts 1 --timeout-s 30 ||
       fail "graphshard-health: server at $addr not SERVING"
   fi
   # `timeout` is our child; signal the server itself.
