@@ -1,9 +1,10 @@
 #ifndef GRAPHSHARD_TRAINER_BATCH_CLIENT_H_
 #define GRAPHSHARD_TRAINER_BATCH_CLIENT_H_
 
-// gRPC client of one partition server (PartitionService + grpc.health.v1), returning plain
-// structs: the rest of the trainer never sees protobuf or gRPC types. Every unary RPC carries a
-// deadline (ClientOptions::rpc_timeout_s), a stream one of rpc_timeout_s per batch it may carry.
+// gRPC client of one partition server (PartitionService + grpc.health.v1), returning the plain
+// structs of trainer/data_types.h: the rest of the trainer never sees protobuf or gRPC types.
+// Every unary RPC carries a deadline (ClientOptions::rpc_timeout_s), a stream one of
+// rpc_timeout_s per batch it may carry.
 // Responses are validated before they are returned, so a bad server answer is a DataLoss status
 // naming the server, never a crash later.
 // Thread-safe: several RPCs may be in flight on one client (gRPC stubs are thread-safe); one
@@ -19,83 +20,11 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
-#include "common/feature_dtype.h"
 #include "rpc/options.h"
 #include "shm/ring.h"
+#include "trainer/data_types.h"
 
 namespace graphshard::trainer {
-
-struct NodeTypeInfo {
-  std::string name;
-  int64_t num_nodes = 0;
-  int64_t feat_dim = 0;     // 0 = no features (the model learns an input vector)
-  int64_t num_classes = 0;  // 0 = unlabelled
-};
-
-struct EdgeTypeInfo {
-  std::string name;  // src__rel__dst
-  int src = 0;       // index into ServerMetadata::node_types
-  int dst = 0;
-};
-
-struct ServerMetadata {
-  int part = 0;
-  int num_parts = 0;
-  // The target (labelled) node type, summarised.
-  int64_t num_nodes = 0;
-  std::vector<int64_t> part_offsets;  // [num_parts + 1]
-  int64_t feat_dim = 0;
-  int64_t num_classes = 0;
-  std::string target_type;
-  int target = 0;  // index of target_type in node_types
-  std::vector<NodeTypeInfo> node_types;  // manifest order (the order of a batch's blocks)
-  std::vector<EdgeTypeInfo> edge_types;
-  std::string host_id;  // equal to ours = same host (shared-memory batches)
-  bool heterogeneous() const { return node_types.size() > 1 || edge_types.size() > 1; }
-};
-
-using common::FeatureBytes;  // common/feature_dtype.h, shared with the server's engine
-using common::FeatureDtype;
-
-// Bytes inside a decoded minibatch; valid while the MinibatchData's `owner` lives.
-struct ByteView {
-  const char* data = nullptr;
-  size_t size = 0;
-};
-
-struct NodeBlockData {
-  std::string node_type;
-  int64_t num_nodes = 0;
-  int64_t feat_dim = 0;
-  ByteView ids;       // int64 [num_nodes]; seeds first for the seed type
-  ByteView features;  // [num_nodes, feat_dim] in MinibatchData::feature_dtype
-  ByteView labels;    // int64 [num_nodes]
-};
-
-struct EdgeBlockData {
-  std::string edge_type;
-  int src_block = 0;  // index into MinibatchData::nodes
-  int dst_block = 0;
-  int64_t num_edges = 0;
-  ByteView src;  // int64 [num_edges], rows of nodes[src_block]
-  ByteView dst;  // int64 [num_edges], rows of nodes[dst_block]
-};
-
-// One sampled (heterogeneous) subgraph, decoded and validated, its arrays read in place: from
-// the gRPC message, or from the shared-memory segment the server wrote it to (mapped here, its
-// name already unlinked). The first batch_size rows of nodes[seed_block] are the seeds.
-struct MinibatchData {
-  int64_t batch_size = 0;
-  int seed_block = 0;
-  int64_t epoch = 0;
-  int64_t batch_index = 0;
-  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
-  bool shared_memory = false;  // arrays came through shared memory
-  bool pinned = false;         // ... in a segment registered for DMA (trainer/host_register.h)
-  std::vector<NodeBlockData> nodes;  // ServerMetadata::node_types order
-  std::vector<EdgeBlockData> edges;
-  std::shared_ptr<const void> owner;  // keeps every ByteView alive
-};
 
 struct StreamOptions {
   std::vector<int64_t> seeds;  // of the target type, all owned by the server asked

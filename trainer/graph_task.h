@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/batch_client.h"
+#include "trainer/data_types.h"
 
 namespace graphshard::trainer {
 

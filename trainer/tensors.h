@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/batch_client.h"
+#include "trainer/data_types.h"
 
 namespace graphshard::trainer {
 
