@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "trainer/internal/session_state.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -28,15 +29,14 @@ std::string TensorString(const torch::Tensor& t) {
 
 std::string CheckpointPath(const std::string& dir) { return dir + "/checkpoint.pt"; }
 
-absl::Status SaveCheckpoint(const std::string& dir, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer,
+absl::Status SaveCheckpoint(const std::string& dir, SessionState& state,
                             const CheckpointPosition& position) {
   const std::string path = CheckpointPath(dir);
   std::string bytes;
   try {
     torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
-    model.save(model_archive);
-    optimizer.save(optimizer_archive);
+    state.model->save(model_archive);
+    state.optimizer->save(optimizer_archive);
     archive.write("model", model_archive);
     archive.write("optimizer", optimizer_archive);
     archive.write("position",
@@ -58,15 +58,15 @@ absl::Status SaveCheckpoint(const std::string& dir, torch::nn::Module& model,
   return common::WriteFileAtomically(path, bytes);
 }
 
-absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(
-    const std::string& dir, const std::string& config, torch::nn::Module& model,
-    torch::optim::Optimizer& optimizer, const torch::Device& device) {
+absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::string& dir,
+                                                                  const std::string& config,
+                                                                  SessionState& state) {
   const std::string path = CheckpointPath(dir);
   if (!std::filesystem::exists(path)) return absl::optional<CheckpointPosition>();
   CheckpointPosition p;
   try {
     torch::serialize::InputArchive archive, model_archive, optimizer_archive;
-    archive.load_from(path, device);
+    archive.load_from(path, state.device);
     torch::Tensor config_t, position, sums;
     archive.read("config", config_t);
     p.config = TensorString(config_t);
@@ -90,8 +90,8 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(
     p.seen = sums[2].item<double>();
     archive.read("model", model_archive);
     archive.read("optimizer", optimizer_archive);
-    model.load(model_archive);
-    optimizer.load(optimizer_archive);
+    state.model->load(model_archive);
+    state.optimizer->load(optimizer_archive);
   } catch (const c10::Error& e) {
     return absl::DataLossError(
         absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));

@@ -7,10 +7,10 @@
 // b alone, so the streams reopen there with first_batch), plus that epoch's running sums for
 // its report. Written atomically (temp file, fsync, rename): a crash leaves the previous
 // checkpoint intact. Rank 0 writes; every rank reads (the folder is shared when ranks are on
-// several hosts). Includes Torch. Not thread-safe.
+// several hosts). No Torch in this header: it saves and loads a session's state
+// (internal/session_state.h). Not thread-safe.
 
-#include <torch/torch.h>
-
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,22 +24,25 @@ struct CheckpointPosition {
   int64_t global_step = 0;
   // The epoch's training sums so far over all ranks: sum of loss * seeds, correct, seeds.
   double loss_sum = 0, correct = 0, seen = 0;
-  // The settings a resume must share (model, sizes, seeds, world size); compared as a string.
-  std::string config;
+  // The settings a resume must share (config_fingerprint.h); compared as a string.
+  std::string config = "";
 };
+
+struct SessionState;  // internal/session_state.h
 
 std::string CheckpointPath(const std::string& dir);
 
 // Creates `dir` if needed. Internal naming the file on an I/O or serialisation error.
-absl::Status SaveCheckpoint(const std::string& dir, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, const CheckpointPosition& position);
+// Saves the state's model parameters and optimizer state.
+absl::Status SaveCheckpoint(const std::string& dir, SessionState& state,
+                            const CheckpointPosition& position);
 
-// nullopt when `dir` holds no checkpoint. Loads the parameters and optimizer state onto
-// `device`. FailedPrecondition when the checkpoint's config differs from `config` (another
-// run's folder); DataLoss naming the file when it cannot be read.
-absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(
-    const std::string& dir, const std::string& config, torch::nn::Module& model,
-    torch::optim::Optimizer& optimizer, const torch::Device& device);
+// nullopt when `dir` holds no checkpoint. Loads the parameters and optimizer state into `state`
+// (onto its device). FailedPrecondition when the checkpoint's config differs from `config`
+// (another run's folder); DataLoss naming the file when it cannot be read.
+absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::string& dir,
+                                                                  const std::string& config,
+                                                                  SessionState& state);
 
 }  // namespace graphshard::trainer
 

@@ -17,8 +17,9 @@ namespace {
 
 absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOptions& options,
                                                                const RendezvousConfig& rdv) {
-  const bool nccl = options.backend == "nccl" || (options.backend == "auto" &&
-                                                  options.device == "cuda" && HaveNccl());
+  const bool nccl =
+      options.backend == Backend::kNccl ||
+      (options.backend == Backend::kAuto && options.device == DeviceKind::kCuda && HaveNccl());
   if (rdv.world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
     return CreateLocalCommunicator();
   }

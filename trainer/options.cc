@@ -1,6 +1,8 @@
 #include "trainer/options.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -8,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
 #include "common/flags.h"
 #include "common/registry.h"
 #include "common/status_macros.h"
@@ -34,6 +37,22 @@ absl::Status ParseFanouts(absl::string_view value, std::vector<int32_t>* out) {
   return absl::OkStatus();
 }
 
+// --name: one of E's spellings (choices.h), as FlagSet::AddChoice shows and checks them.
+template <typename E>
+void AddEnum(common::FlagSet& flags, std::string name, E* target, std::string help) {
+  std::vector<std::string> names = NamesOf<E>();
+  std::string value_name = absl::StrJoin(names, "|");
+  flags.AddCustom(std::move(name), std::move(value_name), std::move(help),
+                  std::string(NameOf(*target)),
+                  [target, names = std::move(names)](absl::string_view text) {
+                    if (absl::optional<E> value = FromName<E>(text)) {
+                      *target = *value;
+                      return absl::OkStatus();
+                    }
+                    return Expected(absl::StrCat("one of ", absl::StrJoin(names, ", ")));
+                  });
+}
+
 constexpr char kSynopsis[] =
     "usage: graphshard-trainer (--registry DIR | --servers HOST:PORT,...) [flags]";
 constexpr char kEpilogue[] =
@@ -53,12 +72,12 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
                     ASSIGN_OR_RETURN(o.servers, common::ParseAddressList(v));
                     return absl::OkStatus();
                   });
-  flags.AddChoice("task", &o.task, {"node", "graph"},
-                  "node classification, or graph classification on a partitioned TU\n"
-                  "dataset (whole graphs per batch, GIN, sum pooling)");
-  flags.AddChoice("model", &o.model, {"sage", "gcn", "gin"},
-                  "GraphSAGE (heterogeneous on a heterogeneous graph) or GCN; gin for\n"
-                  "--task graph (its default there)");
+  AddEnum(flags, "task", &o.task,
+          "node classification, or graph classification on a partitioned TU\n"
+          "dataset (whole graphs per batch, GIN, sum pooling)");
+  AddEnum(flags, "model", &o.model,
+          "GraphSAGE (heterogeneous on a heterogeneous graph) or GCN; gin for\n"
+          "--task graph (its default there)");
   flags.AddInt("layers", &o.layers, "N",
                "GIN layers (--task graph); node tasks: one layer per fanout", at_least_1);
   flags.AddInt("epochs", &o.epochs, "N", "training epochs", at_least_1);
@@ -80,17 +99,14 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
   flags.AddInt("threads", &o.threads, "T", "torch intra-op threads", at_least_1);
   flags.AddInt("prefetch", &o.prefetch, "K", "minibatches received and converted ahead",
                at_least_1);
-  flags.AddChoice("device", &o.device, {"cpu", "cuda"},
-                  "where the model runs; cuda uses cuda:LOCAL_RANK");
-  flags.AddChoice("h2d", &o.h2d, {"registered", "staged"},
-                  "cuda: the shared-memory ring segments are registered with CUDA once\n"
-                  "and the GPU copies batches straight out of them; or batches are\n"
-                  "copied into pinned buffers (intra-op threads), then to the GPU.\n"
-                  "Batches not in a registered segment are staged");
-  flags.AddChoice("backend", &o.backend, {"auto", "gloo", "nccl"},
-                  "gradient all-reduce; auto = nccl on cuda, gloo on cpu");
-  flags.AddChoice("feature-dtype", &o.feature_dtype, {"float32", "float16", "bfloat16"},
-                  "feature transport");
+  AddEnum(flags, "device", &o.device, "where the model runs; cuda uses cuda:LOCAL_RANK");
+  AddEnum(flags, "h2d", &o.h2d,
+          "cuda: the shared-memory ring segments are registered with CUDA once\n"
+          "and the GPU copies batches straight out of them; or batches are\n"
+          "copied into pinned buffers (intra-op threads), then to the GPU.\n"
+          "Batches not in a registered segment are staged");
+  AddEnum(flags, "backend", &o.backend, "gradient all-reduce; auto = nccl on cuda, gloo on cpu");
+  AddEnum(flags, "feature-dtype", &o.feature_dtype, "feature transport");
   flags.AddString("checkpoint-dir", &o.checkpoint_dir, "DIR",
                   "write checkpoints here (atomic), at epoch ends and every N steps", false);
   flags.AddInt64("checkpoint-every", &o.checkpoint_every, "N",
@@ -131,20 +147,21 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   const bool have_fanouts = flags.IsSet("fanouts");
   const bool have_registry = flags.IsSet("registry");
   const bool have_servers = flags.IsSet("servers");
-  if (o.task == "graph") {
-    if (!have_model) o.model = "gin";
-    if (o.model != "gin") {
+  if (!have_model && o.task == Task::kGraph) o.model = ModelKind::kGin;
+  if (InfoOf(o.model).task != o.task) {
+    if (o.task == Task::kGraph) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--task graph trains --model gin, not --model ", o.model));
+          absl::StrCat("--task graph trains --model gin, not --model ", NameOf(o.model)));
     }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model ", NameOf(o.model), " is for graph classification: add --task graph"));
+  }
+  if (o.task == Task::kGraph) {
     if (have_fanouts) {
       return absl::InvalidArgumentError(
           "--fanouts does not apply to --task graph: batches hold whole graphs (use --layers)");
     }
   } else {
-    if (o.model == "gin") {
-      return absl::InvalidArgumentError("--model gin is for graph classification: add --task graph");
-    }
     if (have_layers && o.layers != std::ssize(o.fanouts)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
@@ -154,7 +171,7 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (o.resume && o.checkpoint_dir.empty()) {
     return absl::InvalidArgumentError("--resume needs --checkpoint-dir");
   }
-  if (o.backend == "nccl" && o.device != "cuda") {
+  if (o.backend == Backend::kNccl && o.device != DeviceKind::kCuda) {
     return absl::InvalidArgumentError("--backend=nccl needs --device=cuda");
   }
   if (have_registry == have_servers) {

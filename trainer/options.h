@@ -1,14 +1,18 @@
 #ifndef GRAPHSHARD_TRAINER_OPTIONS_H_
 #define GRAPHSHARD_TRAINER_OPTIONS_H_
 
-// Command line of graphshard-trainer, parsed into a plain struct (no global flag state), so the
-// parser is testable and the rest of the trainer takes its settings as one value.
+// Command line of graphshard-trainer, parsed once into a plain struct (no global flag state), so
+// the parser is testable and the rest of the trainer takes its settings as one value; choices
+// become enums (choices.h). Which fields change results, and so enter a checkpoint's config
+// fingerprint: config_fingerprint.h.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "trainer/choices.h"
+#include "trainer/data_types.h"
 
 namespace graphshard::trainer {
 
@@ -17,8 +21,8 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
 
-  std::string task = "node";               // --task node|graph (graph: TU datasets, GIN)
-  std::string model = "sage";              // --model sage|gcn|gin (sage: heterogeneous on
+  Task task = Task::kNode;                 // --task node|graph (graph: TU datasets, GIN)
+  ModelKind model = ModelKind::kSage;      // --model sage|gcn|gin (sage: heterogeneous on
                                            // hetero graphs; gin: --task graph, its default)
   int layers = 3;                          // --layers: GIN layers (--task graph)
   int epochs = 5;                          // --epochs
@@ -36,10 +40,11 @@ struct TrainerOptions {
                                            // NormalizeFeatures on non-negative features
   int threads = 1;                         // --threads: torch intra-op threads
   int prefetch = 4;                        // --prefetch: minibatches received and converted ahead
-  std::string device = "cpu";              // --device cpu|cuda (cuda:LOCAL_RANK)
-  std::string h2d = "registered";          // --h2d registered|staged: how batches reach the GPU
-  std::string backend = "auto";            // --backend auto|gloo|nccl (auto: nccl on cuda)
-  std::string feature_dtype = "float32";   // --feature-dtype float32|float16|bfloat16 (transport)
+  DeviceKind device = DeviceKind::kCpu;    // --device cpu|cuda (cuda:LOCAL_RANK)
+  H2dMode h2d = H2dMode::kRegistered;      // --h2d registered|staged: how batches reach the GPU
+  Backend backend = Backend::kAuto;        // --backend auto|gloo|nccl (auto: nccl on cuda)
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;  // --feature-dtype float32|float16|
+                                                        // bfloat16 (transport)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
   int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
   bool resume = false;                     // --resume from checkpoint_dir's checkpoint

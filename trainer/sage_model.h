@@ -6,9 +6,13 @@
 // lin_r without (root weight); a node without in-edges aggregates zeros. Between layers ReLU
 // then dropout; the last layer has no activation. Parameters are registered in PyG's order
 // (convs.<k>.lin_l.weight, .lin_l.bias, .lin_r.weight) with torch.nn.Linear's initialisation,
-// which is what PyG's Linear uses too. Not thread-safe (a torch::nn::Module).
+// which is what PyG's Linear uses too. On a heterogeneous graph --model sage is HeteroSage.
+// Not thread-safe (torch::nn::Modules).
 
 #include <torch/torch.h>
+
+#include <memory>
+#include <vector>
 
 #include "trainer/model.h"
 
@@ -58,6 +62,33 @@ class GraphSageImpl : public GnnModelImpl {
   torch::nn::ModuleList convs_;
 };
 TORCH_MODULE(GraphSage);
+
+// What PyG's to_hetero(GraphSAGE) builds: per layer, one SAGEConv((in_src, in_dst), out) per
+// edge type, summed per destination type, then ReLU and dropout. A node type without features
+// (feat_dim 0) starts from a learned vector (hidden_channels, N(0,1) init), the same for every
+// node of the type (PyG users would add an nn.Embedding per node id; a per-type vector keeps the
+// model independent of the graph's size). Layer l only has the edge types whose source type
+// has a representation after layer l-1; the last layer only those into the target type.
+class HeteroSageImpl : public GnnModelImpl {
+ public:
+  HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels, int64_t num_layers,
+                 double dropout);
+  torch::Tensor Forward(const BatchTensors& batch) override;
+
+ private:
+  struct Conv {
+    int layer = 0;
+    int edge_type = 0;
+    int src = 0, dst = 0;
+    std::shared_ptr<torch::nn::Module> module;  // a SageConvImpl
+  };
+  int target_ = 0;
+  int64_t num_layers_ = 0;
+  double dropout_ = 0;
+  std::vector<torch::Tensor> input_vectors_;  // per node type; undefined if it has features
+  std::vector<Conv> convs_;
+};
+TORCH_MODULE(HeteroSage);
 
 }  // namespace graphshard::trainer
 

@@ -4,6 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "trainer/epoch_plan.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -113,6 +115,46 @@ void UnflattenIntoGradients(const torch::Tensor& flat, const std::vector<torch::
     }
     offset += p.numel();
   }
+}
+
+namespace {
+
+enum class CollectiveOp { kQueuedSum, kBroadcast };
+
+absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op) {
+  if (comm.world_size() == 1) return absl::OkStatus();
+  const bool via_host = comm.float_memory() == MemorySpace::kHost && !flat.is_cpu();
+  torch::Tensor buf = via_host ? flat.to(torch::kCPU).contiguous() : flat.contiguous();
+  absl::Span<float> span(buf.data_ptr<float>(), static_cast<size_t>(buf.numel()));
+  switch (op) {
+    case CollectiveOp::kQueuedSum:
+      RETURN_IF_ERROR(comm.QueueAllReduce(span, ReduceOp::kSum));
+      break;
+    case CollectiveOp::kBroadcast:
+      RETURN_IF_ERROR(comm.Broadcast(span, 0));
+      break;
+  }
+  if (via_host || !buf.is_same(flat)) flat.copy_(buf);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status QueueAllReduceSum(Communicator& comm, torch::Tensor& flat) {
+  return Collective(comm, flat, CollectiveOp::kQueuedSum);
+}
+
+absl::Status BroadcastFromRank0(Communicator& comm, torch::Tensor& flat) {
+  return Collective(comm, flat, CollectiveOp::kBroadcast);
+}
+
+std::string WeightsFingerprint(const std::vector<torch::Tensor>& params) {
+  Fnv1a64 h;
+  for (const torch::Tensor& p : params) {
+    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    h.Update(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
+  }
+  return h.Hex();
 }
 
 }  // namespace graphshard::trainer

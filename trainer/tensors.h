@@ -2,14 +2,17 @@
 #define GRAPHSHARD_TRAINER_TENSORS_H_
 
 // The trainer's one Torch boundary: decoded minibatches (bytes in a gRPC message or a shared-
-// memory mapping) -> torch::Tensor, and model parameters <-> flat buffers for the communicator.
+// memory mapping) -> torch::Tensor, and model parameters <-> flat buffers for the communicator
+// (and their collectives and fingerprint).
 // Includes Torch: include only from the Torch files of trainer/ (model, pipeline, train loop).
 
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "trainer/communicator.h"
 #include "trainer/data_types.h"
 
 namespace graphshard::trainer {
@@ -59,6 +62,16 @@ torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params);
 // The inverse: copies consecutive slices of `flat` into each parameter (or its gradient).
 void UnflattenIntoParameters(const torch::Tensor& flat, const std::vector<torch::Tensor>& params);
 void UnflattenIntoGradients(const torch::Tensor& flat, const std::vector<torch::Tensor>& params);
+
+// In-place SUM over ranks of a flat float tensor, through host memory when the communicator takes
+// host buffers and the tensor is on a GPU. May return before the sum is done
+// (Communicator::QueueAllReduce): only work queued on the device after it may read `flat`.
+absl::Status QueueAllReduceSum(Communicator& comm, torch::Tensor& flat);
+// Overwrites a flat float tensor with rank 0's.
+absl::Status BroadcastFromRank0(Communicator& comm, torch::Tensor& flat);
+
+// FNV-1a 64 over all parameters' bytes, in order: 16 lowercase hex digits.
+std::string WeightsFingerprint(const std::vector<torch::Tensor>& params);
 
 }  // namespace graphshard::trainer
 

@@ -16,7 +16,7 @@ TEST(ParseTrainerOptions, Defaults) {
   absl::StatusOr<TrainerOptions> o = Parse({"--registry", "/tmp/reg"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->registry_dir, "/tmp/reg");
-  EXPECT_EQ(o->model, "sage");
+  EXPECT_EQ(o->model, ModelKind::kSage);
   EXPECT_EQ(o->epochs, 5);
   EXPECT_EQ(o->hidden, 64);
   EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 5}));
@@ -31,19 +31,19 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
   EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
   EXPECT_EQ(o->prefetch, 4);
-  EXPECT_EQ(o->device, "cpu");
-  EXPECT_EQ(o->backend, "auto");
-  EXPECT_EQ(o->feature_dtype, "float32");
+  EXPECT_EQ(o->device, DeviceKind::kCpu);
+  EXPECT_EQ(o->backend, Backend::kAuto);
+  EXPECT_EQ(o->feature_dtype, FeatureDtype::kFloat32);
   EXPECT_TRUE(o->checkpoint_dir.empty());
   EXPECT_FALSE(o->resume);
-  EXPECT_EQ(o->task, "node");
+  EXPECT_EQ(o->task, Task::kNode);
 }
 
 TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
   absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--task", "graph", "--layers", "4"});
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->task, "graph");
-  EXPECT_EQ(o->model, "gin");
+  EXPECT_EQ(o->task, Task::kGraph);
+  EXPECT_EQ(o->model, ModelKind::kGin);
   EXPECT_EQ(o->layers, 4);
   EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--model", "sage"}).ok());
   EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--fanouts", "5,5"}).ok());
@@ -60,10 +60,10 @@ TEST(ParseTrainerOptions, ParsesTheNewFlags) {
              "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
              "--stop-after-steps", "3"});
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->model, "gcn");
-  EXPECT_EQ(o->device, "cuda");
-  EXPECT_EQ(o->backend, "nccl");
-  EXPECT_EQ(o->feature_dtype, "bfloat16");
+  EXPECT_EQ(o->model, ModelKind::kGcn);
+  EXPECT_EQ(o->device, DeviceKind::kCuda);
+  EXPECT_EQ(o->backend, Backend::kNccl);
+  EXPECT_EQ(o->feature_dtype, FeatureDtype::kBFloat16);
   EXPECT_EQ(o->checkpoint_dir, "/tmp/ck");
   EXPECT_EQ(o->checkpoint_every, 7);
   EXPECT_TRUE(o->resume);

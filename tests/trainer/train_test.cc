@@ -130,7 +130,7 @@ graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
 TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
   TrainerOptions o = Options();
   o.metrics_file = graphshard::testing::MakeTempDir() + "/metrics.jsonl";
-  o.feature_dtype = "float16";
+  o.feature_dtype = FeatureDtype::kFloat16;
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
   EXPECT_GT(r[0].summary->train_acc, 0.5) << r[0].out;
@@ -211,7 +211,7 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
 
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
   TrainerOptions o = Options();
-  o.model = "gcn";
+  o.model = ModelKind::kGcn;
   o.epochs = 40;  // 0.81-0.82 over seeds here; 20-30 epochs sometimes dip to 0.77
   o.eval_every = 40;
   o.hidden = 32;
@@ -285,7 +285,7 @@ TEST(ImdbTrainTest, HeteroSageTwoRanksLearnsMovieGenres) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   graphshard::testing::TestCluster cluster(*graph, 2);
   TrainerOptions o = BaseOptions(cluster, 2);
-  o.model = "sage";
+  o.model = ModelKind::kSage;
   o.epochs = 6;
   o.eval_every = 6;
   o.hidden = 32;
@@ -313,8 +313,8 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
   ASSERT_TRUE(graph.ok());
   graphshard::testing::TestCluster cluster(*graph, 2);
   TrainerOptions o = BaseOptions(cluster, 2);
-  o.task = "graph";
-  o.model = "gin";
+  o.task = Task::kGraph;
+  o.model = ModelKind::kGin;
   o.epochs = 3;
   o.eval_every = 3;
   o.hidden = 16;
@@ -344,8 +344,8 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
 
 TEST_F(CoraTrainTest, GraphTaskOnANodePartitionIsRefused) {
   TrainerOptions o = Options();
-  o.task = "graph";
-  o.model = "gin";
+  o.task = Task::kGraph;
+  o.model = ModelKind::kGin;
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_FALSE(r[0].summary.ok());
   EXPECT_EQ(r[0].summary.status().code(), absl::StatusCode::kFailedPrecondition);

@@ -1,0 +1,96 @@
+// The model registry: every model of the catalog (choices.h) builds through CreateModel for a
+// graph of its task and maps a minibatch to [seeds, classes] logits; models refuse graphs they
+// do not fit.
+#include "trainer/model_registry.h"
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "trainer/choices.h"
+#include "trainer/model.h"
+
+namespace graphshard::trainer {
+namespace {
+
+// One node type "node" (3 features, 2 classes), edges 0 -> 2, 1 -> 2, 2 -> 0.
+ServerMetadata NodeGraph() {
+  ServerMetadata md;
+  md.node_types = {{"node", 4, 3, 2}};
+  md.edge_types = {{"node__to__node", 0, 0}};
+  md.target_type = "node";
+  md.feat_dim = 3;
+  md.num_classes = 2;
+  return md;
+}
+
+BatchTensors NodeBatch() {
+  BatchTensors b;
+  b.batch_size = 2;
+  b.num_nodes = {4};
+  b.x = {torch::randn({4, 3})};
+  b.y = torch::tensor({0, 1});
+  b.edges = {{0, 0, torch::tensor({0, 1, 2}), torch::tensor({2, 2, 0})}};
+  return b;
+}
+
+// A graph-classification dataset's layout (graph_task.h): 5 nodes in 2 graphs.
+ServerMetadata GraphDataset() {
+  ServerMetadata md;
+  md.node_types = {{"node", 5, 3, 0}, {"graph", 2, 0, 2}};
+  md.edge_types = {{"node__to__node", 0, 0}, {"node__in__graph", 0, 1}};
+  md.target = 1;
+  md.target_type = "graph";
+  md.num_classes = 2;
+  return md;
+}
+
+BatchTensors GraphBatch() {
+  BatchTensors b;
+  b.batch_size = 2;
+  b.seed_type = 1;
+  b.num_nodes = {5, 2};
+  b.x = {torch::randn({5, 3}), torch::zeros({2, 0})};
+  b.y = torch::tensor({0, 1});
+  b.edges = {{0, 0, torch::tensor({0, 1, 3}), torch::tensor({1, 0, 4})},
+             {0, 1, torch::tensor({0, 1, 2, 3, 4}), torch::tensor({0, 0, 0, 1, 1})}};
+  return b;
+}
+
+TEST(ModelRegistry, EveryCatalogModelBuildsForItsTaskAndForwards) {
+  for (const ModelInfo& info : kModels) {
+    SCOPED_TRACE(std::string(info.name));
+    EXPECT_EQ(FromName<ModelKind>(info.name), info.kind);
+    const bool graph = info.task == Task::kGraph;
+    torch::manual_seed(0);
+    absl::StatusOr<std::shared_ptr<GnnModelImpl>> model =
+        CreateModel(graph ? GraphDataset() : NodeGraph(),
+                    ModelOptions{.kind = info.kind, .hidden_channels = 8, .num_layers = 2});
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_FALSE((*model)->parameters().empty());
+    (*model)->eval();
+    torch::Tensor logits = (*model)->Forward(graph ? GraphBatch() : NodeBatch());
+    EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 2}));
+  }
+}
+
+TEST(ModelRegistry, RefusesGcnOnHeterogeneousGraphs) {
+  ServerMetadata md;
+  md.node_types = {{"a", 1, 2, 2}, {"b", 1, 2, 0}};
+  md.edge_types = {{"b__to__a", 1, 0}};
+  md.num_classes = 2;
+  absl::StatusOr<std::shared_ptr<GnnModelImpl>> gcn =
+      CreateModel(md, ModelOptions{.kind = ModelKind::kGcn});
+  EXPECT_EQ(gcn.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(gcn.status().message().find("--model gcn"), absl::string_view::npos);
+  EXPECT_TRUE(CreateModel(md, ModelOptions{.kind = ModelKind::kSage}).ok());
+}
+
+TEST(ModelRegistry, RefusesGinOnANodeClassificationGraph) {
+  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.kind = ModelKind::kGin}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace graphshard::trainer

@@ -1,0 +1,186 @@
+// The run's report: the stdout contract (epoch line, bare JSON summary), the metrics file's
+// records, and the reductions over ranks (with a fake of two identical ranks).
+#include "trainer/report.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace graphshard::trainer {
+namespace {
+
+// Two ranks that measured the same: sums double, maxima stay.
+class TwinCommunicator final : public Communicator {
+ public:
+  explicit TwinCommunicator(int rank) : rank_(rank) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return 2; }
+  const char* name() const override { return "twin"; }
+  absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override { return Twin(data, op); }
+  absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override { return Twin(data, op); }
+  absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) override { return Twin(data, op); }
+  absl::Status Broadcast(absl::Span<float>, int) override { return absl::OkStatus(); }
+
+ private:
+  template <typename T>
+  absl::Status Twin(absl::Span<T> data, ReduceOp op) {
+    if (op == ReduceOp::kSum) {
+      for (T& v : data) v *= 2;
+    }
+    return absl::OkStatus();
+  }
+  int rank_;
+};
+
+EpochReport Report() {
+  EpochReport r;
+  r.epoch = 3;
+  r.loss = 0.123456;
+  r.train_acc = 0.5;
+  r.seeds_per_s = 1234.56;
+  r.time_s = 1.5;
+  return r;
+}
+
+TEST(EpochLine, ShowsAccuraciesOnlyOnEvaluatedEpochs) {
+  EpochReport r = Report();
+  EXPECT_EQ(EpochLine(r), "epoch 3 loss 0.1235 train_acc 0.5000 seeds_per_s 1234.6 time_s 1.50");
+  r.evaluated = true;
+  r.val_acc = 0.75;
+  r.test_acc = 0.25;
+  EXPECT_EQ(EpochLine(r),
+            "epoch 3 loss 0.1235 train_acc 0.5000 val_acc 0.7500 test_acc 0.2500 seeds_per_s "
+            "1234.6 time_s 1.50");
+}
+
+TEST(EpochRecord, HasTheDocumentedKeysInOrder) {
+  EpochReport r = Report();
+  const nlohmann::ordered_json record = EpochRecord(r);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : record.items()) keys.push_back(key);
+  const std::vector<std::string> want = {"event",
+                                         "epoch",
+                                         "steps",
+                                         "global_step",
+                                         "loss",
+                                         "train_acc",
+                                         "seeds_per_s",
+                                         "time_s",
+                                         "step_time_s",
+                                         "data_wait_s",
+                                         "compute_s",
+                                         "data_wait_fraction",
+                                         "eval_s",
+                                         "allreduce_s",
+                                         "pipeline_stream_wait_s",
+                                         "pipeline_stage_s",
+                                         "pipeline_full_wait_s"};
+  EXPECT_EQ(keys, want);
+  r.evaluated = true;
+  nlohmann::ordered_json evaluated = EpochRecord(r);
+  EXPECT_EQ(evaluated["val_acc"], 0.0);
+  EXPECT_EQ(evaluated.size(), want.size() + 2);
+}
+
+TEST(SummaryJson, IsOneBareObjectInTheDocumentedOrder) {
+  TrainSummary s{.loss = 0.5,
+                 .train_acc = 0.75,
+                 .val_acc = 0.25,
+                 .test_acc = 0.125,
+                 .seeds_per_s = 100,
+                 .data_wait_fraction = 0.5,
+                 .step_time_s = 0.25,
+                 .epochs = 4,
+                 .weights_fingerprint = "0123456789abcdef"};
+  EXPECT_EQ(SummaryJson(s, 2).dump(),
+            R"({"test_acc":0.125,"val_acc":0.25,"train_acc":0.75,"loss":0.5,"epochs":4,)"
+            R"("seeds_per_s":100.0,"world_size":2,"weights_fingerprint":"0123456789abcdef",)"
+            R"("data_wait_fraction":0.5,"step_time_s":0.25})");
+}
+
+TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
+  const std::string metrics =
+      ::testing::TempDir() + "/report_test_" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(metrics.c_str());
+  TrainerOptions o;
+  o.metrics_file = metrics;
+  TwinCommunicator comm(0);
+  std::ostringstream out, log;
+  absl::StatusOr<std::unique_ptr<RunReport>> report =
+      RunReport::Create(o, comm, out, log, false, {.config = "cfg", .device = "cpu"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_NE((*report)->progress(), nullptr);
+
+  const EpochMeasurements m{
+      .steps = 4, .seeds = 100, .time_s = 2, .wait_s = 0.5, .allreduce_s = 0.25};
+  EpochReport r{.epoch = 1, .global_step = 4};
+  ASSERT_TRUE((*report)->ReduceEpoch(m, r).ok());
+  RunReport::SetTraining(/*loss_sum=*/50, /*correct=*/150, /*seen=*/200, r);
+  ASSERT_TRUE((*report)->ReduceEvaluation(3, 4, 1, 4, r).ok());
+  EXPECT_DOUBLE_EQ(r.seeds_per_s, 100);  // 50 per s on each rank
+  EXPECT_DOUBLE_EQ(r.time_s, 2);         // the maximum
+  EXPECT_DOUBLE_EQ(r.step_time_s, 0.5);
+  EXPECT_DOUBLE_EQ(r.data_wait_s, 0.5);  // means over ranks
+  EXPECT_DOUBLE_EQ(r.compute_s, 1.5);
+  EXPECT_DOUBLE_EQ(r.allreduce_s, 0.25);
+  EXPECT_DOUBLE_EQ(r.data_wait_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(r.loss, 0.25);
+  EXPECT_DOUBLE_EQ(r.train_acc, 0.75);
+  EXPECT_DOUBLE_EQ(r.val_acc, 0.75);
+  EXPECT_DOUBLE_EQ(r.test_acc, 0.25);
+  ASSERT_TRUE((*report)->EndEpoch(r, m).ok());
+  absl::StatusOr<TrainSummary> summary = (*report)->Finish("00000000000000ff");
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->epochs, 1);
+  EXPECT_DOUBLE_EQ(summary->seeds_per_s, 100);
+  EXPECT_DOUBLE_EQ(summary->val_acc, 0.75);
+
+  EXPECT_EQ(out.str(),
+            "epoch 1 loss 0.2500 train_acc 0.7500 val_acc 0.7500 test_acc 0.2500 seeds_per_s "
+            "100.0 time_s 2.00\n" +
+                SummaryJson(*summary, 2).dump() + "\n");
+  EXPECT_TRUE(absl::StrContains(log.str(), "rank 0 epoch 1: 4 steps, train 2.000s"));
+  EXPECT_TRUE(absl::StrContains(log.str(), "rank 0 weights_fingerprint 00000000000000ff\n"));
+  std::ifstream in(metrics);
+  std::vector<std::string> events;
+  for (std::string line; std::getline(in, line);) {
+    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"run", "epoch", "summary"}));
+  std::remove(metrics.c_str());
+}
+
+TEST(RunReport, OtherRanksOnlyLog) {
+  TrainerOptions o;
+  o.metrics_file = "/nonexistent/dir/metrics.jsonl";  // not opened off rank 0
+  TwinCommunicator comm(1);
+  std::ostringstream out, log;
+  absl::StatusOr<std::unique_ptr<RunReport>> report =
+      RunReport::Create(o, comm, out, log, false, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ((*report)->progress(), nullptr);
+  EpochReport r{.epoch = 1};
+  ASSERT_TRUE((*report)->ReduceEpoch({.steps = 1, .time_s = 1}, r).ok());
+  ASSERT_TRUE((*report)->EndEpoch(r, {.steps = 1, .time_s = 1}).ok());
+  ASSERT_TRUE((*report)->Finish("00000000000000ff").ok());
+  EXPECT_EQ(out.str(), "");
+  EXPECT_TRUE(absl::StrContains(log.str(), "rank 1 weights_fingerprint 00000000000000ff"));
+}
+
+TEST(RunReport, UnwritableMetricsFileIsAnError) {
+  TrainerOptions o;
+  o.metrics_file = "/nonexistent/dir/metrics.jsonl";
+  TwinCommunicator comm(0);
+  std::ostringstream out, log;
+  EXPECT_EQ(RunReport::Create(o, comm, out, log, false, {}).status().code(),
+            absl::StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace graphshard::trainer

@@ -1,0 +1,61 @@
+#include "trainer/choices.h"
+
+#include <iterator>
+
+namespace graphshard::trainer {
+namespace {
+
+constexpr Choice<Task> kTasks[] = {{Task::kNode, "node"}, {Task::kGraph, "graph"}};
+constexpr Choice<DeviceKind> kDevices[] = {{DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}};
+constexpr Choice<H2dMode> kH2dModes[] = {{H2dMode::kRegistered, "registered"},
+                                         {H2dMode::kStaged, "staged"}};
+constexpr Choice<Backend> kBackends[] = {
+    {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"}, {Backend::kNccl, "nccl"}};
+constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
+                                            {FeatureDtype::kFloat16, "float16"},
+                                            {FeatureDtype::kBFloat16, "bfloat16"}};
+
+constexpr auto kModelChoices = [] {
+  std::array<Choice<ModelKind>, std::size(kModels)> choices{};
+  for (size_t i = 0; i < choices.size(); ++i) choices[i] = {kModels[i].kind, kModels[i].name};
+  return choices;
+}();
+
+constexpr bool ModelsInEnumOrder() {
+  for (size_t i = 0; i < std::size(kModels); ++i) {
+    if (static_cast<size_t>(kModels[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(ModelsInEnumOrder(), "kModels: one row per ModelKind, in declaration order");
+
+}  // namespace
+
+const ModelInfo& InfoOf(ModelKind kind) { return kModels[static_cast<size_t>(kind)]; }
+
+template <>
+absl::Span<const Choice<Task>> ChoicesOf<Task>() {
+  return kTasks;
+}
+template <>
+absl::Span<const Choice<ModelKind>> ChoicesOf<ModelKind>() {
+  return kModelChoices;
+}
+template <>
+absl::Span<const Choice<DeviceKind>> ChoicesOf<DeviceKind>() {
+  return kDevices;
+}
+template <>
+absl::Span<const Choice<H2dMode>> ChoicesOf<H2dMode>() {
+  return kH2dModes;
+}
+template <>
+absl::Span<const Choice<Backend>> ChoicesOf<Backend>() {
+  return kBackends;
+}
+template <>
+absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {
+  return kDtypes;
+}
+
+}  // namespace graphshard::trainer

@@ -1,0 +1,93 @@
+#ifndef GRAPHSHARD_TRAINER_CHOICES_H_
+#define GRAPHSHARD_TRAINER_CHOICES_H_
+
+// The trainer's enumerated settings and their command-line spellings: flags are parsed into
+// these enums once (options.h), and the rest of the trainer compares enums, never names. The
+// model catalog is here too (Torch-free: the flag parser reads it); the factories that build
+// the models are in model_registry.cc, one row per catalog row, in the same order. No Torch.
+// Thread-safe: constant tables.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
+#include "absl/types/span.h"
+#include "trainer/data_types.h"
+
+namespace graphshard::trainer {
+
+enum class Task { kNode, kGraph };            // --task node|graph
+enum class ModelKind { kSage, kGcn, kGin };   // --model (kModels)
+enum class DeviceKind { kCpu, kCuda };        // --device cpu|cuda
+enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
+enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl
+// --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
+
+// The models: the --model spelling and the task each trains. A new model is its file, a
+// ModelKind value, one row here and one in model_registry.cc (same order; a static_assert there
+// checks it).
+struct ModelInfo {
+  ModelKind kind;
+  absl::string_view name;
+  Task task;
+};
+inline constexpr ModelInfo kModels[] = {
+    {ModelKind::kSage, "sage", Task::kNode},  // heterogeneous GraphSAGE on hetero graphs
+    {ModelKind::kGcn, "gcn", Task::kNode},
+    {ModelKind::kGin, "gin", Task::kGraph},
+};
+
+const ModelInfo& InfoOf(ModelKind kind);
+
+template <typename E>
+struct Choice {
+  E value;
+  absl::string_view name;
+};
+
+// The spellings of an enum's values, in declaration order. Defined for Task, ModelKind,
+// DeviceKind, H2dMode, Backend and FeatureDtype.
+template <typename E>
+absl::Span<const Choice<E>> ChoicesOf();
+template <>
+absl::Span<const Choice<Task>> ChoicesOf<Task>();
+template <>
+absl::Span<const Choice<ModelKind>> ChoicesOf<ModelKind>();
+template <>
+absl::Span<const Choice<DeviceKind>> ChoicesOf<DeviceKind>();
+template <>
+absl::Span<const Choice<H2dMode>> ChoicesOf<H2dMode>();
+template <>
+absl::Span<const Choice<Backend>> ChoicesOf<Backend>();
+template <>
+absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
+
+template <typename E>
+absl::string_view NameOf(E value) {
+  for (const Choice<E>& c : ChoicesOf<E>()) {
+    if (c.value == value) return c.name;
+  }
+  return "?";
+}
+
+template <typename E>
+absl::optional<E> FromName(absl::string_view name) {
+  for (const Choice<E>& c : ChoicesOf<E>()) {
+    if (c.name == name) return c.value;
+  }
+  return absl::nullopt;
+}
+
+template <typename E>
+std::vector<std::string> NamesOf() {
+  std::vector<std::string> names;
+  for (const Choice<E>& c : ChoicesOf<E>()) names.emplace_back(c.name);
+  return names;
+}
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_CHOICES_H_

@@ -1,0 +1,34 @@
+#ifndef GRAPHSHARD_TRAINER_CONFIG_FINGERPRINT_H_
+#define GRAPHSHARD_TRAINER_CONFIG_FINGERPRINT_H_
+
+// The settings a checkpoint must share with the run that resumes it, as one string: every option
+// that changes what the run computes (the model, its optimisation, the batches it sees), and the
+// world size. A checkpoint stores it; --resume refuses a checkpoint whose fingerprint differs
+// (checkpoint.h). This is the only place that lists them: an option added to TrainerOptions is
+// classified here, in or out (tests/trainer/config_fingerprint_test.cc fails until it is).
+//
+// In: task, model, layers (graph task; node tasks have one layer per fanout), hidden, fanouts,
+// batch_size, seed, lr, weight_decay, dropout, replace, feature_dtype, normalize_features.
+// Out, with the reason:
+//  - epochs: a resume may extend a run (batch b of epoch e does not depend on the epoch count);
+//  - eval_every: evaluation reads the model, it neither changes it nor draws randomness;
+//  - device, backend, h2d, threads, prefetch: where and how the same computation runs (weights
+//    may differ in the last bits, as between machines);
+//  - checkpoint_dir, checkpoint_every, resume, metrics_file, progress_every_s,
+//    stop_after_steps, servers, registry_dir and the timeouts: bookkeeping and plumbing.
+// No Torch. Thread-safe (a pure function).
+
+#include <string>
+
+#include "trainer/options.h"
+
+namespace graphshard::trainer {
+
+// "task=node layers=0 model=sage hidden=64 fanouts=10,5 batch=256 seed=0 world=1 lr=0.01 wd=0
+// dropout=0.5 replace=0 dtype=float32 normalize=0". Numbers are exact (a value that six digits
+// do not round-trip is written with as many as it needs).
+std::string ConfigFingerprint(const TrainerOptions& options, int world_size);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_CONFIG_FINGERPRINT_H_

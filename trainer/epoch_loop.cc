@@ -1,0 +1,265 @@
+#include "trainer/epoch_loop.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "shm/ring.h"
+#include "trainer/epoch_plan.h"
+#include "trainer/input_pipeline.h"
+#include "trainer/internal/session_state.h"
+#include "trainer/tensors.h"
+
+namespace graphshard::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+PipelineTimings Minus(PipelineTimings a, const PipelineTimings& b) {
+  a.stream_wait_s -= b.stream_wait_s;
+  a.stage_s -= b.stage_s;
+  a.full_wait_s -= b.full_wait_s;
+  a.batches -= b.batches;
+  return a;
+}
+
+// An epoch's running sums, kept on the device: reading them is a device sync, done only at
+// checkpoints and at the epoch's end.
+struct DeviceSums {
+  explicit DeviceSums(torch::Device device)
+      : loss_sum(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device))),
+        correct(torch::zeros_like(loss_sum)) {}
+
+  // Over all ranks (a collective), plus what a checkpoint carried into the epoch.
+  absl::StatusOr<TrainingSums> Reduce(Communicator& comm, const TrainingSums& carried) const {
+    double sums[3] = {loss_sum.item<double>(), correct.item<double>(), seen};
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+    return TrainingSums{.loss_sum = sums[0] + carried.loss_sum,
+                        .correct = sums[1] + carried.correct,
+                        .seen = sums[2] + carried.seen};
+  }
+
+  torch::Tensor loss_sum;  // sum of loss * seeds
+  torch::Tensor correct;
+  double seen = 0;
+};
+
+// One optimizer step of this rank on `batch` (none: a rank without seeds, which still joins the
+// all-reduce with zero gradients), gradients averaged over ranks. The loss (undefined without a
+// batch); `allreduce_s` accumulates the time spent in the gradient all-reduce.
+absl::StatusOr<torch::Tensor> Step(SessionState& st, Communicator& comm,
+                                   const absl::optional<BatchTensors>& batch, DeviceSums& sums,
+                                   double& allreduce_s) {
+  st.optimizer->zero_grad();
+  torch::Tensor loss;
+  if (batch.has_value()) {
+    torch::Tensor logits = st.model->Forward(*batch);
+    loss = torch::nn::functional::cross_entropy(logits, batch->y);
+    loss.backward();
+    const double bs = static_cast<double>(batch->batch_size);
+    sums.loss_sum += loss.detach().to(torch::kFloat64) * bs;
+    sums.correct += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
+    sums.seen += bs;
+  }
+  if (comm.world_size() > 1) {
+    const auto reduce_start = Clock::now();
+    torch::Tensor grads = FlattenGradients(st.params);
+    RETURN_IF_ERROR(QueueAllReduceSum(comm, grads));
+    grads.div_(comm.world_size());
+    UnflattenIntoGradients(grads, st.params);
+    allreduce_s += SecondsSince(reduce_start);
+  }
+  st.optimizer->step();
+  ++st.global_step;
+  return loss;
+}
+
+}  // namespace
+
+// The training input of epochs [first epoch, last_epoch]: one pipeline over one stream per shard
+// across all of them, so the servers build the next epoch's first batches (and the pipeline
+// copies them) while this epoch ends. Shards that stay (node tasks) open it once for the whole
+// run; shards redrawn every epoch (graph task), once per epoch.
+struct EpochLoop::TrainInput {
+  int64_t last_epoch = 0;
+  int64_t steps = 0;  // per epoch, the same on every rank
+  std::unique_ptr<InputPipeline> pipeline;
+};
+
+EpochLoop::EpochLoop(const TrainerOptions& options, const TaskPlan& plan, ServerSet& servers,
+                     Communicator& comm, Session& session, const Shards& shards,
+                     ProgressReporter* progress)
+    : options_(options),
+      plan_(plan),
+      servers_(servers),
+      comm_(comm),
+      session_(session),
+      shards_(shards),
+      progress_(progress),
+      host_id_(shm::HostId()) {
+  if (options.eval_every > 0) {
+    for (const std::vector<ShardSeeds>* split : {&shards.val, &shards.test}) {
+      for (const ShardSeeds& s : *split) {
+        eval_batches_ += NaturalBatches(std::ssize(s.ids), options.batch_size);
+      }
+    }
+  }
+}
+
+EpochLoop::~EpochLoop() = default;
+
+absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
+    const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule, int64_t first_step,
+    bool train, int64_t epoch, int64_t num_epochs, int64_t pause_batches_per_epoch) {
+  std::vector<int64_t> first = BatchesBefore(schedule, first_step);
+  std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
+    StreamOptions so;
+    so.seeds = shards[i].ids;
+    so.batch_size = options_.batch_size;
+    so.shuffle = train;
+    so.shuffle_seed = StreamShuffleSeed(options_.seed, shards[i].part);
+    so.epoch = epoch;
+    so.first_batch = first[i];
+    so.num_batches = schedule.stream_batches[i];
+    so.num_epochs = num_epochs;
+    so.pause_batches_per_epoch = pause_batches_per_epoch;
+    so.fanouts = plan_.fanouts;
+    so.replace = options_.replace;
+    so.feature_dtype = options_.feature_dtype;
+    so.client_host_id = host_id_;
+    // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
+    // possibly the previous one's (until the loop drops it); one spare.
+    so.max_held_batches = options_.prefetch + 4;
+    ASSIGN_OR_RETURN(streams[i],
+                     servers_.clients[static_cast<size_t>(shards[i].part)]->StreamBatches(
+                         so, servers_.metadata));
+  }
+  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
+  for (int64_t e = 1; e < num_epochs; ++e) {
+    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
+  }
+  PipelineOptions po;
+  po.depth = options_.prefetch;
+  po.device = session_.state().device;
+  po.normalize_features = options_.normalize_features;
+  po.num_classes = servers_.metadata.num_classes;
+  return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
+}
+
+absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {
+  input_.reset();  // the last one's streams end first
+  const std::vector<ShardSeeds> train = TrainShards(shards_, plan_, options_.seed, first_epoch);
+  std::vector<int64_t> natural;
+  int64_t total = 0;
+  for (const ShardSeeds& s : train) {
+    natural.push_back(NaturalBatches(std::ssize(s.ids), options_.batch_size));
+    total += natural.back();
+  }
+  auto input = std::make_unique<TrainInput>();
+  input->last_epoch = plan_.redraw_train_shards ? first_epoch : options_.epochs;
+  input->steps = total;  // every rank runs the largest count
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(&input->steps, 1), ReduceOp::kMax));
+  if (input->steps == 0) {
+    return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
+  }
+  const EpochSchedule schedule = ScheduleEpoch(natural, input->steps);
+  // The streams allow, per epoch, the batches of one evaluation for the pause between epochs.
+  ASSIGN_OR_RETURN(input->pipeline,
+                   OpenPipeline(train, schedule, first_step, true, first_epoch,
+                                input->last_epoch - first_epoch + 1, eval_batches_));
+  input_ = std::move(input);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
+                                             const TrainingSums& carried) {
+  if (input_ == nullptr || epoch > input_->last_epoch) {
+    RETURN_IF_ERROR(OpenTrainInput(epoch, first_step));
+  }
+  SessionState& st = session_.state();
+  const auto t0 = Clock::now();
+  const int64_t steps = input_->steps;
+  InputPipeline& pipeline = *input_->pipeline;
+  const PipelineTimings timings_before = pipeline.timings();
+  DeviceSums sums(st.device);
+  double wait_s = 0, allreduce_s = 0;
+  st.model->train();
+  if (progress_ != nullptr) {
+    progress_->StartEpoch(static_cast<int>(epoch), options_.epochs, steps, first_step);
+  }
+  for (int64_t s = first_step; s < steps; ++s) {
+    const auto wait_start = Clock::now();
+    ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline.Next());
+    wait_s += SecondsSince(wait_start);
+    torch::manual_seed(StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
+    ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
+    ++steps_this_process_;
+    if (progress_ != nullptr && loss.defined() && progress_->Due(s)) {
+      progress_->Step(s, loss.item<double>(), sums.seen);
+    }
+    if (options_.checkpoint_every > 0 && st.global_step % options_.checkpoint_every == 0 &&
+        s + 1 < steps && !options_.checkpoint_dir.empty()) {
+      ASSIGN_OR_RETURN(const TrainingSums so_far, sums.Reduce(comm_, carried));
+      if (comm_.rank() == 0) {
+        RETURN_IF_ERROR(session_.Save({.epoch = epoch,
+                                       .step = s + 1,
+                                       .loss_sum = so_far.loss_sum,
+                                       .correct = so_far.correct,
+                                       .seen = so_far.seen}));
+      }
+    }
+    if (options_.stop_after_steps > 0 && steps_this_process_ >= options_.stop_after_steps) {
+      return absl::AbortedError(
+          absl::StrCat("stopped after ", steps_this_process_, " steps (--stop-after-steps)"));
+    }
+  }
+  if (progress_ != nullptr) progress_->EndEpoch();
+  RETURN_IF_ERROR(comm_.Flush());
+  EpochResult r;
+  ASSIGN_OR_RETURN(r.sums, sums.Reduce(comm_, carried));
+  const PipelineTimings pipeline_s = Minus(pipeline.timings(), timings_before);
+  r.local = {.steps = steps - first_step,
+             .seeds = sums.seen,
+             .time_s = SecondsSince(t0),
+             .wait_s = wait_s,
+             .allreduce_s = allreduce_s,
+             .pipeline_stream_wait_s = pipeline_s.stream_wait_s,
+             .pipeline_stage_s = pipeline_s.stage_s,
+             .pipeline_full_wait_s = pipeline_s.full_wait_s};
+  return r;
+}
+
+absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<ShardSeeds>& split,
+                                               int64_t epoch) {
+  SessionState& st = session_.state();
+  EpochSchedule schedule;
+  for (size_t i = 0; i < split.size(); ++i) {
+    const int64_t n = NaturalBatches(std::ssize(split[i].ids), options_.batch_size);
+    schedule.stream_batches.push_back(n);
+    schedule.step_stream.insert(schedule.step_stream.end(), static_cast<size_t>(n),
+                                static_cast<int>(i));
+  }
+  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(split, schedule, 0, false, epoch, 1, 0));
+  torch::NoGradGuard no_grad;
+  st.model->eval();
+  torch::Tensor correct =
+      torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(st.device));
+  double total = 0;
+  for (size_t s = 0; s < schedule.step_stream.size(); ++s) {
+    ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline->Next());
+    torch::Tensor logits = st.model->Forward(*batch);
+    correct += logits.argmax(1).eq(batch->y).sum();
+    total += static_cast<double>(batch->batch_size);
+  }
+  return EvalCounts{static_cast<double>(correct.item<int64_t>()), total};
+}
+
+}  // namespace graphshard::trainer

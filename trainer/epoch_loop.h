@@ -1,0 +1,96 @@
+#ifndef GRAPHSHARD_TRAINER_EPOCH_LOOP_H_
+#define GRAPHSHARD_TRAINER_EPOCH_LOOP_H_
+
+// The epoch loop of one rank: trains the steps of an epoch on minibatches streamed from its
+// servers (input_pipeline.h; every rank the same number of steps), all-reducing gradients, with
+// checkpoints every --checkpoint-every steps and --stop-after-steps; and evaluates a split. No
+// Torch in this header. Every rank makes the same calls in the same order (collectives).
+// Not thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "trainer/communicator.h"
+#include "trainer/epoch_plan.h"
+#include "trainer/metrics.h"
+#include "trainer/options.h"
+#include "trainer/report.h"
+#include "trainer/server_set.h"
+#include "trainer/session.h"
+#include "trainer/shards.h"
+#include "trainer/task.h"
+
+namespace graphshard::trainer {
+
+class InputPipeline;  // input_pipeline.h
+
+// An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
+struct TrainingSums {
+  double loss_sum = 0;
+  double correct = 0;
+  double seen = 0;
+};
+
+struct EpochResult {
+  TrainingSums sums;        // over all ranks, including what a checkpoint carried in
+  EpochMeasurements local;  // this rank's
+};
+
+struct EvalCounts {
+  double correct = 0;
+  double total = 0;
+};
+
+class EpochLoop {
+ public:
+  // All arguments must outlive the loop. `progress`: rank 0's, else nullptr.
+  EpochLoop(const TrainerOptions& options, const TaskPlan& plan, ServerSet& servers,
+            Communicator& comm, Session& session, const Shards& shards, ProgressReporter* progress);
+  ~EpochLoop();
+  EpochLoop(const EpochLoop&) = delete;
+  EpochLoop& operator=(const EpochLoop&) = delete;
+
+  // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
+  // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch
+  // (rank 0 only; zeros elsewhere). Errors: the streams', the collectives', a checkpoint's;
+  // FailedPrecondition when no rank has a training seed; Aborted after --stop-after-steps.
+  absl::StatusOr<EpochResult> Train(int64_t epoch, int64_t first_step, const TrainingSums& carried);
+
+  // Every batch of this rank's shards of a split, in order, without dropout: its correct
+  // predictions and seeds (this rank's alone).
+  absl::StatusOr<EvalCounts> Evaluate(const std::vector<ShardSeeds>& split, int64_t epoch);
+
+ private:
+  struct TrainInput;
+
+  // Opens the training input of epochs [first_epoch, its last] (all remaining ones, or one when
+  // shards are redrawn per epoch), from `first_step` of the first.
+  absl::Status OpenTrainInput(int64_t first_epoch, int64_t first_step);
+  // A pipeline over one stream per shard for `num_epochs` epochs from `epoch`; steps as
+  // scheduled (every epoch alike), from `first_step` of the first. `pause_batches_per_epoch`:
+  // StreamOptions.
+  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(const std::vector<ShardSeeds>& shards,
+                                                              const EpochSchedule& schedule,
+                                                              int64_t first_step, bool train,
+                                                              int64_t epoch, int64_t num_epochs,
+                                                              int64_t pause_batches_per_epoch);
+
+  const TrainerOptions& options_;
+  const TaskPlan& plan_;
+  ServerSet& servers_;
+  Communicator& comm_;
+  Session& session_;
+  const Shards& shards_;
+  ProgressReporter* progress_;
+  const std::string host_id_;
+  int64_t eval_batches_ = 0;  // of one evaluation of this rank (val and test), for deadlines
+  int64_t steps_this_process_ = 0;
+  std::unique_ptr<TrainInput> input_;
+};
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_EPOCH_LOOP_H_

@@ -1,0 +1,49 @@
+#ifndef GRAPHSHARD_TRAINER_GCN_MODEL_H_
+#define GRAPHSHARD_TRAINER_GCN_MODEL_H_
+
+// --model gcn: PyG's GCN (homogeneous graphs). Not thread-safe (torch::nn::Modules).
+
+#include <torch/torch.h>
+
+#include "trainer/model.h"
+
+namespace graphshard::trainer {
+
+// PyG's gcn_norm on a sampled subgraph of n nodes: a self loop added to every node, deg_i = 1 +
+// in-degree of i, edge weight deg_src^-1/2 * deg_dst^-1/2. Edges with loops appended at the end.
+struct GcnGraph {
+  torch::Tensor src, dst;  // int64 [E + n]
+  torch::Tensor weight;    // float [E + n]
+  int64_t num_nodes = 0;
+};
+GcnGraph GcnNormalize(const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                      int64_t num_nodes, const torch::TensorOptions& float_options);
+
+// PyG's GCNConv(in, out): out_i = sum_j w_ji (x_j W^T) + bias (a bias-free `lin`, then `bias`).
+class GcnConvImpl : public torch::nn::Module {
+ public:
+  GcnConvImpl(int64_t in_channels, int64_t out_channels);
+  torch::Tensor forward(const torch::Tensor& x, const GcnGraph& graph);
+  torch::nn::Linear lin{nullptr};
+  torch::Tensor bias;
+};
+TORCH_MODULE(GcnConv);
+
+// PyG's GCN(in, hidden, num_layers, out, dropout): GCNConv, then ReLU and dropout between layers.
+class GcnImpl : public GnnModelImpl {
+ public:
+  GcnImpl(int64_t in_channels, int64_t hidden_channels, int64_t out_channels, int64_t num_layers,
+          double dropout);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_src,
+                        const torch::Tensor& edge_dst);
+  torch::Tensor Forward(const BatchTensors& batch) override;
+
+ private:
+  double dropout_;
+  torch::nn::ModuleList convs_;
+};
+TORCH_MODULE(Gcn);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_GCN_MODEL_H_

@@ -1,0 +1,172 @@
+#include "trainer/report.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+
+namespace graphshard::trainer {
+
+std::string EpochLine(const EpochReport& r) {
+  std::string line =
+      absl::StrFormat("epoch %d loss %.4f train_acc %.4f", r.epoch, r.loss, r.train_acc);
+  if (r.evaluated) {
+    absl::StrAppendFormat(&line, " val_acc %.4f test_acc %.4f", r.val_acc, r.test_acc);
+  }
+  absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", r.seeds_per_s, r.time_s);
+  return line;
+}
+
+nlohmann::ordered_json EpochRecord(const EpochReport& r) {
+  nlohmann::ordered_json rec = {{"event", "epoch"},
+                                {"epoch", r.epoch},
+                                {"steps", r.steps},
+                                {"global_step", r.global_step},
+                                {"loss", r.loss},
+                                {"train_acc", r.train_acc},
+                                {"seeds_per_s", r.seeds_per_s},
+                                {"time_s", r.time_s},
+                                {"step_time_s", r.step_time_s},
+                                {"data_wait_s", r.data_wait_s},
+                                {"compute_s", r.compute_s},
+                                {"data_wait_fraction", r.data_wait_fraction},
+                                {"eval_s", r.eval_s},
+                                // Means over ranks: where the loop's and the pipeline's time went.
+                                {"allreduce_s", r.allreduce_s},
+                                {"pipeline_stream_wait_s", r.pipeline_stream_wait_s},
+                                {"pipeline_stage_s", r.pipeline_stage_s},
+                                {"pipeline_full_wait_s", r.pipeline_full_wait_s}};
+  if (r.evaluated) {
+    rec["val_acc"] = r.val_acc;
+    rec["test_acc"] = r.test_acc;
+  }
+  return rec;
+}
+
+std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurements& m) {
+  return absl::StrFormat(
+      "rank %d epoch %d: %d steps, train %.3fs (step %.4fs, data wait %.3fs = %.1f%%, compute "
+      "%.3fs), eval %.3fs\n",
+      rank, r.epoch, m.steps, m.time_s, m.time_s / std::max<int64_t>(1, m.steps), m.wait_s,
+      100 * m.wait_s / std::max(m.time_s, 1e-9), m.time_s - m.wait_s, r.eval_s);
+}
+
+nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
+  // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
+  return {{"test_acc", s.test_acc},
+          {"val_acc", s.val_acc},
+          {"train_acc", s.train_acc},
+          {"loss", s.loss},
+          {"epochs", s.epochs},
+          {"seeds_per_s", s.seeds_per_s},
+          {"world_size", world_size},
+          {"weights_fingerprint", s.weights_fingerprint},
+          {"data_wait_fraction", s.data_wait_fraction},
+          {"step_time_s", s.step_time_s}};
+}
+
+absl::StatusOr<std::unique_ptr<RunReport>> RunReport::Create(const TrainerOptions& options,
+                                                             Communicator& comm, std::ostream& out,
+                                                             std::ostream& log, bool terminal,
+                                                             const RunStart& start) {
+  std::unique_ptr<RunReport> report(new RunReport(comm, out, log));
+  if (comm.rank() != 0) return report;
+  if (!options.metrics_file.empty()) {
+    ASSIGN_OR_RETURN(report->metrics_, MetricsFile::Open(options.metrics_file));
+    RETURN_IF_ERROR(report->metrics_->Write({{"event", "run"},
+                                             {"config", start.config},
+                                             {"world_size", comm.world_size()},
+                                             {"device", start.device},
+                                             {"backend", comm.name()},
+                                             {"start_epoch", start.start_epoch},
+                                             {"start_step", start.start_step}}));
+  }
+  report->progress_ = std::make_unique<ProgressReporter>(log, terminal, options.progress_every_s);
+  return report;
+}
+
+void RunReport::SetTraining(double loss_sum, double correct, double seen, EpochReport& r) {
+  r.loss = seen > 0 ? loss_sum / seen : 0;
+  r.train_acc = seen > 0 ? correct / seen : 0;
+}
+
+absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) {
+  // Summed over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream wait, staging,
+  // full wait]; the time also as the maximum.
+  double sums[7] = {m.seeds / std::max(m.time_s, 1e-9),
+                    m.time_s,
+                    m.wait_s,
+                    m.allreduce_s,
+                    m.pipeline_stream_wait_s,
+                    m.pipeline_stage_s,
+                    m.pipeline_full_wait_s};
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+  double time_s = m.time_s;
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(&time_s, 1), ReduceOp::kMax));
+  const double n = comm_.world_size();
+  r.steps = m.steps;
+  r.seeds_per_s = sums[0];
+  r.time_s = time_s;
+  r.step_time_s = time_s / static_cast<double>(std::max<int64_t>(1, m.steps));
+  r.data_wait_fraction = sums[1] > 0 ? sums[2] / sums[1] : 0;
+  r.data_wait_s = sums[2] / n;
+  r.compute_s = (sums[1] - sums[2]) / n;
+  r.allreduce_s = sums[3] / n;
+  r.pipeline_stream_wait_s = sums[4] / n;
+  r.pipeline_stage_s = sums[5] / n;
+  r.pipeline_full_wait_s = sums[6] / n;
+  total_seeds_ += m.seeds;
+  total_time_s_ += m.time_s;
+  total_wait_s_ += m.wait_s;
+  total_step_time_s_ += r.step_time_s;
+  ++timed_epochs_;
+  return absl::OkStatus();
+}
+
+absl::Status RunReport::ReduceEvaluation(double val_correct, double val_total, double test_correct,
+                                         double test_total, EpochReport& r) {
+  double counts[4] = {val_correct, val_total, test_correct, test_total};
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(counts), ReduceOp::kSum));
+  r.evaluated = true;
+  r.val_acc = counts[1] > 0 ? counts[0] / counts[1] : 0;
+  r.test_acc = counts[3] > 0 ? counts[2] / counts[3] : 0;
+  return absl::OkStatus();
+}
+
+absl::Status RunReport::EndEpoch(const EpochReport& r, const EpochMeasurements& m) {
+  summary_.loss = r.loss;
+  summary_.train_acc = r.train_acc;
+  summary_.epochs = static_cast<int>(r.epoch);
+  if (r.evaluated) {
+    summary_.val_acc = r.val_acc;
+    summary_.test_acc = r.test_acc;
+  }
+  log_ << RankEpochLine(comm_.rank(), r, m);
+  if (comm_.rank() != 0) return absl::OkStatus();
+  out_ << EpochLine(r) << std::endl;
+  if (metrics_ != nullptr) RETURN_IF_ERROR(metrics_->Write(EpochRecord(r)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainSummary> RunReport::Finish(std::string weights_fingerprint) {
+  double totals[3] = {total_seeds_ / std::max(total_time_s_, 1e-9), total_time_s_, total_wait_s_};
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(totals), ReduceOp::kSum));
+  summary_.seeds_per_s = totals[0];
+  summary_.data_wait_fraction = totals[1] > 0 ? totals[2] / totals[1] : 0;
+  summary_.step_time_s = timed_epochs_ > 0 ? total_step_time_s_ / timed_epochs_ : 0;
+  summary_.weights_fingerprint = std::move(weights_fingerprint);
+  log_ << "rank " << comm_.rank() << " weights_fingerprint " << summary_.weights_fingerprint
+       << std::endl;
+  if (comm_.rank() == 0) {
+    const nlohmann::ordered_json j = SummaryJson(summary_, comm_.world_size());
+    out_ << j.dump() << std::endl;
+    if (metrics_ != nullptr) {
+      nlohmann::ordered_json rec = j;
+      rec["event"] = "summary";
+      RETURN_IF_ERROR(metrics_->Write(rec));
+    }
+  }
+  return summary_;
+}
+
+}  // namespace graphshard::trainer

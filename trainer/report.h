@@ -1,0 +1,146 @@
+#ifndef GRAPHSHARD_TRAINER_REPORT_H_
+#define GRAPHSHARD_TRAINER_REPORT_H_
+
+// What a training run reports, and the arithmetic behind it (DESIGN.md, "Command lines and output
+// contract"; trainer/README.md, "Output" and "Metrics file"):
+//  - rank 0, `out` (stdout): one line per epoch (EpochLine), then the summary as one bare JSON
+//    object (SummaryJson);
+//  - rank 0, --metrics-file: a `run` record, one `epoch` record per epoch, the `summary`;
+//  - every rank, `log` (stderr): its timing line per epoch and `rank R weights_fingerprint HEX`;
+//  - rank 0, `log`: the progress line (metrics.h).
+// Rates and waits are reduced over ranks here (sums, maxima, means). No Torch.
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "trainer/communicator.h"
+#include "trainer/metrics.h"
+#include "trainer/options.h"
+
+namespace graphshard::trainer {
+
+struct TrainSummary {
+  double loss = 0;       // last epoch, mean over the seeds of all ranks
+  double train_acc = 0;  // last epoch
+  double val_acc = 0;    // final evaluation, over all ranks
+  double test_acc = 0;
+  double seeds_per_s = 0;         // training seeds per second, summed over ranks
+  double data_wait_fraction = 0;  // time blocked waiting for batches / training time (all ranks)
+  double step_time_s = 0;         // mean training step time (slowest rank per epoch)
+  int epochs = 0;
+  std::string weights_fingerprint;  // FNV-1a 64 of all parameters' bytes, in order
+};
+
+// One rank's measurements of one epoch's training (seconds).
+struct EpochMeasurements {
+  int64_t steps = 0;  // run by this process (a resumed epoch: the steps after the resume point)
+  double seeds = 0;   // training seeds of this rank
+  double time_s = 0;
+  double wait_s = 0;       // blocked waiting for batches
+  double allreduce_s = 0;  // gradient all-reduce calls (queueing it; waiting for the last)
+  // The input pipeline's thread (input_pipeline.h, PipelineTimings).
+  double pipeline_stream_wait_s = 0;
+  double pipeline_stage_s = 0;
+  double pipeline_full_wait_s = 0;
+};
+
+// One epoch as reported, over all ranks.
+struct EpochReport {
+  int64_t epoch = 0;
+  int64_t steps = 0;  // EpochMeasurements::steps
+  int64_t global_step = 0;
+  double loss = 0;  // mean over the epoch's seeds of all ranks
+  double train_acc = 0;
+  bool evaluated = false;
+  double val_acc = 0;  // when evaluated
+  double test_acc = 0;
+  double seeds_per_s = 0;         // summed over ranks
+  double time_s = 0;              // the slowest rank's training time
+  double step_time_s = 0;         // time_s / steps
+  double data_wait_fraction = 0;  // wait / time, summed over ranks
+  double eval_s = 0;              // this rank's evaluation time
+  // Means over ranks.
+  double data_wait_s = 0;
+  double compute_s = 0;
+  double allreduce_s = 0;
+  double pipeline_stream_wait_s = 0;
+  double pipeline_stage_s = 0;
+  double pipeline_full_wait_s = 0;
+};
+
+// "epoch E loss L train_acc A [val_acc V test_acc T] seeds_per_s S time_s X".
+std::string EpochLine(const EpochReport& report);
+// The metrics file's `epoch` record.
+nlohmann::ordered_json EpochRecord(const EpochReport& report);
+// A rank's timing line on its log (with '\n').
+std::string RankEpochLine(int rank, const EpochReport& report, const EpochMeasurements& local);
+// The final JSON object, keys in DESIGN.md's order.
+nlohmann::ordered_json SummaryJson(const TrainSummary& summary, int world_size);
+
+// The metrics file's `run` record.
+struct RunStart {
+  std::string config;  // config_fingerprint.h
+  std::string device;  // "cpu", "cuda:0"
+  int64_t start_epoch = 1;
+  int64_t start_step = 0;
+};
+
+// The report of one rank's run. Every rank makes the same calls in the same order (the
+// reductions are collectives); rank 0 alone writes `out` and the metrics file. `out` and `log`
+// must outlive it. Not thread-safe.
+class RunReport {
+ public:
+  // Rank 0 opens --metrics-file (Internal naming it when it cannot) and writes the `run` record,
+  // and draws progress on `log` (on a terminal when `terminal`).
+  static absl::StatusOr<std::unique_ptr<RunReport>> Create(const TrainerOptions& options,
+                                                           Communicator& comm, std::ostream& out,
+                                                           std::ostream& log, bool terminal,
+                                                           const RunStart& start);
+
+  // Rank 0's progress line, nullptr elsewhere.
+  ProgressReporter* progress() { return progress_.get(); }
+
+  // Sets `report`'s loss and train_acc from the epoch's sums over ranks (sum of loss * seeds,
+  // correct, seeds).
+  static void SetTraining(double loss_sum, double correct, double seen, EpochReport& report);
+
+  // Every rank (two collectives): reduces this rank's measurements into `report`'s rates and
+  // times, and adds them to the run's totals.
+  absl::Status ReduceEpoch(const EpochMeasurements& local, EpochReport& report);
+
+  // Every rank (one collective): this rank's correct / total of val and test -> the accuracies
+  // over all ranks.
+  absl::Status ReduceEvaluation(double val_correct, double val_total, double test_correct,
+                                double test_total, EpochReport& report);
+
+  // Every rank: its timing line on `log`; rank 0 also the epoch line on `out` and the `epoch`
+  // record. Internal when the metrics file cannot be written.
+  absl::Status EndEpoch(const EpochReport& report, const EpochMeasurements& local);
+
+  // Every rank (one collective): the run's totals, the weights fingerprint on `log`; rank 0 the
+  // summary on `out` and as the `summary` record.
+  absl::StatusOr<TrainSummary> Finish(std::string weights_fingerprint);
+
+ private:
+  RunReport(Communicator& comm, std::ostream& out, std::ostream& log)
+      : comm_(comm), out_(out), log_(log) {}
+
+  Communicator& comm_;
+  std::ostream& out_;
+  std::ostream& log_;
+  std::unique_ptr<MetricsFile> metrics_;        // rank 0, with --metrics-file
+  std::unique_ptr<ProgressReporter> progress_;  // rank 0
+  TrainSummary summary_;
+  // This rank's totals over the epochs run.
+  double total_seeds_ = 0, total_time_s_ = 0, total_wait_s_ = 0, total_step_time_s_ = 0;
+  int timed_epochs_ = 0;
+};
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_REPORT_H_

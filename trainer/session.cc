@@ -1,0 +1,82 @@
+#include "trainer/session.h"
+
+#include <mutex>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "common/status_macros.h"
+#include "trainer/internal/session_state.h"
+#include "trainer/tensors.h"
+
+namespace graphshard::trainer {
+
+absl::StatusOr<DeviceChoice> PickDevice(const TrainerOptions& o, int local_rank) {
+  if (o.device != DeviceKind::kCuda) return DeviceChoice{};
+  if (!torch::cuda::is_available()) {
+    return absl::FailedPreconditionError(
+        "--device cuda: no CUDA device (or this LibTorch has no CUDA)");
+  }
+  const int count = static_cast<int>(torch::cuda::device_count());
+  const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count));
+  return DeviceChoice{.cuda = true, .index = device.index(), .name = device.str()};
+}
+
+Session::Session(const TrainerOptions& options, std::unique_ptr<SessionState> state,
+                 std::string config)
+    : options_(options), state_(std::move(state)), config_(std::move(config)) {}
+
+Session::~Session() = default;
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& options,
+                                                         const DeviceChoice& device,
+                                                         const ServerMetadata& md,
+                                                         int64_t num_layers, Communicator& comm,
+                                                         std::string config) {
+  torch::set_num_threads(options.threads);
+  auto state = std::make_unique<SessionState>(
+      device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index))
+                  : torch::Device(torch::kCPU));
+  {
+    // Initial weights are drawn from torch's process-wide generator. Ranks that share a process
+    // (the in-process tests) would interleave their draws, so creation is serialized: each
+    // rank's start weights are a function of --seed alone.
+    static std::mutex init_mu;
+    std::lock_guard<std::mutex> lock(init_mu);
+    torch::manual_seed(options.seed);
+    ASSIGN_OR_RETURN(state->model, CreateModel(md, ModelOptions{.kind = options.model,
+                                                                .hidden_channels = options.hidden,
+                                                                .num_layers = num_layers,
+                                                                .dropout = options.dropout}));
+  }
+  state->model->to(state->device);
+  state->params = state->model->parameters();
+  {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.
+    torch::Tensor flat = FlattenParameters(state->params);
+    RETURN_IF_ERROR(BroadcastFromRank0(comm, flat));
+    UnflattenIntoParameters(flat, state->params);
+  }
+  state->optimizer = std::make_unique<torch::optim::Adam>(
+      state->params, torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+  return std::unique_ptr<Session>(new Session(options, std::move(state), std::move(config)));
+}
+
+absl::StatusOr<absl::optional<CheckpointPosition>> Session::Resume() {
+  ASSIGN_OR_RETURN(absl::optional<CheckpointPosition> loaded,
+                   LoadCheckpoint(options_.checkpoint_dir, config_, *state_));
+  if (loaded.has_value()) state_->global_step = loaded->global_step;
+  return loaded;
+}
+
+absl::Status Session::Save(CheckpointPosition position) {
+  position.global_step = state_->global_step;
+  position.config = config_;
+  return SaveCheckpoint(options_.checkpoint_dir, *state_, position);
+}
+
+int64_t Session::global_step() const { return state_->global_step; }
+
+std::string Session::WeightsFingerprint() const {
+  return trainer::WeightsFingerprint(state_->params);
+}
+
+}  // namespace graphshard::trainer

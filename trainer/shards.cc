@@ -1,0 +1,44 @@
+#include "trainer/shards.h"
+
+#include <utility>
+
+#include "common/status_macros.h"
+
+namespace graphshard::trainer {
+
+absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size) {
+  ASSIGN_OR_RETURN(std::vector<ServerShare> shares,
+                   AssignServers(rank, world_size, servers.metadata.num_parts));
+  Shards shards;
+  shards.shares = shares;
+  for (const ServerShare& share : shares) {
+    PartitionClient& client = *servers.clients[static_cast<size_t>(share.part)];
+    for (auto [name, out] : {std::pair{"train", &shards.train}, std::pair{"val", &shards.val},
+                             std::pair{"test", &shards.test}}) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(name));
+      if (out == &shards.train) shards.train_parts.push_back(ids);
+      absl::Span<const int64_t> chunk = ChunkOf(ids, share.chunk, share.num_chunks);
+      out->push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
+    }
+  }
+  return shards;
+}
+
+std::vector<ShardSeeds> TrainShards(const Shards& shards, const TaskPlan& plan, uint64_t seed,
+                                    int64_t epoch) {
+  if (!plan.redraw_train_shards) return shards.train;
+  std::vector<ShardSeeds> out;
+  for (size_t i = 0; i < shards.shares.size(); ++i) {
+    out.push_back(
+        {shards.shares[i].part, EpochChunk(shards.train_parts[i], shards.shares[i], seed, epoch)});
+  }
+  return out;
+}
+
+int64_t TotalSeeds(const std::vector<ShardSeeds>& shards) {
+  int64_t n = 0;
+  for (const ShardSeeds& s : shards) n += static_cast<int64_t>(s.ids.size());
+  return n;
+}
+
+}  // namespace graphshard::trainer

@@ -1,0 +1,37 @@
+#ifndef GRAPHSHARD_TRAINER_SHARDS_H_
+#define GRAPHSHARD_TRAINER_SHARDS_H_
+
+// This rank's seeds: its share (assignment.h) of the train, val and test splits of the parts it
+// reads, fetched once from their servers (GetSplit). No Torch.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "trainer/assignment.h"
+#include "trainer/epoch_plan.h"
+#include "trainer/server_set.h"
+#include "trainer/task.h"
+
+namespace graphshard::trainer {
+
+struct Shards {
+  std::vector<ShardSeeds> train, val, test;
+  // Every share's whole part of the train split, for shards redrawn per epoch (TaskPlan).
+  std::vector<ServerShare> shares;
+  std::vector<std::vector<int64_t>> train_parts;
+};
+
+// The errors of AssignServers and of the servers' GetSplit.
+absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size);
+
+// The training shards of `epoch`: `shards.train`, or with TaskPlan::redraw_train_shards this
+// epoch's EpochChunk of each part.
+std::vector<ShardSeeds> TrainShards(const Shards& shards, const TaskPlan& plan, uint64_t seed,
+                                    int64_t epoch);
+
+int64_t TotalSeeds(const std::vector<ShardSeeds>& shards);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_SHARDS_H_
