@@ -397,7 +397,11 @@ std::string HostId() {
   std::getline(in, boot);
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
-  return absl::StrCat(absl::StripAsciiWhitespace(boot), "/", host);
+  // The network namespace: processes in two namespaces of one machine (containers, the netns
+  // test's emulated hosts) count as two hosts, as they reach each other through the network.
+  std::error_code ec;
+  const std::string net = std::filesystem::read_symlink("/proc/self/ns/net", ec).string();
+  return absl::StrCat(absl::StripAsciiWhitespace(boot), "/", host, ec ? "" : "/", net);
 }
 
 }  // namespace graphshard::shm

@@ -183,8 +183,10 @@ std::string NewShmPrefix();
 // exist (left behind by a crash). Best effort.
 void RemoveOwnAndStaleShm(const std::string& own_prefix);
 
-// An id equal for processes on the same host (kernel boot id + hostname), so that a server can
-// tell that a client may map its shared memory.
+// An id equal for processes on the same host: "<kernel boot id>/<hostname>/net:[<inode>]" (the
+// network namespace, so that processes in different network namespaces count as different
+// hosts). A server compares it with a client's to decide whether the client may map its
+// shared memory; trainers group ranks and parts by it (trainer/assignment.h).
 std::string HostId();
 
 }  // namespace graphshard::shm

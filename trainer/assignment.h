@@ -7,9 +7,13 @@
 //    contiguous chunks as there are trainers on p (r = p, p + K, ...), trainer r taking chunk
 //    r / K. Every seed goes to exactly one trainer.
 //  - M < K: trainer r reads every server p with p mod M == r, all of each part's seeds.
-// The same rule is used for train, val and test seeds. Pure functions; thread-safe.
+// The same rule is used for train, val and test seeds.
+// Across hosts (AssignHostLocal) the rule is applied within each host: a trainer reads only
+// servers on its own host, and a host's parts are split among that host's trainers.
+// Pure functions; thread-safe.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +30,23 @@ struct ServerShare {
 // The shares of trainer `rank`, ascending by part; never empty. InvalidArgument unless
 // 0 <= rank < world_size and num_parts >= 1.
 absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts);
+
+// Host-local assignment (DESIGN.md, "Which trainer reads from which server"). rank_hosts[r] is
+// the host id of rank r (shm::HostId()), part_hosts[p] that of part p's server. Ranks are grouped
+// by host in rank order, parts by the host of their server in part order, and AssignServers'
+// rule applies within each host: a host with T trainers and P parts gives its trainer i (the
+// i-th lowest rank there) part i mod P, chunk i / P, when T >= P, else the parts j with
+// j mod T == i (j, i: indices among the host's parts and trainers). One host is exactly
+// AssignServers(rank, world_size, num_parts).
+// A layout where no trainer shares a host with any server (servers on their own nodes, as in
+// the SLURM heterogeneous job) falls back to AssignServers: every batch crosses the network
+// anyway. FailedPrecondition, naming the hosts with their ranks or parts, when some hosts have
+// trainers and servers but another has trainers and no part, or parts and no trainer: the
+// same answer on every rank (it depends only on the arguments). InvalidArgument for a rank
+// outside rank_hosts or no parts.
+absl::StatusOr<std::vector<ServerShare>> AssignHostLocal(int rank,
+                                                         absl::Span<const std::string> rank_hosts,
+                                                         absl::Span<const std::string> part_hosts);
 
 // The contiguous chunk `chunk` of `num_chunks` nearly equal chunks of `ids` (sizes differ by at
 // most one; the first n % num_chunks chunks are the longer ones). Requires

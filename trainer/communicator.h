@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -50,6 +51,13 @@ class Communicator {
   // Overwrites `data` on every rank with root's.
   virtual absl::Status Broadcast(absl::Span<float> data, int root) = 0;
 };
+
+// Every rank's `mine`, index = rank, through one AllReduce(Span<int64_t>) SUM of world_size
+// slots of max_bytes (each rank fills only its own). Every rank must call it at the same point.
+// InvalidArgument naming the rank, on every rank, when one rank's string is over max_bytes.
+absl::StatusOr<std::vector<std::string>> AllGatherStrings(Communicator& comm,
+                                                          const std::string& mine,
+                                                          size_t max_bytes = 256);
 
 // World of one: every collective is the identity.
 std::unique_ptr<Communicator> CreateLocalCommunicator();

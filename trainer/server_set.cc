@@ -76,6 +76,7 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
     }
     RETURN_IF_ERROR(CheckAgrees(set.metadata, md, p, address));
     set.clients.push_back(std::move(client));
+    set.host_ids.push_back(md.host_id);
   }
   return set;
 }

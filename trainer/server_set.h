@@ -27,6 +27,7 @@ struct DiscoveryOptions {
 struct ServerSet {
   ServerMetadata metadata;  // of part 0; every server agrees on num_parts, feat_dim, classes
   std::vector<std::unique_ptr<PartitionClient>> clients;  // index = part
+  std::vector<std::string> host_ids;  // index = part: each server's Metadata.host_id
 };
 
 // The registry is read with common::LookupAddress (DataLoss naming the file for a malformed

@@ -6,9 +6,10 @@
 
 namespace graphshard::trainer {
 
-absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size) {
+absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
+                                  const std::vector<std::string>& rank_hosts) {
   ASSIGN_OR_RETURN(std::vector<ServerShare> shares,
-                   AssignServers(rank, world_size, servers.metadata.num_parts));
+                   AssignHostLocal(rank, rank_hosts, servers.host_ids));
   Shards shards;
   shards.shares = shares;
   for (const ServerShare& share : shares) {

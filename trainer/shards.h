@@ -5,6 +5,7 @@
 // reads, fetched once from their servers (GetSplit). No Torch.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,8 +23,11 @@ struct Shards {
   std::vector<std::vector<int64_t>> train_parts;
 };
 
-// The errors of AssignServers and of the servers' GetSplit.
-absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank, int world_size);
+// Host-local (AssignHostLocal): rank_hosts[r] is rank r's host id (every rank's, all-gathered),
+// the parts' hosts are servers.host_ids. The errors of AssignHostLocal and of the servers'
+// GetSplit.
+absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
+                                  const std::vector<std::string>& rank_hosts);
 
 // The training shards of `epoch`: `shards.train`, or with TaskPlan::redraw_train_shards this
 // epoch's EpochChunk of each part.

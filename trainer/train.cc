@@ -6,11 +6,15 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "shm/ring.h"
+#include "trainer/communicator.h"
 #include "trainer/config_fingerprint.h"
 #include "trainer/epoch_loop.h"
 #include "trainer/host_register.h"
@@ -92,8 +96,16 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   }
   RETURN_IF_ERROR(CheckTaskData(options, md));
   const TaskPlan plan = PlanTask(options);
-  ASSIGN_OR_RETURN(const Shards shards, LoadShards(servers, rank, comm.world_size()));
+  ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
+                   AllGatherStrings(comm, shm::HostId()));
+  ASSIGN_OR_RETURN(const Shards shards, LoadShards(servers, rank, rank_hosts));
   LogShards(log, rank, md, shards, device, comm);
+  for (const ServerShare& s : shards.shares) {
+    const auto part = static_cast<size_t>(s.part);
+    log << absl::StrFormat("rank %d reads part %d (chunk %d of %d) at %s (host %s)\n", rank,
+                           s.part, s.chunk, s.num_chunks, servers.clients[part]->address(),
+                           servers.host_ids[part]);
+  }
 
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, plan.num_layers, comm,

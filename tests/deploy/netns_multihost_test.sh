@@ -3,12 +3,18 @@
 # and 10.77.0.2/24), both directions capped with `tc ... tbf` (this kernel has no netem: no
 # latency shaping). Each host runs its share of one job with the per-node launcher
 # (deploy/graphshard-launch --num-nodes 2 --node-rank R --master-addr 10.77.0.1): one server
-# (listening on its own 10.x address, published in a shared registry folder) and one CPU trainer.
-#  1. The job completes: node 0 prints the JSON summary (test_acc >= 0.80), both ranks end with
-#     the same weights, nothing is left running.
-#  2. The link is cut mid-training (`ip link set ... down`): both launchers exit non-zero within
-#     the deadlines given (RPC 10 s, collectives 20 s, +teardown), their stderr names the
-#     unreachable peer (its 10.77.0.x address or part), and no process is left behind.
+# (listening on its own 10.x address, published in a shared registry folder) and CPU trainers.
+# The namespaces count as two hosts (shm::HostId includes the network namespace).
+#  1. The job, 2 trainers per host: every trainer reads only its own host's server (host-local
+#     assignment: the "rank R reads part P ... at ADDR" lines), the two trainers of a host split
+#     its part; node 0 prints the JSON summary (test_acc >= 0.80), all 4 ranks end with the same
+#     weights, nothing is left running.
+#  2. A host with a trainer but no server (both servers in A, rank 1 in B): both trainers exit 1
+#     at start naming that host and rank, without waiting for a timeout.
+#  3. The link is cut mid-training (`ip link set ... down`, 1 trainer per host): both launchers
+#     exit non-zero within the deadlines given (RPC 10 s, collectives 20 s, +teardown), their
+#     stderr names the unreachable peer (its 10.77.0.x address or part), and no process is left
+#     behind.
 # Namespaces are always deleted at exit. Needs root and iproute2 (ip, tc).
 # shellcheck source=tests/deploy/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
@@ -65,12 +71,13 @@ PY
 note "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at $rate"
 make_graph "$WORK/p2"
 
-# start_node RANK NS ADDR NAME [trainer flags]: this node's share, in the background; sets
-# NODE_PID.
+# start_node RANK NS ADDR NAME [trainer flags]: this node's share (TRAINERS_PER_NODE trainers,
+# default 1), in the background; sets NODE_PID.
 start_node() {
   local rank=$1 ns=$2 addr=$3 name=$4
   shift 4
   ip netns exec "$ns" timeout 240 "$LAUNCH" --num-nodes 2 --node-rank "$rank" \
+    --trainers-per-node "${TRAINERS_PER_NODE:-1}" \
     --master-addr "$addrA" --master-port 29500 --listen-host "$addr" \
     --registry "$WORK/registry-$name" --partition "$WORK/p2" --bin-dir "$BIN" \
     --server-wait-s 60 --grace-s 5 --server-arg=--rpc_timeout_s=10 \
@@ -91,12 +98,12 @@ wait_pid() {
   wait "$1" || WAIT_STATUS=$?
 }
 
-# --- 1. a whole job over the two hosts --------------------------------------------------------
+# --- 1. a whole job over the two hosts, 2 trainers each ----------------------------------------
 mkdir -p "$WORK/registry-run"
 t0=$SECONDS
-start_node 0 "$nsA" "$addrA" run --epochs 5 --eval-every 5
+TRAINERS_PER_NODE=2 start_node 0 "$nsA" "$addrA" run --epochs 5 --eval-every 5
 pid0=$NODE_PID
-start_node 1 "$nsB" "$addrB" run --epochs 5 --eval-every 5
+TRAINERS_PER_NODE=2 start_node 1 "$nsB" "$addrB" run --epochs 5 --eval-every 5
 pid1=$NODE_PID
 wait_pid "$pid0" 200
 status0=$WAIT_STATUS
@@ -108,15 +115,56 @@ if [[ $status0 != 0 || $status1 != 0 ]]; then
   fail "the 2-host job failed (node 0: $status0, node 1: $status1)"
 fi
 show "$WORK/run.0.out"
-check_summary "$(tail -n 1 "$WORK/run.0.out")" 0.80 2
+check_summary "$(tail -n 1 "$WORK/run.0.out")" 0.80 4
 grep -q "SERVING: $addrA:[0-9]* $addrB:[0-9]*" "$WORK/run.0.err" ||
   { show "$WORK/run.0.err"; fail "servers did not publish their 10.x addresses"; }
+# Host-local: node 0's ranks 0, 1 read part 0 at A (chunks 0, 1 of 2), node 1's ranks 2, 3 part
+# 1 at B; nothing else.
+for node in "0 $addrA" "1 $addrB"; do
+  read -r n addr <<<"$node"
+  shares=$(sed -n 's/^\[trainer \([0-9]*\)\] rank [0-9]* reads part \([0-9]*\) (chunk \([0-9]*\) of \([0-9]*\)) at \([0-9.]*\):[0-9]* .*/\1 \2 \3 \4 \5/p' \
+    "$WORK/run.$n.err" | sort)
+  want=$(printf '%s\n' "$((2 * n)) $n 0 2 $addr" "$((2 * n + 1)) $n 1 2 $addr")
+  [[ $shares == "$want" ]] || { show "$WORK/run.$n.err"
+    fail "node $n: trainers' shares (rank part chunk chunks address) are '$shares', expected '$want'"; }
+done
+note "host-local shares: $(grep -h 'reads part' "$WORK"/run.*.err | sed 's/ (host .*//' | tr '\n' ';')"
 mapfile -t fps < <(cat "$WORK"/run.*.err |
-  sed -n 's/^\[trainer [0-9]*\] rank [0-9]* weights_fingerprint \([0-9a-f]*\)$/\1/p' | sort -u)
-((${#fps[@]} == 1)) || fail "expected one weights fingerprint over both hosts, got: ${fps[*]:-none}"
+  sed -n 's/^\[trainer [0-9]*\] rank [0-9]* weights_fingerprint \([0-9a-f]*\)$/\1/p')
+(($(printf '%s\n' "${fps[@]}" | sort -u | wc -l) == 1 && ${#fps[@]} == 4)) ||
+  fail "expected one weights fingerprint over the 4 ranks, got: ${fps[*]:-none}"
 [[ -z $(procs_in_work) ]] || fail "processes left behind after the job"
 
-# --- 2. cut the link mid-training -------------------------------------------------------------
+# --- 2. a host with a trainer but no part: refused at start on every rank ---------------------
+mkdir -p "$WORK/registry-refuse"
+for k in 0 1; do
+  ip netns exec "$nsA" timeout 60 "$BIN/graphshard-server" --partition "$WORK/p2" --part "$k" \
+    --listen "$addrA:0" --registry "$WORK/registry-refuse" >"$WORK/refuse.server$k.err" 2>&1 &
+done
+t0=$SECONDS
+refuse_pids=()
+for side in "0 $nsA $ifA" "1 $nsB $ifB"; do
+  read -r r ns dev <<<"$side"
+  ip netns exec "$ns" env MASTER_ADDR="$addrA" MASTER_PORT=29501 RANK="$r" WORLD_SIZE=2 \
+    GLOO_SOCKET_IFNAME="$dev" LOCAL_RANK=0 OMP_NUM_THREADS=1 timeout 60 "$BIN/graphshard-trainer" \
+    --registry "$WORK/registry-refuse" --server-wait-s 30 --collective-timeout-s 20 --epochs 1 \
+    >"$WORK/refuse.$r.out" 2>"$WORK/refuse.$r.err" &
+  refuse_pids+=($!)
+done
+for r in 0 1; do
+  wait_pid "${refuse_pids[r]}" $((r == 0 ? 50 : 10))
+  note "trainer without a local part: rank $r status $WAIT_STATUS after $((SECONDS - t0)) s"
+  [[ $WAIT_STATUS == 1 ]] || { show "$WORK/refuse.$r.err"; fail "rank $r: status $WAIT_STATUS, expected 1"; }
+  grep -q "host-local assignment: host '.*' runs rank 1 but serves no part" "$WORK/refuse.$r.err" ||
+    { show "$WORK/refuse.$r.err"; fail "rank $r does not name the host without a part"; }
+done
+(((SECONDS - t0) < 20)) || fail "the refusal took $((SECONDS - t0)) s (a timeout, not a check)"
+pids=$(procs_in_work)
+# shellcheck disable=SC2086
+[[ -z $pids ]] || kill -TERM $pids
+sleep 0.5
+
+# --- 3. cut the link mid-training -------------------------------------------------------------
 mkdir -p "$WORK/registry-cut"
 start_node 0 "$nsA" "$addrA" cut --epochs 1000
 pid0=$NODE_PID

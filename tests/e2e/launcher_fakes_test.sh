@@ -96,6 +96,12 @@ no_leftovers sigterm
 # 8. Usage errors.
 launch no_partition_servers_mismatch --servers 3
 expect_status no_partition_servers_mismatch 2
+# More nodes than parts: node 2 of 3 would have trainers and no host-local server.
+launch node_without_part --num-nodes 3 --node-rank 2 --master-addr 127.0.0.1 \
+  --registry "$WORK/registry-nodes"
+expect_status node_without_part 2
+grep -q "node 2 would serve no part" "$WORK/node_without_part.err" ||
+  { show "$WORK/node_without_part.err"; fail "node_without_part: the refusal does not say why"; }
 STATUS=0
 timeout 10 "$LAUNCH" --servers 2 >/dev/null 2>&1 || STATUS=$?
 expect_status missing_partition 2

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace graphshard::trainer {
@@ -100,6 +102,155 @@ TEST(AssignServers, RejectsBadArguments) {
   EXPECT_FALSE(AssignServers(0, 1, 0).ok());
 }
 
+// AssignHostLocal over hosts given per rank and per part: every seed read exactly once, from a
+// server on the reading trainer's host; returns the shares of each rank.
+std::vector<std::vector<ServerShare>> ExpectHostLocal(const std::vector<std::string>& rank_hosts,
+                                                      const std::vector<std::string>& part_hosts,
+                                                      int64_t seeds_per_part) {
+  const int num_parts = static_cast<int>(part_hosts.size());
+  std::vector<std::vector<int64_t>> part_ids;
+  for (int p = 0; p < num_parts; ++p) part_ids.push_back(Iota(p * 1000, seeds_per_part + p));
+  std::multiset<int64_t> seen;
+  std::vector<std::vector<ServerShare>> all;
+  for (int r = 0; r < std::ssize(rank_hosts); ++r) {
+    absl::StatusOr<std::vector<ServerShare>> shares = AssignHostLocal(r, rank_hosts, part_hosts);
+    EXPECT_TRUE(shares.ok()) << shares.status();
+    if (!shares.ok()) return {};
+    EXPECT_FALSE(shares->empty()) << "rank " << r;
+    for (const ServerShare& s : *shares) {
+      EXPECT_EQ(part_hosts[static_cast<size_t>(s.part)], rank_hosts[static_cast<size_t>(r)])
+          << "rank " << r << " reads part " << s.part << " of another host";
+      for (int64_t id : ChunkOf(part_ids[static_cast<size_t>(s.part)], s.chunk, s.num_chunks)) {
+        seen.insert(id);
+      }
+    }
+    all.push_back(*shares);
+  }
+  for (const auto& ids : part_ids) {
+    for (int64_t id : ids) EXPECT_EQ(seen.count(id), 1u) << "seed " << id;
+  }
+  return all;
+}
+
+TEST(AssignHostLocal, OneHostIsTheRankRule) {
+  for (int m = 1; m <= 7; ++m) {
+    for (int k = 1; k <= 7; ++k) {
+      const std::vector<std::string> ranks(static_cast<size_t>(m), "h");
+      const std::vector<std::string> parts(static_cast<size_t>(k), "h");
+      for (int r = 0; r < m; ++r) {
+        absl::StatusOr<std::vector<ServerShare>> local = AssignHostLocal(r, ranks, parts);
+        absl::StatusOr<std::vector<ServerShare>> global = AssignServers(r, m, k);
+        ASSERT_TRUE(local.ok() && global.ok());
+        ASSERT_EQ(local->size(), global->size()) << "M=" << m << " K=" << k << " r=" << r;
+        for (size_t i = 0; i < local->size(); ++i) {
+          EXPECT_EQ((*local)[i].part, (*global)[i].part);
+          EXPECT_EQ((*local)[i].chunk, (*global)[i].chunk);
+          EXPECT_EQ((*local)[i].num_chunks, (*global)[i].num_chunks);
+        }
+      }
+    }
+  }
+}
+
+TEST(AssignHostLocal, TwoHostsTwoTrainersTwoPartsReadOnlyTheirOwnParts) {
+  // The per-node launcher's layout: node r serves parts p mod 2 == r, runs ranks 2r, 2r + 1.
+  const std::vector<std::string> ranks = {"A", "A", "B", "B"};
+  const std::vector<std::string> parts = {"A", "B", "A", "B"};
+  std::vector<std::vector<ServerShare>> shares = ExpectHostLocal(ranks, parts, 11);
+  ASSERT_EQ(shares.size(), 4u);
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(shares[static_cast<size_t>(r)].size(), 1u);
+  EXPECT_EQ(shares[0][0].part, 0);
+  EXPECT_EQ(shares[1][0].part, 2);
+  EXPECT_EQ(shares[2][0].part, 1);
+  EXPECT_EQ(shares[3][0].part, 3);
+  for (const auto& s : shares) EXPECT_EQ(s[0].num_chunks, 1);
+}
+
+TEST(AssignHostLocal, TwoHostsTwoTrainersOnePartSplitTheirPart) {
+  const std::vector<std::string> ranks = {"A", "A", "B", "B"};
+  std::vector<std::vector<ServerShare>> shares = ExpectHostLocal(ranks, {"A", "B"}, 11);
+  ASSERT_EQ(shares.size(), 4u);
+  EXPECT_EQ(shares[0][0].part, 0);
+  EXPECT_EQ(shares[1][0].part, 0);
+  EXPECT_EQ(shares[2][0].part, 1);
+  EXPECT_EQ(shares[3][0].part, 1);
+  EXPECT_EQ(shares[1][0].chunk, 1);
+  EXPECT_EQ(shares[3][0].chunk, 1);
+  for (const auto& s : shares) EXPECT_EQ(s[0].num_chunks, 2);
+}
+
+TEST(AssignHostLocal, UnevenAndInterleavedHosts) {
+  // Host A: ranks 0, 2, 3 and part 1; host B: rank 1 and parts 0, 2, 3.
+  const std::vector<std::string> ranks = {"A", "B", "A", "A"};
+  std::vector<std::vector<ServerShare>> shares = ExpectHostLocal(ranks, {"B", "A", "B", "B"}, 11);
+  ASSERT_EQ(shares.size(), 4u);
+  for (int r : {0, 2, 3}) {
+    ASSERT_EQ(shares[static_cast<size_t>(r)].size(), 1u);
+    EXPECT_EQ(shares[static_cast<size_t>(r)][0].part, 1);
+    EXPECT_EQ(shares[static_cast<size_t>(r)][0].num_chunks, 3);
+  }
+  EXPECT_EQ(shares[2][0].chunk, 1);
+  EXPECT_EQ(shares[3][0].chunk, 2);
+  ASSERT_EQ(shares[1].size(), 3u);
+  EXPECT_EQ(shares[1][0].part, 0);
+  EXPECT_EQ(shares[1][1].part, 2);
+  EXPECT_EQ(shares[1][2].part, 3);
+  // Every mix of 1-4 trainers and 1-4 parts on each of two hosts.
+  for (int a = 1; a <= 4; ++a) {
+    for (int b = 1; b <= 4; ++b) {
+      for (int pa = 1; pa <= 4; ++pa) {
+        for (int pb = 1; pb <= 4; ++pb) {
+          SCOPED_TRACE(testing::Message()
+                       << a << " x A, " << b << " x B, parts " << pa << "/" << pb);
+          std::vector<std::string> rh(static_cast<size_t>(a), "A"), ph;
+          rh.insert(rh.end(), static_cast<size_t>(b), "B");
+          for (int p = 0; p < pa + pb; ++p) ph.push_back(p < pa ? "A" : "B");
+          ExpectHostLocal(rh, ph, 5);
+        }
+      }
+    }
+  }
+}
+
+TEST(AssignHostLocal, RefusesAHostWithTrainersButNoPart) {
+  const std::vector<std::string> ranks = {"A", "A", "C", "C"};
+  absl::StatusOr<std::vector<ServerShare>> s = AssignHostLocal(0, ranks, {"A", "A"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.status().message()),
+              testing::HasSubstr("host 'C' runs ranks 2, 3 but serves no part"));
+  // The same answer on the rank of the host that has parts.
+  EXPECT_EQ(AssignHostLocal(2, ranks, {"A", "A"}).status(), s.status());
+}
+
+TEST(AssignHostLocal, RefusesAHostWithPartsButNoTrainer) {
+  absl::StatusOr<std::vector<ServerShare>> s = AssignHostLocal(1, {"A", "A"}, {"A", "B", "A", "B"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.status().message()),
+              testing::HasSubstr("host 'B' serves parts 1, 3 but runs no trainer"));
+}
+
+TEST(AssignHostLocal, NoSharedHostUsesTheRankRule) {
+  // Servers on their own nodes (the SLURM heterogeneous job): every batch crosses the network.
+  const std::vector<std::string> ranks = {"G1", "G1", "G2"};
+  const std::vector<std::string> parts = {"C1", "C2"};
+  for (int r = 0; r < 3; ++r) {
+    absl::StatusOr<std::vector<ServerShare>> local = AssignHostLocal(r, ranks, parts);
+    absl::StatusOr<std::vector<ServerShare>> global = AssignServers(r, 3, 2);
+    ASSERT_TRUE(local.ok()) << local.status();
+    ASSERT_EQ(local->size(), global->size());
+    EXPECT_EQ((*local)[0].part, (*global)[0].part);
+    EXPECT_EQ((*local)[0].chunk, (*global)[0].chunk);
+  }
+}
+
+TEST(AssignHostLocal, RejectsBadArguments) {
+  EXPECT_EQ(AssignHostLocal(2, {"A", "A"}, {"A"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AssignHostLocal(0, {"A"}, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ChunkOf, ChunksDifferByAtMostOne) {
   std::vector<int64_t> ids = Iota(0, 10);
   EXPECT_EQ(ChunkOf(ids, 0, 3).size(), 4u);
@@ -115,7 +266,8 @@ TEST(EpochChunk, DisjointCoveringAndRedrawnEachEpoch) {
   for (int64_t epoch = 1; epoch <= 3; ++epoch) {
     std::vector<int64_t> all;
     for (int c = 0; c < 3; ++c) {
-      std::vector<int64_t> chunk = EpochChunk(ids, {.part = 1, .chunk = c, .num_chunks = 3}, 7, epoch);
+      std::vector<int64_t> chunk =
+          EpochChunk(ids, {.part = 1, .chunk = c, .num_chunks = 3}, 7, epoch);
       EXPECT_TRUE(std::is_sorted(chunk.begin(), chunk.end()));
       EXPECT_GE(chunk.size(), 12u);
       EXPECT_LE(chunk.size(), 13u);
