@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/registry.h"
-#include "shm/ring.h"
-#include "server/asio_executor.h"
 #include "common/status_macros.h"
 #include "rpc/channel.h"
+#include "server/asio_executor.h"
+#include "shm/ring.h"
 
 namespace graphshard::server {
 namespace {
