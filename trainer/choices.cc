@@ -15,31 +15,11 @@ constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},
                                             {FeatureDtype::kBFloat16, "bfloat16"}};
 
-constexpr auto kModelChoices = [] {
-  std::array<Choice<ModelKind>, std::size(kModels)> choices{};
-  for (size_t i = 0; i < choices.size(); ++i) choices[i] = {kModels[i].kind, kModels[i].name};
-  return choices;
-}();
-
-constexpr bool ModelsInEnumOrder() {
-  for (size_t i = 0; i < std::size(kModels); ++i) {
-    if (static_cast<size_t>(kModels[i].kind) != i) return false;
-  }
-  return true;
-}
-static_assert(ModelsInEnumOrder(), "kModels: one row per ModelKind, in declaration order");
-
 }  // namespace
-
-const ModelInfo& InfoOf(ModelKind kind) { return kModels[static_cast<size_t>(kind)]; }
 
 template <>
 absl::Span<const Choice<Task>> ChoicesOf<Task>() {
   return kTasks;
-}
-template <>
-absl::Span<const Choice<ModelKind>> ChoicesOf<ModelKind>() {
-  return kModelChoices;
 }
 template <>
 absl::Span<const Choice<DeviceKind>> ChoicesOf<DeviceKind>() {

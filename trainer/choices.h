@@ -3,9 +3,8 @@
 
 // The trainer's enumerated settings and their command-line spellings: flags are parsed into
 // these enums once (options.h), and the rest of the trainer compares enums, never names. The
-// model catalog is here too (Torch-free: the flag parser reads it); the factories that build
-// the models are in model_registry.cc, one row per catalog row, in the same order. No Torch.
-// Thread-safe: constant tables.
+// models are not an enum: they are the rows of the model registry (model_registry.h), so that a
+// new model is its file plus one row there. No Torch. Thread-safe: constant tables.
 
 #include <array>
 #include <cstddef>
@@ -20,27 +19,10 @@
 namespace graphshard::trainer {
 
 enum class Task { kNode, kGraph };            // --task node|graph
-enum class ModelKind { kSage, kGcn, kGin };   // --model (kModels)
 enum class DeviceKind { kCpu, kCuda };        // --device cpu|cuda
 enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
 enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
-
-// The models: the --model spelling and the task each trains. A new model is its file, a
-// ModelKind value, one row here and one in model_registry.cc (same order; a static_assert there
-// checks it).
-struct ModelInfo {
-  ModelKind kind;
-  absl::string_view name;
-  Task task;
-};
-inline constexpr ModelInfo kModels[] = {
-    {ModelKind::kSage, "sage", Task::kNode},  // heterogeneous GraphSAGE on hetero graphs
-    {ModelKind::kGcn, "gcn", Task::kNode},
-    {ModelKind::kGin, "gin", Task::kGraph},
-};
-
-const ModelInfo& InfoOf(ModelKind kind);
 
 template <typename E>
 struct Choice {
@@ -48,14 +30,12 @@ struct Choice {
   absl::string_view name;
 };
 
-// The spellings of an enum's values, in declaration order. Defined for Task, ModelKind,
-// DeviceKind, H2dMode, Backend and FeatureDtype.
+// The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
+// H2dMode, Backend and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
 absl::Span<const Choice<Task>> ChoicesOf<Task>();
-template <>
-absl::Span<const Choice<ModelKind>> ChoicesOf<ModelKind>();
 template <>
 absl::Span<const Choice<DeviceKind>> ChoicesOf<DeviceKind>();
 template <>

@@ -25,7 +25,7 @@ std::string Exact(double v) {
 std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
   const bool graph = o.task == Task::kGraph;
   return absl::StrCat(
-      "task=", NameOf(o.task), " layers=", graph ? o.layers : 0, " model=", NameOf(o.model),
+      "task=", NameOf(o.task), " layers=", graph ? o.layers : 0, " model=", o.model,
       " hidden=", o.hidden, " fanouts=", absl::StrJoin(o.fanouts, ","), " batch=", o.batch_size,
       " seed=", o.seed, " world=", world_size, " lr=", Exact(o.lr), " wd=", Exact(o.weight_decay),
       " dropout=", Exact(o.dropout), " replace=", o.replace, " dtype=", NameOf(o.feature_dtype),

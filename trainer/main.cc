@@ -65,7 +65,8 @@ absl::Status Run(const TrainerOptions& options) {
 
 int main(int argc, char** argv) {
   absl::StatusOr<graphshard::trainer::TrainerOptions> options =
-      graphshard::trainer::ParseTrainerOptions(argc, argv);
+      graphshard::trainer::ParseTrainerOptions(argc, argv,
+                                              graphshard::trainer::RegisteredModels());
   if (absl::IsCancelled(options.status())) {  // --help
     std::cout << options.status().message();
     return 0;

@@ -1,44 +1,37 @@
 // The registry's table. No Torch here: the models are reached through their factories only.
 #include "trainer/model_registry.h"
 
-#include <iterator>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace graphshard::trainer {
 namespace {
 
-struct ModelEntry {
-  ModelKind kind;
-  ModelFactory create;
+// One row per model: a new model is its file and one row here.
+constexpr ModelInfo kModels[] = {
+    {"sage", Task::kNode, &CreateSageModel},  // heterogeneous GraphSAGE on heterogeneous graphs
+    {"gcn", Task::kNode, &CreateGcnModel},
+    {"gin", Task::kGraph, &CreateGinModel},
 };
-
-// One row per ModelKind, in choices.h's kModels order.
-constexpr ModelEntry kRegistry[] = {
-    {ModelKind::kSage, &CreateSageModel},
-    {ModelKind::kGcn, &CreateGcnModel},
-    {ModelKind::kGin, &CreateGinModel},
-};
-
-constexpr bool RegistryMatchesCatalog() {
-  if (std::size(kRegistry) != std::size(kModels)) return false;
-  for (size_t i = 0; i < std::size(kRegistry); ++i) {
-    if (kRegistry[i].kind != kModels[i].kind) return false;
-  }
-  return true;
-}
-static_assert(RegistryMatchesCatalog(), "one kRegistry row per kModels row, in the same order");
 
 }  // namespace
 
+absl::Span<const ModelInfo> RegisteredModels() { return kModels; }
+
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateModel(const ServerMetadata& md,
                                                           const ModelOptions& options) {
-  const size_t i = static_cast<size_t>(options.kind);
-  if (i >= std::size(kRegistry)) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown model kind ", i));
+  const ModelInfo* model = FindModel(kModels, options.name);
+  if (model == nullptr) {
+    std::vector<std::string> names;
+    for (const ModelInfo& m : kModels) names.emplace_back(m.name);
+    return absl::InvalidArgumentError(absl::StrCat("unknown model '", options.name,
+                                                   "'; registered: ", absl::StrJoin(names, ", ")));
   }
-  return kRegistry[i].create(md, options);
+  return model->create(md, options);
 }
 
 absl::StatusOr<int64_t> HomogeneousFeatureDim(const ServerMetadata& md, absl::string_view model) {

@@ -61,7 +61,8 @@ constexpr char kEpilogue[] =
 
 // Binds every flag of graphshard-trainer to its field of `o`. Usage() shows `o`'s values as
 // the defaults.
-void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
+void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
+                   absl::Span<const ModelInfo> models) {
   const common::NumberRange at_least_0{.min = 0};
   const common::NumberRange at_least_1{.min = 1};
   const common::NumberRange positive{.min = 0, .min_exclusive = true};
@@ -75,9 +76,18 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
   AddEnum(flags, "task", &o.task,
           "node classification, or graph classification on a partitioned TU\n"
           "dataset (whole graphs per batch, GIN, sum pooling)");
-  AddEnum(flags, "model", &o.model,
-          "GraphSAGE (heterogeneous on a heterogeneous graph) or GCN; gin for\n"
-          "--task graph (its default there)");
+  std::vector<std::string> model_names;
+  for (const ModelInfo& m : models) model_names.emplace_back(m.name);
+  flags.AddCustom("model", absl::StrJoin(model_names, "|"),
+                  "sage: GraphSAGE (heterogeneous on a heterogeneous graph); gcn;\n"
+                  "gin for --task graph (its default there)",
+                  o.model, [&o, models, model_names](absl::string_view text) {
+                    if (FindModel(models, text) == nullptr) {
+                      return Expected(absl::StrCat("one of ", absl::StrJoin(model_names, ", ")));
+                    }
+                    o.model = std::string(text);
+                    return absl::OkStatus();
+                  });
   flags.AddInt("layers", &o.layers, "N",
                "GIN layers (--task graph); node tasks: one layer per fanout", at_least_1);
   flags.AddInt("epochs", &o.epochs, "N", "training epochs", at_least_1);
@@ -129,17 +139,18 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o) {
 
 }  // namespace
 
-std::string TrainerUsage() {
+std::string TrainerUsage(absl::Span<const ModelInfo> models) {
   TrainerOptions defaults;
   common::FlagSet flags(kSynopsis, {}, kEpilogue);
-  RegisterFlags(flags, defaults);
+  RegisterFlags(flags, defaults, models);
   return flags.Usage();
 }
 
-absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv) {
+absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv,
+                                                   absl::Span<const ModelInfo> models) {
   TrainerOptions o;
   common::FlagSet flags(kSynopsis, {}, kEpilogue);
-  RegisterFlags(flags, o);
+  RegisterFlags(flags, o, models);
   ASSIGN_OR_RETURN(common::ParsedArgs parsed, flags.Parse(argc, argv));
   if (parsed.help) return absl::CancelledError(flags.Usage());
   const bool have_model = flags.IsSet("model");
@@ -147,14 +158,28 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   const bool have_fanouts = flags.IsSet("fanouts");
   const bool have_registry = flags.IsSet("registry");
   const bool have_servers = flags.IsSet("servers");
-  if (!have_model && o.task == Task::kGraph) o.model = ModelKind::kGin;
-  if (InfoOf(o.model).task != o.task) {
+  if (!have_model) {  // the task's first registered model
+    const ModelInfo* first = nullptr;
+    for (const ModelInfo& m : models) {
+      if (m.task == o.task && first == nullptr) first = &m;
+    }
+    if (first == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no model is registered for --task ", NameOf(o.task)));
+    }
+    o.model = std::string(first->name);
+  }
+  const ModelInfo* model = FindModel(models, o.model);
+  if (model == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--model ", o.model, ": not registered"));
+  }
+  if (model->task != o.task) {
     if (o.task == Task::kGraph) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--task graph trains --model gin, not --model ", NameOf(o.model)));
+          absl::StrCat("--task graph trains --model gin, not --model ", o.model));
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        "--model ", NameOf(o.model), " is for graph classification: add --task graph"));
+        "--model ", o.model, " is for graph classification: add --task graph"));
   }
   if (o.task == Task::kGraph) {
     if (have_fanouts) {

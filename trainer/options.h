@@ -3,7 +3,8 @@
 
 // Command line of graphshard-trainer, parsed once into a plain struct (no global flag state), so
 // the parser is testable and the rest of the trainer takes its settings as one value; choices
-// become enums (choices.h). Which fields change results, and so enter a checkpoint's config
+// become enums (choices.h), the model a validated row name of the model registry
+// (model_registry.h). Which fields change results, and so enter a checkpoint's config
 // fingerprint: config_fingerprint.h.
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "trainer/choices.h"
 #include "trainer/data_types.h"
+#include "trainer/model_registry.h"
 
 namespace graphshard::trainer {
 
@@ -22,8 +24,8 @@ struct TrainerOptions {
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
 
   Task task = Task::kNode;                 // --task node|graph (graph: TU datasets, GIN)
-  ModelKind model = ModelKind::kSage;      // --model sage|gcn|gin (sage: heterogeneous on
-                                           // hetero graphs; gin: --task graph, its default)
+  std::string model = "sage";              // --model: a RegisteredModels() name of the task
+                                           // (the task's first row by default)
   int layers = 3;                          // --layers: GIN layers (--task graph)
   int epochs = 5;                          // --epochs
   int hidden = 64;                         // --hidden
@@ -57,15 +59,18 @@ struct TrainerOptions {
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
 };
 
-// Usage text for --help and for errors.
-std::string TrainerUsage();
+// Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
+std::string TrainerUsage(absl::Span<const ModelInfo> models);
 
 // Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
 // flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
 // --registry/--servers, unknown models, devices, backends or dtypes, --resume without
 // --checkpoint-dir. NotFound-free: the registry is read later.
 // A bare "--help" returns a Cancelled status carrying the usage text (caller prints, exits 0).
-absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv);
+// --model must name a row of `models` (RegisteredModels(); the table must outlive the call)
+// whose task is --task's.
+absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv,
+                                                   absl::Span<const ModelInfo> models);
 
 }  // namespace graphshard::trainer
 

@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
     static std::mutex init_mu;
     std::lock_guard<std::mutex> lock(init_mu);
     torch::manual_seed(options.seed);
-    ASSIGN_OR_RETURN(state->model, CreateModel(md, ModelOptions{.kind = options.model,
+    ASSIGN_OR_RETURN(state->model, CreateModel(md, ModelOptions{.name = options.model,
                                                                 .hidden_channels = options.hidden,
                                                                 .num_layers = num_layers,
                                                                 .dropout = options.dropout}));

@@ -41,7 +41,7 @@ struct FieldCase {
 void None(TrainerOptions&) {}
 void GraphTask(TrainerOptions& o) {
   o.task = Task::kGraph;
-  o.model = ModelKind::kGin;
+  o.model = "gin";
 }
 
 // One row per TrainerOptions field.
@@ -53,7 +53,7 @@ std::vector<FieldCase> Fields() {
          o.servers = {"h:1", "h:2"};
        }},
       {"task", true, None, [](TrainerOptions& o) { o.task = Task::kGraph; }},
-      {"model", true, None, [](TrainerOptions& o) { o.model = ModelKind::kGcn; }},
+      {"model", true, None, [](TrainerOptions& o) { o.model = "gcn"; }},
       {"layers", true, GraphTask, [](TrainerOptions& o) { o.layers = 5; }},
       {"epochs", false, None, [](TrainerOptions& o) { o.epochs = 50; }},
       {"hidden", true, None, [](TrainerOptions& o) { o.hidden = 65; }},

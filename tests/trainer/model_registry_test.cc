@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "trainer/choices.h"
 #include "trainer/model.h"
+#include "trainer/options.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -59,14 +60,13 @@ BatchTensors GraphBatch() {
 }
 
 TEST(ModelRegistry, EveryCatalogModelBuildsForItsTaskAndForwards) {
-  for (const ModelInfo& info : kModels) {
+  for (const ModelInfo& info : RegisteredModels()) {
     SCOPED_TRACE(std::string(info.name));
-    EXPECT_EQ(FromName<ModelKind>(info.name), info.kind);
     const bool graph = info.task == Task::kGraph;
     torch::manual_seed(0);
     absl::StatusOr<std::shared_ptr<GnnModelImpl>> model =
         CreateModel(graph ? GraphDataset() : NodeGraph(),
-                    ModelOptions{.kind = info.kind, .hidden_channels = 8, .num_layers = 2});
+                    ModelOptions{.name = std::string(info.name), .hidden_channels = 8, .num_layers = 2});
     ASSERT_TRUE(model.ok()) << model.status();
     EXPECT_FALSE((*model)->parameters().empty());
     (*model)->eval();
@@ -81,14 +81,41 @@ TEST(ModelRegistry, RefusesGcnOnHeterogeneousGraphs) {
   md.edge_types = {{"b__to__a", 1, 0}};
   md.num_classes = 2;
   absl::StatusOr<std::shared_ptr<GnnModelImpl>> gcn =
-      CreateModel(md, ModelOptions{.kind = ModelKind::kGcn});
+      CreateModel(md, ModelOptions{.name = "gcn"});
   EXPECT_EQ(gcn.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(gcn.status().message().find("--model gcn"), absl::string_view::npos);
-  EXPECT_TRUE(CreateModel(md, ModelOptions{.kind = ModelKind::kSage}).ok());
+  EXPECT_TRUE(CreateModel(md, ModelOptions{.name = "sage"}).ok());
+}
+
+TEST(ModelRegistry, EveryRegisteredNameParsesWithItsTaskAndDefaultsAreSageAndGin) {
+  auto parse = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "graphshard-trainer");
+    args.push_back("--servers");
+    args.push_back("127.0.0.1:1");
+    return ParseTrainerOptions(static_cast<int>(args.size()), args.data(), RegisteredModels());
+  };
+  for (const ModelInfo& info : RegisteredModels()) {
+    SCOPED_TRACE(std::string(info.name));
+    const std::string name(info.name);
+    absl::StatusOr<TrainerOptions> o =
+        info.task == Task::kGraph ? parse({"--model", name.c_str(), "--task", "graph"})
+                                  : parse({"--model", name.c_str()});
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->model, name);
+  }
+  absl::StatusOr<TrainerOptions> node = parse({});
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->model, "sage");
+  absl::StatusOr<TrainerOptions> graph = parse({"--task", "graph"});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->model, "gin");
+  EXPECT_EQ(parse({"--model", "mlp"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.name = "mlp"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ModelRegistry, RefusesGinOnANodeClassificationGraph) {
-  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.kind = ModelKind::kGin}).status().code(),
+  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.name = "gin"}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
