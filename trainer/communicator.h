@@ -39,10 +39,9 @@ class Communicator {
   virtual absl::Status AllReduce(absl::Span<float> data, ReduceOp op) = 0;
   virtual absl::Status AllReduce(absl::Span<double> data, ReduceOp op) = 0;
   virtual absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) = 0;
-  // As AllReduce(Span<float>), but may return once the work is queued, before it is done (NCCL:
-  // on the device's default stream, so what is queued after it sees the result; the CPU does not
-  // wait for the GPU each step). The next collective, or Flush(), first waits for it, with the
-  // timeout: a dead or late peer is still an error, one step later. Others run it at once.
+  // As AllReduce(Span<float>), but may return once the work is queued, before it is done; the
+  // next collective, or Flush(), first waits for it, with the timeout. Every communicator runs it
+  // at once today: NCCL's queued version let the ranks' weights diverge (nccl_communicator.cc).
   virtual absl::Status QueueAllReduce(absl::Span<float> data, ReduceOp op) {
     return AllReduce(data, op);
   }

@@ -3,8 +3,7 @@
 // on the device's legacy default stream, where LibTorch queues its kernels, so gradients are
 // complete before the all-reduce starts and the optimizer step sees its result. Each call waits
 // for completion by polling, so that a dead or late peer becomes an error after timeout_s
-// (ncclCommAbort) instead of a hang; QueueAllReduce leaves that wait to the next call (an event
-// recorded after the all-reduce), so the CPU queues the next step while the GPU runs this one.
+// (ncclCommAbort) instead of a hang. QueueAllReduce waits too (see there).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -46,7 +45,6 @@ class NcclCommunicator final : public Communicator {
         comm_(comm),
         store_(std::move(store)) {}
   ~NcclCommunicator() override {
-    if (queued_done_ != nullptr) cudaEventDestroy(queued_done_);
     if (comm_ != nullptr) ncclCommDestroy(comm_);
     if (scratch_ != nullptr) cudaFree(scratch_);
   }
@@ -64,28 +62,10 @@ class NcclCommunicator final : public Communicator {
                                "ncclAllReduce"));
     return Wait("all-reduce");
   }
-  absl::Status QueueAllReduce(absl::Span<float> data, ReduceOp op) override {
-    if (data.empty()) return absl::OkStatus();
-    RETURN_IF_ERROR(Usable());
-    RETURN_IF_ERROR(Flush());
-    if (queued_done_ == nullptr) {
-      RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&queued_done_, cudaEventDisableTiming),
-                                 "cudaEventCreate"));
-    }
-    RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
-                                             ToNccl(op), comm_, cudaStreamLegacy),
-                               "ncclAllReduce"));
-    RETURN_IF_ERROR(CudaStatus(cudaEventRecord(queued_done_, cudaStreamLegacy), "cudaEventRecord"));
-    queued_ = true;
-    return absl::OkStatus();
-  }
-  absl::Status Flush() override {
-    if (!queued_) return absl::OkStatus();
-    RETURN_IF_ERROR(Usable());
-    RETURN_IF_ERROR(Poll("queued all-reduce", [this] { return cudaEventQuery(queued_done_); }));
-    queued_ = false;
-    return absl::OkStatus();
-  }
+  // Not left running: the base class's default (AllReduce, which waits). With the wait left to
+  // the next collective (commit 8267a9a), the two ranks of a 2 x H100 run ended with different
+  // weights (tests/bench/RESULTS.md, "NCCL ranks diverged"): the optimizer step was not ordered
+  // after the all-reduce. Queueing comes back with the all-reduce on LibTorch's own stream.
   absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
     return HostAllReduce(data.data(), data.size() * sizeof(double), data.size(), ncclFloat64, op);
   }
@@ -128,11 +108,9 @@ class NcclCommunicator final : public Communicator {
     return CudaStatus(cudaMemcpy(host, scratch_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   }
 
-  // Waits for everything queued on the default stream (so also a queued all-reduce).
+  // Waits for everything queued on the default stream.
   absl::Status Wait(absl::string_view what) {
-    RETURN_IF_ERROR(Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); }));
-    queued_ = false;
-    return absl::OkStatus();
+    return Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); });
   }
 
   // Polls `query` (a CUDA stream or event query) until it reports done, NCCL reports an error or
@@ -172,8 +150,6 @@ class NcclCommunicator final : public Communicator {
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   bool aborted_ = false;
-  cudaEvent_t queued_done_ = nullptr;  // recorded after the last QueueAllReduce
-  bool queued_ = false;                // that all-reduce is not known to be done
 };
 
 }  // namespace

@@ -24,7 +24,8 @@
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
 #
-# Knobs (environment): EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
+# Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
+# EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # SERVER_PREFETCH (8: batches each server stream builds ahead),
 # RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
@@ -167,7 +168,7 @@ run_config() {
     --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
-    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
+    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 ${TRAINER_EXTRA:-} \
     --metrics-file "$metrics" --progress-every-s 5 \
     >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
   local wall=$((SECONDS - t0))
