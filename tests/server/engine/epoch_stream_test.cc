@@ -19,23 +19,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class EpochStreamTest : public ::testing::Test {
+class EpochStreamTest : public testing::InProcessTwoPartsTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(testing::WriteTinyPartition(tmp_.Sub("p"), 2).ok());
-    auto parts = testing::LoadInProcessParts(tmp_.Sub("p"));
-    ASSERT_TRUE(parts.ok()) << parts.status();
-    parts_ = *std::move(parts);
-    peers_ = parts_.Peers();
-    counting_ = std::make_unique<testing::CountingPeers>(*peers_, 2);
-  }
-  const LocalPart& local() const { return *parts_.parts[0]; }
-
   // Part 0's own nodes in batches of 2, shuffled, over `epochs` epochs from epoch 3.
   StreamRequest Request(int64_t epochs = 1) const {
     StreamRequest r;
-    const common::NodeShard& own = *local().part().FindNodes("node");
-    for (int64_t id = own.begin; id < own.end; ++id) r.seeds.push_back(id);
+    r.seeds = own_seeds();
     r.batch_size = 2;
     r.shuffle_seed = 5;
     r.epoch = 3;
@@ -62,10 +51,6 @@ class EpochStreamTest : public ::testing::Test {
     }
   }
 
-  testing::ScratchDir tmp_;
-  testing::InProcessParts parts_;
-  std::unique_ptr<InProcessPeers> peers_;
-  std::unique_ptr<testing::CountingPeers> counting_;
   common::InlineExecutor executor_;
 };
 

@@ -18,6 +18,7 @@
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/engine/types.h"
+#include "tests/testing/partition_fixture.h"
 
 namespace graphshard::testing {
 
@@ -91,6 +92,32 @@ class CountingPeers final : public engine::Peers {
   std::vector<std::atomic<int>> gathers_;
   int failing_ = -1;
   absl::Status error_;
+};
+
+// TinyGraph (partition_fixture.h) written in two parts and loaded in-process; part 0's own
+// nodes are own_seeds(). Requests go through counting() (CountingPeers over InProcessPeers).
+class InProcessTwoPartsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(WriteTinyPartition(tmp_.Sub("p"), 2).ok());
+    auto parts = LoadInProcessParts(tmp_.Sub("p"));
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    parts_ = *std::move(parts);
+    peers_ = parts_.Peers();
+    counting_ = std::make_unique<CountingPeers>(*peers_, 2);
+  }
+  const engine::LocalPart& local() const { return *parts_.parts[0]; }
+  std::vector<int64_t> own_seeds() const {
+    const common::NodeShard& own = *local().part().FindNodes("node");
+    std::vector<int64_t> seeds;
+    for (int64_t id = own.begin; id < own.end; ++id) seeds.push_back(id);
+    return seeds;
+  }
+
+  ScratchDir tmp_;
+  InProcessParts parts_;
+  std::unique_ptr<engine::InProcessPeers> peers_;
+  std::unique_ptr<CountingPeers> counting_;
 };
 
 // Batches are equal in everything the trainer receives (not in the cost profile).

@@ -20,17 +20,12 @@ namespace {
 using ::testing::HasSubstr;
 
 // TinyGraph (partition_fixture.h) in two parts; part 0's own nodes as seeds.
-class MinibatchBuilderTest : public ::testing::Test {
+class MinibatchBuilderTest : public testing::InProcessTwoPartsTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(testing::WriteTinyPartition(tmp_.Sub("p"), 2).ok());
-    auto parts = testing::LoadInProcessParts(tmp_.Sub("p"));
-    ASSERT_TRUE(parts.ok()) << parts.status();
-    parts_ = *std::move(parts);
-    peers_ = parts_.Peers();
-    counting_ = std::make_unique<testing::CountingPeers>(*peers_, 2);
-    const common::NodeShard& own = *parts_.parts[0]->part().FindNodes("node");
-    for (int64_t id = own.begin; id < own.end; ++id) seeds_.push_back(id);
+    InProcessTwoPartsTest::SetUp();
+    if (HasFatalFailure()) return;
+    seeds_ = own_seeds();
   }
 
   MinibatchRequest Request(std::vector<int32_t> fanouts) const {
@@ -44,10 +39,6 @@ class MinibatchBuilderTest : public ::testing::Test {
     return BuildMinibatch(*parts_.parts[0], *counting_, r);
   }
 
-  testing::ScratchDir tmp_;
-  testing::InProcessParts parts_;
-  std::unique_ptr<InProcessPeers> peers_;
-  std::unique_ptr<testing::CountingPeers> counting_;
   std::vector<int64_t> seeds_;
 };
 
