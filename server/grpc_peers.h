@@ -18,6 +18,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
+#include "server/server_stats.h"
 
 namespace graphshard::server {
 
@@ -48,6 +49,8 @@ struct PeerOptions {
   std::string partition_dir;
   int self_part = -1;
   engine::Limits limits;
+  // Where the bytes of peer requests and answers are counted (Stats.peer_*_bytes_*); may be null.
+  ServerStats* stats = nullptr;
 };
 
 class GrpcPeers final : public engine::Peers {

@@ -43,18 +43,32 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   peers.addresses = options.peer_addresses;
   peers.registry_dir = options.registry_dir;
   peers.rpc_timeout = options.rpc_timeout;
-  peers.host_id = service.shared_memory ? service.host_id : std::string();
-  peers.peer_features = options.peer_features;
-  peers.peer_sampling = options.peer_sampling;
+  // Isolated: peers are treated as on another host (no answer through shared memory, no part
+  // mapped from partition_dir), so every remote hop and row takes the network path.
+  peers.host_id =
+      service.shared_memory && !options.isolated_peers ? service.host_id : std::string();
+  peers.peer_features = options.isolated_peers ? PeerFeatures::kRpc : options.peer_features;
+  peers.peer_sampling = options.isolated_peers ? PeerSampling::kRpc : options.peer_sampling;
+  peers.stats = &s->stats_;
   peers.this_host_id = service.host_id;
   peers.partition_dir = options.partition_dir;
   peers.self_part = options.part;
   peers.limits = options.limits;
   s->peers_ = std::make_unique<GrpcPeers>(std::move(peers));
+  s->engine_peers_ = s->peers_.get();
+  if (options.peer_cache_bytes > 0 || options.peer_dtype != engine::FeatureDtype::kFloat32) {
+    s->cached_peers_ = std::make_unique<engine::CachedPeers>(
+        *s->local_, *s->peers_,
+        engine::CachedPeersOptions{.capacity_bytes = options.peer_cache_bytes,
+                                   .wire_dtype = options.peer_dtype,
+                                   .fill_timeout = options.rpc_timeout + absl::Seconds(5)});
+    s->engine_peers_ = s->cached_peers_.get();
+    s->stats_.SetPeerCache(s->cached_peers_.get());
+  }
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
   s->executor_ = std::make_unique<AsioExecutor>(threads);
-  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->peers_, *s->executor_,
+  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,
                                                        s->stats_, service);
   shm::RemoveOwnAndStaleShm(s->shm_prefix_);
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/engine/cached_peers.h"
 #include "server/engine/local_part.h"
 #include "server/grpc_peers.h"
 #include "server/partition_service.h"
@@ -35,6 +36,13 @@ struct ServerOptions {
   // kLocal: same-host peers' parts are sampled in-process from the same mapping (no
   // SampleOneHop); kRpc: always ask them.
   PeerSampling peer_sampling = PeerSampling::kLocal;
+  // Peers treated as on another host (--isolated-peers): sampled and gathered by RPC only, never
+  // mapped from partition_dir, no shared-memory answers; overrides peer_features/peer_sampling.
+  bool isolated_peers = false;
+  // The cache of hot remote feature rows (0 = none) and the dtype float32 rows cross to this
+  // server in (engine::CachedPeers, docs/SERVER.md).
+  int64_t peer_cache_bytes = 0;
+  engine::FeatureDtype peer_dtype = engine::FeatureDtype::kFloat32;
   ServiceOptions service;
 };
 
@@ -57,8 +65,12 @@ class PartitionServer {
   // Declaration order = reverse destruction order: the executor joins its jobs (which use
   // local_ and peers_) before those go away.
   std::unique_ptr<engine::LocalPart> local_;
-  std::unique_ptr<GrpcPeers> peers_;
   ServerStats stats_;
+  std::unique_ptr<GrpcPeers> peers_;
+  // Over peers_ when there is a cache or a 16-bit peer dtype (destroyed first: it stops its
+  // fill thread, which calls peers_); what the engine asks.
+  std::unique_ptr<engine::CachedPeers> cached_peers_;
+  engine::Peers* engine_peers_ = nullptr;
   std::unique_ptr<common::Executor> executor_;
   std::unique_ptr<PartitionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -33,6 +33,9 @@ struct Flags {
   bool shm = true;
   std::string peer_features = "local";
   std::string peer_sampling = "local";
+  bool isolated_peers = false;
+  int peer_cache_mib = 256;
+  std::string peer_dtype = "float32";
 };
 
 void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
@@ -60,6 +63,16 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   flags.AddString("peer-sampling", &f.peer_sampling, "local|rpc",
                   "local: sample same-host peers' parts in-process from their mmap'ed files\n"
                   "in --partition; rpc: always ask peers with SampleOneHop");
+  flags.AddBool("isolated-peers", &f.isolated_peers,
+                "treat every peer as on another host: no peer's part read from --partition,\n"
+                "no shared-memory answers; every remote hop and row crosses the network\n"
+                "(overrides --peer-features/--peer-sampling; docs/SERVER.md)");
+  flags.AddInt("peer-cache-mib", &f.peer_cache_mib, "N",
+               "cache of hot remote feature rows (most in-edges from this part), MiB;\n"
+               "filled in the background at start; 0 = none");
+  flags.AddString("peer-dtype", &f.peer_dtype, "float32|float16|bfloat16",
+                  "dtype float32 feature rows cross from peers in (widened on arrival;\n"
+                  "16-bit: half the bytes, values rounded to that format)");
 }
 
 }  // namespace
@@ -110,6 +123,18 @@ int main(int argc, char** argv) {
   }
   options.peer_sampling = f.peer_sampling == "rpc" ? graphshard::server::PeerSampling::kRpc
                                                    : graphshard::server::PeerSampling::kLocal;
+  options.isolated_peers = f.isolated_peers;
+  if (f.peer_cache_mib < 0) return Fail("--peer-cache-mib must be >= 0");
+  options.peer_cache_bytes = int64_t{f.peer_cache_mib} << 20;
+  if (f.peer_dtype == "float32") {
+    options.peer_dtype = graphshard::engine::FeatureDtype::kFloat32;
+  } else if (f.peer_dtype == "float16") {
+    options.peer_dtype = graphshard::engine::FeatureDtype::kFloat16;
+  } else if (f.peer_dtype == "bfloat16") {
+    options.peer_dtype = graphshard::engine::FeatureDtype::kBFloat16;
+  } else {
+    return Fail("--peer-dtype must be float32, float16 or bfloat16 (got '" + f.peer_dtype + "')");
+  }
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");

@@ -42,6 +42,13 @@ void ServerStats::AddWriterTimes(double wait_build_s, double wait_ring_s, double
   write_s_ += write_s;
 }
 
+void ServerStats::AddPeerTraffic(int64_t sent, int64_t received, int64_t shm_received) {
+  absl::MutexLock lock(&mu_);
+  peer_sent_ += sent;
+  peer_received_ += received;
+  peer_shm_received_ += shm_received;
+}
+
 int64_t ServerStats::active_streams() {
   absl::MutexLock lock(&mu_);
   return active_streams_;
@@ -78,6 +85,26 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_stream_wait_build_s(wait_build_s_);
   out->set_stream_wait_ring_s(wait_ring_s_);
   out->set_stream_write_s(write_s_);
+  out->set_peer_wire_bytes_sent(peer_sent_);
+  out->set_peer_wire_bytes_received(peer_received_);
+  out->set_peer_shm_bytes_received(peer_shm_received_);
+  if (cache_ != nullptr && cache_->counters().capacity_bytes > 0) {
+    const engine::PeerCacheCounters c = cache_->counters();
+    v1::PeerCacheStats* p = out->mutable_peer_cache();
+    p->set_capacity_bytes(c.capacity_bytes);
+    p->set_rows(c.rows);
+    p->set_bytes(c.bytes);
+    p->set_parts_filled(c.parts_filled);
+    p->set_parts_pending(c.parts_pending);
+    p->set_hits(c.hits);
+    p->set_misses(c.misses);
+    p->set_hit_rate(c.hits + c.misses > 0
+                        ? static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses)
+                        : 0.0);
+    p->set_bytes_saved(c.bytes_saved);
+    p->set_fill_bytes(c.fill_bytes);
+    p->set_store_dtype(static_cast<v1::FeatureDtype>(c.store_dtype));
+  }
 }
 
 }  // namespace graphshard::server

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/graphshard.pb.h"
+#include "server/engine/cached_peers.h"
 #include "server/engine/types.h"
 
 namespace graphshard::server {
@@ -28,6 +29,14 @@ class ServerStats {
   // Stats.stream_* (proto/graphshard.proto).
   void AddBuildProfile(const engine::BuildProfile& profile);
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
+  // Bytes of one call to a peer: the request, the answer over the connection, the answer's
+  // same-host shared-memory part (Stats.peer_*).
+  void AddPeerTraffic(int64_t sent, int64_t received, int64_t shm_received);
+  // Stats.peer_cache from `cache` (null: none); it must outlive this object's Fill calls.
+  void SetPeerCache(const engine::CachedPeers* cache) {
+    absl::MutexLock lock(&mu_);
+    cache_ = cache;
+  }
   void StreamOpened() { Add(&active_streams_, 1); }
   void StreamClosed() { Add(&active_streams_, -1); }
   int64_t active_streams();
@@ -56,6 +65,10 @@ class ServerStats {
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_ring_stalls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t peer_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t peer_received_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t peer_shm_received_ ABSL_GUARDED_BY(mu_) = 0;
+  const engine::CachedPeers* cache_ ABSL_GUARDED_BY(mu_) = nullptr;
   engine::BuildProfile build_ ABSL_GUARDED_BY(mu_);
   double wait_build_s_ ABSL_GUARDED_BY(mu_) = 0;
   double wait_ring_s_ ABSL_GUARDED_BY(mu_) = 0;

@@ -40,26 +40,28 @@ void SampleWithoutReplacement(int64_t n, int64_t k, common::SplitMix64& rng,
 
 }  // namespace
 
-void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst) {
-  const int64_t f = shard.feat_dim;
-  const float* src = shard.features.data() + row * f;
+void ConvertFloatRow(const float* src, int64_t n, FeatureDtype dtype, char* dst) {
   switch (dtype) {
     case FeatureDtype::kFloat32:
-      std::memcpy(dst, src, static_cast<size_t>(f) * 4);
+      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
       break;
     case FeatureDtype::kFloat16:
-      for (int64_t i = 0; i < f; ++i) {
+      for (int64_t i = 0; i < n; ++i) {
         uint16_t h = common::FloatToHalf(src[i]);
         std::memcpy(dst + 2 * i, &h, 2);
       }
       break;
     case FeatureDtype::kBFloat16:
-      for (int64_t i = 0; i < f; ++i) {
+      for (int64_t i = 0; i < n; ++i) {
         uint16_t h = common::FloatToBFloat16(src[i]);
         std::memcpy(dst + 2 * i, &h, 2);
       }
       break;
   }
+}
+
+void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst) {
+  ConvertFloatRow(shard.features.data() + row * shard.feat_dim, shard.feat_dim, dtype, dst);
 }
 
 LocalPart::LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits)

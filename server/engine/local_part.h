@@ -80,6 +80,11 @@ class LocalPart {
   mutable internal::DenseTablePool relabel_tables_;
 };
 
+// Writes the n floats at `src` converted to `dtype` at `dst` (n * dtype size bytes): the one
+// conversion of every feature row a server sends (round to nearest even, as torch's .half() and
+// .bfloat16()), so rows converted elsewhere (engine::CachedPeers) are byte-identical.
+void ConvertFloatRow(const float* src, int64_t n, FeatureDtype dtype, char* dst);
+
 // Writes local row `row` of `shard` converted to `dtype` at `dst` (feat_dim * dtype size bytes).
 // Plain stores: non-temporal ones were measured no faster on the GPU machine (tests/bench/
 // RESULTS.md, fifth session).

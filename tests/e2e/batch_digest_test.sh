@@ -5,6 +5,8 @@
 # peers reached over gRPC (rpc) and then in-process (local), streams every part's train split for
 # 2 epochs in several sampling configurations (tests/tools/batch_digest.cc) and compares each
 # digest with tests/data/golden/cora_batch_digests.txt, recorded before the issue 14 refactor.
+# Then (issue 15) the same with isolated peers (--isolated-peers: every remote hop and row over
+# the network), without and with the cache of hot remote rows: the digests must equal rpc's.
 # When a change alters batches on purpose, regenerate that file with GRAPHSHARD_UPDATE_GOLDEN=1
 # and say why in the commit.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
@@ -14,14 +16,18 @@ GOLDEN=$SRC/tests/data/golden/cora_batch_digests.txt
 
 partition_cora "$WORK/cora2"
 
-# start_servers MODE: 2 servers with --peer_sampling MODE --peer_features MODE; sets SERVERS.
+# start_servers MODE [FLAGS...]: 2 servers with --peer_sampling MODE --peer_features MODE (or,
+# for a MODE other than rpc/local, with FLAGS); sets SERVERS.
 start_servers() {
   local mode=$1 k
+  shift
+  local flags=("$@")
+  [[ $mode == rpc || $mode == local ]] && flags=(--peer_sampling "$mode" --peer_features "$mode")
   rm -rf "$WORK/registry"
   for k in 0 1; do
     timeout 300 "$BIN/graphshard-server" --partition "$WORK/cora2" --part "$k" \
       --listen 127.0.0.1:0 --registry "$WORK/registry" --threads 2 \
-      --peer_sampling "$mode" --peer_features "$mode" >"$WORK/server_${mode}_${k}.log" 2>&1 &
+      "${flags[@]}" >"$WORK/server_${mode}_${k}.log" 2>&1 &
   done
   for k in 0 1; do
     wait_for_file "$WORK/registry/part_$k" 60 || { show "$WORK/server_${mode}_${k}.log"; fail "server $k did not register"; }
@@ -63,6 +69,34 @@ show "$WORK/digests.txt"
 rpc=$(sed -n 's/^rpc \(.*\)$/\1/p' "$WORK/digests.txt")
 loc=$(sed -n 's/^local \(.*\)$/\1/p' "$WORK/digests.txt")
 [[ $rpc == "$loc" ]] || fail "batches differ between --peer_sampling rpc and local"
+
+# Isolated peers, with and without the cache (filled before streaming: its log line), give rpc's
+# batches.
+for mode in isolated cached; do
+  cache=0
+  [[ $mode == cached ]] && cache=64
+  start_servers "$mode" --isolated-peers --peer-cache-mib "$cache"
+  if [[ $mode == cached ]]; then
+    for k in 0 1; do
+      for _ in $(seq 200); do
+        grep -q "peer cache: part $((1 - k)): .* cached" "$WORK/server_${mode}_${k}.log" && break
+        sleep 0.1
+      done
+      grep -q "peer cache: part $((1 - k)): .* cached" "$WORK/server_${mode}_${k}.log" ||
+        { show "$WORK/server_${mode}_${k}.log"; fail "server $k did not fill its cache"; }
+    done
+  fi
+  for cfg in "${configs[@]}"; do
+    # shellcheck disable=SC2086
+    line=$(timeout 120 "$BIN/batch_digest" --servers "$SERVERS" $cfg | tail -n 1) ||
+      fail "batch_digest $cfg (peers $mode) failed"
+    echo "$mode $cfg: $line" >>"$WORK/extra_digests.txt"
+  done
+  stop_servers
+  got=$(sed -n "s/^$mode \(.*\)$/\1/p" "$WORK/extra_digests.txt")
+  [[ $got == "$rpc" ]] || { show "$WORK/extra_digests.txt"; fail "batches differ between --isolated-peers ($mode) and rpc peers"; }
+done
+show "$WORK/extra_digests.txt"
 
 if [[ ${GRAPHSHARD_UPDATE_GOLDEN:-0} == 1 ]]; then
   cp "$WORK/digests.txt" "$GOLDEN"

@@ -32,7 +32,8 @@ check_help() {
 
 need_bin graphshard-server graphshard-health graphshard-partition
 check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
-  --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling
+  --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling \
+  --isolated-peers --peer-cache-mib --peer-dtype
 check_help graphshard-health --registry --parts --servers --timeout-s
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +43,14 @@ inline partitioner::Graph ReadCora() {
 
 class TestCluster {
  public:
-  // Partitions `graph` into `parts` (random, seed 7) and starts one server per part.
+  // Partitions `graph` into `parts` (random, seed 7) and starts one server per part; `adjust`,
+  // if set, edits each server's options last.
   template <typename G>
   TestCluster(const G& graph, int parts, engine::Limits limits = {},
               server::ServiceOptions service = {},
               server::PeerFeatures peer_features = server::PeerFeatures::kLocal,
-              server::PeerSampling peer_sampling = server::PeerSampling::kLocal)
+              server::PeerSampling peer_sampling = server::PeerSampling::kLocal,
+              const std::function<void(server::ServerOptions&)>& adjust = {})
       : dir_(MakeTempDir()) {
     partitioner::PartitionOptions options;
     options.num_parts = parts;
@@ -65,6 +68,7 @@ class TestCluster {
       so.service = service;
       so.peer_features = peer_features;
       so.peer_sampling = peer_sampling;
+      if (adjust) adjust(so);
       auto s = server::PartitionServer::Start(so);
       EXPECT_TRUE(s.ok()) << s.status();
       servers_.push_back(*std::move(s));

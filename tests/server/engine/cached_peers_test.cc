@@ -1,0 +1,263 @@
+// engine::CachedPeers over in-process parts: which rows it caches, answers byte-identical to the
+// peer's for every dtype (cached rows, misses and both mixed), the 16-bit wire dtype, and a fill
+// that retries a peer not answering yet and never holds up destruction.
+#include "server/engine/cached_peers.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <tuple>
+
+#include "absl/synchronization/notification.h"
+#include "common/half.h"
+#include "partitioner/generate.h"
+#include "partitioner/partition.h"
+#include "tests/server/engine/in_process_parts.h"
+
+namespace graphshard::engine {
+namespace {
+
+using testing::InProcessParts;
+
+// A small products-like graph (Gaussian features: not exactly representable in 16 bits) in 2
+// random parts, loaded in-process.
+class CachedPeersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    partitioner::GenerateOptions g;
+    g.seed = 5;
+    g.num_nodes = 600;
+    g.avg_degree = 8;
+    g.num_features = 12;
+    g.num_classes = 4;
+    auto graph = partitioner::Generate(g);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    partitioner::PartitionOptions po;
+    po.num_parts = 2;
+    po.seed = 3;
+    ASSERT_TRUE(partitioner::PartitionGraph(*graph, po, tmp_.Sub("p")).ok());
+    auto parts = testing::LoadInProcessParts(tmp_.Sub("p"));
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    parts_ = *std::move(parts);
+    peers_ = parts_.Peers();
+  }
+  const LocalPart& local() const { return *parts_.parts[0]; }
+  const LocalPart& remote() const { return *parts_.parts[1]; }
+  // Remote ids with in-edges from part 0, counted by brute force.
+  std::map<int64_t, int64_t> RemoteInEdges() const {
+    std::map<int64_t, int64_t> count;
+    const common::NodeShard& own = *local().part().FindNodes("node");
+    for (const EdgeType& e : local().edge_types()) {
+      for (int64_t i = 0; i < e.shard->csc.num_edges(); ++i) {
+        const int64_t u = e.shard->csc.Source(i);
+        if (u < own.begin || u >= own.end) ++count[u];
+      }
+    }
+    return count;
+  }
+  // A request mixing every remote id with in-edges, ids without, repeats, reversed order, and an
+  // empty item.
+  std::vector<TypedIds> MixedRequest() const {
+    const common::NodeShard& r = *remote().part().FindNodes("node");
+    TypedIds all{"node", {}};
+    for (int64_t id = r.end - 1; id >= r.begin; --id) all.ids.push_back(id);
+    for (int64_t id = r.begin; id < r.end; id += 7) all.ids.push_back(id);
+    return {all, TypedIds{"node", {}}, TypedIds{"node", {r.begin, r.begin}}};
+  }
+  static CachedPeersOptions Options(int64_t capacity, FeatureDtype wire = FeatureDtype::kFloat32) {
+    CachedPeersOptions o;
+    o.capacity_bytes = capacity;
+    o.wire_dtype = wire;
+    o.fill_chunk_bytes = 256;  // several fill requests per part
+    o.log = false;
+    return o;
+  }
+  static std::vector<FeatureBlock> Gather(Peers& peers, int part, std::vector<TypedIds> items,
+                                          FeatureDtype dtype) {
+    absl::StatusOr<std::vector<FeatureBlock>> got;
+    absl::Notification done;
+    peers.GatherFeatures(part, std::move(items), dtype,
+                         [&](absl::StatusOr<std::vector<FeatureBlock>> r) {
+                           got = std::move(r);
+                           done.Notify();
+                         });
+    done.WaitForNotification();
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *std::move(got) : std::vector<FeatureBlock>{};
+  }
+
+  testing::ScratchDir tmp_;
+  InProcessParts parts_;
+  std::unique_ptr<InProcessPeers> peers_;
+};
+
+TEST_F(CachedPeersTest, ChoosesTheRemoteRowsWithTheMostInEdgesThatFitTheBudget) {
+  const std::map<int64_t, int64_t> count = RemoteInEdges();
+  ASSERT_GT(count.size(), 20u);
+  // By brute force: sorted by count (descending), then id; as many as the budget holds.
+  std::vector<std::pair<int64_t, int64_t>> order;  // (-count, id)
+  for (const auto& [id, n] : count) order.push_back({-n, id});
+  std::sort(order.begin(), order.end());
+  const int64_t row = CacheRowBytes(12, FeatureDtype::kFloat32);
+  for (int64_t rows : {int64_t{1}, int64_t{17}, std::ssize(order) / 3, std::ssize(order)}) {
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < rows; ++i) want.push_back(order[static_cast<size_t>(i)].second);
+    std::sort(want.begin(), want.end());
+    // A budget a little above `rows` rows: the rows at the boundary count go by id.
+    std::vector<std::vector<TypedIds>> got =
+        ChooseHotRows(local(), rows * row + row / 2, FeatureDtype::kFloat32);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(got[0].empty()) << "part 0's own rows are never cached";
+    ASSERT_EQ(got[1].size(), 1u);
+    EXPECT_EQ(got[1][0].node_type, "node");
+    EXPECT_EQ(got[1][0].ids, want) << rows << " rows";
+  }
+  EXPECT_TRUE(ChooseHotRows(local(), 0, FeatureDtype::kFloat32)[1].empty());
+  // A budget beyond every candidate caches exactly the rows with in-edges.
+  std::vector<std::vector<TypedIds>> all = ChooseHotRows(local(), int64_t{1} << 30, FeatureDtype::kFloat32);
+  EXPECT_EQ(std::ssize(all[1][0].ids), std::ssize(count));
+}
+
+TEST_F(CachedPeersTest, AnswersAreByteIdenticalToThePeersForEveryDtype) {
+  const int64_t half_budget = std::ssize(RemoteInEdges()) / 2 * CacheRowBytes(12, FeatureDtype::kFloat32);
+  for (int64_t capacity : {int64_t{0}, half_budget, int64_t{1} << 30}) {
+    CachedPeers cached(local(), *peers_, Options(capacity));
+    ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
+    for (FeatureDtype dtype :
+         {FeatureDtype::kFloat32, FeatureDtype::kFloat16, FeatureDtype::kBFloat16}) {
+      std::vector<TypedIds> request = MixedRequest();
+      absl::StatusOr<std::vector<FeatureBlock>> want = remote().GatherFeatures(request, dtype);
+      ASSERT_TRUE(want.ok()) << want.status();
+      std::vector<FeatureBlock> got = Gather(cached, 1, request, dtype);
+      ASSERT_EQ(got.size(), want->size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].feat_dim, (*want)[i].feat_dim);
+        EXPECT_EQ(got[i].features, (*want)[i].features) << "capacity " << capacity << " item " << i;
+        EXPECT_EQ(got[i].labels, (*want)[i].labels);
+      }
+    }
+    const PeerCacheCounters c = cached.counters();
+    if (capacity == 0) {
+      EXPECT_EQ(c.hits, 0);
+    } else {
+      EXPECT_EQ(c.parts_filled, 1);
+      EXPECT_GT(c.hits, 0);
+      EXPECT_GT(c.misses, 0);  // remote nodes without in-edges from part 0 are never cached
+      EXPECT_GT(c.bytes_saved, 0);
+      EXPECT_LE(c.bytes, capacity);
+    }
+  }
+}
+
+// Float32 rows asked as float16 are the float32 rows rounded to half (nearest even) and widened,
+// cached or not; rows asked in a 16-bit dtype are the peer's own, never rounded twice.
+TEST_F(CachedPeersTest, Float16WireGivesFloat32RowsRoundedToHalf) {
+  for (int64_t capacity : {int64_t{0}, int64_t{1} << 30}) {
+    CachedPeers cached(local(), *peers_, Options(capacity, FeatureDtype::kFloat16));
+    ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
+    std::vector<TypedIds> request = MixedRequest();
+    absl::StatusOr<std::vector<FeatureBlock>> exact =
+        remote().GatherFeatures(request, FeatureDtype::kFloat32);
+    ASSERT_TRUE(exact.ok());
+    std::vector<FeatureBlock> got = Gather(cached, 1, request, FeatureDtype::kFloat32);
+    ASSERT_EQ(got.size(), exact->size());
+    int64_t changed = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].features.size(), (*exact)[i].features.size());
+      EXPECT_EQ(got[i].labels, (*exact)[i].labels);
+      for (size_t j = 0; j < got[i].features.size(); j += 4) {
+        float x, y;
+        std::memcpy(&x, (*exact)[i].features.data() + j, 4);
+        std::memcpy(&y, got[i].features.data() + j, 4);
+        EXPECT_EQ(y, common::HalfToFloat(common::FloatToHalf(x)));
+        // Half rounding: relative error at most 2^-11 (normal range), 2^-25 absolute below it.
+        EXPECT_LE(std::fabs(y - x), std::max(std::fabs(x) * 0x1p-11f, 0x1p-25f)) << x;
+        changed += x != y ? 1 : 0;
+      }
+    }
+    EXPECT_GT(changed, 0) << "the features should not all be representable in half";
+    for (FeatureDtype dtype : {FeatureDtype::kFloat16, FeatureDtype::kBFloat16}) {
+      absl::StatusOr<std::vector<FeatureBlock>> want = remote().GatherFeatures(request, dtype);
+      ASSERT_TRUE(want.ok());
+      std::vector<FeatureBlock> same = Gather(cached, 1, request, dtype);
+      ASSERT_EQ(same.size(), want->size());
+      for (size_t i = 0; i < same.size(); ++i) EXPECT_EQ(same[i].features, (*want)[i].features);
+    }
+  }
+}
+
+// Fails the first `failures` gathers with Unavailable, then forwards; or, with `hold`, keeps
+// every callback unanswered (a peer that never answers).
+class FlakyPeers final : public Peers {
+ public:
+  FlakyPeers(Peers& inner, int failures, bool hold) : inner_(inner), failures_(failures), hold_(hold) {}
+  void SampleOneHop(int part, OneHopRequest request, Callback<std::vector<HopResult>> done) override {
+    inner_.SampleOneHop(part, std::move(request), std::move(done));
+  }
+  void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
+                      Callback<std::vector<FeatureBlock>> done) override {
+    absl::MutexLock lock(&mu_);
+    ++calls_;
+    if (hold_) {
+      held_.push_back(std::move(done));
+      return;
+    }
+    if (failures_ > 0) {
+      --failures_;
+      done(absl::UnavailableError("peer part 1 is not up yet"));
+      return;
+    }
+    inner_.GatherFeatures(part, std::move(items), dtype, std::move(done));
+  }
+  int calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+  // Answers the held callbacks (after the cache is gone: they must still be safe to call).
+  void AnswerHeld() {
+    std::vector<Callback<std::vector<FeatureBlock>>> held;
+    {
+      absl::MutexLock lock(&mu_);
+      held.swap(held_);
+    }
+    for (auto& done : held) done(absl::UnavailableError("late"));
+  }
+
+ private:
+  Peers& inner_;
+  absl::Mutex mu_;
+  int failures_;
+  bool hold_;
+  int calls_ = 0;
+  std::vector<Callback<std::vector<FeatureBlock>>> held_;
+};
+
+TEST_F(CachedPeersTest, FillRetriesAPeerThatIsNotUpYet) {
+  FlakyPeers flaky(*peers_, 3, false);
+  CachedPeersOptions o = Options(int64_t{1} << 30);
+  o.retry_min = absl::Milliseconds(1);
+  o.retry_max = absl::Milliseconds(20);
+  CachedPeers cached(local(), flaky, o);
+  ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
+  EXPECT_GT(flaky.calls(), 3);
+  const PeerCacheCounters c = cached.counters();
+  EXPECT_EQ(c.parts_filled, 1);
+  EXPECT_EQ(c.parts_pending, 0);
+  EXPECT_EQ(c.rows, std::ssize(RemoteInEdges()));
+}
+
+TEST_F(CachedPeersTest, APeerThatNeverAnswersDoesNotHoldUpDestruction) {
+  FlakyPeers silent(*peers_, 0, true);
+  {
+    CachedPeers cached(local(), silent, Options(int64_t{1} << 30));
+    EXPECT_FALSE(cached.WaitFilled(absl::Milliseconds(200)));
+    EXPECT_EQ(cached.counters().parts_pending, 1);
+    EXPECT_GE(silent.calls(), 1);
+  }  // the destructor stops the fill without its answer (fill_timeout is 60 s)
+  silent.AnswerHeld();
+}
+
+}  // namespace
+}  // namespace graphshard::engine
