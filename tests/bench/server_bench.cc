@@ -4,6 +4,8 @@
 //                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
 //                [--shm-ring on|off|off,on] [--peer-sampling local|rpc|rpc,local]
 //                [--warmup-batches W]
+//   server_bench --partition DIR --cross-host MODES [--clients 1,2,4] [--feature-dtype float32,float16]
+//                [--peer-cache-mib N] [...]   (tests/bench/cross_host.h; issue 15)
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
@@ -21,9 +23,6 @@
 //     threads' own CPU time) / wall time / cores. With --warmup-batches W (ring on), each
 //     client first streams W batches untimed and keeps its ring reader (shm_ring_id) for the
 //     timed stream, as a trainer's epochs after the first: no segment is made in the timed part.
-#include <sched.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -48,17 +47,11 @@
 #include "server/proto_convert.h"
 #include "shm/ring.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/cross_host.h"
+#include "tests/bench/stream_client.h"
 
 namespace graphshard::bench {
 namespace {
-
-// CPUs this process may run on (taskset / cgroup affinity), else the hardware's.
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::thread::hardware_concurrency());
-}
 
 struct Flags {
   std::string partition;
@@ -74,6 +67,8 @@ struct Flags {
   std::vector<bool> shm_ring = {true};  // clients read ring segments (reused) or one-shot ones
   std::vector<bool> local_sampling = {true};  // same-host peers sampled in-process, or by RPC
   bool ring = true;  // the current mode's (Run sets it)
+  CrossHostFlags cross;  // --cross-host or --attach: the cross-host section instead
+  bool cross_host = false;
 };
 
 const char* ModeName(server::PeerFeatures m) {
@@ -90,35 +85,6 @@ struct Mode {
   std::string Name() const {
     return std::string(ModeName(peer)) + (ring ? "" : "_noring") +
            (local_sampling ? "" : "_rpcsampling");
-  }
-};
-
-// CPU seconds of the whole process (all threads), and of the calling thread.
-double ProcessCpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-double ThreadCpuSeconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-struct Totals {
-  int64_t batches = 0, seeds = 0, edges = 0, feature_bytes = 0;
-  double client_cpu_s = 0;  // CPU time of the client threads themselves
-  void Add(const Totals& o) {
-    batches += o.batches;
-    seeds += o.seeds;
-    edges += o.edges;
-    feature_bytes += o.feature_bytes;
-    client_cpu_s += o.client_cpu_s;
   }
 };
 
@@ -167,69 +133,15 @@ Totals InProcess(const Flags& f, const engine::LocalPart& local, engine::Peers& 
   return all;
 }
 
-// One client stream of `f.batches` batches; decodes each (maps shm) and touches its features.
-// A client's ring reader kept across its streams, with its id (as the trainer's, per server).
-struct ClientRing {
-  shm::ShmRingReader reader;
-  uint64_t id = 0;
-};
+StreamParams Params(const Flags& f) {
+  return {.batches = f.batches, .batch_size = f.batch_size, .fanouts = f.fanouts, .dtype = f.dtype,
+          .ring = f.ring};
+}
 
 Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<int64_t>& seeds,
                   bool shm, uint64_t shuffle_seed, int num_batches = 0,
                   ClientRing* client = nullptr) {
-  const double cpu0 = ThreadCpuSeconds();
-  auto stub = v1::PartitionService::NewStub(rpc::MakeChannel(address));
-  v1::StreamBatchesRequest r;
-  r.set_seeds(server::ToBytes<int64_t>(seeds));
-  r.set_batch_size(f.batch_size);
-  r.set_shuffle(true);
-  r.set_shuffle_seed(shuffle_seed);
-  r.set_num_batches(num_batches > 0 ? num_batches : f.batches);
-  for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
-  r.mutable_sampling()->set_feature_dtype(f.dtype);
-  if (shm) r.set_client_host_id(shm::HostId());
-  r.set_shm_ring(f.ring ? 2 : 0);  // this client holds one batch at a time
-  shm::ShmRingReader own;
-  shm::ShmRingReader& ring = client != nullptr ? client->reader : own;
-  if (client != nullptr) r.set_shm_ring_id(client->id);
-  uint64_t attached = 0;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
-  auto reader = stub->StreamBatches(&ctx, r);
-  Totals t;
-  v1::Minibatch m;
-  volatile uint64_t sink = 0;
-  while (reader->Read(&m)) {
-    std::shared_ptr<const shm::ShmSegment> seg;  // the last batch's is released here
-    if (m.shm_ring() && attached == 0) {
-      attached = m.shm_ring_serial();
-      ring.Attach(attached);
-    }
-    if (!m.shm_name().empty()) {
-      auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
-                                 : shm::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
-      if (!opened.ok()) {
-        std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
-                     std::string(opened.status().message()).c_str());
-        break;
-      }
-      seg = *opened;
-    }
-    t.batches++;
-    t.seeds += m.batch_size();
-    for (const auto& e : m.edges()) t.edges += static_cast<int64_t>((seg ? e.src().shm_length() : e.src().data().size()) / 8);
-    for (const auto& n : m.nodes()) {
-      const char* p = seg ? seg->data() + n.features().shm_offset() : n.features().data().data();
-      size_t len = seg ? n.features().shm_length() : n.features().data().size();
-      for (size_t i = 0; i < len; i += 4096) sink = sink + static_cast<unsigned char>(p[i]);
-      t.feature_bytes += static_cast<int64_t>(len);
-    }
-  }
-  grpc::Status s = reader->Finish();
-  if (!s.ok()) std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
-  if (attached != 0) ring.Detach(attached);
-  t.client_cpu_s = ThreadCpuSeconds() - cpu0;
-  return t;
+  return bench::StreamOnce(Params(f), address, seeds, shm, shuffle_seed, num_batches, client);
 }
 
 // Issue 4's stream runs: one stream inline and through shared memory, then 2 servers x 2 clients.
@@ -279,17 +191,7 @@ struct StreamTimes {
   }
 };
 
-// A server's Stats (10 s deadline); nullopt if it does not answer.
-std::optional<v1::Stats> StatsOf(const server::PartitionServer& s) {
-  grpc::ChannelArguments args;
-  auto stub = v1::PartitionService::NewStub(
-      grpc::CreateCustomChannel(s.address(), grpc::InsecureChannelCredentials(), args));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::Stats stats;
-  if (!stub->GetStats(&ctx, {}, &stats).ok()) return std::nullopt;
-  return stats;
-}
+std::optional<v1::Stats> StatsOf(const server::PartitionServer& s) { return StatsAt(s.address()); }
 
 StreamTimes SumStreamTimes(const std::vector<std::unique_ptr<server::PartitionServer>>& servers) {
   StreamTimes t;
@@ -554,7 +456,35 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (k == "--threads" && absl::SimpleAtoi(v, &f->threads)) {}
     else if (k == "--prefetch" && absl::SimpleAtoi(v, &f->prefetch)) {}
     else if (k == "--warmup-batches" && absl::SimpleAtoi(v, &f->warmup)) {}
-    else if (k == "--feature-dtype" && (v == "float32" || v == "float16")) f->dtype = v == "float16" ? v1::FLOAT16 : v1::FLOAT32;
+    else if (k == "--feature-dtype") {
+      f->cross.dtypes.clear();
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        if (x != "float32" && x != "float16") return false;
+        f->cross.dtypes.push_back(x == "float16" ? v1::FLOAT16 : v1::FLOAT32);
+      }
+      f->dtype = f->cross.dtypes[0];  // the other sections: the first
+    } else if (k == "--cross-host") {
+      f->cross_host = true;
+      f->cross.modes = absl::StrSplit(v, ',');
+    } else if (k == "--peer-cache-mib" && absl::SimpleAtoi(v, &f->cross.cache_mib)) {
+    } else if (k == "--attach") {
+      f->cross_host = true;
+      f->cross.attach = absl::StrSplit(v, ',');
+    } else if (k == "--client-parts" || k == "--server-pids") {
+      std::vector<int>& list = k == "--client-parts" ? f->cross.client_parts : f->cross.server_pids;
+      for (absl::string_view x : absl::StrSplit(v, ',')) {
+        int n = 0;
+        if (!absl::SimpleAtoi(x, &n) || n < 0) return false;
+        list.push_back(n);
+      }
+    } else if (k == "--attach-name") f->cross.attach_name = v;
+    else if (k == "--net-dev") f->cross.net_dev = v;
+    else if (k == "--link-gbit" && absl::SimpleAtod(v, &f->cross.link_gbit)) {}
+    else if (k == "--barrier") {
+      std::vector<std::string> d = absl::StrSplit(v, ':');
+      if (d.size() != 2 || !absl::SimpleAtoi(d[1], &f->cross.barrier_count)) return false;
+      f->cross.barrier_dir = d[0];
+    }
     else if (k == "--peer-features") {
       f->peer_features.clear();
       for (absl::string_view x : absl::StrSplit(v, ',')) {
@@ -592,6 +522,18 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       return false;
     }
   }
+  if (f->cross_host) {
+    CrossHostFlags& c = f->cross;
+    c.partition = f->partition;
+    c.stream = {.batches = f->batches, .batch_size = f->batch_size, .fanouts = f->fanouts,
+                .dtype = f->dtype, .ring = f->shm_ring.empty() || f->shm_ring[0]};
+    if (!f->clients.empty()) c.clients = f->clients;
+    c.threads = f->threads;
+    c.prefetch = f->prefetch;
+    c.warmup = f->warmup;
+    return (!c.partition.empty() || !c.attach.empty()) && f->batches > 0 && f->threads > 0 &&
+           (c.attach.empty() || c.modes.empty());
+  }
   return !f->partition.empty() && f->batches > 0 && f->batch_size > 0 && f->threads > 0 &&
          !f->peer_features.empty() && !f->shm_ring.empty() && !f->local_sampling.empty();
 }
@@ -604,8 +546,14 @@ int main(int argc, char** argv) {
   if (!graphshard::bench::ParseFlags(argc, argv, &f)) {
     std::fprintf(stderr, "usage: server_bench --partition DIR [--batches N] [--batch-size B] "
                          "[--fanouts 15,10,5] [--threads T] [--prefetch P] [--feature-dtype float32|float16] "
-                         "[--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]\n");
+                         "[--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]\n"
+                         "       server_bench --partition DIR --cross-host MODES [--clients 1,2,4] "
+                         "[--feature-dtype float32,float16] [--peer-cache-mib N]\n"
+                         "       server_bench --attach H:P,H:P [--client-parts 0] [--attach-name NAME] "
+                         "[--server-pids PID,...] [--net-dev DEV --link-gbit G] [--barrier DIR:N]\n"
+                         "  MODES: %s\n", graphshard::bench::CrossHostModes().c_str());
     return 2;
   }
+  if (f.cross_host) return graphshard::bench::RunCrossHost(f.cross);
   return graphshard::bench::Run(f);
 }
