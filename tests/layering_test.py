@@ -27,7 +27,8 @@ RULES = {
     "server/engine": (("common/", "shm/", "server/engine/"),
                       GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
     "rpc": (("common/", "proto/", "rpc/"), TORCH + CUDA),
-    "server": (("common/", "shm/", "proto/", "rpc/", "server/"), TORCH + CUDA),
+    "transport": (("common/", "transport/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
+    "server": (("common/", "shm/", "proto/", "rpc/", "transport/", "server/"), TORCH + CUDA),
     "trainer": (("common/", "shm/", "proto/", "rpc/", "trainer/"), ()),
 }
 # Folders that are not layers of the product (generated code, tests, docs, scripts).
@@ -35,8 +36,8 @@ UNCHECKED = {"proto", "tests", "deploy", "docs", "cmake", "build", "build-asan",
              ".devdeps", "out"}
 SOURCE_SUFFIXES = {".h", ".cc", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
-PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "trainer/", "proto/",
-                 "tests/")
+PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "transport/", "trainer/",
+                 "proto/", "tests/")
 
 
 def rule_for(rel: pathlib.PurePosixPath):
@@ -107,6 +108,8 @@ def self_test() -> int:
             "server/bad.cc": '#include <torch/torch.h>\n',
             "partitioner/bad.cc": '#include "server/engine/e.h"\n',
             "common/bad2.cc": '#include "../server/x.h"\n',
+            "transport/bad.cc": '#include <grpcpp/grpcpp.h>\n',
+            "transport/bad2.cc": '#include "server/engine/e.h"\n',
             "newfolder/x.cc": '#include <vector>\n',
         }
         for rel, text in cases.items():

@@ -1,0 +1,119 @@
+#ifndef GRAPHSHARD_TRANSPORT_ASIO_TRANSPORT_H_
+#define GRAPHSHARD_TRANSPORT_ASIO_TRANSPORT_H_
+
+// The bulk transport over TCP with Boost.Asio (docs/TRANSPORT.md): a few persistent
+// connections per peer, frames of raw arrays (transport/frame.h), scatter-gather writes,
+// TCP_NODELAY. Both classes are thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "transport/transport.h"
+
+namespace graphshard::transport {
+
+namespace internal {
+class FramedSocket;
+struct Frame;
+}  // namespace internal
+
+struct AsioOptions {
+  // Largest payload of one frame either way; bigger ones are refused (default: gRPC's 1 GiB
+  // message limit, rpc/options.h).
+  uint64_t max_frame_bytes = uint64_t{1} << 30;
+  // Once a frame's header has arrived, the rest must arrive within this, or the connection is
+  // closed (a peer stalled mid-frame frees its connection even when no caller waits).
+  absl::Duration frame_timeout = absl::Seconds(60);
+  int connections_per_peer = 2;  // client: requests are spread round-robin over these
+  int io_threads = 2;            // threads running the sockets
+  int handler_threads = 4;       // server: threads running the handlers
+  int socket_buffer_bytes = 0;   // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning (docs/TRANSPORT.md)
+};
+
+class AsioClient final : public Client {
+ public:
+  explicit AsioClient(AsioOptions options = {});
+  // Fails the requests still waiting with Cancelled, closes the connections, joins its threads.
+  ~AsioClient() override;
+
+  uint64_t Request(const Endpoint& peer, uint16_t kind, std::unique_ptr<Body> body,
+                   absl::Time deadline, ResponseCallback done) override;
+  void Cancel(uint64_t request_id) override;
+  TransportStats stats();
+
+ private:
+  struct Pending;
+  struct Pool;
+  // Removes the request and calls its `done` with `result`, unless it already finished.
+  void Finish(uint64_t id, absl::StatusOr<Received> result);
+  absl::StatusOr<std::shared_ptr<internal::FramedSocket>> Connection(const Endpoint& peer,
+                                                                     absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnFrame(internal::FramedSocket* socket, internal::Frame frame);
+  void OnClose(internal::FramedSocket* socket, const absl::Status& why);
+
+  const AsioOptions options_;
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::vector<std::thread> threads_;
+  absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Pool>> pools_ ABSL_GUARDED_BY(mu_);
+  TransportStats stats_ ABSL_GUARDED_BY(mu_);
+  int64_t closed_bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t closed_bytes_received_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class AsioServer final {
+ public:
+  // Binds `host`:`port` (port 0 = any free port; host "" or "0.0.0.0" = every interface) and
+  // serves `handlers` (kind -> handler). Unavailable naming the address if it cannot bind.
+  static absl::StatusOr<std::unique_ptr<AsioServer>> Start(const std::string& host, int port,
+                                                           std::map<uint16_t, Handler> handlers,
+                                                           AsioOptions options = {});
+  // Shutdown().
+  ~AsioServer();
+  int port() const { return port_; }
+  // Stops accepting, closes every connection, waits for running handlers. Idempotent.
+  void Shutdown();
+  TransportStats stats();
+
+ private:
+  AsioServer(std::map<uint16_t, Handler> handlers, AsioOptions options);
+  void Accept();
+  void Serve(const std::shared_ptr<internal::FramedSocket>& socket, internal::Frame frame);
+
+  const std::map<uint16_t, Handler> handlers_;
+  const AsioOptions options_;
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::thread_pool handler_pool_;
+  std::vector<std::thread> threads_;
+  int port_ = 0;
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<internal::FramedSocket*, std::weak_ptr<internal::FramedSocket>> sessions_
+      ABSL_GUARDED_BY(mu_);
+  TransportStats stats_ ABSL_GUARDED_BY(mu_);
+  int64_t closed_bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t closed_bytes_received_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace graphshard::transport
+
+#endif  // GRAPHSHARD_TRANSPORT_ASIO_TRANSPORT_H_
