@@ -167,6 +167,21 @@ const engine::LocalPart* GrpcPeers::Mapped(int part) {
   return mapped_[part].get();
 }
 
+absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
+  ASSIGN_OR_RETURN(Peer * peer, PeerFor(part));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  v1::Metadata meta;
+  grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
+  if (!status.ok()) return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
+  BulkPeer out{peer->address, ""};
+  if (meta.bulk_port() > 0) {
+    out.bulk_address =
+        absl::StrCat(peer->address.substr(0, peer->address.rfind(':')), ":", meta.bulk_port());
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int part) {
   ASSIGN_OR_RETURN(Peer * peer, PeerFor(part));
   grpc::ClientContext context;

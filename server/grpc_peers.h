@@ -68,6 +68,15 @@ class GrpcPeers final : public engine::Peers {
   // With PeerSampling::kLocal, the same mapped part (nullptr otherwise).
   const engine::LocalPart* SamplingPart(int part) override;
 
+  // Where part `part` takes bulk transport requests (server/bulk_peers.h): the host of its
+  // gRPC address with the bulk_port of its GetMetadata (deadline rpc_timeout); bulk_address is
+  // empty when it publishes none. Unavailable, naming part and address, if it cannot be asked.
+  struct BulkPeer {
+    std::string grpc_address;
+    std::string bulk_address;
+  };
+  absl::StatusOr<BulkPeer> BulkAddress(int part);
+
  private:
   struct Peer {
     std::string address;

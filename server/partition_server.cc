@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <thread>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -15,6 +16,16 @@
 
 namespace graphshard::server {
 namespace {
+
+// The host part of `listen` to bind the bulk transport on: "" (every IPv4 interface) for an
+// empty or 0.0.0.0 host, brackets removed from an IPv6 one.
+std::string BulkBindHost(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "0.0.0.0" ? std::string() : host;
+}
 
 std::string PublishedHost(const std::string& listen) {
   std::string host = listen.substr(0, listen.rfind(':'));
@@ -55,15 +66,29 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   peers.self_part = options.part;
   peers.limits = options.limits;
   s->peers_ = std::make_unique<GrpcPeers>(std::move(peers));
-  s->engine_peers_ = s->peers_.get();
+  engine::Peers* network_peers = s->peers_.get();
+  if (options.peer_transport == PeerTransport::kBulk) {
+    s->bulk_client_ = std::make_unique<transport::AsioClient>(options.bulk);
+    s->bulk_peers_ = std::make_unique<BulkPeers>(*s->peers_, *s->bulk_client_,
+                                                 options.rpc_timeout, &s->stats_);
+    network_peers = s->bulk_peers_.get();
+  }
+  s->engine_peers_ = network_peers;
   if (options.peer_cache_bytes > 0 || options.peer_dtype != engine::FeatureDtype::kFloat32) {
     s->cached_peers_ = std::make_unique<engine::CachedPeers>(
-        *s->local_, *s->peers_,
+        *s->local_, *network_peers,
         engine::CachedPeersOptions{.capacity_bytes = options.peer_cache_bytes,
                                    .wire_dtype = options.peer_dtype,
                                    .fill_timeout = options.rpc_timeout + absl::Seconds(5)});
     s->engine_peers_ = s->cached_peers_.get();
     s->stats_.SetPeerCache(s->cached_peers_.get());
+  }
+  if (options.bulk_port >= 0) {
+    ASSIGN_OR_RETURN(s->bulk_server_,
+                     transport::AsioServer::Start(BulkBindHost(options.listen), options.bulk_port,
+                                                  BulkHandlers(*s->local_, s->stats_),
+                                                  options.bulk));
+    service.bulk_port = s->bulk_server_->port();
   }
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
@@ -100,6 +125,17 @@ void PartitionServer::Shutdown(absl::Duration grace) {
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
+  if (bulk_server_ != nullptr) bulk_server_->Shutdown();
+  if (bulk_client_ != nullptr) {
+    // What went through the bulk transport (tests/deploy/netns_multihost_test.sh reads this).
+    transport::TransportStats sent = bulk_client_->stats();
+    std::fprintf(stderr,
+                 "graphshard-server: part %d sent %lld bulk requests to peers (%lld errors), "
+                 "%.1f MiB out, %.1f MiB in\n",
+                 options_.part, static_cast<long long>(sent.requests),
+                 static_cast<long long>(sent.errors), sent.bytes_sent / 1048576.0,
+                 sent.bytes_received / 1048576.0);
+  }
   shm::RemoveOwnAndStaleShm(shm_prefix_);
 }
 

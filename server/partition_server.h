@@ -13,11 +13,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/bulk_peers.h"
 #include "server/engine/cached_peers.h"
 #include "server/engine/local_part.h"
 #include "server/grpc_peers.h"
 #include "server/partition_service.h"
 #include "server/server_stats.h"
+#include "transport/asio_transport.h"
 
 namespace graphshard::server {
 
@@ -43,6 +45,12 @@ struct ServerOptions {
   // server in (engine::CachedPeers, docs/SERVER.md).
   int64_t peer_cache_bytes = 0;
   engine::FeatureDtype peer_dtype = engine::FeatureDtype::kFloat32;
+  // The bulk transport (docs/TRANSPORT.md): this server's listener on the host of `listen`
+  // (bulk_port 0 = any free port, -1 = none), published in Metadata.bulk_port; and how this
+  // server asks its peers (kBulk: through their bulk ports).
+  int bulk_port = 0;
+  PeerTransport peer_transport = PeerTransport::kGrpc;
+  transport::AsioOptions bulk;
   ServiceOptions service;
 };
 
@@ -56,6 +64,8 @@ class PartitionServer {
   // "host:port" actually bound (a wildcard host is published as this machine's hostname).
   const std::string& address() const { return address_; }
   int port() const { return port_; }
+  // The bulk transport's port (0 if none).
+  int bulk_port() const { return bulk_server_ != nullptr ? bulk_server_->port() : 0; }
   // Stops accepting, lets in-flight calls finish (up to `grace`), unpublishes. Idempotent.
   void Shutdown(absl::Duration grace = absl::Seconds(10));
 
@@ -67,10 +77,15 @@ class PartitionServer {
   std::unique_ptr<engine::LocalPart> local_;
   ServerStats stats_;
   std::unique_ptr<GrpcPeers> peers_;
-  // Over peers_ when there is a cache or a 16-bit peer dtype (destroyed first: it stops its
-  // fill thread, which calls peers_); what the engine asks.
+  // With PeerTransport::kBulk (the client is destroyed before bulk_peers_: requests it fails at
+  // the end call back into it).
+  std::unique_ptr<BulkPeers> bulk_peers_;
+  std::unique_ptr<transport::AsioClient> bulk_client_;
+  // Over the network peers (bulk_peers_ or peers_) when there is a cache or a 16-bit peer dtype
+  // (destroyed first: it stops its fill thread, which calls them); what the engine asks.
   std::unique_ptr<engine::CachedPeers> cached_peers_;
   engine::Peers* engine_peers_ = nullptr;
+  std::unique_ptr<transport::AsioServer> bulk_server_;  // answers from local_, counts in stats_
   std::unique_ptr<common::Executor> executor_;
   std::unique_ptr<PartitionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;

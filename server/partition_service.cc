@@ -42,6 +42,7 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*, const v1::G
   response->set_part(local_.part_index());
   response->set_num_parts(m.num_parts);
   response->set_host_id(options_.host_id);
+  response->set_bulk_port(options_.bulk_port);
   for (const engine::NodeType& t : local_.node_types()) {
     const common::NodeTypeInfo* info = m.FindNodeType(t.name);
     v1::NodeTypeMeta* n = response->add_node_types();

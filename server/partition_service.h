@@ -24,6 +24,7 @@ struct ServiceOptions {
   int prefetch = 4;      // batches built ahead per stream
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
+  int bulk_port = 0;          // published in Metadata.bulk_port (0 = no bulk transport)
   std::string shm_prefix;     // segment names start with this (shm::NewShmPrefix())
   // Stream rings kept for clients between their streams (ring_registry.h): dropped after this
   // long unused, and beyond this many unused ones (oldest first). Each holds its segments

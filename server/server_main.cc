@@ -36,6 +36,10 @@ struct Flags {
   bool isolated_peers = false;
   int peer_cache_mib = 256;
   std::string peer_dtype = "float32";
+  int bulk_port = 0;
+  std::string peer_transport = "grpc";
+  int bulk_max_frame_mib = 1024;
+  int bulk_connections = 2;
 };
 
 void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
@@ -73,6 +77,16 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   flags.AddString("peer-dtype", &f.peer_dtype, "float32|float16|bfloat16",
                   "dtype float32 feature rows cross from peers in (widened on arrival;\n"
                   "16-bit: half the bytes, values rounded to that format)");
+  flags.AddInt("bulk-port", &f.bulk_port, "PORT",
+               "TCP port of the bulk transport, on the host of --listen (0 = any free port,\n"
+               "-1 = none); published to peers in GetMetadata");
+  flags.AddChoice("peer-transport", &f.peer_transport, {"bulk", "grpc"},
+                  "how SampleOneHop and GatherFeatures reach peers asked over the network:\n"
+                  "bulk: raw arrays on their bulk ports (docs/TRANSPORT.md); grpc: protobuf");
+  flags.AddInt("bulk-max-frame-mib", &f.bulk_max_frame_mib, "MIB",
+               "largest bulk frame sent or accepted; bigger ones are refused");
+  flags.AddInt("bulk-connections", &f.bulk_connections, "N",
+               "TCP connections to each peer's bulk port");
 }
 
 }  // namespace
@@ -135,6 +149,18 @@ int main(int argc, char** argv) {
   } else {
     return Fail("--peer-dtype must be float32, float16 or bfloat16 (got '" + f.peer_dtype + "')");
   }
+  options.peer_transport = f.peer_transport == "bulk" ? graphshard::server::PeerTransport::kBulk
+                                                      : graphshard::server::PeerTransport::kGrpc;
+  if (f.bulk_port < -1 || f.bulk_port > 65535) return Fail("--bulk-port must be -1..65535");
+  options.bulk_port = f.bulk_port;
+  if (f.bulk_max_frame_mib < 1 || f.bulk_max_frame_mib > 1024 * 1024) {
+    return Fail("--bulk-max-frame-mib must be 1..1048576");
+  }
+  options.bulk.max_frame_bytes = static_cast<uint64_t>(f.bulk_max_frame_mib) << 20;
+  if (f.bulk_connections < 1 || f.bulk_connections > 64) {
+    return Fail("--bulk-connections must be 1..64");
+  }
+  options.bulk.connections_per_peer = f.bulk_connections;
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");

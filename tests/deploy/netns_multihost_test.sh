@@ -8,7 +8,8 @@
 #  1. The job, 2 trainers per host: every trainer reads only its own host's server (host-local
 #     assignment: the "rank R reads part P ... at ADDR" lines), the two trainers of a host split
 #     its part; node 0 prints the JSON summary (test_acc >= 0.80), all 4 ranks end with the same
-#     weights, nothing is left running.
+#     weights, nothing is left running; the servers' peer calls went over the bulk transport
+#     (--peer-transport bulk: each names the other's bulk address and counts its requests).
 #  2. A host with a trainer but no server (both servers in A, rank 1 in B): both trainers exit 1
 #     at start naming that host and rank, without waiting for a timeout.
 #  3. The link is cut mid-training (`ip link set ... down`, 1 trainer per host): both launchers
@@ -81,7 +82,7 @@ start_node() {
     --master-addr "$addrA" --master-port 29500 --listen-host "$addr" \
     --registry "$WORK/registry-$name" --partition "$WORK/p2" --bin-dir "$BIN" \
     --server-wait-s 60 --grace-s 5 --server-arg=--rpc_timeout_s=10 \
-    --server-arg=--shutdown_grace_s=5 -- \
+    --server-arg=--shutdown_grace_s=5 --server-arg=--peer-transport=bulk -- \
     --seed 1 --rpc-timeout-s 10 --collective-timeout-s 20 --server-wait-s 30 "$@" \
     >"$WORK/$name.$rank.out" 2>"$WORK/$name.$rank.err" &
   NODE_PID=$!
@@ -134,6 +135,17 @@ mapfile -t fps < <(cat "$WORK"/run.*.err |
 (($(printf '%s\n' "${fps[@]}" | sort -u | wc -l) == 1 && ${#fps[@]} == 4)) ||
   fail "expected one weights fingerprint over the 4 ranks, got: ${fps[*]:-none}"
 [[ -z $(procs_in_work) ]] || fail "processes left behind after the job"
+# Peer traffic crossed the link on the bulk transport (docs/TRANSPORT.md): each server found the
+# other's bulk port on its 10.x address and sent requests there. (Errors are not checked: a node
+# whose job ends first stops its server while the other may still ask it.)
+for node in "0 $addrB" "1 $addrA"; do
+  read -r n other <<<"$node"
+  grep -q "peer calls over the bulk transport at $other:[0-9]*" "$WORK/run.$n.err" ||
+    { show "$WORK/run.$n.err"; fail "node $n's server did not use the bulk transport to $other"; }
+  grep -q "sent [1-9][0-9]* bulk requests to peers" "$WORK/run.$n.err" ||
+    { show "$WORK/run.$n.err"; fail "node $n's server sent no bulk requests to its peer"; }
+done
+note "bulk transport: $(grep -h 'bulk requests to peers' "$WORK"/run.*.err | tr '\n' ';')"
 
 # --- 2. a host with a trainer but no part: refused at start on every rank ---------------------
 mkdir -p "$WORK/registry-refuse"

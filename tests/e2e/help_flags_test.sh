@@ -34,6 +34,8 @@ need_bin graphshard-server graphshard-health graphshard-partition
 check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
   --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling \
   --isolated-peers --peer-cache-mib --peer-dtype
+# The bulk transport's flags (docs/TRANSPORT.md).
+check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
 check_help graphshard-health --registry --parts --servers --timeout-s
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes

@@ -1,0 +1,164 @@
+#include "server/bulk_peers.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/bulk_codec.h"
+#include "transport/frame.h"
+
+namespace graphshard::server {
+namespace {
+
+bool ConnectionLevel(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDataLoss;
+}
+
+int64_t BodyBytes(const transport::Body& body) {
+  int64_t n = 0;
+  for (const absl::Span<const char>& a : body.Arrays()) n += static_cast<int64_t>(a.size());
+  return n;
+}
+
+// Bytes of a frame on the wire: header, array table, arrays.
+int64_t FrameBytes(size_t arrays, int64_t array_bytes) {
+  return static_cast<int64_t>(transport::kHeaderBytes + 8 * arrays) + array_bytes;
+}
+int64_t FrameBytes(const transport::Body& body) {
+  return FrameBytes(body.Arrays().size(), BodyBytes(body));
+}
+int64_t FrameBytes(const transport::Received& r) {
+  int64_t n = 0;
+  for (const std::vector<char>& a : r.arrays) n += static_cast<int64_t>(a.size());
+  return FrameBytes(r.arrays.size(), n);
+}
+
+}  // namespace
+
+absl::StatusOr<transport::Endpoint> BulkPeers::EndpointFor(int part) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = endpoints_.find(part);
+    if (it != endpoints_.end()) return it->second;
+  }
+  absl::StatusOr<GrpcPeers::BulkPeer> found = grpc_.BulkAddress(part);
+  if (!found.ok()) return found.status();
+  transport::Endpoint endpoint{found->bulk_address, absl::StrCat("part ", part)};
+  if (found->bulk_address.empty()) {
+    std::fprintf(stderr,
+                 "graphshard-server: part %d at %s publishes no bulk port: asking it over gRPC\n",
+                 part, found->grpc_address.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "graphshard-server: part %d at %s: peer calls over the bulk transport at %s\n",
+                 part, found->grpc_address.c_str(), found->bulk_address.c_str());
+  }
+  absl::MutexLock lock(&mu_);
+  endpoints_[part] = endpoint;
+  return endpoint;
+}
+
+void BulkPeers::Forget(int part, const absl::Status& why) {
+  if (!ConnectionLevel(why)) return;
+  absl::MutexLock lock(&mu_);
+  endpoints_.erase(part);
+}
+
+void BulkPeers::SampleOneHop(int part, engine::OneHopRequest request,
+                             Callback<std::vector<engine::HopResult>> done) {
+  absl::StatusOr<transport::Endpoint> endpoint = EndpointFor(part);
+  if (!endpoint.ok()) {
+    done(endpoint.status());
+    return;
+  }
+  if (endpoint->address.empty()) {
+    grpc_.SampleOneHop(part, std::move(request), std::move(done));
+    return;
+  }
+  const size_t items = request.items.size();
+  std::unique_ptr<transport::Body> body = EncodeOneHopRequest(std::move(request));
+  const int64_t sent = FrameBytes(*body);
+  client_.Request(*endpoint, kBulkSampleOneHop, std::move(body), absl::Now() + timeout_,
+                  [this, part, items, sent, done = std::move(done)](
+                      absl::StatusOr<transport::Received> answer) {
+                    if (stats_ != nullptr) {
+                      stats_->AddPeerTraffic(sent, answer.ok() ? FrameBytes(*answer) : 0, 0);
+                    }
+                    if (!answer.ok()) {
+                      Forget(part, answer.status());
+                      done(answer.status());
+                      return;
+                    }
+                    done(DecodeHopResults(*std::move(answer), items));
+                  });
+}
+
+void BulkPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
+                               engine::FeatureDtype dtype,
+                               Callback<std::vector<engine::FeatureBlock>> done) {
+  absl::StatusOr<transport::Endpoint> endpoint = EndpointFor(part);
+  if (!endpoint.ok()) {
+    done(endpoint.status());
+    return;
+  }
+  if (endpoint->address.empty()) {
+    grpc_.GatherFeatures(part, std::move(items), dtype, std::move(done));
+    return;
+  }
+  std::vector<size_t> ids_per_item;
+  ids_per_item.reserve(items.size());
+  for (const engine::TypedIds& t : items) ids_per_item.push_back(t.ids.size());
+  std::unique_ptr<transport::Body> body = EncodeGatherRequest(std::move(items), dtype);
+  const int64_t sent = FrameBytes(*body);
+  client_.Request(*endpoint, kBulkGatherFeatures, std::move(body), absl::Now() + timeout_,
+                  [this, part, dtype, sent, ids_per_item = std::move(ids_per_item),
+                   done = std::move(done)](absl::StatusOr<transport::Received> answer) {
+                    if (stats_ != nullptr) {
+                      stats_->AddPeerTraffic(sent, answer.ok() ? FrameBytes(*answer) : 0, 0);
+                    }
+                    if (!answer.ok()) {
+                      Forget(part, answer.status());
+                      done(answer.status());
+                      return;
+                    }
+                    done(DecodeFeatureBlocks(*std::move(answer), ids_per_item, dtype));
+                  });
+}
+
+std::map<uint16_t, transport::Handler> BulkHandlers(const engine::LocalPart& local,
+                                                    ServerStats& stats) {
+  std::map<uint16_t, transport::Handler> handlers;
+  handlers[kBulkSampleOneHop] = [&local, &stats](transport::Received request,
+                                                 transport::Reply reply) {
+    CallTimer timer(stats, "bulk/SampleOneHop");
+    absl::StatusOr<engine::OneHopRequest> req = DecodeOneHopRequest(std::move(request));
+    absl::StatusOr<std::vector<engine::HopResult>> result =
+        req.ok() ? local.SampleOneHop(*req) : req.status();
+    timer.set_ok(result.ok());
+    if (!result.ok()) {
+      reply(result.status());
+      return;
+    }
+    std::unique_ptr<transport::Body> body = EncodeHopResults(*std::move(result));
+    stats.AddBytesSent(BodyBytes(*body));
+    reply(std::move(body));
+  };
+  handlers[kBulkGatherFeatures] = [&local, &stats](transport::Received request,
+                                                   transport::Reply reply) {
+    CallTimer timer(stats, "bulk/GatherFeatures");
+    absl::StatusOr<GatherRequest> req = DecodeGatherRequest(std::move(request));
+    absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+        req.ok() ? local.GatherFeatures(req->items, req->dtype) : req.status();
+    timer.set_ok(blocks.ok());
+    if (!blocks.ok()) {
+      reply(blocks.status());
+      return;
+    }
+    std::unique_ptr<transport::Body> body = EncodeFeatureBlocks(*std::move(blocks));
+    stats.AddBytesSent(BodyBytes(*body));
+    reply(std::move(body));
+  };
+  return handlers;
+}
+
+}  // namespace graphshard::server
