@@ -17,6 +17,25 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
+namespace {
+
+// Completion condition "all of it", without asio::transfer_all's cap of 64 KiB per system call:
+// a 64 MiB array is then read (written) in a few large recv (writev) calls, not 1,024 small
+// ones, each a trip through the reactor.
+struct TransferAll {
+  size_t total;
+  size_t operator()(const error_code& ec, size_t done) const {
+    return ec ? 0 : total - done;
+  }
+};
+
+template <typename Buffers>
+size_t TotalSize(const Buffers& buffers) {
+  return asio::buffer_size(buffers);
+}
+
+}  // namespace
+
 FramedSocket::FramedSocket(tcp::socket socket, Role role, std::string peer, SocketOptions options)
     : socket_(std::move(socket)),
       resolver_(socket_.get_executor()),
@@ -96,7 +115,7 @@ absl::Status FramedSocket::Lost(const char* when, const error_code& ec) const {
 }
 
 void FramedSocket::ReadHeader() {
-  asio::async_read(socket_, asio::buffer(header_bytes_),
+  asio::async_read(socket_, asio::buffer(header_bytes_), TransferAll{kHeaderBytes},
                    [self = shared_from_this()](const error_code& ec, size_t n) {
                      if (self->closed_) return;
                      self->bytes_received_ += static_cast<int64_t>(n);
@@ -139,7 +158,8 @@ void FramedSocket::ReadTable() {
   std::vector<asio::mutable_buffer> buffers = {
       asio::buffer(frame_.message.data(), frame_.message.size()),
       asio::buffer(table_.data(), table_.size() * sizeof(uint64_t))};
-  asio::async_read(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t n) {
+  asio::async_read(socket_, buffers, TransferAll{TotalSize(buffers)},
+                   [self = shared_from_this()](const error_code& ec, size_t n) {
     if (self->closed_) return;
     self->bytes_received_ += static_cast<int64_t>(n);
     if (ec) {
@@ -165,7 +185,7 @@ void FramedSocket::ReadArrays() {
     arrays[i].resize(table_[i]);
     if (table_[i] > 0) buffers.push_back(asio::buffer(arrays[i].data(), arrays[i].size()));
   }
-  asio::async_read(socket_, buffers,
+  asio::async_read(socket_, buffers, TransferAll{TotalSize(buffers)},
                    [self = shared_from_this()](const error_code& ec, size_t n) {
                      if (self->closed_) return;
                      self->bytes_received_ += static_cast<int64_t>(n);
@@ -252,7 +272,8 @@ void FramedSocket::WriteNext() {
     if (!a.empty()) buffers.push_back(asio::buffer(a.data(), a.size()));
   }
   writing_ = true;
-  asio::async_write(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t n) {
+  asio::async_write(socket_, buffers, TransferAll{TotalSize(buffers)},
+                    [self = shared_from_this()](const error_code& ec, size_t n) {
     self->writing_ = false;
     self->bytes_sent_ += static_cast<int64_t>(n);
     if (self->closed_) {
