@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "shm/ring.h"
 #include "trainer/epoch_plan.h"
+#include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
 #include "trainer/tensors.h"
@@ -191,6 +192,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   const PipelineTimings timings_before = pipeline.timings();
   DeviceSums sums(st.device);
   double wait_s = 0, allreduce_s = 0;
+  if (st.device.is_cuda()) ResetPeakGpuMemory(st.device.index());
   st.model->train();
   if (progress_ != nullptr) {
     progress_->StartEpoch(static_cast<int>(epoch), options_.epochs, steps, first_step);
@@ -234,6 +236,9 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
              .pipeline_stream_wait_s = pipeline_s.stream_wait_s,
              .pipeline_stage_s = pipeline_s.stage_s,
              .pipeline_full_wait_s = pipeline_s.full_wait_s};
+  if (st.device.is_cuda()) {
+    r.local.peak_gpu_memory_bytes = PeakGpuMemoryBytes(st.device.index()).value_or(-1);
+  }
   return r;
 }
 

@@ -1,11 +1,18 @@
 #include "trainer/report.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 
 namespace graphshard::trainer {
+namespace {
+
+// MiB, rounded to 0.1.
+double Mib(double bytes) { return std::round(bytes / (1 << 20) * 10) / 10; }
+
+}  // namespace
 
 std::string EpochLine(const EpochReport& r) {
   std::string line =
@@ -40,29 +47,37 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
     rec["val_acc"] = r.val_acc;
     rec["test_acc"] = r.test_acc;
   }
+  if (r.peak_gpu_memory_bytes >= 0) rec["peak_gpu_memory_mib"] = Mib(r.peak_gpu_memory_bytes);
   return rec;
 }
 
 std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurements& m) {
-  return absl::StrFormat(
+  std::string line = absl::StrFormat(
       "rank %d epoch %d: %d steps, train %.3fs (step %.4fs, data wait %.3fs = %.1f%%, compute "
-      "%.3fs), eval %.3fs\n",
+      "%.3fs), eval %.3fs",
       rank, r.epoch, m.steps, m.time_s, m.time_s / std::max<int64_t>(1, m.steps), m.wait_s,
       100 * m.wait_s / std::max(m.time_s, 1e-9), m.time_s - m.wait_s, r.eval_s);
+  if (m.peak_gpu_memory_bytes >= 0) {
+    absl::StrAppendFormat(&line, ", peak GPU memory %.1f MiB",
+                          Mib(static_cast<double>(m.peak_gpu_memory_bytes)));
+  }
+  return line + "\n";
 }
 
 nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
   // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
-  return {{"test_acc", s.test_acc},
-          {"val_acc", s.val_acc},
-          {"train_acc", s.train_acc},
-          {"loss", s.loss},
-          {"epochs", s.epochs},
-          {"seeds_per_s", s.seeds_per_s},
-          {"world_size", world_size},
-          {"weights_fingerprint", s.weights_fingerprint},
-          {"data_wait_fraction", s.data_wait_fraction},
-          {"step_time_s", s.step_time_s}};
+  nlohmann::ordered_json j = {{"test_acc", s.test_acc},
+                              {"val_acc", s.val_acc},
+                              {"train_acc", s.train_acc},
+                              {"loss", s.loss},
+                              {"epochs", s.epochs},
+                              {"seeds_per_s", s.seeds_per_s},
+                              {"world_size", world_size},
+                              {"weights_fingerprint", s.weights_fingerprint},
+                              {"data_wait_fraction", s.data_wait_fraction},
+                              {"step_time_s", s.step_time_s}};
+  if (s.peak_gpu_memory_bytes >= 0) j["peak_gpu_memory_mib"] = Mib(s.peak_gpu_memory_bytes);
+  return j;
 }
 
 absl::StatusOr<std::unique_ptr<RunReport>> RunReport::Create(const TrainerOptions& options,
@@ -101,8 +116,11 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
                     m.pipeline_stage_s,
                     m.pipeline_full_wait_s};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
-  double time_s = m.time_s;
-  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(&time_s, 1), ReduceOp::kMax));
+  double maxima[2] = {m.time_s, static_cast<double>(m.peak_gpu_memory_bytes)};
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(maxima), ReduceOp::kMax));
+  const double time_s = maxima[0];
+  r.peak_gpu_memory_bytes = maxima[1];
+  summary_.peak_gpu_memory_bytes = std::max(summary_.peak_gpu_memory_bytes, maxima[1]);
   const double n = comm_.world_size();
   r.steps = m.steps;
   r.seeds_per_s = sums[0];

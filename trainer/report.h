@@ -34,6 +34,7 @@ struct TrainSummary {
   double step_time_s = 0;         // mean training step time (slowest rank per epoch)
   int epochs = 0;
   std::string weights_fingerprint;  // FNV-1a 64 of all parameters' bytes, in order
+  double peak_gpu_memory_bytes = -1;  // largest over epochs and ranks; -1 = not measured
 };
 
 // One rank's measurements of one epoch's training (seconds).
@@ -47,6 +48,9 @@ struct EpochMeasurements {
   double pipeline_stream_wait_s = 0;
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
+  // On a GPU: the high-water mark of its tensor memory during the epoch's training
+  // (gpu_memory.h); -1 = not measured (CPU, or a LibTorch without CUDA).
+  int64_t peak_gpu_memory_bytes = -1;
 };
 
 // One epoch as reported, over all ranks.
@@ -71,6 +75,7 @@ struct EpochReport {
   double pipeline_stream_wait_s = 0;
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
+  double peak_gpu_memory_bytes = -1;  // the largest of the ranks'; -1 = not measured
 };
 
 // "epoch E loss L train_acc A [val_acc V test_acc T] seeds_per_s S time_s X".

@@ -104,6 +104,42 @@ TEST(SummaryJson, IsOneBareObjectInTheDocumentedOrder) {
             R"("data_wait_fraction":0.5,"step_time_s":0.25})");
 }
 
+// Peak GPU memory appears in the epoch record, the rank's line and the summary when it was
+// measured (CUDA), and nowhere on the CPU.
+TEST(PeakGpuMemory, IsReportedOnlyWhenMeasured) {
+  EpochReport r = Report();
+  EpochMeasurements m;
+  EXPECT_FALSE(EpochRecord(r).contains("peak_gpu_memory_mib"));
+  EXPECT_FALSE(absl::StrContains(RankEpochLine(0, r, m), "GPU"));
+  TrainSummary s;
+  EXPECT_FALSE(SummaryJson(s, 1).contains("peak_gpu_memory_mib"));
+  r.peak_gpu_memory_bytes = 1.5 * (1 << 30);
+  m.peak_gpu_memory_bytes = 3 << 20;
+  s.peak_gpu_memory_bytes = 5 << 20;
+  EXPECT_EQ(EpochRecord(r)["peak_gpu_memory_mib"], 1536.0);
+  EXPECT_TRUE(absl::StrContains(RankEpochLine(0, r, m), ", peak GPU memory 3.0 MiB\n"))
+      << RankEpochLine(0, r, m);
+  EXPECT_EQ(SummaryJson(s, 1)["peak_gpu_memory_mib"], 5.0);
+}
+
+// The largest of the ranks' peaks (a maximum, not a sum) reaches the epoch and the summary.
+TEST(PeakGpuMemory, IsTheMaximumOverRanksAndEpochs) {
+  std::ostringstream out, log;
+  TwinCommunicator comm(0);
+  TrainerOptions o;
+  auto report = RunReport::Create(o, comm, out, log, false, {});
+  ASSERT_TRUE(report.ok());
+  for (const int64_t peak : {int64_t{7} << 20, int64_t{3} << 20}) {
+    EpochReport r = Report();
+    ASSERT_TRUE(
+        (*report)->ReduceEpoch({.steps = 1, .time_s = 1, .peak_gpu_memory_bytes = peak}, r).ok());
+    EXPECT_EQ(r.peak_gpu_memory_bytes, static_cast<double>(peak));
+  }
+  absl::StatusOr<TrainSummary> summary = (*report)->Finish("0123456789abcdef");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->peak_gpu_memory_bytes, static_cast<double>(int64_t{7} << 20));
+}
+
 TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
   const std::string metrics =
       ::testing::TempDir() + "/report_test_" + std::to_string(::getpid()) + ".jsonl";

@@ -1,0 +1,27 @@
+#ifndef GRAPHSHARD_TRAINER_GPU_MEMORY_H_
+#define GRAPHSHARD_TRAINER_GPU_MEMORY_H_
+
+// Peak GPU memory of a training epoch: the high-water mark of bytes allocated to tensors by
+// LibTorch's CUDA caching allocator on one device (what torch.cuda.max_memory_allocated
+// reports; the model, its gradients and Adam state, activations, and the batches the input
+// pipeline holds on the device), reset at an epoch's start. Built from gpu_memory_c10.cc where
+// the LibTorch has CUDA (its c10_cuda library: PyTorch's on the GPU machine), else from
+// gpu_memory_none.cc (Debian's CPU-only LibTorch), which measures nothing.
+// No Torch in this header. Thread-safe (the allocator's statistics are).
+
+#include <cstdint>
+
+#include "absl/types/optional.h"
+
+namespace graphshard::trainer {
+
+// Starts a new high-water mark on CUDA device `device`. No-op where nothing is measured.
+void ResetPeakGpuMemory(int device);
+
+// Bytes: the high-water mark on `device` since the last reset; nullopt where this build
+// measures nothing.
+absl::optional<int64_t> PeakGpuMemoryBytes(int device);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_GPU_MEMORY_H_

@@ -1,0 +1,10 @@
+#include "trainer/gpu_memory.h"
+
+namespace graphshard::trainer {
+
+// A LibTorch without CUDA (Debian's): the trainer runs on the CPU, there is no GPU memory.
+void ResetPeakGpuMemory(int /*device*/) {}
+
+absl::optional<int64_t> PeakGpuMemoryBytes(int /*device*/) { return absl::nullopt; }
+
+}  // namespace graphshard::trainer
