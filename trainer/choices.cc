@@ -11,6 +11,11 @@ constexpr Choice<H2dMode> kH2dModes[] = {{H2dMode::kRegistered, "registered"},
                                          {H2dMode::kStaged, "staged"}};
 constexpr Choice<Backend> kBackends[] = {
     {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"}, {Backend::kNccl, "nccl"}};
+constexpr Choice<Trimming> kTrimmings[] = {{Trimming::kOn, "on"}, {Trimming::kOff, "off"}};
+constexpr Choice<Precision> kPrecisions[] = {{Precision::kAuto, "auto"},
+                                             {Precision::kFp32, "fp32"},
+                                             {Precision::kTf32, "tf32"},
+                                             {Precision::kBf16, "bf16"}};
 constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},
                                             {FeatureDtype::kBFloat16, "bfloat16"}};
@@ -32,6 +37,14 @@ absl::Span<const Choice<H2dMode>> ChoicesOf<H2dMode>() {
 template <>
 absl::Span<const Choice<Backend>> ChoicesOf<Backend>() {
   return kBackends;
+}
+template <>
+absl::Span<const Choice<Trimming>> ChoicesOf<Trimming>() {
+  return kTrimmings;
+}
+template <>
+absl::Span<const Choice<Precision>> ChoicesOf<Precision>() {
+  return kPrecisions;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

@@ -24,12 +24,16 @@ std::string Exact(double v) {
 
 std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
   const bool graph = o.task == Task::kGraph;
+  const Precision precision = ResolvePrecision(o.precision, o.device);
   return absl::StrCat(
       "task=", NameOf(o.task), " layers=", graph ? o.layers : 0, " model=", o.model,
       " hidden=", o.hidden, " fanouts=", absl::StrJoin(o.fanouts, ","), " batch=", o.batch_size,
       " seed=", o.seed, " world=", world_size, " lr=", Exact(o.lr), " wd=", Exact(o.weight_decay),
       " dropout=", Exact(o.dropout), " replace=", o.replace, " dtype=", NameOf(o.feature_dtype),
-      " normalize=", o.normalize_features);
+      " normalize=", o.normalize_features,
+      // Written only where it is not fp32, the precision of every earlier checkpoint, so that
+      // those keep their spelling and still resume.
+      precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)));
 }
 
 }  // namespace graphshard::trainer

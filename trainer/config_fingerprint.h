@@ -8,12 +8,15 @@
 // classified here, in or out (tests/trainer/config_fingerprint_test.cc fails until it is).
 //
 // In: task, model, layers (graph task; node tasks have one layer per fanout), hidden, fanouts,
-// batch_size, seed, lr, weight_decay, dropout, replace, feature_dtype, normalize_features.
+// batch_size, seed, lr, weight_decay, dropout, replace, feature_dtype, normalize_features,
+// precision (bf16 rounds every matmul input; tf32 on CUDA too; as resolved for the device, and
+// written only when not fp32).
 // Out, with the reason:
 //  - epochs: a resume may extend a run (batch b of epoch e does not depend on the epoch count);
 //  - eval_every: evaluation reads the model, it neither changes it nor draws randomness;
-//  - device, backend, h2d, threads, prefetch: where and how the same computation runs (weights
-//    may differ in the last bits, as between machines);
+//  - device, backend, h2d, threads, prefetch, trim: where and how the same computation runs
+//    (weights may differ in the last bits, as between machines; trimming skips rows whose
+//    outputs no later layer reads);
 //  - checkpoint_dir, checkpoint_every, resume, metrics_file, progress_every_s,
 //    stop_after_steps, servers, registry_dir and the timeouts: bookkeeping and plumbing.
 // No Torch. Thread-safe (a pure function).

@@ -61,6 +61,9 @@ struct NodeBlockData {
   ByteView ids;       // int64 [num_nodes]; seeds first for the seed type
   ByteView features;  // [num_nodes, feat_dim] in MinibatchData::feature_dtype
   ByteView labels;    // int64 [num_nodes]
+  // Rows per sampling hop, [hops + 1]: hop 0 (the seeds, for the seed type) first, then the
+  // nodes each hop added, in row order (DecodeMinibatch checks they add up to num_nodes).
+  std::vector<int64_t> num_sampled_nodes;
 };
 
 struct EdgeBlockData {
@@ -70,6 +73,11 @@ struct EdgeBlockData {
   int64_t num_edges = 0;
   ByteView src;  // int64 [num_edges], rows of nodes[src_block]
   ByteView dst;  // int64 [num_edges], rows of nodes[dst_block]
+  // Edges per hop, [hops], in row order: the num_sampled_edges[h] edges of hop h go into the
+  // nodes of hop h (num_sampled_nodes[h] of dst_block) from nodes of hops <= h + 1
+  // (DecodeMinibatch checks it). So the edges into the nodes of hops < k are the first
+  // sum(num_sampled_edges[0..k)): what per-layer trimming relies on (tensors.h, LayerExtents).
+  std::vector<int64_t> num_sampled_edges;
 };
 
 // One sampled (heterogeneous) subgraph, decoded and validated, its arrays read in place: from

@@ -9,6 +9,7 @@ GcnGraph GcnNormalize(const torch::Tensor& edge_src, const torch::Tensor& edge_d
   torch::Tensor loops = torch::arange(num_nodes, edge_src.options());
   GcnGraph g;
   g.num_nodes = num_nodes;
+  g.num_edges = edge_src.size(0);
   g.src = torch::cat({edge_src, loops});
   g.dst = torch::cat({edge_dst, loops});
   torch::Tensor deg = torch::zeros({num_nodes}, float_options)
@@ -18,20 +19,36 @@ GcnGraph GcnNormalize(const torch::Tensor& edge_src, const torch::Tensor& edge_d
   return g;
 }
 
+GcnGraph TrimGcnGraph(const GcnGraph& g, int64_t num_edges, int64_t num_nodes) {
+  auto keep = [&](const torch::Tensor& t) {
+    return torch::cat({t.slice(0, 0, num_edges), t.slice(0, g.num_edges, g.num_edges + num_nodes)});
+  };
+  GcnGraph out;
+  out.num_nodes = num_nodes;
+  out.num_edges = num_edges;
+  out.src = keep(g.src);
+  out.dst = keep(g.dst);
+  out.weight = keep(g.weight);
+  return out;
+}
+
 GcnConvImpl::GcnConvImpl(int64_t in_channels, int64_t out_channels) {
   lin = register_module(
       "lin", torch::nn::Linear(torch::nn::LinearOptions(in_channels, out_channels).bias(false)));
   bias = register_parameter("bias", torch::zeros({out_channels}));  // PyG: zeros
 }
 
-torch::Tensor GcnConvImpl::forward(const torch::Tensor& x, const GcnGraph& g) {
+torch::Tensor GcnConvImpl::forward(const torch::Tensor& x, const GcnGraph& g, MatmulDtype dtype) {
   auto propagate = [&](const torch::Tensor& h) {
     return torch::zeros({g.num_nodes, h.size(1)}, h.options())
         .index_add(0, g.dst, h.index_select(0, g.src) * g.weight.unsqueeze(1));
   };
+  auto linear = [&](const torch::Tensor& h) {
+    return dtype == MatmulDtype::kFloat32 ? lin->forward(h) : MatmulWt(h, lin->weight, dtype);
+  };
   // Linear maps commute with the weighted sum: gather the narrower side.
-  if (lin->weight.size(0) <= lin->weight.size(1)) return propagate(lin->forward(x)) + bias;
-  return lin->forward(propagate(x)) + bias;
+  if (lin->weight.size(0) <= lin->weight.size(1)) return propagate(linear(x)) + bias;
+  return linear(propagate(x)) + bias;
 }
 
 GcnImpl::GcnImpl(int64_t in_channels, int64_t hidden_channels, int64_t out_channels,
@@ -45,20 +62,34 @@ GcnImpl::GcnImpl(int64_t in_channels, int64_t hidden_channels, int64_t out_chann
   }
 }
 
+torch::Tensor GcnImpl::Layer(size_t i, const torch::Tensor& x, const GcnGraph& g) {
+  torch::Tensor h = convs_[i]->as<GcnConvImpl>()->forward(x, g, compute_.matmul);
+  if (i + 1 < convs_->size()) h = torch::dropout(torch::relu(h), dropout_, is_training());
+  return h;
+}
+
 torch::Tensor GcnImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_src,
                                const torch::Tensor& edge_dst) {
   const GcnGraph g = GcnNormalize(edge_src, edge_dst, x.size(0), x.options());
   torch::Tensor h = x;
-  const size_t n = convs_->size();
-  for (size_t i = 0; i < n; ++i) {
-    h = convs_[i]->as<GcnConvImpl>()->forward(h, g);
-    if (i + 1 < n) h = torch::dropout(torch::relu(h), dropout_, is_training());
-  }
+  for (size_t i = 0; i < convs_->size(); ++i) h = Layer(i, h, g);
   return h;
 }
 
 torch::Tensor GcnImpl::Forward(const BatchTensors& batch) {
-  return forward(batch.x[0], batch.edges[0].src, batch.edges[0].dst).slice(0, 0, batch.batch_size);
+  const EdgeTensors& e = batch.edges[0];
+  const std::vector<LayerExtent> extents =
+      compute_.trim ? LayerExtents(batch, static_cast<int64_t>(convs_->size()))
+                    : std::vector<LayerExtent>{};
+  if (extents.empty()) return forward(batch.x[0], e.src, e.dst).slice(0, 0, batch.batch_size);
+  // The edge weights use the degrees in the whole sampled subgraph, as untrimmed: a source
+  // node of the outermost hop has in-edges that no trimmed layer reads.
+  const GcnGraph full = GcnNormalize(e.src, e.dst, batch.x[0].size(0), batch.x[0].options());
+  torch::Tensor h = batch.x[0].slice(0, 0, extents[0].in_nodes[0]);
+  for (size_t i = 0; i < convs_->size(); ++i) {
+    h = Layer(i, h, TrimGcnGraph(full, extents[i].edges[0], extents[i].out_nodes[0]));
+  }
+  return h.slice(0, 0, batch.batch_size);
 }
 
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGcnModel(const ServerMetadata& md,

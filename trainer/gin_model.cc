@@ -25,15 +25,22 @@ torch::Tensor GinImpl::Forward(const BatchTensors& batch) {
   // PyG's `batch` vector: the graph (row of the graph block = seed index) of every node.
   torch::Tensor graph_of =
       torch::zeros({n}, member.dst.options()).index_put_({member.src}, member.dst);
+  const MatmulDtype dtype = compute_.matmul;
+  auto linear = [dtype](torch::nn::LinearImpl& lin, const torch::Tensor& x) {
+    return dtype == MatmulDtype::kFloat32 ? lin.forward(x)
+                                          : MatmulWt(x, lin.weight, dtype) + lin.bias;
+  };
   for (size_t i = 0; i < mlps_->size(); ++i) {
     torch::Tensor agg = torch::zeros_like(h).index_add_(0, edges.dst, h.index_select(0, edges.src));
-    h = mlps_[i]->as<torch::nn::SequentialImpl>()->forward(h + agg);
+    torch::nn::SequentialImpl& mlp = *mlps_[i]->as<torch::nn::SequentialImpl>();
+    h = linear(mlp.at<torch::nn::LinearImpl>(2),
+               torch::relu(linear(mlp.at<torch::nn::LinearImpl>(0), h + agg)));
     h = torch::dropout(torch::relu(h), dropout_, is_training());
   }
   torch::Tensor pooled =
       torch::zeros({batch.batch_size, h.size(1)}, h.options()).index_add_(0, graph_of, h);
-  torch::Tensor z = torch::dropout(torch::relu(head1_->forward(pooled)), dropout_, is_training());
-  return head2_->forward(z);
+  torch::Tensor z = torch::dropout(torch::relu(linear(*head1_, pooled)), dropout_, is_training());
+  return linear(*head2_, z);
 }
 
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGinModel(const ServerMetadata& md,

@@ -13,10 +13,38 @@
 
 namespace graphshard::trainer {
 
+// The dtype of a layer's matmul inputs. kBFloat16 is what autocast does for matmuls (inputs
+// rounded to bfloat16, products accumulated in float32 by cuBLAS / oneDNN), made explicit in
+// the layers so that the product comes back as float32: aggregation sums, GCN's normalisation,
+// biases, the loss and the weights' master copies (and so Adam's state) stay float32.
+enum class MatmulDtype { kFloat32, kBFloat16 };
+
+// x W^T, without bias, in `dtype`; the result is float32.
+inline torch::Tensor MatmulWt(const torch::Tensor& x, const torch::Tensor& weight,
+                              MatmulDtype dtype) {
+  if (dtype == MatmulDtype::kBFloat16) {
+    return torch::matmul(x.to(torch::kBFloat16), weight.to(torch::kBFloat16).t())
+        .to(torch::kFloat32);
+  }
+  return torch::matmul(x, weight.t());
+}
+
+// How a model computes its logits (not which function: trimming changes float rounding only).
+struct ComputeOptions {
+  bool trim = true;  // per-layer trimming (tensors.h, LayerExtents) where the model has it
+  MatmulDtype matmul = MatmulDtype::kFloat32;
+};
+
 class GnnModelImpl : public torch::nn::Module {
  public:
-  // Logits of the seeds: [batch_size, num_classes].
+  // Logits of the seeds: [batch_size, num_classes], float32.
   virtual torch::Tensor Forward(const BatchTensors& batch) = 0;
+
+  void set_compute(const ComputeOptions& compute) { compute_ = compute; }
+  const ComputeOptions& compute() const { return compute_; }
+
+ protected:
+  ComputeOptions compute_;
 };
 
 }  // namespace graphshard::trainer

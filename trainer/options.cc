@@ -117,6 +117,15 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
           "Batches not in a registered segment are staged");
   AddEnum(flags, "backend", &o.backend, "gradient all-reduce; auto = nccl on cuda, gloo on cpu");
   AddEnum(flags, "feature-dtype", &o.feature_dtype, "feature transport");
+  AddEnum(flags, "trim", &o.trim,
+          "per-layer trimming (sage, gcn): layer l of L computes only the nodes\n"
+          "within L-l-1 hops of the seeds, over the edges into them (PyG's\n"
+          "trim_to_layer); off: every layer over the whole batch");
+  AddEnum(flags, "precision", &o.precision,
+          "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
+          "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
+          "GCN normalisation, loss and Adam state stay float32); auto: bf16 on\n"
+          "cuda, fp32 on cpu");
   flags.AddString("checkpoint-dir", &o.checkpoint_dir, "DIR",
                   "write checkpoints here (atomic), at epoch ends and every N steps", false);
   flags.AddInt64("checkpoint-every", &o.checkpoint_every, "N",

@@ -47,6 +47,9 @@ struct TrainerOptions {
   Backend backend = Backend::kAuto;        // --backend auto|gloo|nccl (auto: nccl on cuda)
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;  // --feature-dtype float32|float16|
                                                         // bfloat16 (transport)
+  Trimming trim = Trimming::kOn;           // --trim on|off: per-layer trimming (sage, gcn)
+  Precision precision = Precision::kAuto;  // --precision auto|fp32|tf32|bf16: matmuls
+                                           // (model.h; ResolvePrecision)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
   int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
   bool resume = false;                     // --resume from checkpoint_dir's checkpoint

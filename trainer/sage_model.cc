@@ -33,20 +33,25 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 }
 
 torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
-                                    const torch::Tensor& edge_src, const torch::Tensor& edge_dst) {
+                                    const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                                    MatmulDtype dtype) {
   const int64_t in = lin_l->weight.size(1);
   const int64_t out = lin_l->weight.size(0);
   const int64_t num_dst = x_dst.size(0);
+  const bool fp32 = dtype == MatmulDtype::kFloat32;
   torch::Tensor neigh;
   if (out < in) {
     // mean(x_j) W^T == mean(x_j W^T): project first, so the E-row gather moves `out` columns
     // instead of `in` (1433 -> 64 on Cora). Same function, fewer bytes.
-    neigh = MeanAggregate(torch::matmul(x_src, lin_l->weight.t()), edge_src, edge_dst, num_dst) +
+    neigh = MeanAggregate(MatmulWt(x_src, lin_l->weight, dtype), edge_src, edge_dst, num_dst) +
             lin_l->bias;
-  } else {
+  } else if (fp32) {
     neigh = lin_l->forward(MeanAggregate(x_src, edge_src, edge_dst, num_dst));
+  } else {
+    neigh = MatmulWt(MeanAggregate(x_src, edge_src, edge_dst, num_dst), lin_l->weight, dtype) +
+            lin_l->bias;
   }
-  return neigh + lin_r->forward(x_dst);
+  return neigh + (fp32 ? lin_r->forward(x_dst) : MatmulWt(x_dst, lin_r->weight, dtype));
 }
 
 GraphSageImpl::GraphSageImpl(const GraphSageOptions& options) : options_(options) {
@@ -59,21 +64,37 @@ GraphSageImpl::GraphSageImpl(const GraphSageOptions& options) : options_(options
   }
 }
 
-torch::Tensor GraphSageImpl::forward(torch::Tensor x, const torch::Tensor& edge_src,
-                                     const torch::Tensor& edge_dst) {
-  const size_t n = convs_->size();
-  for (size_t i = 0; i < n; ++i) {
-    x = convs_[i]->as<SageConvImpl>()->forward(x, edge_src, edge_dst);
-    if (i + 1 < n) {
-      x = torch::relu(x);
-      x = torch::dropout(x, options_.dropout, is_training());
-    }
+torch::Tensor GraphSageImpl::Layer(size_t i, const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                                   const torch::Tensor& edge_src, const torch::Tensor& edge_dst) {
+  torch::Tensor x =
+      convs_[i]->as<SageConvImpl>()->forward(x_src, x_dst, edge_src, edge_dst, compute_.matmul);
+  if (i + 1 < convs_->size()) {
+    x = torch::relu(x);
+    x = torch::dropout(x, options_.dropout, is_training());
   }
   return x;
 }
 
+torch::Tensor GraphSageImpl::forward(torch::Tensor x, const torch::Tensor& edge_src,
+                                     const torch::Tensor& edge_dst) {
+  for (size_t i = 0; i < convs_->size(); ++i) x = Layer(i, x, x, edge_src, edge_dst);
+  return x;
+}
+
 torch::Tensor GraphSageImpl::Forward(const BatchTensors& batch) {
-  return forward(batch.x[0], batch.edges[0].src, batch.edges[0].dst).slice(0, 0, batch.batch_size);
+  const EdgeTensors& e = batch.edges[0];
+  const std::vector<LayerExtent> extents =
+      compute_.trim ? LayerExtents(batch, options_.num_layers) : std::vector<LayerExtent>{};
+  if (extents.empty()) return forward(batch.x[0], e.src, e.dst).slice(0, 0, batch.batch_size);
+  // Layer i over the nodes within L - i hops, computing those within L - i - 1 (the last: the
+  // seeds) from the edges into them: prefixes of the rows and edges (tensors.h).
+  torch::Tensor x = batch.x[0].slice(0, 0, extents[0].in_nodes[0]);
+  for (size_t i = 0; i < convs_->size(); ++i) {
+    const LayerExtent& ext = extents[i];
+    x = Layer(i, x, x.slice(0, 0, ext.out_nodes[0]), e.src.slice(0, 0, ext.edges[0]),
+              e.dst.slice(0, 0, ext.edges[0]));
+  }
+  return x.slice(0, 0, batch.batch_size);
 }
 
 HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels,
@@ -113,22 +134,38 @@ HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels
 
 torch::Tensor HeteroSageImpl::Forward(const BatchTensors& batch) {
   const size_t types = batch.x.size();
+  // Trimmed (tensors.h, LayerExtents): layer l reads each type's rows of hops <= L - l, writes
+  // those of hops < L - l, over each edge type's edges into them.
+  const std::vector<LayerExtent> extents =
+      compute_.trim ? LayerExtents(batch, num_layers_) : std::vector<LayerExtent>{};
+  const bool trim = !extents.empty();
   std::vector<torch::Tensor> h(types);
   for (size_t t = 0; t < types; ++t) {
-    h[t] = input_vectors_[t].defined()
-               ? input_vectors_[t].unsqueeze(0).expand({batch.num_nodes[t], -1})
-               : batch.x[t];
+    const int64_t rows = trim ? extents[0].in_nodes[t] : batch.num_nodes[t];
+    h[t] = input_vectors_[t].defined() ? input_vectors_[t].unsqueeze(0).expand({rows, -1})
+                                       : batch.x[t].slice(0, 0, rows);
   }
   size_t c = 0;
   for (int64_t l = 0; l < num_layers_; ++l) {
     std::vector<torch::Tensor> out(types);
     for (; c < convs_.size() && convs_[c].layer == l; ++c) {
       const Conv& conv = convs_[c];
-      const EdgeTensors& e = batch.edges[static_cast<size_t>(conv.edge_type)];
-      torch::Tensor y = static_cast<SageConvImpl&>(*conv.module)
-                            .forward(h[static_cast<size_t>(conv.src)],
-                                     h[static_cast<size_t>(conv.dst)], e.src, e.dst);
-      torch::Tensor& acc = out[static_cast<size_t>(conv.dst)];
+      const auto et = static_cast<size_t>(conv.edge_type);
+      const auto src = static_cast<size_t>(conv.src);
+      const auto dst = static_cast<size_t>(conv.dst);
+      const EdgeTensors& e = batch.edges[et];
+      torch::Tensor y;
+      if (trim) {
+        const LayerExtent& ext = extents[static_cast<size_t>(l)];
+        y = static_cast<SageConvImpl&>(*conv.module)
+                .forward(h[src], h[dst].slice(0, 0, ext.out_nodes[dst]),
+                         e.src.slice(0, 0, ext.edges[et]), e.dst.slice(0, 0, ext.edges[et]),
+                         compute_.matmul);
+      } else {
+        y = static_cast<SageConvImpl&>(*conv.module)
+                .forward(h[src], h[dst], e.src, e.dst, compute_.matmul);
+      }
+      torch::Tensor& acc = out[dst];
       acc = acc.defined() ? acc + y : y;
     }
     if (l + 1 < num_layers_) {

@@ -27,9 +27,11 @@ class SageConvImpl : public torch::nn::Module {
   // x [N, in], edge e from edge_src[e] into edge_dst[e] (int64 [E]) -> [N, out].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_src,
                         const torch::Tensor& edge_dst);
-  // x_src [S, in_src], x_dst [D, in_dst], edges from rows of x_src into rows of x_dst -> [D, out].
+  // x_src [S, in_src], x_dst [D, in_dst], edges from rows of x_src into rows of x_dst -> [D, out]
+  // (float32; `dtype`: of the matmuls' inputs, model.h).
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
-                        const torch::Tensor& edge_src, const torch::Tensor& edge_dst);
+                        const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                        MatmulDtype dtype = MatmulDtype::kFloat32);
   torch::nn::Linear lin_l{nullptr};
   torch::nn::Linear lin_r{nullptr};
 };
@@ -51,13 +53,16 @@ struct GraphSageOptions {
 class GraphSageImpl : public GnnModelImpl {
  public:
   explicit GraphSageImpl(const GraphSageOptions& options);
-  // Logits for every node of the subgraph; callers keep the first batch_size rows.
+  // Logits for every node of the subgraph (untrimmed); callers keep the first batch_size rows.
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& edge_src,
                         const torch::Tensor& edge_dst);
-  // A homogeneous batch: the seeds' logits.
+  // A homogeneous batch: the seeds' logits; trimmed per layer unless compute().trim is off.
   torch::Tensor Forward(const BatchTensors& batch) override;
 
  private:
+  // Conv i, then ReLU and dropout unless it is the last.
+  torch::Tensor Layer(size_t i, const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                      const torch::Tensor& edge_src, const torch::Tensor& edge_dst);
   GraphSageOptions options_;
   torch::nn::ModuleList convs_;
 };
@@ -69,6 +74,7 @@ TORCH_MODULE(GraphSage);
 // node of the type (PyG users would add an nn.Embedding per node id; a per-type vector keeps the
 // model independent of the graph's size). Layer l only has the edge types whose source type
 // has a representation after layer l-1; the last layer only those into the target type.
+// Trimmed per layer and node type (tensors.h, LayerExtents) unless compute().trim is off.
 class HeteroSageImpl : public GnnModelImpl {
  public:
   HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels, int64_t num_layers,

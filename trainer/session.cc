@@ -48,6 +48,18 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
                                                                 .num_layers = num_layers,
                                                                 .dropout = options.dropout}));
   }
+  const Precision precision =
+      ResolvePrecision(options.precision, device.cuda ? DeviceKind::kCuda : DeviceKind::kCpu);
+  state->model->set_compute(
+      {.trim = options.trim == Trimming::kOn,
+       .matmul = precision == Precision::kBf16 ? MatmulDtype::kBFloat16 : MatmulDtype::kFloat32});
+  if (device.cuda) {
+    // --precision tf32: cuBLAS may use TF32 tensor cores for float32 matmuls (PyTorch's
+    // torch.set_float32_matmul_precision("high")); process-wide, like PyTorch's setting. On the
+    // CPU there are no TF32 units: tf32 computes as fp32 there.
+    at::globalContext().setFloat32MatmulPrecision(precision == Precision::kTf32 ? "high"
+                                                                                : "highest");
+  }
   state->model->to(state->device);
   state->params = state->model->parameters();
   {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.

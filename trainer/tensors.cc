@@ -34,7 +34,32 @@ torch::Tensor Over(const ByteView& view, std::vector<int64_t> sizes, torch::Dtyp
   return t;
 }
 
+std::vector<int64_t> Prefix(const std::vector<int64_t>& counts) {
+  std::vector<int64_t> prefix = {0};
+  for (int64_t c : counts) prefix.push_back(prefix.back() + c);
+  return prefix;
+}
+
 }  // namespace
+
+std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_layers) {
+  if (batch.nodes_before_hop.empty() || batch.edges_before_hop.size() != batch.edges.size()) {
+    return {};
+  }
+  const int64_t hops = std::ssize(batch.nodes_before_hop[0]) - 2;
+  if (hops < num_layers) return {};
+  std::vector<LayerExtent> out(static_cast<size_t>(num_layers));
+  for (int64_t l = 0; l < num_layers; ++l) {
+    const auto k = static_cast<size_t>(num_layers - l);  // this layer's hops of edges
+    LayerExtent& x = out[static_cast<size_t>(l)];
+    for (const std::vector<int64_t>& rows : batch.nodes_before_hop) {
+      x.in_nodes.push_back(rows[k + 1]);
+      x.out_nodes.push_back(rows[k]);
+    }
+    for (const std::vector<int64_t>& edges : batch.edges_before_hop) x.edges.push_back(edges[k]);
+  }
+  return out;
+}
 
 absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes) {
   const NodeBlockData& seeds = batch.nodes[static_cast<size_t>(batch.seed_block)];
@@ -64,6 +89,12 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
       t.edges.push_back({e.src_block, e.dst_block,
                          Over(e.src, {e.num_edges}, torch::kInt64, batch.owner),
                          Over(e.dst, {e.num_edges}, torch::kInt64, batch.owner)});
+    }
+    for (const NodeBlockData& n : batch.nodes) {
+      t.nodes_before_hop.push_back(Prefix(n.num_sampled_nodes));
+    }
+    for (const EdgeBlockData& e : batch.edges) {
+      t.edges_before_hop.push_back(Prefix(e.num_sampled_edges));
     }
     return t;
   } catch (const c10::Error& e) {

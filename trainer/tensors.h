@@ -33,6 +33,11 @@ struct BatchTensors {
   std::vector<int64_t> num_nodes;
   torch::Tensor y;  // int64 [batch_size]: labels of the seeds
   std::vector<EdgeTensors> edges;
+  // Hop order (data_types.h): rows of node type t in hops < k are nodes_before_hop[t][k]
+  // ([hops + 2], from 0 to num_nodes[t]); edges of type e in hops < k, edges_before_hop[e][k]
+  // ([hops + 1]). Plain numbers: they stay on the host when the tensors move to a device.
+  std::vector<std::vector<int64_t>> nodes_before_hop;
+  std::vector<std::vector<int64_t>> edges_before_hop;
 
   // Applies f to every tensor (x, y, edge indexes), e.g. a device copy.
   template <typename F>
@@ -45,6 +50,20 @@ struct BatchTensors {
     }
   }
 };
+
+// What layer l of an L-layer message-passing model needs of a batch, for per-layer trimming
+// (PyG's trim_to_layer, DGL's blocks): it reads the nodes of hops <= L - l (in_nodes rows of
+// each type), computes only those of hops < L - l (out_nodes rows: the last layer, the seeds),
+// over the edges into them (the first `edges` of each type). Prefixes, by the hop order.
+struct LayerExtent {
+  std::vector<int64_t> in_nodes;   // per node type
+  std::vector<int64_t> out_nodes;  // per node type
+  std::vector<int64_t> edges;      // per edge type
+};
+
+// One extent per layer, or none when the batch has fewer hops than `num_layers` (no trimming:
+// every layer then runs over the whole batch).
+std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_layers);
 
 // Tensors over the batch's own memory, without copying (each tensor keeps `batch.owner`, and so
 // the message or the mapping, alive); an int64 array at an address not 8-aligned is copied.

@@ -71,11 +71,17 @@ std::vector<FieldCase> Fields() {
       {"normalize_features", true, None, [](TrainerOptions& o) { o.normalize_features = true; }},
       {"threads", false, None, [](TrainerOptions& o) { o.threads = 8; }},
       {"prefetch", false, None, [](TrainerOptions& o) { o.prefetch = 1; }},
-      {"device", false, None, [](TrainerOptions& o) { o.device = DeviceKind::kCuda; }},
+      // With an explicit precision: --precision auto resolves by device (PrecisionAutoIsWhatItResolvesTo).
+      {"device", false, [](TrainerOptions& o) { o.precision = Precision::kFp32; },
+       [](TrainerOptions& o) { o.device = DeviceKind::kCuda; }},
       {"h2d", false, None, [](TrainerOptions& o) { o.h2d = H2dMode::kStaged; }},
       {"backend", false, None, [](TrainerOptions& o) { o.backend = Backend::kGloo; }},
       {"feature_dtype", true, None,
        [](TrainerOptions& o) { o.feature_dtype = FeatureDtype::kBFloat16; }},
+      {"trim", false, None, [](TrainerOptions& o) { o.trim = Trimming::kOff; }},
+      {"precision", true, None, [](TrainerOptions& o) {
+         o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
+       }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
       {"checkpoint_every", false, None, [](TrainerOptions& o) { o.checkpoint_every = 3; }},
       {"resume", false, None, [](TrainerOptions& o) { o.resume = true; }},
@@ -108,6 +114,20 @@ TEST(ConfigFingerprint, ChangesWithEveryResultChangingOptionOnly) {
       EXPECT_EQ(before, after) << c.field;
     }
   }
+}
+
+// --precision auto is bf16 on cuda, fp32 on the CPU, and the fingerprint holds what it resolved
+// to (fp32 is not written: earlier checkpoints were fp32).
+TEST(ConfigFingerprint, PrecisionAutoIsWhatItResolvesTo) {
+  TrainerOptions cpu, cuda, bf16;
+  cuda.device = DeviceKind::kCuda;
+  bf16.device = DeviceKind::kCuda;
+  bf16.precision = Precision::kBf16;
+  EXPECT_EQ(cpu.precision, Precision::kAuto);
+  EXPECT_EQ(ConfigFingerprint(cpu, 1).find("precision"), std::string::npos);
+  EXPECT_NE(ConfigFingerprint(cuda, 1).find(" precision=bf16"), std::string::npos)
+      << ConfigFingerprint(cuda, 1);
+  EXPECT_EQ(ConfigFingerprint(cuda, 1), ConfigFingerprint(bf16, 1));
 }
 
 TEST(ConfigFingerprint, ChangesWithWorldSize) {

@@ -40,6 +40,10 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_EQ(o->device, DeviceKind::kCpu);
   EXPECT_EQ(o->backend, Backend::kAuto);
   EXPECT_EQ(o->feature_dtype, FeatureDtype::kFloat32);
+  EXPECT_EQ(o->trim, Trimming::kOn);
+  EXPECT_EQ(o->precision, Precision::kAuto);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCpu), Precision::kFp32);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kBf16);
   EXPECT_TRUE(o->checkpoint_dir.empty());
   EXPECT_FALSE(o->resume);
   EXPECT_EQ(o->task, Task::kNode);
@@ -64,7 +68,7 @@ TEST(ParseTrainerOptions, ParsesTheNewFlags) {
       Parse({"--registry", "r", "--model", "gcn", "--device=cuda", "--backend", "nccl",
              "--feature-dtype", "bfloat16", "--checkpoint-dir", "/tmp/ck", "--checkpoint-every",
              "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
-             "--stop-after-steps", "3"});
+             "--stop-after-steps", "3", "--trim", "off", "--precision=tf32"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->model, "gcn");
   EXPECT_EQ(o->device, DeviceKind::kCuda);
@@ -76,6 +80,9 @@ TEST(ParseTrainerOptions, ParsesTheNewFlags) {
   EXPECT_EQ(o->metrics_file, "/tmp/m.jsonl");
   EXPECT_EQ(o->prefetch, 2);
   EXPECT_EQ(o->stop_after_steps, 3);
+  EXPECT_EQ(o->trim, Trimming::kOff);
+  EXPECT_EQ(o->precision, Precision::kTf32);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kTf32);
 }
 
 TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
@@ -128,6 +135,8 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
            {{"--registry", "r", "--backend", "mpi"}, "--backend"},
            {{"--registry", "r", "--backend", "nccl"}, "--backend=nccl"},
            {{"--registry", "r", "--feature-dtype", "int8"}, "--feature-dtype"},
+           {{"--registry", "r", "--trim", "yes"}, "--trim"},
+           {{"--registry", "r", "--precision", "fp16"}, "--precision"},
            {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
            {{"--registry", "r", "--checkpoint-every", "-1"}, "--checkpoint-every"},
            {{"--registry", "r", "--epochs", "0"}, "--epochs"},

@@ -24,10 +24,24 @@ v1::Minibatch ValidBatch() {
   n->set_feat_dim(2);
   n->mutable_features()->set_data(Floats({1, 2, 3, 4, 5, 6}));
   n->mutable_labels()->set_data(common::ToBytes<int64_t>({0, 1, 2}));
+  n->add_num_sampled_nodes(1);  // the seed, then 2 nodes at hop 1
+  n->add_num_sampled_nodes(2);
   v1::EdgeBlock* e = m.add_edges();
   e->set_edge_type("node__to__node");
   e->mutable_src()->set_data(common::ToBytes<int64_t>({1, 2}));
   e->mutable_dst()->set_data(common::ToBytes<int64_t>({0, 0}));
+  e->add_num_sampled_edges(2);
+  return m;
+}
+
+// Two hops, one node each: 3 -> 7 (hop 0, into the seed), 9 -> 3 (hop 1).
+v1::Minibatch TwoHopBatch() {
+  v1::Minibatch m = ValidBatch();
+  m.mutable_nodes(0)->clear_num_sampled_nodes();
+  for (int64_t c : {1, 1, 1}) m.mutable_nodes(0)->add_num_sampled_nodes(c);
+  m.mutable_edges(0)->mutable_dst()->set_data(common::ToBytes<int64_t>({0, 1}));
+  m.mutable_edges(0)->clear_num_sampled_edges();
+  for (int64_t c : {1, 1}) m.mutable_edges(0)->add_num_sampled_edges(c);
   return m;
 }
 
@@ -96,6 +110,47 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   shm::ShmRingReader ring;
   auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous(), &ring);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+}
+
+// Per-layer trimming reads prefixes of the rows and edges (data_types.h): a batch whose hop
+// counts or edges break the hop order is refused on arrival.
+TEST(DecodeMinibatch, RejectsBatchesOutOfHopOrder) {
+  auto decode = [](const v1::Minibatch& m) {
+    return DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous());
+  };
+  auto expect_data_loss = [&](const v1::Minibatch& m, absl::string_view mention) {
+    absl::StatusOr<MinibatchData> b = decode(m);
+    ASSERT_FALSE(b.ok()) << mention;
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(b.status().message().find(mention), absl::string_view::npos) << b.status().message();
+  };
+  absl::StatusOr<MinibatchData> good = decode(TwoHopBatch());
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->nodes[0].num_sampled_nodes, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(good->edges[0].num_sampled_edges, (std::vector<int64_t>{1, 1}));
+
+  v1::Minibatch m = TwoHopBatch();
+  m.mutable_nodes(0)->clear_num_sampled_nodes();
+  expect_data_loss(m, "no num_sampled_nodes");
+  m = TwoHopBatch();
+  m.mutable_nodes(0)->set_num_sampled_nodes(2, 2);  // 1 + 1 + 2 rows of 3
+  expect_data_loss(m, "does not fit the 3 rows");
+  m = TwoHopBatch();
+  m.mutable_nodes(0)->set_num_sampled_nodes(0, 2);  // the seeds are hop 0: batch_size of them
+  m.mutable_nodes(0)->set_num_sampled_nodes(1, 0);
+  expect_data_loss(m, "at hop 0");
+  m = TwoHopBatch();
+  m.mutable_edges(0)->add_num_sampled_edges(0);  // three hops of edges, two of nodes
+  expect_data_loss(m, "expected 2");
+  m = TwoHopBatch();
+  m.mutable_edges(0)->set_num_sampled_edges(1, 0);
+  expect_data_loss(m, "add up to 1, not 2");
+  m = TwoHopBatch();  // hop 0 edge from a node of hop 2
+  m.mutable_edges(0)->mutable_src()->set_data(common::ToBytes<int64_t>({2, 2}));
+  expect_data_loss(m, "src[0] = 2 (hop 0) is outside [0, 2)");
+  m = TwoHopBatch();  // hop 1 edge into the seed (hop 0)
+  m.mutable_edges(0)->mutable_dst()->set_data(common::ToBytes<int64_t>({0, 0}));
+  expect_data_loss(m, "dst[1] = 0 (hop 1) is outside [1, 2)");
 }
 
 TEST(DecodeMinibatch, Reads16BitFeatures) {

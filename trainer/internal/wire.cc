@@ -1,6 +1,8 @@
 #include "trainer/internal/wire.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -34,23 +36,43 @@ absl::Status CheckLength(const ByteView& v, int64_t count, int64_t elem, absl::s
   return absl::OkStatus();
 }
 
-absl::Status CheckIndices(const ByteView& v, int64_t n, absl::string_view what) {
-  const size_t count = v.size / sizeof(int64_t);
-  // Reads through memcpy: shm offsets are aligned, inline protobuf bytes need not be.
-  int64_t bad = -1;
-  for (size_t i = 0; i < count; ++i) {
-    int64_t x;
-    std::memcpy(&x, v.data + i * sizeof(int64_t), sizeof(int64_t));
-    if (static_cast<uint64_t>(x) >= static_cast<uint64_t>(n)) {
-      bad = static_cast<int64_t>(i);
-      break;
+// Reads element i of an int64 array through memcpy: shm offsets are aligned, inline protobuf
+// bytes need not be.
+int64_t Int64At(const ByteView& v, int64_t i) {
+  int64_t x;
+  std::memcpy(&x, v.data + static_cast<size_t>(i) * sizeof(int64_t), sizeof(int64_t));
+  return x;
+}
+
+// Elements [begin, end) of `v` lie in [lo, hi).
+absl::Status CheckIndices(const ByteView& v, int64_t begin, int64_t end, int64_t lo, int64_t hi,
+                          absl::string_view what, int64_t hop) {
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t x = Int64At(v, i);
+    if (x < lo || x >= hi) {
+      return absl::DataLossError(absl::StrCat("minibatch ", what, "[", i, "] = ", x, " (hop ", hop,
+                                              ") is outside [", lo, ", ", hi, ")"));
     }
   }
-  if (bad < 0) return absl::OkStatus();
-  int64_t x;
-  std::memcpy(&x, v.data + static_cast<size_t>(bad) * sizeof(int64_t), sizeof(int64_t));
-  return absl::DataLossError(absl::StrCat("minibatch ", what, "[", bad, "] = ", x,
-                                          " is outside [0, ", n, ")"));
+  return absl::OkStatus();
+}
+
+// `counts` (per hop) are non-negative and add up to `total`: prefix sums, [counts + 1].
+absl::StatusOr<std::vector<int64_t>> HopPrefix(absl::Span<const int64_t> counts, int64_t total,
+                                               absl::string_view what) {
+  std::vector<int64_t> prefix = {0};
+  for (int64_t c : counts) {
+    if (c < 0 || c > total - prefix.back()) {
+      return absl::DataLossError(absl::StrCat("minibatch ", what, ": hop ", prefix.size() - 1,
+                                              " count ", c, " does not fit the ", total, " rows"));
+    }
+    prefix.push_back(prefix.back() + c);
+  }
+  if (prefix.back() != total) {
+    return absl::DataLossError(absl::StrCat("minibatch ", what, ": hop counts add up to ",
+                                            prefix.back(), ", not ", total));
+  }
+  return prefix;
 }
 
 v1::FeatureDtype ToProto(FeatureDtype d) {
@@ -213,12 +235,31 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
     RETURN_IF_ERROR(CheckLength(nb.features, nb.num_nodes * nb.feat_dim, elem,
                                 nb.node_type + " features"));
     RETURN_IF_ERROR(CheckLength(nb.labels, nb.num_nodes, 8, nb.node_type + " labels"));
+    nb.num_sampled_nodes.assign(n.num_sampled_nodes().begin(), n.num_sampled_nodes().end());
     b.nodes.push_back(std::move(nb));
   }
+  // Hop structure: every block has the same number of hops; the edges of hop h go into the
+  // nodes of hop h from nodes of hops <= h + 1 (data_types.h), checked while the indices are.
+  if (b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.empty()) {
+    return absl::DataLossError("minibatch has no num_sampled_nodes (nodes per hop)");
+  }
+  const size_t hops = b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.size() - 1;
+  std::vector<std::vector<int64_t>> node_prefix;
+  for (const NodeBlockData& nb : b.nodes) {
+    if (nb.num_sampled_nodes.size() != hops + 1) {
+      return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " has ",
+                                              nb.num_sampled_nodes.size(),
+                                              " num_sampled_nodes; expected ", hops + 1));
+    }
+    ASSIGN_OR_RETURN(node_prefix.emplace_back(),
+                     HopPrefix(nb.num_sampled_nodes, nb.num_nodes, nb.node_type + " nodes"));
+  }
   const int64_t seed_rows = b.nodes[static_cast<size_t>(b.seed_block)].num_nodes;
-  if (b.batch_size < 1 || b.batch_size > seed_rows) {
-    return absl::DataLossError(absl::StrCat("minibatch batch_size ", b.batch_size, " with ",
-                                            seed_rows, " nodes of the seed type"));
+  if (b.batch_size < 1 || b.batch_size > seed_rows ||
+      b.batch_size != b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0]) {
+    return absl::DataLossError(absl::StrCat(
+        "minibatch batch_size ", b.batch_size, " with ", seed_rows, " nodes of the seed type, ",
+        b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0], " of them at hop 0"));
   }
   for (int i = 0; i < m->edges_size(); ++i) {
     const v1::EdgeBlock& e = m->edges(i);
@@ -236,10 +277,24 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
     eb.num_edges = static_cast<int64_t>(eb.src.size / sizeof(int64_t));
     RETURN_IF_ERROR(CheckLength(eb.src, eb.num_edges, 8, eb.edge_type + " src"));
     RETURN_IF_ERROR(CheckLength(eb.dst, eb.num_edges, 8, eb.edge_type + " dst"));
-    RETURN_IF_ERROR(CheckIndices(eb.src, b.nodes[static_cast<size_t>(t.src)].num_nodes,
-                                 eb.edge_type + " src"));
-    RETURN_IF_ERROR(CheckIndices(eb.dst, b.nodes[static_cast<size_t>(t.dst)].num_nodes,
-                                 eb.edge_type + " dst"));
+    eb.num_sampled_edges.assign(e.num_sampled_edges().begin(), e.num_sampled_edges().end());
+    if (eb.num_sampled_edges.size() != hops) {
+      return absl::DataLossError(absl::StrCat("minibatch ", eb.edge_type, " has ",
+                                              eb.num_sampled_edges.size(),
+                                              " num_sampled_edges; expected ", hops));
+    }
+    ASSIGN_OR_RETURN(const std::vector<int64_t> edge_prefix,
+                     HopPrefix(eb.num_sampled_edges, eb.num_edges, eb.edge_type + " edges"));
+    const std::vector<int64_t>& src_rows = node_prefix[static_cast<size_t>(t.src)];
+    const std::vector<int64_t>& dst_rows = node_prefix[static_cast<size_t>(t.dst)];
+    for (size_t h = 0; h < hops; ++h) {
+      const auto hop = static_cast<int64_t>(h);
+      RETURN_IF_ERROR(CheckIndices(eb.src, edge_prefix[h], edge_prefix[h + 1], 0,
+                                   src_rows[std::min(h + 2, hops + 1)], eb.edge_type + " src",
+                                   hop));
+      RETURN_IF_ERROR(CheckIndices(eb.dst, edge_prefix[h], edge_prefix[h + 1], dst_rows[h],
+                                   dst_rows[h + 1], eb.edge_type + " dst", hop));
+    }
     b.edges.push_back(std::move(eb));
   }
   // One owner for both the message (inline bytes, names) and the mapping.
