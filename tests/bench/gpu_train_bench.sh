@@ -13,13 +13,20 @@
 #   1gpu_2srv  1 trainer (cuda:0), 2 servers
 #   2gpu_2srv  2 trainers (cuda:0, cuda:1; NCCL), 2 servers   -- only if nvidia-smi lists 2+ GPUs
 #   1gpu_2srv_f16  as 1gpu_2srv with float16 feature transport (half the bytes on every hop)
-#   any <N>gpu_<M>srv[_f16][_reg][_p<P>]; _reg: --h2d registered (the trainer's default: ring
-#     segments registered with CUDA, the GPU copies batches straight out of them); without it
-#     --h2d staged (pinned staging copy), so that earlier figures compare; _p<P>: server
-#     --prefetch P instead of SERVER_PREFETCH
+#   any <N>gpu_<M>srv[_f16][_reg][_p<P>][_untrimmed|_trimmed][_fp32|_tf32|_bf16]; _reg: --h2d
+#     registered (the trainer's default: ring segments registered with CUDA, the GPU copies
+#     batches straight out of them); without it --h2d staged (pinned staging copy), so that
+#     earlier figures compare; _p<P>: server --prefetch P instead of SERVER_PREFETCH;
+#     _untrimmed / _trimmed: --trim off / on (per-layer trimming, issue 16); _fp32 / _tf32 /
+#     _bf16: --precision (matmuls); without them the trainer's defaults
+#   MATRIX=trim_precision (issue 16): CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
+#     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
+#     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
-# and full-queue wait, seconds per epoch and rank), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
+# and full-queue wait, seconds per epoch and rank; server_cpu_util, the servers' share of the
+# machine's cores over the last epoch; peak_gpu_memory_mib, the largest rank's high-water mark
+# of tensor memory in the last epoch), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
 # JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
@@ -49,6 +56,15 @@ SERVER_PREFETCH=${SERVER_PREFETCH:-8}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
 CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]
+MATRIX=${MATRIX:-}
+MATRIX_BASES="1gpu_2srv_reg 2gpu_2srv_reg"
+case $MATRIX in
+  "") ;;
+  trim_precision)
+    CONFIGS=$(for b in $MATRIX_BASES; do for t in untrimmed trimmed; do
+      for p in fp32 tf32 bf16; do echo "${b}_${t}_${p}"; done; done; done) ;;
+  *) echo "unknown MATRIX=$MATRIX (known: trim_precision)" >&2; exit 2 ;;
+esac
 TOTAL_BUDGET=${TOTAL_BUDGET:-560}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT" "$WORK"
@@ -135,7 +151,10 @@ log "partitioned"
 declare -A EPOCH_TIME=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
-  local server_prefetch=${6:-$SERVER_PREFETCH}
+  local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-}
+  local model_flags=()
+  [[ -n $trim ]] && model_flags+=(--trim "$trim")
+  [[ -n $precision ]] && model_flags+=(--precision "$precision")
   local part_dir=$WORK/p${servers}_$METHOD
   local left=$((TOTAL_BUDGET - SECONDS - 10))
   if ((left < 60)); then
@@ -168,7 +187,8 @@ run_config() {
     --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
-    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 ${TRAINER_EXTRA:-} \
+    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
+    "${model_flags[@]}" ${TRAINER_EXTRA:-} \
     --metrics-file "$metrics" --progress-every-s 5 \
     >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
   local wall=$((SECONDS - t0))
@@ -179,9 +199,11 @@ run_config() {
   fi
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
-    "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" >"$WORK/$name.line" <<'PY' || return 0
+    "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
+    "${precision:-default}" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
-path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch = sys.argv[1:]
+(path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
+ precision) = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -200,7 +222,8 @@ print(json.dumps({
     "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
                "cores": int(cores), "model": "sage-3x256", "fanouts": [15, 10, 5],
                "batch_size": 1024, "feature_dtype": dtype,
-               "server_prefetch": int(server_prefetch)},
+               "server_prefetch": int(server_prefetch), "trim": trim,
+               "precision": precision},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
     "seeds_per_s": round(last["seeds_per_s"], 1),
@@ -212,6 +235,7 @@ print(json.dumps({
     "pipeline_stage_s": round(last.get("pipeline_stage_s", 0), 3),
     "pipeline_full_wait_s": round(last.get("pipeline_full_wait_s", 0), 3),
     "server_cpu_util": util,
+    "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
     "steps": last["steps"], "run_wall_s": int(wall)}))
 PY
   emit "$(cat "$WORK/$name.line")"
@@ -221,18 +245,38 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
   [[ -n ${BASH_REMATCH[3]} ]] && dtype=float16
   [[ -n ${BASH_REMATCH[4]} ]] && h2d=registered
+  trim="" precision=${BASH_REMATCH[8]#_}
+  case ${BASH_REMATCH[7]} in _untrimmed) trim=off ;; _trimmed) trim=on ;; esac
   if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
   fi
-  run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch"
+  run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision"
 done
+
+# MATRIX: every run against its GPU count's untrimmed fp32 run of this script (value: the
+# baseline's epoch time over the run's, > 1 = faster).
+if [[ -n $MATRIX ]]; then
+  for b in $MATRIX_BASES; do
+    base=${b}_untrimmed_fp32
+    [[ -n ${EPOCH_TIME[$base]:-} ]] || continue
+    for c in $CONFIGS; do
+      [[ $c == "$b"_* && $c != "$base" && -n ${EPOCH_TIME[$c]:-} ]] || continue
+      emit "$(python3 -c "
+import json, sys
+base, run = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({'name': 'gpu_train_ratio_' + sys.argv[3] + '_vs_' + sys.argv[4],
+                  'value': round(base / run, 3), 'unit': 'x', 'baseline': base,
+                  'ratio': round(base / run, 3)}))" "${EPOCH_TIME[$base]}" "${EPOCH_TIME[$c]}" "$c" "$base")"
+    done
+  done
+fi
 
 PAIRS="1gpu_1srv:2gpu_2srv 1gpu_2srv:2gpu_2srv 1gpu_1srv:4gpu_4srv 1gpu_2srv:4gpu_2srv 1gpu_2srv:4gpu_4srv"
 for suffix in "" _reg _reg_p16; do
