@@ -18,7 +18,10 @@
 #     batches straight out of them); without it --h2d staged (pinned staging copy), so that
 #     earlier figures compare; _p<P>: server --prefetch P instead of SERVER_PREFETCH;
 #     _untrimmed / _trimmed: --trim off / on (per-layer trimming, issue 16); _fp32 / _tf32 /
-#     _bf16: --precision (matmuls); without them the trainer's defaults
+#     _bf16: --precision (matmuls); without them the trainer's defaults; _xhost: the servers
+#     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
+#     rpc: every remote hop and row over the network path, the bulk transport by default),
+#     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local
 #   MATRIX=trim_precision (issue 16): CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
@@ -151,8 +154,14 @@ log "partitioned"
 declare -A EPOCH_TIME=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
-  local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-}
-  local model_flags=()
+  local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
+  local model_flags=() server_flags=()
+  case $peers in
+    _xhost) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
+                          --server-arg=--peer-features=rpc) ;;
+    _xhostgrpc) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
+                              --server-arg=--peer-features=rpc --server-arg=--peer-transport=grpc) ;;
+  esac
   [[ -n $trim ]] && model_flags+=(--trim "$trim")
   [[ -n $precision ]] && model_flags+=(--precision "$precision")
   local part_dir=$WORK/p${servers}_$METHOD
@@ -184,7 +193,8 @@ run_config() {
   local t0=$SECONDS status=0
   timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
     --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
-    --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch -- \
+    --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch \
+    "${server_flags[@]}" -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
     --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
@@ -245,7 +255,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_xhost|_xhostgrpc)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -257,7 +267,8 @@ for config in $CONFIGS; do
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
   fi
-  run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision"
+  run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
+    "${BASH_REMATCH[9]}"
 done
 
 # MATRIX: every run against its GPU count's untrimmed fp32 run of this script (value: the
