@@ -33,19 +33,19 @@ int64_t ShmBytesOf(const v1::GatherFeaturesResponse& r) { return static_cast<int
 int64_t ShmBytesOf(const v1::SampleOneHopResponse&) { return 0; }
 
 // Issues `method` asynchronously and converts the answer with FromProto; counts the messages'
-// bytes in `stats` (if not null).
+// bytes in `traffic` (if not null).
 template <typename Result, typename Req, typename Resp, typename Method>
 void Issue(v1::PartitionService::Stub* stub, const std::string& address, int part, Req request,
-           absl::Duration timeout, Method method, ServerStats* stats,
+           absl::Duration timeout, Method method, std::shared_ptr<PeerTraffic> traffic,
            engine::Peers::Callback<Result> done) {
   auto call = std::make_shared<Call<Req, Resp>>();
   call->request = std::move(request);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   (stub->async()->*method)(
       &call->context, &call->request, &call->response,
-      [call, done = std::move(done), address, part, stats](grpc::Status status) {
-        if (stats != nullptr) {
-          stats->AddPeerTraffic(static_cast<int64_t>(call->request.ByteSizeLong()),
+      [call, done = std::move(done), address, part, traffic](grpc::Status status) {
+        if (traffic != nullptr) {
+          traffic->Add(static_cast<int64_t>(call->request.ByteSizeLong()),
                                 status.ok() ? static_cast<int64_t>(call->response.ByteSizeLong()) : 0,
                                 status.ok() ? ShmBytesOf(call->response) : 0);
         }
@@ -122,7 +122,7 @@ void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::SampleOneHopRequest*,
                                   v1::SampleOneHopResponse*, std::function<void(grpc::Status)>)>(
           &Async::SampleOneHop),
-      options_.stats, std::move(done));
+      options_.traffic, std::move(done));
 }
 
 void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
@@ -140,7 +140,7 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::GatherFeaturesRequest*,
                                   v1::GatherFeaturesResponse*, std::function<void(grpc::Status)>)>(
           &Async::GatherFeatures),
-      options_.stats, std::move(done));
+      options_.traffic, std::move(done));
 }
 
 const engine::LocalPart* GrpcPeers::MappedPart(int part) {

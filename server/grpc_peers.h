@@ -50,7 +50,7 @@ struct PeerOptions {
   int self_part = -1;
   engine::Limits limits;
   // Where the bytes of peer requests and answers are counted (Stats.peer_*_bytes_*); may be null.
-  ServerStats* stats = nullptr;
+  std::shared_ptr<PeerTraffic> traffic;
 };
 
 class GrpcPeers final : public engine::Peers {

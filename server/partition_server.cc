@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
       service.shared_memory && !options.isolated_peers ? service.host_id : std::string();
   peers.peer_features = options.isolated_peers ? PeerFeatures::kRpc : options.peer_features;
   peers.peer_sampling = options.isolated_peers ? PeerSampling::kRpc : options.peer_sampling;
-  peers.stats = &s->stats_;
+  peers.traffic = s->stats_.peer_traffic();
   peers.this_host_id = service.host_id;
   peers.partition_dir = options.partition_dir;
   peers.self_part = options.part;

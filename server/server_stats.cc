@@ -42,13 +42,6 @@ void ServerStats::AddWriterTimes(double wait_build_s, double wait_ring_s, double
   write_s_ += write_s;
 }
 
-void ServerStats::AddPeerTraffic(int64_t sent, int64_t received, int64_t shm_received) {
-  absl::MutexLock lock(&mu_);
-  peer_sent_ += sent;
-  peer_received_ += received;
-  peer_shm_received_ += shm_received;
-}
-
 int64_t ServerStats::active_streams() {
   absl::MutexLock lock(&mu_);
   return active_streams_;
@@ -85,9 +78,9 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_stream_wait_build_s(wait_build_s_);
   out->set_stream_wait_ring_s(wait_ring_s_);
   out->set_stream_write_s(write_s_);
-  out->set_peer_wire_bytes_sent(peer_sent_);
-  out->set_peer_wire_bytes_received(peer_received_);
-  out->set_peer_shm_bytes_received(peer_shm_received_);
+  out->set_peer_wire_bytes_sent(peer_traffic_->sent());
+  out->set_peer_wire_bytes_received(peer_traffic_->received());
+  out->set_peer_shm_bytes_received(peer_traffic_->shm_received());
   if (cache_ != nullptr && cache_->counters().capacity_bytes > 0) {
     const engine::PeerCacheCounters c = cache_->counters();
     v1::PeerCacheStats* p = out->mutable_peer_cache();

@@ -3,8 +3,10 @@
 
 // Counters and latencies of one server, for the Stats RPC. Thread-safe.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,24 @@
 #include "server/engine/types.h"
 
 namespace graphshard::server {
+
+// Bytes of this server's calls to peers (Stats.peer_*): its requests, their answers over the
+// connection, and the answers' same-host shared-memory part. Shared (shared_ptr) with the calls
+// in flight, which may end after the server (a cache fill given up at shutdown). Thread-safe.
+class PeerTraffic {
+ public:
+  void Add(int64_t sent, int64_t received, int64_t shm_received) {
+    sent_.fetch_add(sent, std::memory_order_relaxed);
+    received_.fetch_add(received, std::memory_order_relaxed);
+    shm_received_.fetch_add(shm_received, std::memory_order_relaxed);
+  }
+  int64_t sent() const { return sent_.load(std::memory_order_relaxed); }
+  int64_t received() const { return received_.load(std::memory_order_relaxed); }
+  int64_t shm_received() const { return shm_received_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> sent_{0}, received_{0}, shm_received_{0};
+};
 
 class ServerStats {
  public:
@@ -29,9 +49,8 @@ class ServerStats {
   // Stats.stream_* (proto/graphshard.proto).
   void AddBuildProfile(const engine::BuildProfile& profile);
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
-  // Bytes of one call to a peer: the request, the answer over the connection, the answer's
-  // same-host shared-memory part (Stats.peer_*).
-  void AddPeerTraffic(int64_t sent, int64_t received, int64_t shm_received);
+  // Where calls to peers count their bytes (Stats.peer_*).
+  const std::shared_ptr<PeerTraffic>& peer_traffic() const { return peer_traffic_; }
   // Stats.peer_cache from `cache` (null: none); it must outlive this object's Fill calls.
   void SetPeerCache(const engine::CachedPeers* cache) {
     absl::MutexLock lock(&mu_);
@@ -65,9 +84,7 @@ class ServerStats {
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_ring_stalls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t peer_sent_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t peer_received_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t peer_shm_received_ ABSL_GUARDED_BY(mu_) = 0;
+  const std::shared_ptr<PeerTraffic> peer_traffic_ = std::make_shared<PeerTraffic>();
   const engine::CachedPeers* cache_ ABSL_GUARDED_BY(mu_) = nullptr;
   engine::BuildProfile build_ ABSL_GUARDED_BY(mu_);
   double wait_build_s_ ABSL_GUARDED_BY(mu_) = 0;

@@ -63,7 +63,8 @@ int64_t CacheRowBytes(int64_t feat_dim, FeatureDtype store_dtype);
 class CachedPeers final : public Peers {
  public:
   // `local` and `inner` must outlive this object. With capacity_bytes > 0, starts the fill
-  // thread (the destructor stops it without waiting for peers that do not answer).
+  // thread. The destructor stops it without waiting for fill answers (their callbacks stay safe
+  // to run later); only an inner MappedPart call in progress (a metadata RPC) is waited for.
   CachedPeers(const LocalPart& local, Peers& inner, CachedPeersOptions options);
   ~CachedPeers() override;
   CachedPeers(const CachedPeers&) = delete;

@@ -21,7 +21,8 @@
 # Knobs: BENCH_BATCHES (60 per client), CLIENTS (1,2,4), DTYPES (float32,float16), CACHE_MIB
 #   (256), WARMUP (4 batches per client, untimed, ring kept), CPUS (taskset list), METHOD (metis),
 #   SMALL=1 (a 200k-node generated graph with random parts instead: a quick check anywhere),
-#   BUILD_DIR (build-dev; SKIP_BUILD=1 uses it as it is), BENCH_DATA (/tmp/gsdata).
+#   BUILD_DIR (build-dev; SKIP_BUILD=1 uses it as it is), BENCH_DATA (/tmp/gsdata), MODES (empty:
+#   the netns variant only), NETNS_MODES (space-separated).
 # Results: JSON lines in $OUT/cross_host.jsonl; logs in $OUT.
 #   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_cross_host_bench.sh
 set -euo pipefail
@@ -77,7 +78,7 @@ CLIENTS=${CLIENTS:-1,2,4}
 DTYPES=${DTYPES:-float32,float16}
 CACHE_MIB=${CACHE_MIB:-256}
 WARMUP=${WARMUP:-4}
-MODES=${MODES:-samehost,crosshost,crosshost_cache,crosshost_f16wire,crosshost_cache_f16wire}
+MODES=${MODES-samehost,crosshost,crosshost_cache,crosshost_f16wire,crosshost_cache_f16wire}
 PIN=()
 if [[ -n ${CPUS:-} ]]; then
   PIN=(taskset -c "$CPUS")
@@ -88,8 +89,9 @@ RESULTS=$OUT/cross_host.jsonl
 : >"$RESULTS"
 
 # --- 1. same host against cross host, in one process -----------------------------------------
-set -x
-timeout "${XHOST_TIMEOUT:-1800}" "${PIN[@]}" "$BIN/server_bench" --partition "$P2" \
+[[ -n $MODES ]] || log "cross-host section skipped (MODES empty)"
+[[ -n $MODES ]] && set -x
+[[ -z $MODES ]] || timeout "${XHOST_TIMEOUT:-1800}" "${PIN[@]}" "$BIN/server_bench" --partition "$P2" \
   --cross-host "$MODES" --clients "$CLIENTS" --feature-dtype "$DTYPES" --batches "$B" \
   --threads "$J" --prefetch 8 --peer-cache-mib "$CACHE_MIB" --warmup-batches "$WARMUP" \
   2>"$OUT/cross_host.err" | tee -a "$RESULTS" || log "cross-host section: exit $?"
@@ -102,6 +104,25 @@ if [[ $NETNS == off ]]; then
   log "netns variant skipped (NETNS=off)"
   exit 0
 fi
+# iproute2 carried as Debian packages (the GPU machine has none): fetch-deps.sh with
+# EXTRA_DEBS="iproute2 libbpf1 libelf1 libmnl0 libbsd0 libcap2 libxtables12 libmd0", unpacked
+# here under /opt/deps (also on a warm machine whose /opt/deps predates them); ip and tc then
+# run with those libraries (only they: the rest keeps the machine's own).
+DEPS=/opt/deps
+if ! command -v ip >/dev/null && compgen -G ".devdeps/iproute2_*.deb" >/dev/null; then
+  for f in .devdeps/{iproute2,libbpf1,libelf1,libmnl0,libbsd0,libcap2,libxtables12,libmd0}_*.deb; do
+    [[ -e $f ]] && dpkg -x "$f" "$DEPS"
+  done
+fi
+if ! command -v ip >/dev/null && [[ -x $DEPS/sbin/ip || -x $DEPS/bin/ip ]]; then
+  iproute_libs=$DEPS/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu
+  ip() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$DEPS/sbin/ip" "$@"; }
+  tc() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$DEPS/sbin/tc" "$@"; }
+  # `ip netns exec NS tc ...` runs tc by path, outside this shell's functions.
+  TC=$DEPS/sbin/tc
+  log "using iproute2 from $DEPS"
+fi
+TC=${TC:-tc}
 if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
   [[ $NETNS == on ]] && { log "NETNS=on but ip/tc are missing"; exit 1; }
   log "netns variant skipped: ip and tc (iproute2) are not installed"
@@ -134,8 +155,9 @@ for side in "$nsA $ifA $addrA" "$nsB $ifB $addrB"; do
   ip -n "$ns" addr add "$addr/24" dev "$dev"
   ip -n "$ns" link set "$dev" up
   # The burst must cover a timer tick at this rate (25 Gbit/s x 1 ms ~ 3 MB).
-  ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "${LINK_GBIT}gbit" burst 4mb \
-    latency 20ms || { log "tc tbf on $dev failed (no sch_tbf?)"; exit 1; }
+  ip netns exec "$ns" env LD_LIBRARY_PATH="${iproute_libs:-}" "$TC" qdisc add dev "$dev" root \
+    tbf rate "${LINK_GBIT}gbit" burst 4mb latency 20ms ||
+    { log "tc tbf on $dev failed (no sch_tbf in this kernel?)"; exit 1; }
 done
 log "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at ${LINK_GBIT} Gbit/s each way"
 # Each namespace gets half the cores for its server (its clients' threads come on top).

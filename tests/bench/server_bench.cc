@@ -311,7 +311,7 @@ std::vector<double> Scaling(const Flags& f,
 // Per-RPC latency of every server (stderr; GatherFeatures and SampleOneHop p50/p99 also as JSON).
 void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
                       const std::string& prefix) {
-  int64_t peer_bytes = 0;
+  int64_t peer_bytes = 0, peer_wire = 0;
   for (size_t p = 0; p < servers.size(); ++p) {
     const auto& s = servers[p];
     std::optional<v1::Stats> got = StatsOf(*s);
@@ -327,8 +327,11 @@ void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>
       }
     }
     peer_bytes += stats.bytes_sent() - stats.shm_bytes();
+    peer_wire += stats.peer_wire_bytes_sent() + stats.peer_wire_bytes_received();
   }
   PrintResult(prefix + "servers_bytes_over_grpc_total", static_cast<double>(peer_bytes), "B");  // peer answers + inline batches
+  // Requests to peers and their answers over connections (not shared memory), as the askers count.
+  PrintResult(prefix + "servers_peer_wire_bytes_total", static_cast<double>(peer_wire), "B");
 }
 
 int Run(const Flags& f) {
