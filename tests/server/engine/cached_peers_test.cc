@@ -151,11 +151,22 @@ TEST_F(CachedPeersTest, AnswersAreByteIdenticalToThePeersForEveryDtype) {
   }
 }
 
-// Float32 rows asked as float16 are the float32 rows rounded to half (nearest even) and widened,
-// cached or not; rows asked in a 16-bit dtype are the peer's own, never rounded twice.
-TEST_F(CachedPeersTest, Float16WireGivesFloat32RowsRoundedToHalf) {
-  for (int64_t capacity : {int64_t{0}, int64_t{1} << 30}) {
-    CachedPeers cached(local(), *peers_, Options(capacity, FeatureDtype::kFloat16));
+// Float32 rows asked as float16 (bfloat16) are the float32 rows rounded to that format (nearest
+// even) and widened, cached or not; rows asked in a 16-bit dtype are the peer's own, never
+// rounded twice.
+TEST_F(CachedPeersTest, SixteenBitWireGivesFloat32RowsRoundedToIt) {
+  for (auto [capacity, wire] : {std::pair{int64_t{0}, FeatureDtype::kFloat16},
+                                std::pair{int64_t{1} << 30, FeatureDtype::kFloat16},
+                                std::pair{int64_t{0}, FeatureDtype::kBFloat16},
+                                std::pair{int64_t{1} << 30, FeatureDtype::kBFloat16}}) {
+    const bool half = wire == FeatureDtype::kFloat16;
+    auto rounded = [half](float x) {
+      return half ? common::HalfToFloat(common::FloatToHalf(x))
+                  : common::BFloat16ToFloat(common::FloatToBFloat16(x));
+    };
+    // Relative error at most 2^-11 (half, normal range; 2^-25 absolute below it) or 2^-8.
+    const float rel = half ? 0x1p-11f : 0x1p-8f, abs = half ? 0x1p-25f : 0.0f;
+    CachedPeers cached(local(), *peers_, Options(capacity, wire));
     ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
     std::vector<TypedIds> request = MixedRequest();
     absl::StatusOr<std::vector<FeatureBlock>> exact =
@@ -171,13 +182,12 @@ TEST_F(CachedPeersTest, Float16WireGivesFloat32RowsRoundedToHalf) {
         float x, y;
         std::memcpy(&x, (*exact)[i].features.data() + j, 4);
         std::memcpy(&y, got[i].features.data() + j, 4);
-        EXPECT_EQ(y, common::HalfToFloat(common::FloatToHalf(x)));
-        // Half rounding: relative error at most 2^-11 (normal range), 2^-25 absolute below it.
-        EXPECT_LE(std::fabs(y - x), std::max(std::fabs(x) * 0x1p-11f, 0x1p-25f)) << x;
+        EXPECT_EQ(y, rounded(x));
+        EXPECT_LE(std::fabs(y - x), std::max(std::fabs(x) * rel, abs)) << x;
         changed += x != y ? 1 : 0;
       }
     }
-    EXPECT_GT(changed, 0) << "the features should not all be representable in half";
+    EXPECT_GT(changed, 0) << "the features should not all be representable in 16 bits";
     for (FeatureDtype dtype : {FeatureDtype::kFloat16, FeatureDtype::kBFloat16}) {
       absl::StatusOr<std::vector<FeatureBlock>> want = remote().GatherFeatures(request, dtype);
       ASSERT_TRUE(want.ok());
