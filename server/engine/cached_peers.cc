@@ -28,6 +28,7 @@ const char* DtypeName(FeatureDtype d) {
 // 16-bit -> another 16-bit never does (it would round twice). `tmp` holds an aligned copy.
 void ConvertRow(const char* src, FeatureDtype from, int64_t n, FeatureDtype to, char* dst,
                 std::vector<float>& tmp) {
+  if (n <= 0) return;  // a type without features: src and dst may be null
   if (from == to) {
     std::memcpy(dst, src, static_cast<size_t>(n * common::FeatureBytes(to)));
     return;

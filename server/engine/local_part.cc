@@ -41,6 +41,7 @@ void SampleWithoutReplacement(int64_t n, int64_t k, common::SplitMix64& rng,
 }  // namespace
 
 void ConvertFloatRow(const float* src, int64_t n, FeatureDtype dtype, char* dst) {
+  if (n <= 0) return;  // a type without features: src and dst may be null
   switch (dtype) {
     case FeatureDtype::kFloat32:
       std::memcpy(dst, src, static_cast<size_t>(n) * 4);
