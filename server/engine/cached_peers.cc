@@ -280,7 +280,6 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
       misses.push_back(std::move(miss));
     }
   }
-  a->items = std::move(items);
   if (a->rows != nullptr) {
     int64_t n = 0;
     for (const TypedIds& m : misses) n += std::ssize(m.ids);
@@ -288,6 +287,11 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
     misses_.fetch_add(n, std::memory_order_relaxed);
     bytes_saved_.fetch_add(saved, std::memory_order_relaxed);
   }
+  if (hits == 0 && wire == dtype) {  // nothing to merge: the peer's answer as it is (one copy less)
+    inner_.GatherFeatures(part, std::move(items), dtype, std::move(done));
+    return;
+  }
+  a->items = std::move(items);
   if (misses.empty()) {
     done(a->Merge({}));
     return;
