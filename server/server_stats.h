@@ -49,8 +49,12 @@ class ServerStats {
   // Stats.stream_* (proto/graphshard.proto).
   void AddBuildProfile(const engine::BuildProfile& profile);
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
-  // Where calls to peers count their bytes (Stats.peer_*).
+  // Where calls to peers count their bytes (Stats.peer_*); a call that may end after this
+  // object holds the shared_ptr.
   const std::shared_ptr<PeerTraffic>& peer_traffic() const { return peer_traffic_; }
+  void AddPeerTraffic(int64_t sent, int64_t received, int64_t shm_received) {
+    peer_traffic_->Add(sent, received, shm_received);
+  }
   // Stats.peer_cache from `cache` (null: none); it must outlive this object's Fill calls.
   void SetPeerCache(const engine::CachedPeers* cache) {
     absl::MutexLock lock(&mu_);

@@ -31,6 +31,7 @@ struct Mode {
   server::PeerSampling sampling = server::PeerSampling::kLocal;
   bool cache = false;  // --peer-cache-mib (CrossHostFlags::cache_mib)
   engine::FeatureDtype peer_dtype = engine::FeatureDtype::kFloat32;
+  bool bulk = false;  // --peer-transport bulk (docs/TRANSPORT.md), else gRPC
 };
 
 const std::vector<Mode>& AllModes() {
@@ -45,6 +46,10 @@ const std::vector<Mode>& AllModes() {
       {"crosshost_cache", true, F::kRpc, S::kRpc, true, kF32},
       {"crosshost_f16wire", true, F::kRpc, S::kRpc, false, kF16},
       {"crosshost_cache_f16wire", true, F::kRpc, S::kRpc, true, kF16},
+      {"crosshost_bulk", true, F::kRpc, S::kRpc, false, kF32, true},
+      {"crosshost_bulk_cache", true, F::kRpc, S::kRpc, true, kF32, true},
+      {"crosshost_bulk_f16wire", true, F::kRpc, S::kRpc, false, kF16, true},
+      {"crosshost_bulk_cache_f16wire", true, F::kRpc, S::kRpc, true, kF16, true},
   };
   return modes;
 }
@@ -318,6 +323,7 @@ int RunCrossHost(const CrossHostFlags& f) {
       so.isolated_peers = mode->isolated;
       so.peer_cache_bytes = mode->cache ? int64_t{f.cache_mib} << 20 : 0;
       so.peer_dtype = mode->peer_dtype;
+      so.peer_transport = mode->bulk ? server::PeerTransport::kBulk : server::PeerTransport::kGrpc;
       auto s = server::PartitionServer::Start(so);
       if (!s.ok()) {
         std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());

@@ -7,14 +7,18 @@
 #     float32 and float16 batches, for each of MODES: samehost (peers' parts mapped:
 #     --peer-features local --peer-sampling local), crosshost (--isolated-peers: every remote
 #     hop and row over gRPC/TCP loopback), crosshost_cache (+ --peer-cache-mib CACHE_MIB),
-#     crosshost_f16wire (+ --peer-dtype float16), crosshost_cache_f16wire. Reported per mode,
+#     crosshost_bulk (the bulk transport instead of gRPC: --peer-transport bulk),
+#     crosshost_bulk_cache, crosshost_bulk_cache_f16wire (+ --peer-dtype float16); also
+#     accepted: crosshost_f16wire, crosshost_cache_f16wire, crosshost_bulk_f16wire,
+#     samehost_rpc (peers asked, rows through shared memory). Reported per mode,
 #     dtype and client count: batches/s, peer bytes on the wire per batch, server CPU, cache hit
 #     rate, and each mode / samehost (same run) as `xhost_<mode>_vs_samehost_*` with a ratio.
 #  2. Where `ip` and `tc` exist (NETNS=auto, the default; NETNS=off skips, NETNS=on requires
 #     them): two network namespaces joined by a veth capped at LINK_GBIT (default 25) Gbit/s in
 #     each direction (tc tbf), one graphshard-server per namespace (--isolated-peers) with its
 #     clients in the same namespace (one server_bench --attach per namespace, timed runs started
-#     together through a barrier), for each of NETNS_MODES (default crosshost,crosshost_cache).
+#     together through a barrier), for each of NETNS_MODES (default "crosshost_bulk
+#     crosshost_bulk_cache"; same names as MODES).
 #     Reported: each side's JSON (`netns_<mode>_A_*`, `_B_*`, with the veth's tx/rx bytes/s and
 #     utilisation = max(tx, rx) / link rate), and summed: `netns_<mode>_<dtype>_<n>clients_
 #     batches_per_s`, `..._link_utilisation` (the busier side), and the ratio to samehost.
@@ -78,7 +82,7 @@ CLIENTS=${CLIENTS:-1,2,4}
 DTYPES=${DTYPES:-float32,float16}
 CACHE_MIB=${CACHE_MIB:-256}
 WARMUP=${WARMUP:-4}
-MODES=${MODES-samehost,crosshost,crosshost_cache,crosshost_f16wire,crosshost_cache_f16wire}
+MODES=${MODES-samehost,crosshost,crosshost_cache,crosshost_bulk,crosshost_bulk_cache,crosshost_bulk_cache_f16wire}
 PIN=()
 if [[ -n ${CPUS:-} ]]; then
   PIN=(taskset -c "$CPUS")
@@ -162,11 +166,12 @@ done
 log "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at ${LINK_GBIT} Gbit/s each way"
 # Each namespace gets half the cores for its server (its clients' threads come on top).
 HALF=$(((J + 1) / 2))
-for mode in ${NETNS_MODES:-crosshost crosshost_cache}; do
+for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
   mode=${mode//,/ }
   flags=(--isolated-peers --peer-cache-mib 0)
   [[ $mode == *cache* ]] && flags=(--isolated-peers --peer-cache-mib "$CACHE_MIB")
   [[ $mode == *f16wire* ]] && flags+=(--peer-dtype float16)
+  [[ $mode == *bulk* ]] && flags+=(--peer-transport bulk)
   reg=$WORK/registry-$mode
   bar=$WORK/barrier-$mode
   mkdir -p "$reg" "$bar"
