@@ -134,6 +134,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                 "continue from DIR's checkpoint (the exact step), if there is one");
   flags.AddString("metrics-file", &o.metrics_file, "PATH",
                   "JSONL: one record per epoch and the summary (rank 0)", false);
+  flags.AddString("tensorboard", &o.tensorboard_dir, "DIR",
+                  "TensorBoard event file here: loss, accuracies, seeds/s, data wait per epoch "
+                  "(rank 0)",
+                  false);
   flags.AddDouble("progress-every-s", &o.progress_every_s, "S",
                   "progress line interval when stdout is not a terminal", positive);
   flags.AddInt64("stop-after-steps", &o.stop_after_steps, "N",

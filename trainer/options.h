@@ -54,6 +54,7 @@ struct TrainerOptions {
   int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
   bool resume = false;                     // --resume from checkpoint_dir's checkpoint
   std::string metrics_file;                // --metrics-file: JSONL of every epoch (rank 0)
+  std::string tensorboard_dir;             // --tensorboard: event files per epoch (rank 0)
   double progress_every_s = 10;            // --progress-every-s: plain progress lines (no tty)
   int64_t stop_after_steps = 0;            // --stop-after-steps: exit 3 after that many steps
                                            // (tests: a crash at a known step)

@@ -80,6 +80,21 @@ nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
   return j;
 }
 
+std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport& r) {
+  std::vector<std::pair<std::string, float>> s = {
+      {"train/loss", static_cast<float>(r.loss)},
+      {"train/acc", static_cast<float>(r.train_acc)}};
+  if (r.evaluated) {
+    s.emplace_back("eval/val_acc", static_cast<float>(r.val_acc));
+    s.emplace_back("eval/test_acc", static_cast<float>(r.test_acc));
+  }
+  s.emplace_back("perf/seeds_per_s", static_cast<float>(r.seeds_per_s));
+  s.emplace_back("perf/data_wait_s", static_cast<float>(r.data_wait_s));
+  s.emplace_back("perf/data_wait_fraction", static_cast<float>(r.data_wait_fraction));
+  s.emplace_back("perf/epoch_time_s", static_cast<float>(r.time_s));
+  return s;
+}
+
 absl::StatusOr<std::unique_ptr<RunReport>> RunReport::Create(const TrainerOptions& options,
                                                              Communicator& comm, std::ostream& out,
                                                              std::ostream& log, bool terminal,
@@ -95,6 +110,10 @@ absl::StatusOr<std::unique_ptr<RunReport>> RunReport::Create(const TrainerOption
                                              {"backend", comm.name()},
                                              {"start_epoch", start.start_epoch},
                                              {"start_step", start.start_step}}));
+  }
+  if (!options.tensorboard_dir.empty()) {
+    ASSIGN_OR_RETURN(report->tensorboard_, EventFileWriter::Create(options.tensorboard_dir));
+    log << "tensorboard: " << report->tensorboard_->path() << "\n";
   }
   report->progress_ = std::make_unique<ProgressReporter>(log, terminal, options.progress_every_s);
   return report;
@@ -163,6 +182,9 @@ absl::Status RunReport::EndEpoch(const EpochReport& r, const EpochMeasurements& 
   if (comm_.rank() != 0) return absl::OkStatus();
   out_ << EpochLine(r) << std::endl;
   if (metrics_ != nullptr) RETURN_IF_ERROR(metrics_->Write(EpochRecord(r)));
+  if (tensorboard_ != nullptr) {
+    RETURN_IF_ERROR(tensorboard_->WriteScalars(r.epoch, TensorBoardScalars(r)));
+  }
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 //  - rank 0, `out` (stdout): one line per epoch (EpochLine), then the summary as one bare JSON
 //    object (SummaryJson);
 //  - rank 0, --metrics-file: a `run` record, one `epoch` record per epoch, the `summary`;
+//  - rank 0, --tensorboard: one event per epoch (TensorBoardScalars);
 //  - every rank, `log` (stderr): its timing line per epoch and `rank R weights_fingerprint HEX`;
 //  - rank 0, `log`: the progress line (metrics.h).
 // Rates and waits are reduced over ranks here (sums, maxima, means). No Torch.
@@ -21,6 +22,7 @@
 #include "trainer/communicator.h"
 #include "trainer/metrics.h"
 #include "trainer/options.h"
+#include "trainer/tensorboard.h"
 
 namespace graphshard::trainer {
 
@@ -82,6 +84,10 @@ struct EpochReport {
 std::string EpochLine(const EpochReport& report);
 // The metrics file's `epoch` record.
 nlohmann::ordered_json EpochRecord(const EpochReport& report);
+// The scalars of an epoch's TensorBoard event: train/loss, train/acc, eval/val_acc and
+// eval/test_acc (when evaluated), perf/seeds_per_s, perf/data_wait_s, perf/data_wait_fraction,
+// perf/epoch_time_s.
+std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport& report);
 // A rank's timing line on its log (with '\n').
 std::string RankEpochLine(int rank, const EpochReport& report, const EpochMeasurements& local);
 // The final JSON object, keys in DESIGN.md's order.
@@ -139,6 +145,7 @@ class RunReport {
   std::ostream& out_;
   std::ostream& log_;
   std::unique_ptr<MetricsFile> metrics_;        // rank 0, with --metrics-file
+  std::unique_ptr<EventFileWriter> tensorboard_;  // rank 0, with --tensorboard
   std::unique_ptr<ProgressReporter> progress_;  // rank 0
   TrainSummary summary_;
   // This rank's totals over the epochs run.

@@ -86,6 +86,7 @@ std::vector<FieldCase> Fields() {
       {"checkpoint_every", false, None, [](TrainerOptions& o) { o.checkpoint_every = 3; }},
       {"resume", false, None, [](TrainerOptions& o) { o.resume = true; }},
       {"metrics_file", false, None, [](TrainerOptions& o) { o.metrics_file = "/m.jsonl"; }},
+      {"tensorboard_dir", false, None, [](TrainerOptions& o) { o.tensorboard_dir = "/tb"; }},
       {"progress_every_s", false, None, [](TrainerOptions& o) { o.progress_every_s = 1; }},
       {"stop_after_steps", false, None, [](TrainerOptions& o) { o.stop_after_steps = 2; }},
       {"rpc_timeout_s", false, None, [](TrainerOptions& o) { o.rpc_timeout_s = 1; }},

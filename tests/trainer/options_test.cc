@@ -68,8 +68,10 @@ TEST(ParseTrainerOptions, ParsesTheNewFlags) {
       Parse({"--registry", "r", "--model", "gcn", "--device=cuda", "--backend", "nccl",
              "--feature-dtype", "bfloat16", "--checkpoint-dir", "/tmp/ck", "--checkpoint-every",
              "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
-             "--stop-after-steps", "3", "--trim", "off", "--precision=tf32"});
+             "--stop-after-steps", "3", "--trim", "off", "--precision=tf32",
+             "--tensorboard", "/tmp/tb"});
   ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->tensorboard_dir, "/tmp/tb");
   EXPECT_EQ(o->model, "gcn");
   EXPECT_EQ(o->device, DeviceKind::kCuda);
   EXPECT_EQ(o->backend, Backend::kNccl);
