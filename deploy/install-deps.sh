@@ -17,6 +17,8 @@ packages=(
   python3 procps                                    # launcher: free port; tests: pgrep/ps
   slurm-wlm munge iproute2                          # tests/deploy: SLURM daemons, netns, tc
   python3-numpy                                     # tests/bench/gen_products_like.py
+  python3-dev pybind11-dev python3-torch            # python/ (graphshard package) and its tests
+  python3-matplotlib                                # tools/plot_metrics.py (demo.sh's PNG)
 )
 
 missing=()

@@ -30,6 +30,9 @@ RULES = {
     "transport": (("common/", "transport/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
     "server": (("common/", "shm/", "proto/", "rpc/", "transport/", "server/"), TORCH + CUDA),
     "trainer": (("common/", "shm/", "proto/", "rpc/", "trainer/"), ()),
+    # The Python module: the trainer's Torch-free client layer only (Python makes the tensors).
+    "python": (("common/", "shm/", "rpc/", "trainer/", "python/"),
+               GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
 }
 # Folders that are not layers of the product (generated code, tests, docs, scripts).
 UNCHECKED = {"proto", "tests", "deploy", "docs", "cmake", "build", "build-asan", ".git",
@@ -37,7 +40,7 @@ UNCHECKED = {"proto", "tests", "deploy", "docs", "cmake", "build", "build-asan",
 SOURCE_SUFFIXES = {".h", ".cc", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "transport/", "trainer/",
-                 "proto/", "tests/")
+                 "proto/", "python/", "tests/")
 
 
 def rule_for(rel: pathlib.PurePosixPath):

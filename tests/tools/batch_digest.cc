@@ -6,6 +6,11 @@
 // trainer's code does.
 //   batch_digest --servers host:port,... [--epochs E] [--batch-size B] [--fanouts 10,5]
 //                [--dtype float32|float16|bfloat16] [--disjoint] [--timeout-s S]
+//                [--first-epoch E0] [--shuffle-seeds S0,S1,...] [--dump DIR]
+// --shuffle-seeds: server k's stream shuffle seed (default 7 + k); --dump DIR also writes every
+// batch's arrays as raw bytes, DIR/s<k>_e<epoch>_b<batch>_<array> (n<i>_ids, n<i>_features,
+// n<i>_labels, n<i>_num_sampled, e<j>_src, e<j>_dst, e<j>_num_sampled), for comparing another
+// client's batches with these (tests/python/loader_batches_test.py).
 // Exit 0 with "server K digest HEX batches N" lines and a last "all HEX" line; 1 on any RPC
 // failure (named with the server); 2 on usage errors.
 #include <chrono>
@@ -31,6 +36,9 @@ struct Flags {
   graphshard::v1::FeatureDtype dtype = graphshard::v1::FLOAT32;
   bool disjoint = false;
   int timeout_s = 60;
+  int64_t first_epoch = 1;
+  std::vector<uint64_t> shuffle_seeds;
+  std::string dump_dir;
 };
 
 std::vector<std::string> Split(const std::string& s) {
@@ -73,6 +81,12 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
         else return false;
       } else if (a == "--disjoint") {
         f.disjoint = true;
+      } else if (a == "--first-epoch") {
+        f.first_epoch = std::stoll(value());
+      } else if (a == "--shuffle-seeds") {
+        for (const std::string& x : Split(value())) f.shuffle_seeds.push_back(std::stoull(x));
+      } else if (a == "--dump") {
+        f.dump_dir = value();
       } else if (a == "--timeout-s") {
         f.timeout_s = std::stoi(value());
       } else {
@@ -84,7 +98,8 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       return false;
     }
   }
-  return !f.servers.empty() && f.epochs > 0 && f.batch_size > 0;
+  return !f.servers.empty() && f.epochs > 0 && f.batch_size > 0 &&
+         (f.shuffle_seeds.empty() || f.shuffle_seeds.size() == f.servers.size());
 }
 
 void Fnv(uint64_t& h, std::string_view bytes) {
@@ -103,6 +118,42 @@ std::string Deterministic(const google::protobuf::MessageLite& m) {
     m.SerializeToCodedStream(&coded);
   }
   return out;
+}
+
+bool WriteFile(const std::string& path, std::string_view bytes) {
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) return false;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+  return std::fclose(out) == 0 && ok;
+}
+
+template <typename Counts>
+std::string Int64s(const Counts& counts) {
+  std::string out;
+  for (int64_t c : counts) out.append(reinterpret_cast<const char*>(&c), sizeof(c));
+  return out;
+}
+
+// The arrays of an inline batch, one file each (see the header comment).
+bool Dump(const std::string& dir, size_t k, const graphshard::v1::Minibatch& b) {
+  const std::string stem = dir + "/s" + std::to_string(k) + "_e" + std::to_string(b.epoch()) +
+                           "_b" + std::to_string(b.batch_index()) + "_";
+  bool ok = true;
+  for (int i = 0; i < b.nodes_size(); ++i) {
+    const auto& n = b.nodes(i);
+    const std::string p = stem + "n" + std::to_string(i) + "_";
+    ok = ok && WriteFile(p + "ids", n.ids().data()) &&
+         WriteFile(p + "features", n.features().data()) &&
+         WriteFile(p + "labels", n.labels().data()) &&
+         WriteFile(p + "num_sampled", Int64s(n.num_sampled_nodes()));
+  }
+  for (int j = 0; j < b.edges_size(); ++j) {
+    const auto& e = b.edges(j);
+    const std::string p = stem + "e" + std::to_string(j) + "_";
+    ok = ok && WriteFile(p + "src", e.src().data()) && WriteFile(p + "dst", e.dst().data()) &&
+         WriteFile(p + "num_sampled", Int64s(e.num_sampled_edges()));
+  }
+  return ok;
 }
 
 std::string Hex(uint64_t h) {
@@ -133,8 +184,8 @@ int64_t DigestServer(const Flags& f, size_t k, uint64_t& digest) {
   req.set_seeds(split.ids());
   req.set_batch_size(f.batch_size);
   req.set_shuffle(true);
-  req.set_shuffle_seed(7 + k);
-  req.set_epoch(1);
+  req.set_shuffle_seed(f.shuffle_seeds.empty() ? 7 + k : f.shuffle_seeds[k]);
+  req.set_epoch(f.first_epoch);
   req.set_num_epochs(f.epochs);
   for (int32_t x : f.fanouts) req.mutable_sampling()->add_fanouts(x);
   req.mutable_sampling()->set_disjoint(f.disjoint);
@@ -146,6 +197,11 @@ int64_t DigestServer(const Flags& f, size_t k, uint64_t& digest) {
   int64_t n = 0;
   while (reader->Read(&batch)) {
     Fnv(digest, Deterministic(batch));
+    if (!f.dump_dir.empty() && !Dump(f.dump_dir, k, batch)) {
+      std::fprintf(stderr, "batch_digest: cannot write batch files under %s\n",
+                   f.dump_dir.c_str());
+      return -1;
+    }
     ++n;
   }
   s = reader->Finish();
@@ -165,7 +221,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: batch_digest --servers host:port,... [--epochs E] [--batch-size B] "
                  "[--fanouts 10,5] [--dtype float32|float16|bfloat16] [--disjoint] "
-                 "[--timeout-s S]\n");
+                 "[--timeout-s S] [--first-epoch E0] [--shuffle-seeds S0,S1,...] [--dump DIR]\n");
     return 2;
   }
   uint64_t all = 1469598103934665603ull;

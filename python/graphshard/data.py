@@ -1,0 +1,209 @@
+"""Batches as PyG objects (torch_geometric.data.Data / HeteroData) or, without PyG, as plain
+objects with the same field names. Tensors are made with torch.from_numpy over the arrays of
+graphshard._graphshard, which lie in the batch's shared-memory segment: no copy. They are
+read-only (the segment is mapped read-only): use .clone() before writing into them in place.
+"""
+import warnings
+
+import torch
+
+try:  # PyG is optional: only the output type depends on it.
+    from torch_geometric.data import Data as _PygData
+    from torch_geometric.data import HeteroData as _PygHeteroData
+except ImportError:  # pragma: no cover - depends on the machine
+    _PygData = None
+    _PygHeteroData = None
+
+
+def pyg_available():
+    return _PygData is not None
+
+
+def _tensor(array):
+    # torch warns once per process about non-writable arrays; the read-only contract is
+    # documented above, so the warning is silenced here only.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
+
+
+def _features(array, dtype):
+    t = _tensor(array)
+    if dtype == "bfloat16":  # carried as int16 (numpy has no bfloat16)
+        t = t.view(torch.bfloat16)
+    return t
+
+
+class _Store:
+    """Attributes of one node or edge type (the plain stand-in for PyG's storages)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def keys(self):
+        return list(self.__dict__)
+
+    def __contains__(self, key):
+        return key in self.__dict__
+
+    def __repr__(self):
+        return "{" + ", ".join(f"{k}={_short(v)}" for k, v in self.__dict__.items()) + "}"
+
+
+def _short(v):
+    if isinstance(v, torch.Tensor):
+        return f"[{', '.join(str(s) for s in v.shape)}]"
+    return repr(v)
+
+
+def _move(v, device, non_blocking):
+    return v.to(device, non_blocking=non_blocking) if isinstance(v, torch.Tensor) else v
+
+
+class Batch(_Store):
+    """A homogeneous batch without PyG: x, y, edge_index, n_id, batch_size, num_sampled_nodes,
+    num_sampled_edges (PyG's NeighborLoader names), plus graphshard's part, epoch, batch_index."""
+
+    def to(self, device, non_blocking=False):
+        return Batch(**{k: _move(v, device, non_blocking) for k, v in self.__dict__.items()})
+
+    @property
+    def num_nodes(self):
+        return int(self.n_id.shape[0])
+
+    def __repr__(self):
+        return "Batch(" + super().__repr__()[1:-1] + ")"
+
+
+class HeteroBatch:
+    """A heterogeneous batch without PyG: batch[node_type].x / .n_id / .y / .batch_size /
+    .num_sampled_nodes, batch[(src, rel, dst)].edge_index / .num_sampled_edges, and the *_dict
+    views of PyG's HeteroData."""
+
+    def __init__(self, nodes, edges, **fields):
+        self._nodes = nodes  # name -> _Store
+        self._edges = edges  # (src, rel, dst) -> _Store
+        self.__dict__.update(fields)
+
+    def __getitem__(self, key):
+        return self._nodes[key] if isinstance(key, str) else self._edges[tuple(key)]
+
+    @property
+    def node_types(self):
+        return list(self._nodes)
+
+    @property
+    def edge_types(self):
+        return list(self._edges)
+
+    def _collect(self, stores, name):
+        return {k: getattr(s, name) for k, s in stores.items() if name in s}
+
+    @property
+    def x_dict(self):
+        return self._collect(self._nodes, "x")
+
+    @property
+    def n_id_dict(self):
+        return self._collect(self._nodes, "n_id")
+
+    @property
+    def y_dict(self):
+        return self._collect(self._nodes, "y")
+
+    @property
+    def edge_index_dict(self):
+        return self._collect(self._edges, "edge_index")
+
+    @property
+    def num_sampled_nodes_dict(self):
+        return self._collect(self._nodes, "num_sampled_nodes")
+
+    @property
+    def num_sampled_edges_dict(self):
+        return self._collect(self._edges, "num_sampled_edges")
+
+    def to(self, device, non_blocking=False):
+        def move(stores):
+            return {k: _Store(**{f: _move(v, device, non_blocking) for f, v in s.__dict__.items()})
+                    for k, s in stores.items()}
+        extra = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        return HeteroBatch(move(self._nodes), move(self._edges), **extra)
+
+    def __repr__(self):
+        parts = [f"{k!r}: {s!r}" for k, s in list(self._nodes.items()) + list(self._edges.items())]
+        return "HeteroBatch(" + ", ".join(parts) + ")"
+
+
+def tensors(batch):
+    """Every tensor of a batch (PyG's or plain)."""
+    if isinstance(batch, HeteroBatch):
+        stores = list(batch._nodes.values()) + list(batch._edges.values())
+    elif hasattr(batch, "stores"):  # PyG Data / HeteroData
+        stores = [dict(s.items()) for s in batch.stores]
+    else:
+        stores = [batch.__dict__]
+    for s in stores:
+        values = s.values() if isinstance(s, dict) else s.__dict__.values()
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                yield v
+
+
+def _edge_key(name, src, dst):
+    """('src', 'rel', 'dst') from graphshard's 'src__rel__dst'."""
+    prefix, suffix = src + "__", "__" + dst
+    if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix + suffix):
+        return (src, name[len(prefix):len(name) - len(suffix)], dst)
+    return (src, name, dst)
+
+
+def build(raw, metadata, pyg, move=None):
+    """A batch from graphshard._graphshard.Client.next()'s dict. pyg: make PyG objects. move:
+    applied to every tensor (a copy to the device), else they stay over the batch's memory."""
+    dtype = raw["feature_dtype"]
+    if move is not None:
+        tensor, features = (lambda a: move(_tensor(a))), (lambda a, d: move(_features(a, d)))
+    else:
+        tensor, features = _tensor, _features
+    extra = {"part": raw["part"], "epoch": raw["epoch"], "batch_index": raw["batch_index"]}
+    if not metadata["heterogeneous"]:
+        n, e = raw["nodes"][0], raw["edges"][0]
+        fields = dict(
+            x=features(n["x"], dtype), y=tensor(n["y"]), edge_index=tensor(e["edge_index"]),
+            n_id=tensor(n["ids"]), batch_size=raw["batch_size"],
+            num_sampled_nodes=list(n["num_sampled_nodes"]),
+            num_sampled_edges=list(e["num_sampled_edges"]), **extra)
+        return _PygData(**fields) if pyg else Batch(**fields)
+
+    types = metadata["node_types"]
+    seed = raw["seed_block"]
+    nodes = {}
+    for i, n in enumerate(raw["nodes"]):
+        f = {"n_id": tensor(n["ids"]), "num_sampled_nodes": list(n["num_sampled_nodes"])}
+        if types[i]["feat_dim"] > 0:
+            f["x"] = features(n["x"], dtype)
+        if i == seed or types[i]["num_classes"] > 0:
+            f["y"] = tensor(n["y"])
+        if i == seed:
+            f["batch_size"] = raw["batch_size"]
+        nodes[n["type"]] = f
+    edges = {}
+    for e in raw["edges"]:
+        src, dst = types[e["src_block"]]["name"], types[e["dst_block"]]["name"]
+        edges[_edge_key(e["type"], src, dst)] = {
+            "edge_index": tensor(e["edge_index"]),
+            "num_sampled_edges": list(e["num_sampled_edges"])}
+    if pyg:
+        data = _PygHeteroData()
+        for k, f in list(nodes.items()) + list(edges.items()):
+            for name, v in f.items():
+                data[k][name] = v
+        for name, v in extra.items():
+            data[name] = v
+        return data
+    return HeteroBatch({k: _Store(**f) for k, f in nodes.items()},
+                       {k: _Store(**f) for k, f in edges.items()}, **extra)
+
+
+__all__ = ["Batch", "HeteroBatch", "build", "pyg_available"]

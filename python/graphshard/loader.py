@@ -1,0 +1,231 @@
+"""graphshard.Loader: PyG's NeighborLoader interface over graphshard's partition servers."""
+import os
+import queue
+import threading
+
+from graphshard import _graphshard
+from graphshard import data as _data
+
+
+def _dist():
+    try:
+        import torch.distributed as dist
+    except ImportError:  # pragma: no cover - a PyTorch without distributed
+        return None
+    return dist if dist.is_available() and dist.is_initialized() else None
+
+
+class Loader:
+    """Minibatches of one split, sampled by the graphshard servers.
+
+    registry / servers: where the servers are (a --registry folder, or ["host:port", ...] with
+        index = part), as for graphshard-trainer.
+    split: "train", "val" or "test" (the seeds of the partition's split).
+    num_neighbors: fanout per hop (-1 = every neighbor), as PyG's NeighborLoader.
+    batch_size, shuffle (default: split == "train"), replace: as NeighborLoader.
+    seed, epoch: batches are a function of (seed, epoch, batch index), the same as
+        graphshard-trainer --seed SEED gives in that epoch. `epoch` is the first epoch's number;
+        each complete pass over the loader moves to the next epoch (a new shuffle, as
+        NeighborLoader reshuffles every pass); set_epoch(e) sets it, as DistributedSampler.
+    equal_steps (default: split == "train"): every rank gets the all-ranks maximum of steps (the
+        server wraps around its shuffled seeds with full batches), so that DDP-style collectives
+        per step never hang. Off: each rank has its own count (evaluation counts every seed once).
+    rank, world_size: default RANK / WORLD_SIZE (SLURM_PROCID / SLURM_NTASKS) as graphshard-trainer
+        reads them. With world_size > 1, torch.distributed must be initialized (the ranks
+        all-gather their host ids and step counts through it, in the constructor).
+    feature_dtype: "float32", "float16" or "bfloat16" on the wire (and in the batch's x).
+    max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
+        the server's ring; keep more and the server waits up to 1 s per batch for one back).
+    output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
+        plain Batch / HeteroBatch with the same field names), "pyg" or "plain".
+    device, prefetch: with a device, a background thread reads `prefetch` steps ahead; on a CUDA
+        device it also copies each batch there on a side stream, by DMA straight out of the
+        shared memory (the ring segments are page-locked with PyTorch's CUDA runtime, as
+        graphshard-trainer --h2d registered), and the training stream waits for that copy on the
+        GPU. Without a device (the default), batches are read when asked and stay in shared
+        memory: batch.to(device) is then the user's copy, as with NeighborLoader.
+
+    Iterating yields one batch per step; a rank with no seeds at all gets None steps (it must
+    still join the step's collectives). Errors raise graphshard.Error naming the server.
+    """
+
+    def __init__(self, registry=None, servers=None, split="train", num_neighbors=(10, 5),
+                 batch_size=256, shuffle=None, replace=False, seed=0, epoch=1,
+                 equal_steps=None, rank=None, world_size=None, process_group=None,
+                 feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
+                 rpc_timeout_s=60.0, output="auto", device=None, prefetch=2):
+        if (registry is None) == (servers is None):
+            raise ValueError("give exactly one of registry=DIR and servers=[host:port, ...]")
+        if output not in ("auto", "pyg", "plain"):
+            raise ValueError(f"output={output!r}: expected 'auto', 'pyg' or 'plain'")
+        if output == "pyg" and not _data.pyg_available():
+            raise ImportError("output='pyg' but torch_geometric is not importable")
+        self._pyg = _data.pyg_available() if output == "auto" else output == "pyg"
+        env = _graphshard.rendezvous() if rank is None or world_size is None else {}
+        self.rank = env["rank"] if rank is None else int(rank)
+        self.world_size = env["world_size"] if world_size is None else int(world_size)
+        self.split = split
+        self.batch_size = int(batch_size)
+        self.shuffle = split == "train" if shuffle is None else bool(shuffle)
+        self.equal_steps = split == "train" if equal_steps is None else bool(equal_steps)
+        self.epoch = int(epoch)
+        self._group = process_group
+        dist = _dist()
+        if self.world_size > 1:
+            if dist is None:
+                raise RuntimeError(
+                    f"graphshard.Loader: world_size {self.world_size} but torch.distributed is "
+                    "not initialized (call torch.distributed.init_process_group first: the "
+                    "ranks exchange host ids and step counts through it)")
+            if dist.get_world_size(process_group) != self.world_size or \
+                    dist.get_rank(process_group) != self.rank:
+                raise RuntimeError(
+                    f"graphshard.Loader: rank {self.rank} of {self.world_size} (from the "
+                    f"environment or arguments) but torch.distributed says rank "
+                    f"{dist.get_rank(process_group)} of {dist.get_world_size(process_group)}")
+        self._client = _graphshard.Client(
+            registry=os.fspath(registry) if registry is not None else "",
+            servers=list(servers) if servers is not None else [], split=split,
+            fanouts=[int(f) for f in num_neighbors], batch_size=self.batch_size,
+            shuffle=self.shuffle, replace=bool(replace), seed=int(seed),
+            feature_dtype=feature_dtype, rank=self.rank, world_size=self.world_size,
+            server_wait_s=float(server_wait_s), rpc_timeout_s=float(rpc_timeout_s),
+            max_held_batches=int(max_held_batches))
+        self.metadata = self._client.metadata()
+        self.device = None
+        self.prefetch = int(prefetch)
+        self.cuda_host_registered = False
+        if device is not None:
+            import torch
+            self.device = torch.device(device)
+            if self.prefetch < 1:
+                raise ValueError(f"prefetch={prefetch}: must be >= 1 with a device")
+            if self.device.type == "cuda":
+                if self.device.index is None:
+                    self.device = torch.device("cuda", torch.cuda.current_device())
+                torch.cuda.init()  # loads the CUDA runtime the ring segments are registered with
+                self.cuda_host_registered = self._client.register_cuda_host()
+        hosts = self._all_gather(_graphshard.host_id())
+        self._client.assign(hosts)
+        natural = self._client.natural_steps()
+        self._steps = max(self._all_gather(natural)) if self.equal_steps else natural
+        if self._steps == 0 and self.equal_steps:
+            raise RuntimeError(f"graphshard.Loader: no rank has any '{split}' seed")
+
+    def _all_gather(self, value):
+        if self.world_size == 1:
+            return [value]
+        out = [None] * self.world_size
+        _dist().all_gather_object(out, value, group=self._group)
+        return out
+
+    @property
+    def num_seeds(self):
+        """This rank's seeds of the split."""
+        return self._client.num_seeds()
+
+    @property
+    def shares(self):
+        """(part, chunk, num_chunks) of each server this rank reads (trainer/assignment.h)."""
+        return [tuple(s) for s in self._client.shares()]
+
+    def __len__(self):
+        return self._steps
+
+    def set_epoch(self, epoch):
+        self.epoch = int(epoch)
+
+    def _raw_steps(self):
+        epoch = self.epoch
+        self._client.start_epoch(epoch, self._steps)
+        while True:
+            raw = self._client.next()
+            if raw is None:
+                break
+            yield raw
+        self.epoch = epoch + 1
+
+    def __iter__(self):
+        if self.device is None:
+            for raw in self._raw_steps():
+                yield _data.build(raw, self.metadata, self._pyg) if raw else None
+            return
+        yield from self._prefetched()
+
+    def _prefetched(self):
+        import torch
+        cuda = self.device.type == "cuda"
+        stream = torch.cuda.Stream(self.device) if cuda else None
+        ready = queue.Queue(maxsize=self.prefetch)
+        stop = threading.Event()
+        end = object()
+
+        def move(t):
+            if t.dim() == 2 and not t.is_contiguous():  # edge_index: two rows apart in the segment
+                return torch.stack([row.to(self.device, non_blocking=True) for row in t])
+            return t.to(self.device, non_blocking=True)
+
+        def put(item):
+            while not stop.is_set():
+                try:
+                    ready.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    pass
+
+        def produce():
+            try:
+                if cuda:
+                    torch.cuda.set_device(self.device)
+                for raw in self._raw_steps():
+                    if stop.is_set():
+                        return
+                    if not raw:
+                        put((None, None))
+                        continue
+                    if not cuda:
+                        put((_data.build(raw, self.metadata, self._pyg), None))
+                        continue
+                    with torch.cuda.stream(stream):
+                        batch = _data.build(raw, self.metadata, self._pyg, move)
+                        copied = torch.cuda.Event()
+                        copied.record(stream)
+                    # The segment goes back to the server (raw dropped) only once the copy is done.
+                    copied.synchronize()
+                    del raw
+                    put((batch, copied))
+            except BaseException as e:  # re-raised in the iterating thread
+                put(e)
+            put(end)
+
+        thread = threading.Thread(target=produce, name="graphshard-prefetch", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = ready.get()
+                if item is end:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                batch, copied = item
+                if copied is not None:
+                    compute = torch.cuda.current_stream(self.device)
+                    compute.wait_event(copied)
+                    for t in _data.tensors(batch):  # allocated on the side stream, used here
+                        t.record_stream(compute)
+                yield batch
+        finally:
+            stop.set()
+            while thread.is_alive():
+                try:
+                    ready.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            thread.join()
+
+    def __repr__(self):
+        return (f"graphshard.Loader(split={self.split!r}, batch_size={self.batch_size}, "
+                f"steps={self._steps}, epoch={self.epoch}, rank={self.rank}/{self.world_size})")
+
+
+__all__ = ["Loader"]

@@ -1,0 +1,166 @@
+#include "python/loader_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "shm/ring.h"
+
+namespace graphshard::python {
+namespace {
+
+absl::Status CheckOptions(const LoaderOptions& o) {
+  if (o.registry_dir.empty() == o.servers.empty()) {
+    return absl::InvalidArgumentError("give exactly one of registry=DIR and servers=[...]");
+  }
+  if (o.split != "train" && o.split != "val" && o.split != "test") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("split='", o.split, "': expected 'train', 'val' or 'test'"));
+  }
+  if (o.fanouts.empty()) return absl::InvalidArgumentError("num_neighbors is empty");
+  for (int32_t f : o.fanouts) {
+    if (f == 0 || f < -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_neighbors has ", f, ": expected >= 1, or -1 for every neighbor"));
+    }
+  }
+  if (o.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size=", o.batch_size, ": must be >= 1"));
+  }
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", o.rank, " with world_size ", o.world_size,
+                     ": expected 0 <= rank < world_size"));
+  }
+  if (o.max_held_batches < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_held_batches=", o.max_held_batches, ": must be >= 1"));
+  }
+  if (!(o.server_wait_s > 0) || !(o.rpc_timeout_s > 0)) {
+    return absl::InvalidArgumentError("server_wait_s and rpc_timeout_s must be > 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LoaderCore>> LoaderCore::Connect(const LoaderOptions& options) {
+  RETURN_IF_ERROR(CheckOptions(options));
+  trainer::DiscoveryOptions d;
+  d.registry_dir = options.registry_dir;
+  d.servers = options.servers;
+  d.server_wait_s = options.server_wait_s;
+  d.client.rpc_timeout_s = options.rpc_timeout_s;
+  ASSIGN_OR_RETURN(trainer::ServerSet servers, trainer::ConnectServers(d));
+  auto core = std::unique_ptr<LoaderCore>(new LoaderCore(options, std::move(servers)));
+  core->host_id_ = shm::HostId();
+  return core;
+}
+
+void LoaderCore::SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks) {
+  for (auto& client : servers_.clients) client->SetRingMapHooks(hooks);
+}
+
+absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
+  if (std::ssize(rank_hosts) != options_.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(rank_hosts.size(), " host ids for world_size ",
+                                                   options_.world_size));
+  }
+  ASSIGN_OR_RETURN(shares_,
+                   trainer::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids));
+  shards_.clear();
+  for (const trainer::ServerShare& share : shares_) {
+    trainer::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];
+    ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(options_.split));
+    absl::Span<const int64_t> chunk = trainer::ChunkOf(ids, share.chunk, share.num_chunks);
+    shards_.push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
+  }
+  assigned_ = true;
+  return absl::OkStatus();
+}
+
+int64_t LoaderCore::natural_steps() const {
+  int64_t n = 0;
+  for (const trainer::ShardSeeds& s : shards_) {
+    n += trainer::NaturalBatches(std::ssize(s.ids), options_.batch_size);
+  }
+  return n;
+}
+
+int64_t LoaderCore::num_seeds() const {
+  int64_t n = 0;
+  for (const trainer::ShardSeeds& s : shards_) n += std::ssize(s.ids);
+  return n;
+}
+
+absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
+  if (!assigned_) return absl::FailedPreconditionError("StartEpoch before Assign");
+  const int64_t natural = natural_steps();
+  if (steps < natural) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(steps, " steps for ", natural, " batches of this rank"));
+  }
+  streams_.clear();  // the last epoch's streams end (cancelled when unfinished) first
+  std::vector<int64_t> per_stream;
+  for (const trainer::ShardSeeds& s : shards_) {
+    per_stream.push_back(trainer::NaturalBatches(std::ssize(s.ids), options_.batch_size));
+  }
+  const trainer::EpochSchedule schedule = trainer::ScheduleEpoch(per_stream, steps);
+  streams_.resize(shards_.size());
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    if (schedule.stream_batches[i] == 0) continue;
+    trainer::StreamOptions so;
+    so.seeds = shards_[i].ids;
+    so.batch_size = options_.batch_size;
+    so.shuffle = options_.shuffle;
+    so.shuffle_seed = trainer::StreamShuffleSeed(options_.seed, shards_[i].part);
+    so.epoch = epoch;
+    so.num_batches = schedule.stream_batches[i];
+    so.fanouts = options_.fanouts;
+    so.replace = options_.replace;
+    so.feature_dtype = options_.feature_dtype;
+    so.client_host_id = host_id_;
+    so.max_held_batches = options_.max_held_batches;
+    ASSIGN_OR_RETURN(streams_[i],
+                     servers_.clients[static_cast<size_t>(shards_[i].part)]->StreamBatches(
+                         so, servers_.metadata));
+  }
+  step_stream_ = schedule.step_stream;
+  next_step_ = 0;
+  drained_ = false;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoaderStep> LoaderCore::Next() {
+  LoaderStep step;
+  if (next_step_ >= step_stream_.size()) {
+    if (!drained_) {
+      // Each stream's end, and so its final status (an error after the last batch still counts).
+      drained_ = true;
+      for (size_t i = 0; i < streams_.size(); ++i) {
+        if (streams_[i] == nullptr) continue;
+        ASSIGN_OR_RETURN(absl::optional<trainer::MinibatchData> extra, streams_[i]->Next());
+        if (extra.has_value()) {
+          return absl::DataLossError(absl::StrCat("server of part ", shards_[i].part,
+                                                  " sent more batches than asked"));
+        }
+      }
+    }
+    step.end = true;
+    return step;
+  }
+  const int s = step_stream_[next_step_++];
+  if (s < 0) return step;
+  step.part = shards_[static_cast<size_t>(s)].part;
+  ASSIGN_OR_RETURN(step.batch, streams_[static_cast<size_t>(s)]->Next());
+  if (!step.batch.has_value()) {
+    return absl::DataLossError(absl::StrCat("the stream of part ", step.part,
+                                            " ended before step ", next_step_ - 1,
+                                            " (the server sent too few batches)"));
+  }
+  return step;
+}
+
+}  // namespace graphshard::python

@@ -1,0 +1,106 @@
+#ifndef GRAPHSHARD_PYTHON_LOADER_CORE_H_
+#define GRAPHSHARD_PYTHON_LOADER_CORE_H_
+
+// The Python loader's C++ side, without Python and without Torch: the trainer's Torch-free
+// client layer (trainer/server_set.h, assignment.h, epoch_plan.h, batch_client.h) put together
+// for one split, so that `graphshard.Loader` reads the same seeds, in the same steps, as
+// graphshard-trainer would on the same rank: host-local assignment (AssignHostLocal over every
+// rank's host id), the server's shuffle from (StreamShuffleSeed(seed, part), epoch), and, for
+// training, every rank running the same number of steps (the caller hands in the all-ranks
+// maximum). The module (python/module.cc) wraps it; the collectives (host ids, step counts) are
+// the caller's, through torch.distributed.
+// Not thread-safe: one thread drives it (the Python binding holds the GIL around every call
+// but Next(), which a single iterator calls).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/optional.h"
+#include "shm/ring.h"
+#include "trainer/assignment.h"
+#include "trainer/batch_client.h"
+#include "trainer/data_types.h"
+#include "trainer/epoch_plan.h"
+#include "trainer/server_set.h"
+
+namespace graphshard::python {
+
+struct LoaderOptions {
+  std::string registry_dir;          // one of these two (trainer/server_set.h)
+  std::vector<std::string> servers;  // index = part
+  std::string split = "train";       // train, val or test
+  std::vector<int32_t> fanouts = {10, 5};  // -1 = every neighbor
+  int64_t batch_size = 256;
+  bool shuffle = true;
+  bool replace = false;
+  uint64_t seed = 0;  // the trainer's --seed: shuffles are (StreamShuffleSeed(seed, part), epoch)
+  trainer::FeatureDtype feature_dtype = trainer::FeatureDtype::kFloat32;
+  int rank = 0;
+  int world_size = 1;
+  double server_wait_s = 60;
+  double rpc_timeout_s = 60;
+  int max_held_batches = 8;  // ring segments a stream may have alive in this process
+};
+
+// One step of an epoch.
+struct LoaderStep {
+  bool end = false;                             // past the epoch's last step
+  absl::optional<trainer::MinibatchData> batch;  // none: a step without a batch
+  int part = -1;                                // the server it came from
+};
+
+class LoaderCore {
+ public:
+  // Connects to every server (registry or list) within server_wait_s. InvalidArgument for bad
+  // options (naming the option), and the errors of trainer::ConnectServers.
+  static absl::StatusOr<std::unique_ptr<LoaderCore>> Connect(const LoaderOptions& options);
+
+  const trainer::ServerMetadata& metadata() const { return servers_.metadata; }
+  // Hooks for the ring segments every server's client maps (python/cuda_host.h); before the
+  // first StartEpoch.
+  void SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks);
+  const LoaderOptions& options() const { return options_; }
+
+  // This rank's seeds: its share of the split on the parts AssignHostLocal gives it, from
+  // `rank_hosts` (every rank's shm::HostId(), index = rank). The errors of AssignHostLocal and
+  // GetSplit.
+  absl::Status Assign(const std::vector<std::string>& rank_hosts);
+  const std::vector<trainer::ServerShare>& shares() const { return shares_; }
+  // After Assign: ceil(seeds / batch_size) summed over this rank's parts.
+  int64_t natural_steps() const;
+  int64_t num_seeds() const;
+
+  // Opens epoch `epoch` with `steps` (>= natural_steps()) steps, closing the last one's streams:
+  // the surplus steps go to the first part with seeds (its server wraps around with full
+  // batches, as for the trainer). FailedPrecondition before Assign; InvalidArgument for too few
+  // steps; the errors of StreamBatches.
+  absl::Status StartEpoch(int64_t epoch, int64_t steps);
+
+  // The next step of the epoch (blocks on the server). After the last one, `end`, once each
+  // stream was read to its end (its final status). The stream's error naming the server,
+  // DataLoss for a stream that ends early or carries more than asked.
+  absl::StatusOr<LoaderStep> Next();
+
+ private:
+  LoaderCore(const LoaderOptions& options, trainer::ServerSet servers)
+      : options_(options), servers_(std::move(servers)) {}
+
+  LoaderOptions options_;
+  trainer::ServerSet servers_;
+  std::string host_id_;
+  std::vector<trainer::ServerShare> shares_;
+  std::vector<trainer::ShardSeeds> shards_;
+  bool assigned_ = false;
+  // The open epoch.
+  std::vector<std::unique_ptr<trainer::BatchStream>> streams_;
+  std::vector<int> step_stream_;
+  size_t next_step_ = 0;
+  bool drained_ = false;
+};
+
+}  // namespace graphshard::python
+
+#endif  // GRAPHSHARD_PYTHON_LOADER_CORE_H_

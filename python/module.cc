@@ -1,0 +1,290 @@
+// graphshard._graphshard: the pybind11 binding of python/loader_core.h. Batches come back as
+// numpy arrays over the batch's own memory (the shared-memory segment, or the gRPC message for
+// inline batches), each holding a capsule that owns the batch: the segment goes back to the
+// server when the last array (or the torch tensor made from it by torch.from_numpy) is freed.
+// The arrays are read-only (the mapping is): clone before writing in place. Python sees Torch
+// only in graphshard/loader.py, so this module builds without LibTorch.
+// A Status becomes graphshard.Error (a RuntimeError) with the status code's name and the
+// message, which names the server. The GIL is released while a call waits on the network.
+#include <pybind11/pybind11.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "python/cuda_host.h"
+#include "python/loader_core.h"
+#include "shm/ring.h"
+#include "trainer/epoch_plan.h"
+#include "trainer/rendezvous.h"
+
+namespace graphshard::python {
+namespace {
+
+namespace py = pybind11;
+
+// Carries a Status to the registered Python exception.
+class StatusError : public std::runtime_error {
+ public:
+  explicit StatusError(const absl::Status& s)
+      : std::runtime_error(absl::StrCat(absl::StatusCodeToString(s.code()), ": ", s.message())) {}
+};
+
+void ThrowIfError(const absl::Status& s) {
+  if (!s.ok()) throw StatusError(s);
+}
+
+template <typename T>
+T ValueOrThrow(absl::StatusOr<T> s) {
+  ThrowIfError(s.status());
+  return *std::move(s);
+}
+
+trainer::FeatureDtype ParseDtype(const std::string& name) {
+  if (name == "float32") return trainer::FeatureDtype::kFloat32;
+  if (name == "float16") return trainer::FeatureDtype::kFloat16;
+  if (name == "bfloat16") return trainer::FeatureDtype::kBFloat16;
+  throw py::value_error("feature_dtype='" + name + "': expected float32, float16 or bfloat16");
+}
+
+const char* DtypeName(trainer::FeatureDtype d) {
+  switch (d) {
+    case trainer::FeatureDtype::kFloat16:
+      return "float16";
+    case trainer::FeatureDtype::kBFloat16:
+      return "bfloat16";
+    case trainer::FeatureDtype::kFloat32:
+      break;
+  }
+  return "float32";
+}
+
+// A read-only array of `shape` over `view`, kept alive by `base` (the batch's capsule). Copied
+// when the bytes are not aligned for the element type (inline protobuf bytes need not be).
+py::array Over(const trainer::ByteView& view, py::dtype dtype, std::vector<py::ssize_t> shape,
+               const py::object& base) {
+  const auto item = static_cast<uintptr_t>(dtype.itemsize());
+  if (view.size == 0 || reinterpret_cast<uintptr_t>(view.data) % item != 0) {
+    py::array copy(dtype, shape);
+    if (view.size > 0) std::memcpy(copy.mutable_data(), view.data, view.size);
+    return copy;
+  }
+  py::array a(dtype, shape, {}, view.data, base);
+  // The segment is mapped read-only: a write would fault, so numpy must refuse it.
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+// edge_index [2, E] (row 0 src, row 1 dst, PyG's order). Without a copy when dst lies after src
+// at a multiple of 8 bytes (the same segment): one array with a row stride of dst - src.
+py::array EdgeIndex(const trainer::EdgeBlockData& e, const py::object& base) {
+  const auto src = reinterpret_cast<uintptr_t>(e.src.data);
+  const auto dst = reinterpret_cast<uintptr_t>(e.dst.data);
+  const py::dtype i64 = py::dtype::of<int64_t>();
+  if (e.num_edges > 0 && src % 8 == 0 && dst > src && (dst - src) % 8 == 0) {
+    py::array a(i64, {py::ssize_t{2}, static_cast<py::ssize_t>(e.num_edges)},
+                {static_cast<py::ssize_t>(dst - src), py::ssize_t{8}}, e.src.data, base);
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+  }
+  py::array_t<int64_t> a({py::ssize_t{2}, static_cast<py::ssize_t>(e.num_edges)});
+  if (e.num_edges > 0) {
+    std::memcpy(a.mutable_data(0, 0), e.src.data, e.src.size);
+    std::memcpy(a.mutable_data(1, 0), e.dst.data, e.dst.size);
+  }
+  return a;
+}
+
+py::dict BatchToPython(trainer::MinibatchData batch, int part) {
+  // One capsule per batch owns it; every array holds the capsule.
+  auto* owner = new std::shared_ptr<const void>(std::move(batch.owner));
+  py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
+  // numpy has no bfloat16: carried as int16, viewed as torch.bfloat16 by data.py.
+  const py::dtype feature(batch.feature_dtype == trainer::FeatureDtype::kFloat32   ? "float32"
+                          : batch.feature_dtype == trainer::FeatureDtype::kFloat16 ? "float16"
+                                                                                   : "int16");
+  const py::dtype i64 = py::dtype::of<int64_t>();
+  py::list nodes;
+  for (const trainer::NodeBlockData& n : batch.nodes) {
+    py::dict d;
+    d["type"] = n.node_type;
+    d["ids"] = Over(n.ids, i64, {n.num_nodes}, base);
+    d["x"] = Over(n.features, feature, {n.num_nodes, n.feat_dim}, base);
+    d["y"] = Over(n.labels, i64, {n.num_nodes}, base);
+    d["num_sampled_nodes"] = n.num_sampled_nodes;
+    nodes.append(d);
+  }
+  py::list edges;
+  for (const trainer::EdgeBlockData& e : batch.edges) {
+    py::dict d;
+    d["type"] = e.edge_type;
+    d["src_block"] = e.src_block;
+    d["dst_block"] = e.dst_block;
+    d["edge_index"] = EdgeIndex(e, base);
+    d["num_sampled_edges"] = e.num_sampled_edges;
+    edges.append(d);
+  }
+  py::dict out;
+  out["part"] = part;
+  out["epoch"] = batch.epoch;
+  out["batch_index"] = batch.batch_index;
+  out["batch_size"] = batch.batch_size;
+  out["seed_block"] = batch.seed_block;
+  out["feature_dtype"] = DtypeName(batch.feature_dtype);
+  out["shared_memory"] = batch.shared_memory;
+  out["nodes"] = nodes;
+  out["edges"] = edges;
+  return out;
+}
+
+py::dict MetadataToPython(const trainer::ServerMetadata& md) {
+  py::list node_types;
+  for (const trainer::NodeTypeInfo& t : md.node_types) {
+    py::dict d;
+    d["name"] = t.name;
+    d["num_nodes"] = t.num_nodes;
+    d["feat_dim"] = t.feat_dim;
+    d["num_classes"] = t.num_classes;
+    node_types.append(d);
+  }
+  py::list edge_types;
+  for (const trainer::EdgeTypeInfo& e : md.edge_types) {
+    py::dict d;
+    d["name"] = e.name;
+    d["src"] = md.node_types[static_cast<size_t>(e.src)].name;
+    d["dst"] = md.node_types[static_cast<size_t>(e.dst)].name;
+    edge_types.append(d);
+  }
+  py::dict out;
+  out["num_parts"] = md.num_parts;
+  out["num_nodes"] = md.num_nodes;
+  out["feat_dim"] = md.feat_dim;
+  out["num_classes"] = md.num_classes;
+  out["target_type"] = md.target_type;
+  out["heterogeneous"] = md.heterogeneous();
+  out["node_types"] = node_types;
+  out["edge_types"] = edge_types;
+  return out;
+}
+
+std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::string> servers,
+                                    std::string split, std::vector<int32_t> fanouts,
+                                    int64_t batch_size, bool shuffle, bool replace, uint64_t seed,
+                                    const std::string& feature_dtype, int rank, int world_size,
+                                    double server_wait_s, double rpc_timeout_s,
+                                    int max_held_batches) {
+  LoaderOptions o;
+  o.registry_dir = std::move(registry);
+  o.servers = std::move(servers);
+  o.split = std::move(split);
+  o.fanouts = std::move(fanouts);
+  o.batch_size = batch_size;
+  o.shuffle = shuffle;
+  o.replace = replace;
+  o.seed = seed;
+  o.feature_dtype = ParseDtype(feature_dtype);
+  o.rank = rank;
+  o.world_size = world_size;
+  o.server_wait_s = server_wait_s;
+  o.rpc_timeout_s = rpc_timeout_s;
+  o.max_held_batches = max_held_batches;
+  absl::StatusOr<std::unique_ptr<LoaderCore>> core;
+  {
+    py::gil_scoped_release release;
+    core = LoaderCore::Connect(o);
+  }
+  return ValueOrThrow(std::move(core));
+}
+
+py::dict Rendezvous() {
+  trainer::RendezvousConfig c = ValueOrThrow(trainer::ParseRendezvous(trainer::ProcessEnv()));
+  py::dict d;
+  d["rank"] = c.rank;
+  d["world_size"] = c.world_size;
+  d["local_rank"] = c.local_rank;
+  d["master_addr"] = c.master_addr;
+  d["master_port"] = c.master_port;
+  return d;
+}
+
+}  // namespace
+}  // namespace graphshard::python
+
+PYBIND11_MODULE(_graphshard, m) {
+  namespace py = pybind11;
+  using graphshard::python::LoaderCore;
+  using graphshard::python::LoaderStep;
+  m.doc() = "graphshard's client library (see graphshard.Loader).";
+  py::register_exception<graphshard::python::StatusError>(m, "Error", PyExc_RuntimeError);
+  m.def("host_id", &graphshard::shm::HostId,
+        "This host's id, as servers and trainers compare it (shm::HostId).");
+  m.def("stream_shuffle_seed", &graphshard::trainer::StreamShuffleSeed, py::arg("seed"),
+        py::arg("part"), "The shuffle seed a training stream of `part` uses for run seed `seed`.");
+  m.def("rendezvous", &graphshard::python::Rendezvous,
+        "RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT as graphshard-trainer reads them "
+        "(SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID as fallbacks).");
+  py::class_<LoaderCore>(m, "Client")
+      .def(py::init(&graphshard::python::Connect), py::arg("registry"), py::arg("servers"),
+           py::arg("split"), py::arg("fanouts"), py::arg("batch_size"), py::arg("shuffle"),
+           py::arg("replace"), py::arg("seed"), py::arg("feature_dtype"), py::arg("rank"),
+           py::arg("world_size"), py::arg("server_wait_s"), py::arg("rpc_timeout_s"),
+           py::arg("max_held_batches"))
+      .def("metadata",
+           [](const LoaderCore& c) { return graphshard::python::MetadataToPython(c.metadata()); })
+      .def("assign",
+           [](LoaderCore& c, const std::vector<std::string>& rank_hosts) {
+             absl::Status s;
+             {
+               py::gil_scoped_release release;
+               s = c.Assign(rank_hosts);
+             }
+             graphshard::python::ThrowIfError(s);
+           })
+      .def("shares",
+           [](const LoaderCore& c) {
+             py::list out;
+             for (const auto& s : c.shares()) out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
+             return out;
+           })
+      // Page-locks the ring segments with the loaded CUDA runtime (python/cuda_host.h); before
+      // the first epoch. False (nothing registered) without a loaded libcudart.
+      .def("register_cuda_host",
+           [](LoaderCore& c) {
+             absl::StatusOr<graphshard::shm::ShmRingReader::MapHooks> hooks =
+                 graphshard::python::LoadedCudaHostRegisterHooks();
+             if (!hooks.ok()) return false;
+             c.SetRingMapHooks(*hooks);
+             return true;
+           })
+      .def("natural_steps", &LoaderCore::natural_steps)
+      .def("num_seeds", &LoaderCore::num_seeds)
+      .def("start_epoch",
+           [](LoaderCore& c, int64_t epoch, int64_t steps) {
+             absl::Status s;
+             {
+               py::gil_scoped_release release;
+               s = c.StartEpoch(epoch, steps);
+             }
+             graphshard::python::ThrowIfError(s);
+           })
+      // The next step: None past the last, {} for a step without a batch, else the batch.
+      .def("next", [](LoaderCore& c) -> py::object {
+        absl::StatusOr<LoaderStep> step;
+        {
+          py::gil_scoped_release release;
+          step = c.Next();
+        }
+        LoaderStep s = graphshard::python::ValueOrThrow(std::move(step));
+        if (s.end) return py::none();
+        if (!s.batch.has_value()) return py::dict();
+        return graphshard::python::BatchToPython(*std::move(s.batch), s.part);
+      });
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""graphshard.Loader's batches equal the C++ side's for the same (seed, epoch, batch): 2 real
+servers on Cora; the loader (one rank, so it reads both parts, through shared memory) against
+tests/tools/batch_digest --dump (plain gRPC, inline bytes, shuffle seed StreamShuffleSeed(seed,
+part) as graphshard-trainer --seed uses), array by array, in several sampling configurations
+(float32, float16 and bfloat16 features, fanout -1, read ahead by the prefetch thread). Also: the tensors of a shared-memory batch
+are views of the segment (no copy), and every epoch and batch index is seen exactly once.
+Usage: loader_batches_test.py BIN_DIR SOURCE_DIR (PYTHONPATH=<build>/python)."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+import gs_testlib as t
+import graphshard
+
+CONFIGS = [
+    dict(num_neighbors=[10, 5], batch_size=64, feature_dtype="float32", seed=3, epoch=2),
+    # Read ahead by the loader's background thread (device="cpu": no copy).
+    dict(num_neighbors=[5, -1], batch_size=100, feature_dtype="float16", seed=11, epoch=1,
+         device="cpu", prefetch=3),
+    dict(num_neighbors=[4, 3], batch_size=50, feature_dtype="bfloat16", seed=0, epoch=5),
+]
+
+
+def mapping_of(address):
+    """The /proc/self/maps line of the mapping holding `address` ('' if none)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= address < hi:
+                return line.strip()
+    return ""
+
+
+def read(path, dtype):
+    return np.fromfile(path, dtype=dtype)
+
+
+def check_config(env, registry, addresses, cfg):
+    loader = graphshard.Loader(registry=registry, split="train", output="plain", **cfg)
+    assert loader.world_size == 1 and loader.shares == [(0, 0, 1), (1, 0, 1)], loader.shares
+    seen = {}
+    for batch in loader:
+        key = (batch.part, batch.epoch, batch.batch_index)
+        if key in seen:
+            t.fail(f"batch {key} twice")
+        seen[key] = batch
+    if loader.epoch != cfg["epoch"] + 1:
+        t.fail(f"loader.epoch {loader.epoch} after one pass from {cfg['epoch']}")
+    if len(seen) != len(loader):
+        t.fail(f"{len(seen)} batches for {len(loader)} steps")
+
+    dump = os.path.join(env.work, f"dump_{len(os.listdir(env.work))}")
+    os.makedirs(dump)
+    seeds = [graphshard.stream_shuffle_seed(cfg["seed"], p) for p in range(2)]
+    t.run([os.path.join(env.bin, "batch_digest"), "--servers", ",".join(addresses),
+           "--epochs", "1", "--first-epoch", str(cfg["epoch"]), "--batch-size",
+           str(cfg["batch_size"]), "--fanouts", ",".join(map(str, cfg["num_neighbors"])),
+           "--dtype", cfg["feature_dtype"], "--shuffle-seeds", ",".join(map(str, seeds)),
+           "--dump", dump], 120)
+    files = sorted(os.listdir(dump))
+    expected = {tuple(int(x[1:]) for x in f.split("_")[:3]) for f in files}
+    if set(seen) != expected:
+        t.fail(f"loader batches {sorted(seen)} vs C++ {sorted(expected)}")
+    fdtype = {"float32": np.float32, "float16": np.float16, "bfloat16": np.int16}[cfg["feature_dtype"]]
+    for (part, epoch, index), b in seen.items():
+        stem = os.path.join(dump, f"s{part}_e{epoch}_b{index}_")
+        x = b.x.view(torch.int16) if cfg["feature_dtype"] == "bfloat16" else b.x
+        pairs = [("n0_ids", b.n_id, np.int64), ("n0_features", x.reshape(-1), fdtype),
+                 ("n0_labels", b.y, np.int64), ("e0_src", b.edge_index[0], np.int64),
+                 ("e0_dst", b.edge_index[1], np.int64)]
+        for name, tensor, dtype in pairs:
+            want = read(stem + name, dtype)
+            if not np.array_equal(tensor.contiguous().numpy(), want):
+                t.fail(f"batch {(part, epoch, index)} {name} differs from the C++ client's")
+        if b.num_sampled_nodes != read(stem + "n0_num_sampled", np.int64).tolist() or \
+                b.num_sampled_edges != read(stem + "e0_num_sampled", np.int64).tolist():
+            t.fail(f"batch {(part, epoch, index)}: per-hop counts differ")
+        if len(b.num_sampled_nodes) != len(cfg["num_neighbors"]) + 1:
+            t.fail(f"num_sampled_nodes {b.num_sampled_nodes} for {cfg['num_neighbors']}")
+        if not 1 <= b.batch_size <= cfg["batch_size"]:
+            t.fail(f"batch_size {b.batch_size}")
+        # Zero copy: x, y, n_id and edge_index lie in the server's shared-memory segment, mapped
+        # here (/proc/self/maps names /dev/shm), not in memory torch or numpy allocated.
+        for name, tensor in [("x", b.x), ("y", b.y), ("n_id", b.n_id),
+                             ("edge_index", b.edge_index)]:
+            if tensor.numel() and "/dev/shm/" not in mapping_of(tensor.data_ptr()):
+                t.fail(f"batch {(part, epoch, index)} {name} at {tensor.data_ptr():#x} is not in "
+                       f"a shared-memory mapping: {mapping_of(tensor.data_ptr())!r}")
+    t.note(f"{cfg}: {len(seen)} batches equal the C++ client's, tensors in shared memory")
+
+
+def main():
+    env = t.Env()
+    try:
+        env.need("batch_digest")
+        partition = env.partition_cora()
+        registry, addresses = env.start_servers(partition)
+        for cfg in CONFIGS:
+            check_config(env, registry, addresses, cfg)
+        # Bad options are ValueErrors / graphshard.Error naming the option, not crashes.
+        for bad, mention in [(dict(split="nope"), "split"), (dict(batch_size=0), "batch_size"),
+                             (dict(num_neighbors=[0]), "num_neighbors"),
+                             (dict(feature_dtype="int8"), "feature_dtype")]:
+            try:
+                graphshard.Loader(registry=registry, **bad)
+            except (ValueError, graphshard.Error) as e:
+                if mention not in str(e):
+                    t.fail(f"{bad}: message {e!r} does not name {mention}")
+            else:
+                t.fail(f"{bad} accepted")
+    finally:
+        env.cleanup()
+    t.note("ok")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
