@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Python loader benchmark (issue 20, point 3), in one command on the GPU machine (PyTorch 2.11 +
+# torch_geometric 2.8 in its python3), from the repository root:
+#
+#   source .devdeps/use-deps.sh .devdeps && bash tests/bench/python_loader_bench.sh
+#
+# Builds the binaries and the Python module graphshard._graphshard against that python3's
+# PyTorch (pybind11 from torch/include when pybind11-dev is absent; Release), generates the
+# ogbn-products-shaped graph (tests/bench/gen_products_like.py, as gpu_train_bench.sh; reused
+# from $WORK when there), partitions it into 2 parts, and then, in the same run, on 1 GPU with 2
+# servers (same server threads and prefetch for both):
+#   cpp     graphshard-trainer (GraphSAGE 3 x 256, fanouts 15,10,5, batch 1024, --h2d registered)
+#   pyg     examples/pyg_products_train.py: PyG's GraphSAGE, same sizes, graphshard.Loader with
+#           device=cuda (read ahead, DMA out of the page-locked ring segments)
+# EPOCHS epochs each; figures are of the LAST epoch (the first includes CUDA start-up).
+# Prints JSON lines (name, value, unit): each run's epoch time and data wait, then
+# python_loader_epoch_ratio = pyg / cpp epoch time (target <= 1.3; the reference: PyG's own
+# NeighborLoader with 12 workers took 12.56 s per epoch there, 90% data wait). Everything
+# (logs, per-epoch JSON) goes under $OUT (default ./python-bench-out). A run that fails prints a
+# JSON line with "error"; nothing is estimated.
+# Knobs: EPOCHS (3), PYTHON (python3), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench), JOBS (nproc),
+# SERVER_PREFETCH (8), RUN_TIMEOUT seconds per run (240), GEN_ARGS (e.g. "--num-nodes 200000
+# --num-edges 8000000" for a quick try), PY_PREFETCH (4), DEVICE (cuda; cpu for a dry run).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-$ROOT/python-bench-out}
+WORK=${WORK:-/tmp/gs-gpu-bench}
+BUILD=${BUILD:-$ROOT/build-gpu}
+JOBS=${JOBS:-$(nproc)}
+EPOCHS=${EPOCHS:-3}
+PYTHON=${PYTHON:-python3}
+SERVER_PREFETCH=${SERVER_PREFETCH:-8}
+RUN_TIMEOUT=${RUN_TIMEOUT:-240}
+PY_PREFETCH=${PY_PREFETCH:-4}
+DEVICE=${DEVICE:-cuda}
+GEN_ARGS=${GEN_ARGS:-}
+mkdir -p "$OUT" "$WORK"
+: >"$OUT/results.jsonl"
+
+if [[ -z ${DEVICE_CMAKE_ARGS:-} && -f .devdeps/use-deps.sh ]]; then
+  # shellcheck disable=SC1091
+  source .devdeps/use-deps.sh .devdeps
+fi
+
+log() { echo "[python-bench +$((SECONDS))s] $*" >&2; }
+emit() { echo "$1" | tee -a "$OUT/results.jsonl"; }
+die() {
+  log "$*"
+  emit "{\"name\": \"python_loader_bench\", \"error\": \"$*\"}"
+  exit 1
+}
+
+CORES=$(nproc)
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+PY_EXE=$("$PYTHON" -c 'import sys; print(sys.executable)') || die "no $PYTHON"
+log "machine: $CORES cores, GPU ${GPU_NAME:-none}; $PY_EXE: $("$PY_EXE" -c 'import torch, torch_geometric as g; print("torch", torch.__version__, "pyg", g.__version__)' 2>&1 | tail -1)"
+
+GRAPH=$WORK/products
+if [[ ! -s $GRAPH/edge_index.npy ]]; then
+  log "generating the graph into $GRAPH (background)"
+  # shellcheck disable=SC2086
+  ("$PY_EXE" tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 $GEN_ARGS \
+    >"$OUT/generate.log" 2>&1; echo $? >"$WORK/generate.status") &
+  GEN_PID=$!
+else
+  echo 0 >"$WORK/generate.status"
+  GEN_PID=""
+fi
+
+log "configuring $BUILD (python module for $PY_EXE)"
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DGRAPHSHARD_PYTHON="$PY_EXE" >"$OUT/cmake.log" 2>&1 ||
+  { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed (see $OUT/cmake.log)"; }
+grep -E "graphshard (trainer|python)" "$OUT/cmake.log" >&2 || true
+log "building with -j$JOBS"
+cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
+  graphshard-health graphshard-trainer graphshard_python_module >"$OUT/build.log" 2>&1 ||
+  { grep -E "error|Error" -A3 "$OUT/build.log" | head -60 >&2; die "build failed"; }
+BIN=$BUILD/bin
+export PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+"$PY_EXE" -c "import graphshard, torch_geometric" 2>"$OUT/import.log" ||
+  { cat "$OUT/import.log" >&2; die "import graphshard failed"; }
+
+if [[ -n $GEN_PID ]]; then wait "$GEN_PID"; fi
+[[ $(cat "$WORK/generate.status") == 0 ]] || { tail -20 "$OUT/generate.log" >&2; die "generate failed"; }
+PART=$WORK/p2_random
+if [[ ! -s $PART/graphshard.json ]]; then
+  log "partitioning into 2 parts"
+  "$BIN/graphshard-partition" partition --input "$GRAPH" --parts 2 --method random --seed 1 \
+    --out "$PART" >"$OUT/partition.log" 2>&1 || die "partition failed (see $OUT/partition.log)"
+fi
+
+# The servers share the cores, leaving 2 for the training process (loop + input thread).
+THREADS=$(((CORES - 2) / 2))
+((THREADS >= 1)) || THREADS=1
+
+# cpp: the C++ trainer through the launcher (as gpu_train_bench.sh's 1gpu_2srv_reg).
+log "run cpp: 2 servers x $THREADS threads, 1 trainer"
+rm -f "$OUT/cpp.metrics.jsonl"
+timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$PART" --servers 2 --trainers 1 \
+  --bin-dir "$BIN" --server-wait-s 120 --server-arg=--threads=$THREADS \
+  --server-arg=--prefetch=$SERVER_PREFETCH -- \
+  --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
+  --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 --h2d registered \
+  --prefetch 4 --threads 4 --metrics-file "$OUT/cpp.metrics.jsonl" --progress-every-s 5 \
+  >"$OUT/cpp.stdout" 2>"$OUT/cpp.stderr"
+status=$?
+CPP=$("$PY_EXE" -c '
+import json, sys
+e = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "epoch"]
+print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e))' "$OUT/cpp.metrics.jsonl" 2>/dev/null)
+if ((status != 0)) || [[ -z $CPP ]]; then
+  tail -15 "$OUT/cpp.stderr" >&2
+  emit "{\"name\": \"python_loader_cpp_trainer\", \"error\": \"exit status $status\"}"
+else
+  read -r cpp_time cpp_wait cpp_epochs <<<"$CPP"
+  emit "{\"name\": \"python_loader_cpp_trainer\", \"value\": $cpp_time, \"unit\": \"s/epoch\", \"data_wait_s\": $cpp_wait, \"epochs\": $cpp_epochs, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
+fi
+
+# pyg: the example, against 2 servers started here with the same settings.
+log "run pyg: 2 servers x $THREADS threads, examples/pyg_products_train.py"
+REG=$WORK/py_registry
+rm -rf "$REG"
+SERVER_PIDS=()
+for k in 0 1; do
+  "$BIN/graphshard-server" --partition "$PART" --part "$k" --listen 127.0.0.1:0 --registry "$REG" \
+    --threads "$THREADS" --prefetch "$SERVER_PREFETCH" >"$OUT/py_server_$k.log" 2>&1 &
+  SERVER_PIDS+=($!)
+done
+stop_servers() { kill "${SERVER_PIDS[@]}" 2>/dev/null; wait "${SERVER_PIDS[@]}" 2>/dev/null; }
+trap stop_servers EXIT
+timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
+  --epochs "$EPOCHS" --device "$DEVICE" --prefetch "$PY_PREFETCH" --hidden 256 \
+  --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 >"$OUT/pyg.stdout" 2>"$OUT/pyg.stderr"
+status=$?
+stop_servers
+PYG=$("$PY_EXE" -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+e = [r for r in lines if "epoch" in r]
+print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e), str(lines[-1].get("cuda_host_registered")).lower())' \
+  "$OUT/pyg.stdout" 2>/dev/null)
+if ((status != 0)) || [[ -z $PYG ]]; then
+  tail -15 "$OUT/pyg.stderr" >&2
+  emit "{\"name\": \"python_loader_pyg\", \"error\": \"exit status $status (124 = timeout after ${RUN_TIMEOUT}s)\"}"
+  exit 1
+fi
+read -r py_time py_wait py_epochs py_reg <<<"$PYG"
+emit "{\"name\": \"python_loader_pyg\", \"value\": $py_time, \"unit\": \"s/epoch\", \"data_wait_s\": $py_wait, \"epochs\": $py_epochs, \"cuda_host_registered\": $py_reg, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
+if [[ -n ${cpp_time:-} ]]; then
+  emit "$("$PY_EXE" -c '
+import json, sys
+py, cpp = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({"name": "python_loader_epoch_ratio", "value": round(py / cpp, 3), "unit": "x",
+                  "baseline": cpp, "target_max": 1.3, "within_target": py / cpp <= 1.3}))' \
+    "$py_time" "$cpp_time")"
+fi
+log "done in ${SECONDS}s; results in $OUT/results.jsonl"
