@@ -2,10 +2,11 @@
 extension module the CMake build made (it links graphshard's C++ libraries, so CMake builds it,
 not setuptools). The build folder: $GRAPHSHARD_BUILD_DIR, default ../build.
 
-Offline (no package index): pip install --no-build-isolation ./python, so that pip uses the
-installed setuptools rather than downloading one. Debian's own python3 refuses pip installs
-outside a virtual environment (PEP 668): python3 -m venv --system-site-packages VENV first, or
-use PYTHONPATH=<build>/python, which needs no install (docs/PYTHON.md).
+Works offline: there is no pyproject.toml, so pip uses the environment's setuptools rather than
+downloading one (--no-build-isolation says so explicitly). No install_requires: pip would try to
+download PyTorch; numpy and torch must be importable already. Debian's own python3 refuses pip
+installs outside a virtual environment (PEP 668): python3 -m venv --system-site-packages VENV
+first, or use PYTHONPATH=<build>/python, which needs no install (docs/PYTHON.md).
 """
 import glob
 import os

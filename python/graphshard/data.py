@@ -19,12 +19,15 @@ def pyg_available():
     return _PygData is not None
 
 
+# torch warns about every non-writable array given to from_numpy; the read-only contract is
+# documented above. One filter for exactly that message (warnings.catch_warnings per call is not
+# thread-safe, and the read-ahead thread makes tensors too).
+warnings.filterwarnings("ignore", message="The given NumPy array is not writable",
+                        category=UserWarning)
+
+
 def _tensor(array):
-    # torch warns once per process about non-writable arrays; the read-only contract is
-    # documented above, so the warning is silenced here only.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(array)
+    return torch.from_numpy(array)
 
 
 def _features(array, dtype):

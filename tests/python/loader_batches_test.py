@@ -4,7 +4,8 @@ servers on Cora; the loader (one rank, so it reads both parts, through shared me
 tests/tools/batch_digest --dump (plain gRPC, inline bytes, shuffle seed StreamShuffleSeed(seed,
 part) as graphshard-trainer --seed uses), array by array, in several sampling configurations
 (float32, float16 and bfloat16 features, fanout -1, read ahead by the prefetch thread). Also: the tensors of a shared-memory batch
-are views of the segment (no copy), and every epoch and batch index is seen exactly once.
+are views of the segment (no copy), and every epoch and batch index is seen exactly once; IMDB
+(heterogeneous) likewise, and batches sent inline (servers with --shm=false) too.
 Usage: loader_batches_test.py BIN_DIR SOURCE_DIR (PYTHONPATH=<build>/python)."""
 import os
 import sys
@@ -38,7 +39,7 @@ def read(path, dtype):
     return np.fromfile(path, dtype=dtype)
 
 
-def check_config(env, registry, addresses, cfg):
+def check_config(env, registry, addresses, cfg, shm=True):
     loader = graphshard.Loader(registry=registry, split="train", output="plain", **cfg)
     assert loader.world_size == 1 and loader.shares == [(0, 0, 1), (1, 0, 1)], loader.shares
     seen = {}
@@ -86,10 +87,59 @@ def check_config(env, registry, addresses, cfg):
         # here (/proc/self/maps names /dev/shm), not in memory torch or numpy allocated.
         for name, tensor in [("x", b.x), ("y", b.y), ("n_id", b.n_id),
                              ("edge_index", b.edge_index)]:
-            if tensor.numel() and "/dev/shm/" not in mapping_of(tensor.data_ptr()):
+            if shm and tensor.numel() and "/dev/shm/" not in mapping_of(tensor.data_ptr()):
                 t.fail(f"batch {(part, epoch, index)} {name} at {tensor.data_ptr():#x} is not in "
                        f"a shared-memory mapping: {mapping_of(tensor.data_ptr())!r}")
-    t.note(f"{cfg}: {len(seen)} batches equal the C++ client's, tensors in shared memory")
+    t.note(f"{cfg}: {len(seen)} batches equal the C++ client's"
+           + (", tensors in shared memory" if shm else " (inline gRPC bytes)"))
+
+
+def check_hetero(env):
+    """IMDB (movie, director, actor): HeteroBatch fields per type, against the dump by block."""
+    partition = os.path.join(env.work, "imdb2")
+    t.run([os.path.join(env.bin, "graphshard-partition"), "partition", "--input",
+           os.path.join(env.src, "tests/data/imdb"), "--parts", "2", "--method", "random",
+           "--seed", "1", "--out", partition], 120)
+    registry, addresses = env.start_servers(partition, registry=os.path.join(env.work, "reg_imdb"))
+    loader = graphshard.Loader(registry=registry, num_neighbors=[5, 3], batch_size=128, seed=2,
+                               output="plain")
+    md = loader.metadata
+    types = [n["name"] for n in md["node_types"]]
+    batches = {(b.part, b.epoch, b.batch_index): b for b in loader}
+    dump = os.path.join(env.work, "dump_imdb")
+    os.makedirs(dump)
+    seeds = [graphshard.stream_shuffle_seed(2, p) for p in range(2)]
+    t.run([os.path.join(env.bin, "batch_digest"), "--servers", ",".join(addresses), "--epochs",
+           "1", "--batch-size", "128", "--fanouts", "5,3", "--shuffle-seeds",
+           ",".join(map(str, seeds)), "--dump", dump], 120)
+    for (part, epoch, index), b in batches.items():
+        stem = os.path.join(dump, f"s{part}_e{epoch}_b{index}_")
+        for i, name in enumerate(types):
+            store = b[name]
+            checks = [("ids", store.n_id, np.int64), ("num_sampled", None, np.int64)]
+            if md["node_types"][i]["feat_dim"] > 0:
+                checks.append(("features", store.x.reshape(-1), np.float32))
+            if "y" in store:
+                checks.append(("labels", store.y, np.int64))
+            for what, tensor, dtype in checks:
+                want = read(f"{stem}n{i}_{what}", dtype)
+                got = (np.array(store.num_sampled_nodes) if tensor is None
+                       else tensor.contiguous().numpy())
+                if not np.array_equal(got, want):
+                    t.fail(f"imdb batch {(part, epoch, index)} {name} {what} differs")
+        for j, e in enumerate(md["edge_types"]):
+            rel = e["name"][len(e["src"]) + 2:len(e["name"]) - len(e["dst"]) - 2]
+            store = b[(e["src"], rel, e["dst"])]
+            for row, what in ((0, "src"), (1, "dst")):
+                if not np.array_equal(store.edge_index[row].numpy(),
+                                      read(f"{stem}e{j}_{what}", np.int64)):
+                    t.fail(f"imdb batch {(part, epoch, index)} {e['name']} {what} differs")
+        if b[md["target_type"]].batch_size < 1:
+            t.fail("no batch_size on the target type")
+    expected = {tuple(int(x[1:]) for x in f.split("_")[:3]) for f in os.listdir(dump)}
+    if len(batches) != len(loader) or set(batches) != expected:
+        t.fail(f"imdb: loader batches {sorted(batches)} vs C++ {sorted(expected)}")
+    t.note(f"imdb: {len(batches)} heterogeneous batches equal the C++ client's")
 
 
 def main():
@@ -100,6 +150,11 @@ def main():
         registry, addresses = env.start_servers(partition)
         for cfg in CONFIGS:
             check_config(env, registry, addresses, cfg)
+        check_hetero(env)
+        # Servers without shared memory: batches inline in the gRPC messages, read in place.
+        registry, addresses = env.start_servers(partition, registry=os.path.join(env.work, "reg2"),
+                                                extra=("--shm=false",))
+        check_config(env, registry, addresses, CONFIGS[2], shm=False)
         # Bad options are ValueErrors / graphshard.Error naming the option, not crashes.
         for bad, mention in [(dict(split="nope"), "split"), (dict(batch_size=0), "batch_size"),
                              (dict(num_neighbors=[0]), "num_neighbors"),

@@ -164,8 +164,10 @@ std::string Hex(uint64_t h) {
 
 // Digest of server k's stream over its whole train split; -1 batches on failure (printed).
 int64_t DigestServer(const Flags& f, size_t k, uint64_t& digest) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // inline batches of wide features exceed gRPC's 4 MB
   auto stub = graphshard::v1::PartitionService::NewStub(
-      grpc::CreateChannel(f.servers[k], grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(f.servers[k], grpc::InsecureChannelCredentials(), args));
   auto deadline = [&] {
     return std::chrono::system_clock::now() + std::chrono::seconds(f.timeout_s);
   };
