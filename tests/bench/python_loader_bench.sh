@@ -76,6 +76,10 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-
   -DGRAPHSHARD_PYTHON="$PY_EXE" >"$OUT/cmake.log" 2>&1 ||
   { tail -40 "$OUT/cmake.log" >&2; die "cmake configure failed (see $OUT/cmake.log)"; }
 grep -E "graphshard (trainer|python)" "$OUT/cmake.log" >&2 || true
+if grep -q "module NOT built" "$OUT/cmake.log"; then
+  grep -A4 "module NOT built" "$OUT/cmake.log" >&2
+  die "the Python module cannot be built for $PY_EXE (see $OUT/cmake.log)"
+fi
 log "building with -j$JOBS"
 cmake --build "$BUILD" -j"$JOBS" --target graphshard-partition graphshard-server \
   graphshard-health graphshard-trainer graphshard_python_module >"$OUT/build.log" 2>&1 ||

@@ -1,0 +1,113 @@
+// python/loader_core.h against real in-process servers (Cora, 2 parts): the contract's status
+// codes, two ranks splitting the train split with equal step counts, and a stopped server
+// surfacing as an error naming it.
+#include "python/loader_core.h"
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "shm/ring.h"
+#include "tests/server/test_cluster.h"
+
+namespace graphshard::python {
+namespace {
+
+std::vector<int64_t> Int64s(trainer::ByteView v) {
+  std::vector<int64_t> out(v.size / 8);
+  if (!out.empty()) std::memcpy(out.data(), v.data, v.size);
+  return out;
+}
+
+LoaderOptions Options(const graphshard::testing::TestCluster& cluster, int rank, int world) {
+  LoaderOptions o;
+  o.registry_dir = cluster.partition_dir() + "/../registry";
+  o.batch_size = 16;
+  o.rank = rank;
+  o.world_size = world;
+  o.server_wait_s = 20;
+  o.rpc_timeout_s = 20;
+  return o;
+}
+
+TEST(LoaderCore, BadOptionsAreInvalidArgumentNamingTheOption) {
+  auto expect_invalid = [](LoaderOptions o, const std::string& mention) {
+    auto core = LoaderCore::Connect(o);
+    ASSERT_FALSE(core.ok()) << mention;
+    EXPECT_EQ(core.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(core.status().message().find(mention), absl::string_view::npos) << core.status();
+  };
+  LoaderOptions o;
+  o.registry_dir = "/nonexistent";
+  expect_invalid([&] { auto x = o; x.split = "dev"; return x; }(), "split");
+  expect_invalid([&] { auto x = o; x.batch_size = 0; return x; }(), "batch_size");
+  expect_invalid([&] { auto x = o; x.fanouts = {5, 0}; return x; }(), "num_neighbors");
+  expect_invalid([&] { auto x = o; x.rank = 2; x.world_size = 2; return x; }(), "rank");
+  expect_invalid([&] { auto x = o; x.servers = {"h:1"}; return x; }(), "registry");
+  expect_invalid([&] { auto x = o; x.max_held_batches = 0; return x; }(), "max_held_batches");
+}
+
+TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
+  graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
+  const std::vector<std::string> hosts(2, shm::HostId());
+  std::set<int64_t> seen;
+  int64_t steps = 0;
+  std::vector<std::unique_ptr<LoaderCore>> cores;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto core = LoaderCore::Connect(Options(cluster, rank, 2));
+    ASSERT_TRUE(core.ok()) << core.status();
+    EXPECT_EQ((*core)->StartEpoch(1, 1).code(), absl::StatusCode::kFailedPrecondition);
+    ASSERT_TRUE((*core)->Assign(hosts).ok());
+    ASSERT_EQ((*core)->shares().size(), 1u);
+    EXPECT_EQ((*core)->shares()[0].part, rank);  // one host: rank r reads part r
+    steps = std::max(steps, (*core)->natural_steps());
+    cores.push_back(*std::move(core));
+  }
+  int64_t total = 0;
+  for (auto& core : cores) {
+    total += core->num_seeds();
+    EXPECT_EQ(core->StartEpoch(1, core->natural_steps() - 1).code(),
+              absl::StatusCode::kInvalidArgument);
+    ASSERT_TRUE(core->StartEpoch(1, steps).ok());
+    for (int64_t s = 0; s < steps; ++s) {
+      absl::StatusOr<LoaderStep> step = core->Next();
+      ASSERT_TRUE(step.ok()) << step.status();
+      ASSERT_FALSE(step->end) << "step " << s;
+      ASSERT_TRUE(step->batch.has_value());
+      EXPECT_TRUE(step->batch->shared_memory);
+      EXPECT_EQ(step->batch->epoch, 1);
+      const std::vector<int64_t> ids = Int64s(step->batch->nodes[0].ids);
+      seen.insert(ids.begin(), ids.begin() + step->batch->batch_size);
+    }
+    absl::StatusOr<LoaderStep> end = core->Next();
+    ASSERT_TRUE(end.ok()) << end.status();
+    EXPECT_TRUE(end->end);
+  }
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), total);  // every train seed, once or more
+  EXPECT_EQ(total, 140);                                // Cora's public train split
+}
+
+TEST(LoaderCore, AStoppedServerIsAnErrorNamingIt) {
+  graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
+  LoaderOptions o = Options(cluster, 0, 1);
+  o.batch_size = 1;
+  auto core = LoaderCore::Connect(o);
+  ASSERT_TRUE(core.ok()) << core.status();
+  ASSERT_TRUE((*core)->Assign({shm::HostId()}).ok());
+  ASSERT_TRUE((*core)->StartEpoch(1, (*core)->natural_steps()).ok());
+  ASSERT_TRUE((*core)->Next().ok());
+  const std::string address = cluster.server(1).address();
+  cluster.server(1).Shutdown(absl::ZeroDuration());
+  absl::Status error;
+  for (int64_t s = 1; s <= (*core)->natural_steps() && error.ok(); ++s) {
+    absl::StatusOr<LoaderStep> step = (*core)->Next();
+    error = step.status();
+  }
+  ASSERT_FALSE(error.ok()) << "no error after the server stopped";
+  EXPECT_NE(error.message().find(address), absl::string_view::npos) << error;
+}
+
+}  // namespace
+}  // namespace graphshard::python
