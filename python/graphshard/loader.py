@@ -30,9 +30,11 @@ class Loader:
     equal_steps (default: split == "train"): every rank gets the all-ranks maximum of steps (the
         server wraps around its shuffled seeds with full batches), so that DDP-style collectives
         per step never hang. Off: each rank has its own count (evaluation counts every seed once).
-    rank, world_size: default RANK / WORLD_SIZE (SLURM_PROCID / SLURM_NTASKS) as graphshard-trainer
-        reads them. With world_size > 1, torch.distributed must be initialized (the ranks
-        all-gather their host ids and step counts through it, in the constructor).
+    rank, world_size: default torch.distributed's when it is initialized (mp.spawn), else
+        RANK / WORLD_SIZE (SLURM_PROCID / SLURM_NTASKS) as graphshard-trainer reads them; RANK and
+        WORLD_SIZE, where set, must agree (unless process_group is a subgroup). With world_size > 1, torch.distributed must be
+        initialized (the ranks all-gather their host ids and step counts through it, in the
+        constructor).
     feature_dtype: "float32", "float16" or "bfloat16" on the wire (and in the batch's x).
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
@@ -61,16 +63,22 @@ class Loader:
         if output == "pyg" and not _data.pyg_available():
             raise ImportError("output='pyg' but torch_geometric is not importable")
         self._pyg = _data.pyg_available() if output == "auto" else output == "pyg"
-        env = _graphshard.rendezvous() if rank is None or world_size is None else {}
-        self.rank = env["rank"] if rank is None else int(rank)
-        self.world_size = env["world_size"] if world_size is None else int(world_size)
+        self._group = process_group
+        dist = _dist()
+        if rank is None or world_size is None:
+            if dist is not None:  # e.g. mp.spawn + init_process_group(rank=r, world_size=w)
+                found = {"rank": dist.get_rank(process_group),
+                         "world_size": dist.get_world_size(process_group)}
+            else:
+                found = _graphshard.rendezvous()  # as graphshard-trainer reads the environment
+            rank = found["rank"] if rank is None else rank
+            world_size = found["world_size"] if world_size is None else world_size
+        self.rank, self.world_size = int(rank), int(world_size)
         self.split = split
         self.batch_size = int(batch_size)
         self.shuffle = split == "train" if shuffle is None else bool(shuffle)
         self.equal_steps = split == "train" if equal_steps is None else bool(equal_steps)
         self.epoch = int(epoch)
-        self._group = process_group
-        dist = _dist()
         if self.world_size > 1:
             if dist is None:
                 raise RuntimeError(
@@ -81,8 +89,12 @@ class Loader:
                     dist.get_rank(process_group) != self.rank:
                 raise RuntimeError(
                     f"graphshard.Loader: rank {self.rank} of {self.world_size} (from the "
-                    f"environment or arguments) but torch.distributed says rank "
+                    f"arguments) but torch.distributed says rank "
                     f"{dist.get_rank(process_group)} of {dist.get_world_size(process_group)}")
+        for var, value in (("RANK", self.rank), ("WORLD_SIZE", self.world_size)):
+            if process_group is None and os.environ.get(var, str(value)) != str(value):
+                raise RuntimeError(f"graphshard.Loader: {var}={os.environ[var]} in the environment "
+                                   f"but the loader is rank {self.rank} of {self.world_size}")
         self._client = _graphshard.Client(
             registry=os.fspath(registry) if registry is not None else "",
             servers=list(servers) if servers is not None else [], split=split,
