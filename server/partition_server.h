@@ -49,7 +49,7 @@ struct ServerOptions {
   // (bulk_port 0 = any free port, -1 = none), published in Metadata.bulk_port; and how this
   // server asks its peers (kBulk: through their bulk ports).
   int bulk_port = 0;
-  PeerTransport peer_transport = PeerTransport::kGrpc;
+  PeerTransport peer_transport = PeerTransport::kBulk;
   transport::AsioOptions bulk;
   ServiceOptions service;
 };

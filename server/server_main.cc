@@ -37,7 +37,7 @@ struct Flags {
   int peer_cache_mib = 256;
   std::string peer_dtype = "float32";
   int bulk_port = 0;
-  std::string peer_transport = "grpc";
+  std::string peer_transport = "bulk";
   int bulk_max_frame_mib = 1024;
   int bulk_connections = 2;
 };

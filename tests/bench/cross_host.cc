@@ -350,6 +350,17 @@ int RunCrossHost(const CrossHostFlags& f) {
     for (auto& s : servers) s->Shutdown(absl::Seconds(5));
     std::filesystem::remove_all(registry);
   }
+  // The bulk transport against gRPC for the same cross-host peers (same run).
+  auto bulk = bps.find("crosshost_bulk"), grpc = bps.find("crosshost");
+  if (bulk != bps.end() && grpc != bps.end()) {
+    for (const auto& [key, value] : bulk->second) {
+      auto base = grpc->second.find(key);
+      if (base == grpc->second.end()) continue;
+      PrintCompared(absl::StrCat("xhost_crosshost_bulk_vs_crosshost_", key, "_batches_per_s"),
+                    value, "batches/s", absl::StrCat("xhost_crosshost_", key, "_batches_per_s"),
+                    base->second);
+    }
+  }
   // Every mode against the same-host one, per dtype and client count (same run).
   auto same = bps.find("samehost");
   if (same == bps.end()) return 0;

@@ -171,7 +171,8 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
   flags=(--isolated-peers --peer-cache-mib 0)
   [[ $mode == *cache* ]] && flags=(--isolated-peers --peer-cache-mib "$CACHE_MIB")
   [[ $mode == *f16wire* ]] && flags+=(--peer-dtype float16)
-  [[ $mode == *bulk* ]] && flags+=(--peer-transport bulk)
+  # The servers' default is bulk: say gRPC for the other modes.
+  if [[ $mode == *bulk* ]]; then flags+=(--peer-transport bulk); else flags+=(--peer-transport grpc); fi
   reg=$WORK/registry-$mode
   bar=$WORK/barrier-$mode
   mkdir -p "$reg" "$bar"

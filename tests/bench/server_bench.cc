@@ -320,8 +320,11 @@ void PrintServerStats(const std::vector<std::unique_ptr<server::PartitionServer>
     for (const auto& rpc : stats.rpcs()) {
       std::fprintf(stderr, "  %s %s: %lld calls, p50 %.2f ms, p99 %.2f ms\n", s->address().c_str(),
                    rpc.method().c_str(), static_cast<long long>(rpc.count()), rpc.p50_ms(), rpc.p99_ms());
-      if (rpc.method() == "GatherFeatures" || rpc.method() == "SampleOneHop") {
-        const std::string name = prefix + "part" + std::to_string(p) + "_" + rpc.method();
+      if (rpc.method() == "GatherFeatures" || rpc.method() == "SampleOneHop" ||
+          rpc.method() == "bulk/GatherFeatures" || rpc.method() == "bulk/SampleOneHop") {
+        std::string method = rpc.method();
+        if (method.starts_with("bulk/")) method = "bulk_" + method.substr(5);
+        const std::string name = prefix + "part" + std::to_string(p) + "_" + method;
         PrintResult(name + "_calls", static_cast<double>(rpc.count()), "calls");
         PrintResult(name + "_p50_ms", rpc.p50_ms(), "ms");
       }

@@ -2,11 +2,13 @@
 # Batches are a pure function of (partition, seeds, sampling, seed, epoch, batch index), so the
 # bytes a server streams for a fixed request must not change unless the sampling semantics are
 # changed on purpose. This test partitions Cora (2 random parts), starts 2 real servers with
-# peers reached over gRPC (rpc) and then in-process (local), streams every part's train split for
+# peers reached over the network (rpc: the bulk transport, the default) and then in-process
+# (local), streams every part's train split for
 # 2 epochs in several sampling configurations (tests/tools/batch_digest.cc) and compares each
 # digest with tests/data/golden/cora_batch_digests.txt, recorded before the issue 14 refactor.
 # Then (issue 15) the same with isolated peers (--isolated-peers: every remote hop and row over
-# the network), without and with the cache of hot remote rows: the digests must equal rpc's.
+# the network), without and with the cache of hot remote rows, and over gRPC instead of the bulk
+# transport (--peer-transport grpc): the digests must equal rpc's.
 # When a change alters batches on purpose, regenerate that file with GRAPHSHARD_UPDATE_GOLDEN=1
 # and say why in the commit.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
@@ -65,17 +67,26 @@ for mode in rpc local; do
 done
 show "$WORK/digests.txt"
 
-# Peers over gRPC and in-process must give the same batches.
+# The rpc servers asked their peers over the bulk transport (the default --peer-transport), so
+# the golden digests below are the bulk path's.
+for k in 0 1; do
+  grep -q "peer calls over the bulk transport at 127.0.0.1:" "$WORK/server_rpc_$k.log" ||
+    { show "$WORK/server_rpc_$k.log"; fail "server $k did not ask its peer over the bulk transport"; }
+done
+
+# Peers over the network and in-process must give the same batches.
 rpc=$(sed -n 's/^rpc \(.*\)$/\1/p' "$WORK/digests.txt")
 loc=$(sed -n 's/^local \(.*\)$/\1/p' "$WORK/digests.txt")
 [[ $rpc == "$loc" ]] || fail "batches differ between --peer_sampling rpc and local"
 
-# Isolated peers, with and without the cache (filled before streaming: its log line), give rpc's
-# batches.
-for mode in isolated cached; do
+# Isolated peers, with and without the cache (filled before streaming: its log line), and asked
+# over gRPC instead of the bulk transport (isolated_grpc), give rpc's batches.
+for mode in isolated cached isolated_grpc; do
   cache=0
   [[ $mode == cached ]] && cache=64
-  start_servers "$mode" --isolated-peers --peer-cache-mib "$cache"
+  transport=bulk
+  [[ $mode == isolated_grpc ]] && transport=grpc
+  start_servers "$mode" --isolated-peers --peer-cache-mib "$cache" --peer-transport "$transport"
   if [[ $mode == cached ]]; then
     for k in 0 1; do
       for _ in $(seq 200); do
@@ -95,6 +106,10 @@ for mode in isolated cached; do
   stop_servers
   got=$(sed -n "s/^$mode \(.*\)$/\1/p" "$WORK/extra_digests.txt")
   [[ $got == "$rpc" ]] || { show "$WORK/extra_digests.txt"; fail "batches differ between --isolated-peers ($mode) and rpc peers"; }
+  if [[ $mode == isolated_grpc ]]; then
+    ! grep -q "bulk transport at" "$WORK/server_${mode}_0.log" ||
+      fail "--peer-transport grpc still used the bulk transport"
+  fi
 done
 show "$WORK/extra_digests.txt"
 

@@ -16,14 +16,15 @@ namespace {
 
 using testing::Context;
 
-// Calls of `method` a server answered (GetStats).
+// Calls of `method` a server answered (GetStats), over gRPC or the bulk transport ("bulk/...").
 int64_t CallsOf(v1::PartitionService::Stub& stub, const std::string& method) {
   v1::Stats stats;
   EXPECT_TRUE(stub.GetStats(Context().get(), {}, &stats).ok());
+  int64_t n = 0;
   for (const v1::RpcStats& rpc : stats.rpcs()) {
-    if (rpc.method() == method) return rpc.count();
+    if (rpc.method() == method || rpc.method() == "bulk/" + method) n += rpc.count();
   }
-  return 0;
+  return n;
 }
 
 std::vector<int64_t> Split(v1::PartitionService::Stub& stub, const std::string& name) {
