@@ -35,50 +35,51 @@ int64_t FrameBytes(const transport::Received& r) {
 
 }  // namespace
 
-absl::StatusOr<transport::Endpoint> BulkPeers::EndpointFor(int part) {
+absl::StatusOr<BulkPeers::Route> BulkPeers::RouteFor(int part) {
   {
     absl::MutexLock lock(&mu_);
-    auto it = endpoints_.find(part);
-    if (it != endpoints_.end()) return it->second;
+    auto it = routes_.find(part);
+    if (it != routes_.end()) return it->second;
   }
   absl::StatusOr<GrpcPeers::BulkPeer> found = grpc_.BulkAddress(part);
   if (!found.ok()) return found.status();
-  transport::Endpoint endpoint{found->bulk_address, absl::StrCat("part ", part)};
+  Route route{{found->bulk_address, absl::StrCat("part ", part)}, found->shm_answers};
   if (found->bulk_address.empty()) {
     std::fprintf(stderr,
                  "graphshard-server: part %d at %s publishes no bulk port: asking it over gRPC\n",
                  part, found->grpc_address.c_str());
   } else {
     std::fprintf(stderr,
-                 "graphshard-server: part %d at %s: peer calls over the bulk transport at %s\n",
-                 part, found->grpc_address.c_str(), found->bulk_address.c_str());
+                 "graphshard-server: part %d at %s: peer calls over the bulk transport at %s%s\n",
+                 part, found->grpc_address.c_str(), found->bulk_address.c_str(),
+                 found->shm_answers ? " (feature rows through shared memory: same host)" : "");
   }
   absl::MutexLock lock(&mu_);
-  endpoints_[part] = endpoint;
-  return endpoint;
+  routes_[part] = route;
+  return route;
 }
 
 void BulkPeers::Forget(int part, const absl::Status& why) {
   if (!ConnectionLevel(why)) return;
   absl::MutexLock lock(&mu_);
-  endpoints_.erase(part);
+  routes_.erase(part);
 }
 
 void BulkPeers::SampleOneHop(int part, engine::OneHopRequest request,
                              Callback<std::vector<engine::HopResult>> done) {
-  absl::StatusOr<transport::Endpoint> endpoint = EndpointFor(part);
-  if (!endpoint.ok()) {
-    done(endpoint.status());
+  absl::StatusOr<Route> route = RouteFor(part);
+  if (!route.ok()) {
+    done(route.status());
     return;
   }
-  if (endpoint->address.empty()) {
+  if (route->endpoint.address.empty()) {
     grpc_.SampleOneHop(part, std::move(request), std::move(done));
     return;
   }
   const size_t items = request.items.size();
   std::unique_ptr<transport::Body> body = EncodeOneHopRequest(std::move(request));
   const int64_t sent = FrameBytes(*body);
-  client_.Request(*endpoint, kBulkSampleOneHop, std::move(body), absl::Now() + timeout_,
+  client_.Request(route->endpoint, kBulkSampleOneHop, std::move(body), absl::Now() + timeout_,
                   [this, part, items, sent, done = std::move(done)](
                       absl::StatusOr<transport::Received> answer) {
                     if (stats_ != nullptr) {
@@ -96,12 +97,12 @@ void BulkPeers::SampleOneHop(int part, engine::OneHopRequest request,
 void BulkPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
                                engine::FeatureDtype dtype,
                                Callback<std::vector<engine::FeatureBlock>> done) {
-  absl::StatusOr<transport::Endpoint> endpoint = EndpointFor(part);
-  if (!endpoint.ok()) {
-    done(endpoint.status());
+  absl::StatusOr<Route> route = RouteFor(part);
+  if (!route.ok()) {
+    done(route.status());
     return;
   }
-  if (endpoint->address.empty()) {
+  if (route->endpoint.address.empty() || route->gather_over_grpc) {
     grpc_.GatherFeatures(part, std::move(items), dtype, std::move(done));
     return;
   }
@@ -110,7 +111,7 @@ void BulkPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
   for (const engine::TypedIds& t : items) ids_per_item.push_back(t.ids.size());
   std::unique_ptr<transport::Body> body = EncodeGatherRequest(std::move(items), dtype);
   const int64_t sent = FrameBytes(*body);
-  client_.Request(*endpoint, kBulkGatherFeatures, std::move(body), absl::Now() + timeout_,
+  client_.Request(route->endpoint, kBulkGatherFeatures, std::move(body), absl::Now() + timeout_,
                   [this, part, dtype, sent, ids_per_item = std::move(ids_per_item),
                    done = std::move(done)](absl::StatusOr<transport::Received> answer) {
                     if (stats_ != nullptr) {

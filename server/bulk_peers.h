@@ -5,7 +5,9 @@
 // travel as raw arrays (server/bulk_codec.h) on a transport::Client; gRPC (GrpcPeers) keeps
 // control: it finds the peer, asks its GetMetadata for the bulk port (once per peer; again after
 // a connection failure, so a restarted peer is found), and answers MappedPart/SamplingPart.
-// A peer that publishes no bulk port (an older server, or --bulk-port -1) is asked over gRPC.
+// A peer that publishes no bulk port (an older server, or --bulk-port -1) is asked over gRPC;
+// so are the GatherFeatures of a peer on this host when shared memory is on (GrpcPeers'
+// host_id): its rows then come through a shared-memory segment, no socket at all.
 // Answers are identical to GrpcPeers'. Thread-safe.
 //
 // BulkHandlers: the server side, the same two calls answered from the local part.
@@ -48,9 +50,13 @@ class BulkPeers final : public engine::Peers {
   const engine::LocalPart* SamplingPart(int part) override { return grpc_.SamplingPart(part); }
 
  private:
-  // Where part `part` takes bulk requests; an empty address: ask it over gRPC. Unavailable if
-  // its metadata cannot be had now (asked again next time).
-  absl::StatusOr<transport::Endpoint> EndpointFor(int part);
+  struct Route {
+    transport::Endpoint endpoint;  // an empty address: ask over gRPC
+    bool gather_over_grpc = false;  // same host, shared memory on: rows through shm
+  };
+  // How part `part` is asked. Unavailable if its metadata cannot be had now (asked again next
+  // time).
+  absl::StatusOr<Route> RouteFor(int part);
   // Forgets the endpoint after a connection-level failure (the peer may have moved).
   void Forget(int part, const absl::Status& why);
 
@@ -59,7 +65,7 @@ class BulkPeers final : public engine::Peers {
   const absl::Duration timeout_;
   ServerStats* const stats_;
   absl::Mutex mu_;
-  std::map<int, transport::Endpoint> endpoints_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Route> routes_ ABSL_GUARDED_BY(mu_);
 };
 
 // Handlers of kBulkSampleOneHop and kBulkGatherFeatures answering from `local`, counted in

@@ -174,7 +174,7 @@ absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
   v1::Metadata meta;
   grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
   if (!status.ok()) return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
-  BulkPeer out{peer->address, ""};
+  BulkPeer out{peer->address, "", !options_.host_id.empty() && meta.host_id() == options_.host_id};
   if (meta.bulk_port() > 0) {
     out.bulk_address =
         absl::StrCat(peer->address.substr(0, peer->address.rfind(':')), ":", meta.bulk_port());

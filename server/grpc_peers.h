@@ -70,10 +70,13 @@ class GrpcPeers final : public engine::Peers {
 
   // Where part `part` takes bulk transport requests (server/bulk_peers.h): the host of its
   // gRPC address with the bulk_port of its GetMetadata (deadline rpc_timeout); bulk_address is
-  // empty when it publishes none. Unavailable, naming part and address, if it cannot be asked.
+  // empty when it publishes none; shm_answers: the peer has our host_id (set only with shared
+  // memory on), so its GatherFeatures answers come through shared memory. Unavailable, naming
+  // part and address, if it cannot be asked.
   struct BulkPeer {
     std::string grpc_address;
     std::string bulk_address;
+    bool shm_answers = false;
   };
   absl::StatusOr<BulkPeer> BulkAddress(int part);
 

@@ -75,7 +75,7 @@ std::vector<v1::SamplingConfig> Configs() {
 class Cluster {
  public:
   Cluster(const std::string& dir, int parts, const std::string& registry, PeerTransport transport,
-          std::vector<int> bulk_port = {}) {
+          std::vector<int> bulk_port = {}, bool shared_memory = false) {
     for (int p = 0; p < parts; ++p) {
       ServerOptions so;
       so.partition_dir = dir;
@@ -85,7 +85,7 @@ class Cluster {
       so.threads = 2;
       so.peer_features = PeerFeatures::kRpc;
       so.peer_sampling = PeerSampling::kRpc;
-      so.service.shared_memory = false;
+      so.service.shared_memory = shared_memory;
       so.peer_transport = transport;
       so.bulk_port = p < std::ssize(bulk_port) ? bulk_port[p] : 0;
       auto s = PartitionServer::Start(so);
@@ -176,6 +176,23 @@ TEST_F(BulkPeersTest, PeerWithoutBulkPortIsAskedOverGrpc) {
               Epochs(*grpc.Stub(0), seeds, Configs()[0]));
   EXPECT_GT(CallsOf(*mixed.Stub(1), "SampleOneHop"), 0);
   EXPECT_EQ(CallsOf(*mixed.Stub(1), "bulk/SampleOneHop"), 0);
+}
+
+// Same host with shared memory on: feature rows still come through a shared-memory segment (over
+// gRPC, as without the bulk transport), hops over the bulk transport; same batches.
+TEST_F(BulkPeersTest, SameHostGathersStayOnSharedMemory) {
+  std::string dir = Partition(testing::ReadCora(), 2);
+  Cluster grpc(dir, 2, dir_ + "/r-grpc", PeerTransport::kGrpc);
+  Cluster shm(dir, 2, dir_ + "/r-shm", PeerTransport::kBulk, {}, /*shared_memory=*/true);
+  std::vector<int64_t> seeds = Split(*grpc.Stub(0));
+  EXPECT_TRUE(Epochs(*shm.Stub(0), seeds, Configs()[0]) ==
+              Epochs(*grpc.Stub(0), seeds, Configs()[0]));
+  EXPECT_GT(CallsOf(*shm.Stub(1), "GatherFeatures"), 0);
+  EXPECT_EQ(CallsOf(*shm.Stub(1), "bulk/GatherFeatures"), 0);
+  EXPECT_GT(CallsOf(*shm.Stub(1), "bulk/SampleOneHop"), 0);
+  v1::Stats stats;
+  ASSERT_TRUE(shm.Stub(1)->GetStats(Context().get(), {}, &stats).ok());
+  EXPECT_GT(stats.shm_bytes(), 0);
 }
 
 // A request the peer refuses comes back with the peer's status code, naming the part.
