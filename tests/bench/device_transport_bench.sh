@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Issue 15, point 2: the bulk transport against raw TCP loopback (one stream, same run) and
+# against the gRPC peer path, on the GPU machine's CPUs (no GPU needed). Builds transport_bench
+# (no Torch), reuses (or generates and partitions in 2) the ogbn-products-shaped graph of
+# device_cross_host_bench.sh, then runs tests/bench/transport_bench.cc: raw TCP loopback, the
+# transport's request/response with PAYLOAD_MIB answers at IN_FLIGHT requests in flight, and
+# GatherFeatures of ROWS rows through GrpcPeers and BulkPeers against two real servers.
+# Knobs: PAYLOAD_MIB (64), REPS (20), IN_FLIGHT (1,4,8), ROWS (200000), SMALL=1 (200k-node
+#   random graph), BUILD_DIR (build-dev; SKIP_BUILD=1 uses it), BENCH_DATA (/tmp/gsdata).
+# Results: JSON lines in $OUT/transport.jsonl; logs in $OUT.
+#   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_transport_bench.sh
+set -euo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+OUT=$(readlink -f "$OUT")
+J=$(nproc)
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log" >&2; }
+log "cores $J; $(grep -m1 'model name' /proc/cpuinfo)"
+B_DIR=${BUILD_DIR:-build-dev}
+if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+  rm -f "$B_DIR/CMakeCache.txt"
+  # shellcheck disable=SC2086  # DEVICE_CMAKE_ARGS: several arguments
+  cmake -S . -B "$B_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSHARD_BUILD_TRAINER=OFF \
+    ${DEVICE_CMAKE_ARGS:-} >"$OUT/cmake.log" 2>&1
+  cmake --build "$B_DIR" --target graphshard-partition transport_bench -j"$J" >"$OUT/build.log" 2>&1
+  log "built"
+fi
+BIN=$(readlink -f "$B_DIR/bin")
+D=${BENCH_DATA:-/tmp/gsdata}
+mkdir -p "$D"
+if [[ ${SMALL:-0} == 1 ]]; then
+  GRAPH=$D/graph_small P2=$D/p2_small
+  if [[ ! -s $P2/graphshard.json ]]; then
+    "$BIN/graphshard-partition" generate --kind products --seed 1 --num-nodes 200000 \
+      --avg-degree 20 --num-features 100 --out "$GRAPH" >"$OUT/gen.log" 2>&1
+    "$BIN/graphshard-partition" partition --input "$GRAPH" --parts 2 --method random --seed 0 \
+      --out "$P2" >"$OUT/partition.log" 2>&1
+  fi
+else
+  GRAPH=$D/graph P2=$D/p2
+  if [[ ! -s $P2/graphshard.json ]]; then
+    [[ -s $GRAPH/edge_index.npy ]] ||
+      python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 8 >"$OUT/gen.log" 2>&1
+    "$BIN/graphshard-partition" partition --input "$GRAPH" --parts 2 --method metis --seed 0 \
+      --out "$P2" >"$OUT/partition.log" 2>&1
+  fi
+fi
+log "partition $P2"
+set -x
+timeout 1200 "$BIN/transport_bench" --payload-mib "${PAYLOAD_MIB:-64}" --reps "${REPS:-20}" \
+  --in-flight "${IN_FLIGHT:-1,4,8}" --partition "$P2" --rows "${ROWS:-200000}" \
+  2>"$OUT/transport.err" | tee "$OUT/transport.jsonl"
+{ set +x; } 2>/dev/null
+log "done: $OUT/transport.jsonl"
