@@ -2,8 +2,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -12,6 +14,15 @@
 #include "server/partition_server.h"
 
 namespace {
+
+// --prefetch 0: batches a stream keeps in flight. A batch's build mostly waits (peer answers,
+// page faults, the ring), so one thread serves several builds: on 1 x H100 (16 cores, 7 threads
+// per server, tests/bench/RESULTS.md) one trainer's epoch took 1.43 s at 8, 1.27 s at 16 and
+// 1.09 s at 32. Capped because each batch in flight holds its memory (~120 MB on products).
+int AutoPrefetch(int threads) {
+  const int n = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(4 * n, 4, 32);
+}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "graphshard-server: %s\n", message.c_str());
@@ -28,7 +39,7 @@ struct Flags {
   double rpc_timeout_s = 30;
   double shutdown_grace_s = 10;
   int threads = 0;
-  int prefetch = 4;
+  int prefetch = 0;  // 0 = auto (AutoPrefetch)
   int max_streams = 64;
   bool shm = true;
   std::string peer_features = "local";
@@ -57,7 +68,9 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
                   "how long in-flight calls may finish at shutdown");
   flags.AddInt("threads", &f.threads, "N",
                "threads building minibatches (0 = all hardware threads)");
-  flags.AddInt("prefetch", &f.prefetch, "N", "minibatches prepared ahead per stream");
+  flags.AddInt("prefetch", &f.prefetch, "N",
+               "minibatches prepared ahead per stream (0 = auto: 4 x the building threads,\n"
+               "between 4 and 32; each is one batch in memory, docs/SERVER.md)");
   flags.AddInt("max-streams", &f.max_streams, "N",
                "concurrent batch streams; more get RESOURCE_EXHAUSTED");
   flags.AddBool("shm", &f.shm, "send batches to same-host trainers through shared memory");
@@ -162,7 +175,8 @@ int main(int argc, char** argv) {
   }
   options.bulk.connections_per_peer = f.bulk_connections;
   if (options.threads < 0) return Fail("--threads must be >= 0");
-  if (options.service.prefetch < 1) return Fail("--prefetch must be >= 1");
+  if (options.service.prefetch < 0) return Fail("--prefetch must be >= 0 (0 = auto)");
+  if (options.service.prefetch == 0) options.service.prefetch = AutoPrefetch(options.threads);
   if (options.service.max_streams < 1) return Fail("--max-streams must be >= 1");
   if (options.partition_dir.empty()) return Fail("--partition is required");
   if (options.part < 0) return Fail("--part is required (0-based part index)");

@@ -36,7 +36,7 @@
 #
 # Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
-# SERVER_PREFETCH (8: batches each server stream builds ahead),
+# SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
 # RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # EXTRA_TARGETS (more build targets, e.g. server_bench), GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
@@ -55,7 +55,7 @@ EPOCHS=${EPOCHS:-2}
 METHOD=${METHOD:-random}
 FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
-SERVER_PREFETCH=${SERVER_PREFETCH:-8}
+SERVER_PREFETCH=${SERVER_PREFETCH:-0}  # 0: the server's default (auto)
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 GEN_ARGS=${GEN_ARGS:-}
 CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]

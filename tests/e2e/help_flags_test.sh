@@ -60,3 +60,10 @@ fi
 status=0
 timeout 20 "$BIN/graphshard-health" --servers 127.0.0.1:1 --timeout_s 0 2>"$WORK/err" || status=$?
 ((status == 1)) || { show "$WORK/err"; fail "graphshard-health --timeout_s: exit $status, not 1"; }
+# A bad value exits 1 naming the flag (--prefetch 0 is the auto default, a negative one is refused).
+status=0
+timeout 20 "$BIN/graphshard-server" --partition "$WORK" --prefetch -1 >/dev/null 2>"$WORK/err" ||
+  status=$?
+((status == 1)) || { show "$WORK/err"; fail "graphshard-server --prefetch -1: exit $status, not 1"; }
+grep -qF -- "--prefetch must be >= 0" "$WORK/err" || { show "$WORK/err"; fail "--prefetch not named"; }
+note "graphshard-server --prefetch -1 refused"
