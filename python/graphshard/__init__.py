@@ -9,7 +9,13 @@
 See docs/PYTHON.md. Errors from the servers raise graphshard.Error (a RuntimeError) with the
 server's message.
 """
-from graphshard._graphshard import Error, host_id, rendezvous, stream_shuffle_seed
+# torch first: loaded after our module (gRPC, protobuf, Abseil from the system), pip's PyTorch
+# 2.11 aborted in its own import ("free(): invalid pointer"); in this order both load.
+try:
+    import torch  # noqa: F401
+except ImportError:  # the loader's tensors need torch; host_id etc. do not
+    pass
+from graphshard._graphshard import Error, host_id, rendezvous, stream_shuffle_seed  # noqa: E402
 from graphshard.loader import Loader
 
 __all__ = ["Error", "Loader", "host_id", "rendezvous", "stream_shuffle_seed"]
