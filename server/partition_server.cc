@@ -95,8 +95,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   }
   if (options.bulk_port >= 0) {
     // The peers' requests are served by as many threads as build batches here, as gRPC's
-    // thread pool serves them on the gRPC path: with 4 handler threads, a cross-host epoch on
-    // 2 x H100 took 3.6 s against gRPC's 2.2 s (tests/bench/RESULTS.md).
+    // thread pool serves them on the gRPC path (it was a fixed 4; docs/TRANSPORT.md).
     transport::AsioOptions bulk = BulkOptions(options.bulk, threads);
     bulk.handler_threads = std::max(bulk.handler_threads, threads);
     ASSIGN_OR_RETURN(s->bulk_server_,
