@@ -1,13 +1,17 @@
 #include "common/registry.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -21,6 +25,7 @@ absl::Status CheckAddress(absl::string_view address, absl::string_view where) {
   size_t colon = address.rfind(':');
   int port = 0;
   if (colon == absl::string_view::npos || colon == 0 ||
+      absl::StrContains(address, "+") ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": '", address, "' is not host:port with a port in 1..65535"));
@@ -30,42 +35,93 @@ absl::Status CheckAddress(absl::string_view address, absl::string_view where) {
 
 }  // namespace
 
-std::string RegistryFile(const std::string& dir, int part) {
-  return absl::StrCat(dir, "/part_", part);
+absl::StatusOr<std::string> ReadRegistryEntry(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::string address(absl::StripAsciiWhitespace(text));
+  absl::Status s = CheckAddress(address, path);
+  if (!s.ok()) return absl::DataLossError(s.message());
+  return address;
 }
 
-absl::Status PublishAddress(const std::string& dir, int part, absl::string_view address) {
+std::string RegistryFile(const std::string& dir, int part, int replica) {
+  if (replica == 0) return absl::StrCat(dir, "/part_", part);
+  return absl::StrCat(dir, "/part_", part, ".r", replica);
+}
+
+absl::Status PublishAddress(const std::string& dir, int part, absl::string_view address,
+                            int replica) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::InternalError(absl::StrCat(dir, ": cannot create registry: ", std::strerror(errno)));
   }
-  return WriteFileAtomically(RegistryFile(dir, part), absl::StrCat(address, "\n"));
+  return WriteFileAtomically(RegistryFile(dir, part, replica), absl::StrCat(address, "\n"));
 }
 
-void RemoveAddress(const std::string& dir, int part) {
-  ::unlink(RegistryFile(dir, part).c_str());
+void RemoveAddress(const std::string& dir, int part, int replica) {
+  ::unlink(RegistryFile(dir, part, replica).c_str());
 }
 
 absl::StatusOr<std::string> LookupAddress(const std::string& dir, int part) {
   std::string path = RegistryFile(dir, part);
-  auto text = ReadFileToString(path);
-  if (!text.ok()) {
-    if (absl::IsNotFound(text.status())) {
-      return absl::NotFoundError(absl::StrCat("server for part ", part, " is not registered (",
-                                              path, " does not exist)"));
-    }
-    return text.status();
+  absl::StatusOr<std::string> address = ReadRegistryEntry(path);
+  if (absl::IsNotFound(address.status())) {
+    return absl::NotFoundError(absl::StrCat("server for part ", part, " is not registered (",
+                                            path, " does not exist)"));
   }
-  std::string address(absl::StripAsciiWhitespace(*text));
-  absl::Status s = CheckAddress(address, path);
-  if (!s.ok()) return absl::DataLossError(s.message());
   return address;
+}
+
+absl::StatusOr<std::vector<std::string>> LookupReplicas(const std::string& dir, int part) {
+  // Replica indices present: part_<k> is 0, part_<k>.r<r> is r (temp files and others ignored).
+  std::vector<int> replicas;
+  const std::string base = absl::StrCat("part_", part);
+  if (DIR* d = ::opendir(dir.c_str()); d != nullptr) {
+    while (const dirent* e = ::readdir(d)) {
+      absl::string_view name(e->d_name);
+      int r = 0;
+      if (name == base) {
+        replicas.push_back(0);
+      } else if (absl::ConsumePrefix(&name, base) && absl::ConsumePrefix(&name, ".r") &&
+                 !name.empty() && absl::ascii_isdigit(name[0]) && absl::SimpleAtoi(name, &r) &&
+                 r > 0) {
+        replicas.push_back(r);
+      }
+    }
+    ::closedir(d);
+  }
+  std::sort(replicas.begin(), replicas.end());
+  std::vector<std::string> out;
+  for (int r : replicas) {
+    absl::StatusOr<std::string> address = ReadRegistryEntry(RegistryFile(dir, part, r));
+    if (absl::IsNotFound(address.status())) continue;  // removed since the listing
+    if (!address.ok()) return address.status();
+    out.push_back(*std::move(address));
+  }
+  if (out.empty()) {
+    return absl::NotFoundError(absl::StrCat("server for part ", part, " is not registered (",
+                                            RegistryFile(dir, part), " does not exist)"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> SplitReplicas(absl::string_view entry) {
+  std::vector<std::string> out;
+  for (absl::string_view a : absl::StrSplit(entry, '+')) {
+    a = absl::StripAsciiWhitespace(a);
+    RETURN_IF_ERROR(CheckAddress(a, absl::StrCat("--servers entry '", entry, "'")));
+    out.emplace_back(a);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<std::string>> ParseAddressList(absl::string_view list) {
   std::vector<std::string> out;
   for (absl::string_view a : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     a = absl::StripAsciiWhitespace(a);
-    RETURN_IF_ERROR(CheckAddress(a, absl::StrCat("--servers entry ", out.size())));
+    absl::StatusOr<std::vector<std::string>> replicas = SplitReplicas(a);
+    if (!replicas.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--servers entry ", out.size(), ": ", replicas.status().message()));
+    }
     out.emplace_back(a);
   }
   if (out.empty()) return absl::InvalidArgumentError("--servers: empty list");

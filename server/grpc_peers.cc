@@ -32,24 +32,42 @@ absl::Status Annotate(const absl::Status& s, int part, const std::string& addres
 int64_t ShmBytesOf(const v1::GatherFeaturesResponse& r) { return static_cast<int64_t>(r.shm_size()); }
 int64_t ShmBytesOf(const v1::SampleOneHopResponse&) { return 0; }
 
+// Whether a failed call means the peer itself is gone or stuck (then it is resolved again).
+bool PeerLost(const grpc::Status& s) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::UNKNOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Issues `method` asynchronously and converts the answer with FromProto; counts the messages'
-// bytes in `traffic` (if not null).
+// bytes in `traffic` (if not null). `lost` runs first when the call failed for want of the
+// peer. The stub (and its channel) lives until the callback, even if the peer is dropped
+// meanwhile.
 template <typename Result, typename Req, typename Resp, typename Method>
-void Issue(v1::PartitionService::Stub* stub, const std::string& address, int part, Req request,
-           absl::Duration timeout, Method method, std::shared_ptr<PeerTraffic> traffic,
+void Issue(std::shared_ptr<v1::PartitionService::Stub> stub, const std::string& address, int part,
+           Req request, absl::Duration timeout, Method method,
+           std::shared_ptr<PeerTraffic> traffic, std::function<void(const std::string&)> lost,
            engine::Peers::Callback<Result> done) {
   auto call = std::make_shared<Call<Req, Resp>>();
   call->request = std::move(request);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   (stub->async()->*method)(
       &call->context, &call->request, &call->response,
-      [call, done = std::move(done), address, part, traffic](grpc::Status status) {
+      [call, stub, lost = std::move(lost), done = std::move(done), address, part,
+       traffic](grpc::Status status) {
         if (traffic != nullptr) {
           traffic->Add(static_cast<int64_t>(call->request.ByteSizeLong()),
                                 status.ok() ? static_cast<int64_t>(call->response.ByteSizeLong()) : 0,
                                 status.ok() ? ShmBytesOf(call->response) : 0);
         }
         if (!status.ok()) {
+          if (PeerLost(status)) lost(status.error_message());
           done(Annotate(rpc::FromGrpcStatus(status), part, address));
           return;
         }
@@ -82,53 +100,76 @@ bool SameLayout(const v1::Metadata& meta, const common::Manifest& m) {
 
 }  // namespace
 
-absl::StatusOr<GrpcPeers::Peer*> GrpcPeers::PeerFor(int part) {
+absl::StatusOr<std::shared_ptr<GrpcPeers::Peer>> GrpcPeers::PeerFor(int part) {
   absl::MutexLock lock(&mu_);
-  if (static_cast<int>(peers_.size()) <= part) peers_.resize(part + 1);
-  if (peers_[part] != nullptr) return peers_[part].get();
-  std::string address;
+  if (static_cast<int>(peers_.size()) <= part) {
+    peers_.resize(part + 1);
+    rotation_.resize(part + 1, 0);
+  }
+  if (peers_[part] != nullptr) return peers_[part];
+  std::vector<std::string> replicas;
   if (!options_.addresses.empty()) {
     if (part >= static_cast<int>(options_.addresses.size())) {
       return absl::UnavailableError(absl::StrCat("part ", part, " is not in --servers (",
                                                  options_.addresses.size(), " addresses)"));
     }
-    address = options_.addresses[part];
+    ASSIGN_OR_RETURN(replicas, common::SplitReplicas(options_.addresses[part]));
   } else if (!options_.registry_dir.empty()) {
-    absl::StatusOr<std::string> found = common::LookupAddress(options_.registry_dir, part);
+    absl::StatusOr<std::vector<std::string>> found =
+        common::LookupReplicas(options_.registry_dir, part);
     if (!found.ok()) return absl::UnavailableError(found.status().message());
-    address = *found;
+    replicas = *std::move(found);
   } else {
     return absl::UnavailableError(absl::StrCat(
         "part ", part, " is remote, and neither --servers nor --registry was given"));
   }
-  std::shared_ptr<grpc::Channel> channel = rpc::MakeChannel(address);
-  auto peer = std::make_unique<Peer>();
-  peer->address = address;
-  peer->stub = v1::PartitionService::NewStub(channel);
-  peers_[part] = std::move(peer);
-  return peers_[part].get();
+  // Servers of different parts and replicas start at different replicas of the peer part; each
+  // loss moves on to the next.
+  const size_t pick = static_cast<size_t>(options_.self_part + options_.self_replica +
+                                          rotation_[part]) % replicas.size();
+  auto peer = std::make_shared<Peer>();
+  peer->address = replicas[pick];
+  peer->stub = v1::PartitionService::NewStub(rpc::MakeChannel(peer->address, options_.rpc));
+  peers_[part] = peer;
+  return peer;
+}
+
+void GrpcPeers::Forget(int part, const std::string& address, const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  if (part < std::ssize(peers_) && peers_[part] != nullptr && peers_[part]->address == address) {
+    peers_[part].reset();
+    ++rotation_[part];
+    std::fprintf(stderr,
+                 "graphshard-server: peer part %d at %s lost (%s); looking the part up again at "
+                 "the next call\n",
+                 part, address.c_str(), why.c_str());
+  }
 }
 
 void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
                              Callback<std::vector<engine::HopResult>> done) {
-  absl::StatusOr<Peer*> peer = PeerFor(part);
+  absl::StatusOr<std::shared_ptr<Peer>> peer = PeerFor(part);
   if (!peer.ok()) {
     done(peer.status());
     return;
   }
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::HopResult>, v1::SampleOneHopRequest, v1::SampleOneHopResponse>(
-      (*peer)->stub.get(), (*peer)->address, part, ToProto(request), options_.rpc_timeout,
+      (*peer)->stub, (*peer)->address, part, ToProto(request), options_.rpc_timeout,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::SampleOneHopRequest*,
                                   v1::SampleOneHopResponse*, std::function<void(grpc::Status)>)>(
           &Async::SampleOneHop),
-      options_.traffic, std::move(done));
+      options_.traffic,
+      [this, part, address = (*peer)->address](const std::string& why) {
+        Forget(part, address, why);
+      },
+      std::move(done));
 }
 
 void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
                                engine::FeatureDtype dtype,
                                Callback<std::vector<engine::FeatureBlock>> done) {
-  absl::StatusOr<Peer*> peer = PeerFor(part);
+  absl::StatusOr<std::shared_ptr<Peer>> peer = PeerFor(part);
   if (!peer.ok()) {
     done(peer.status());
     return;
@@ -136,11 +177,15 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
   v1::GatherFeaturesRequest request = ToProto(items, dtype, options_.host_id);
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
-      (*peer)->stub.get(), (*peer)->address, part, std::move(request), options_.rpc_timeout,
+      (*peer)->stub, (*peer)->address, part, std::move(request), options_.rpc_timeout,
       static_cast<void (Async::*)(grpc::ClientContext*, const v1::GatherFeaturesRequest*,
                                   v1::GatherFeaturesResponse*, std::function<void(grpc::Status)>)>(
           &Async::GatherFeatures),
-      options_.traffic, std::move(done));
+      options_.traffic,
+      [this, part, address = (*peer)->address](const std::string& why) {
+        Forget(part, address, why);
+      },
+      std::move(done));
 }
 
 const engine::LocalPart* GrpcPeers::MappedPart(int part) {
@@ -168,12 +213,16 @@ const engine::LocalPart* GrpcPeers::Mapped(int part) {
 }
 
 absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
-  ASSIGN_OR_RETURN(Peer * peer, PeerFor(part));
+  ASSIGN_OR_RETURN(std::shared_ptr<Peer> peer, PeerFor(part));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
   v1::Metadata meta;
   grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
-  if (!status.ok()) return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
+  if (!status.ok()) {
+    // BulkPeers asks again after a failure: let that find a restarted peer or another replica.
+    if (PeerLost(status)) Forget(part, peer->address, status.error_message());
+    return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
+  }
   BulkPeer out{peer->address, "", !options_.host_id.empty() && meta.host_id() == options_.host_id};
   if (meta.bulk_port() > 0) {
     out.bulk_address =
@@ -183,7 +232,7 @@ absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
 }
 
 absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int part) {
-  ASSIGN_OR_RETURN(Peer * peer, PeerFor(part));
+  ASSIGN_OR_RETURN(std::shared_ptr<Peer> peer, PeerFor(part));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
   v1::Metadata meta;

@@ -3,7 +3,11 @@
 
 // engine::Peers over gRPC: one channel per peer part, found in an explicit address list or in
 // the registry directory (looked up lazily, so peers may start in any order). Every call has a
-// deadline; errors name the part and address. Optionally, a peer on this host has its part
+// deadline and channels ping their server (rpc::RpcOptions keepalive); errors name the part and
+// address. A part with replicas is asked at one of them (spread by this server's part and
+// replica); a call that fails for want of the peer (UNAVAILABLE, DEADLINE_EXCEEDED, ...) drops
+// the peer, so that the next call resolves the part again (a restarted server's new address,
+// or the next replica). Optionally, a peer on this host has its part
 // mapped read-only from the partition folder, and its feature rows are read from there instead
 // of through GatherFeatures (PeerFeatures::kLocal). Thread-safe.
 
@@ -16,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "rpc/options.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/server_stats.h"
@@ -35,9 +40,12 @@ enum class PeerSampling {
 };
 
 struct PeerOptions {
-  std::vector<std::string> addresses;  // index = part; if empty, use registry_dir
+  // index = part ("a:1" or replicas "a:1+b:1"); if empty, use registry_dir
+  std::vector<std::string> addresses;
   std::string registry_dir;
   absl::Duration rpc_timeout = absl::Seconds(30);
+  rpc::RpcOptions rpc;     // channels (keepalive)
+  int self_replica = 0;    // spreads the parts' replicas over the servers asking them
   // Sent with feature gathers: a peer with the same host id answers through shared memory.
   std::string host_id;
   // kLocal: a peer whose GetMetadata gives this host id (and the same part layout) and whose
@@ -83,10 +91,13 @@ class GrpcPeers final : public engine::Peers {
  private:
   struct Peer {
     std::string address;
-    std::unique_ptr<v1::PartitionService::Stub> stub;
+    std::shared_ptr<v1::PartitionService::Stub> stub;
   };
   // Unavailable naming the part if it cannot be resolved.
-  absl::StatusOr<Peer*> PeerFor(int part);
+  absl::StatusOr<std::shared_ptr<Peer>> PeerFor(int part);
+  // After a failed call to `address` for want of the peer (`why`): the next call resolves `part`
+  // again, starting at its next replica. Logs the loss once per resolved peer.
+  void Forget(int part, const std::string& address, const std::string& why);
   // The peer's part if it can be mapped here; nullptr if it is elsewhere or does not load;
   // Unavailable if the peer could not be asked (not decided, asked again later).
   absl::StatusOr<std::unique_ptr<engine::LocalPart>> MapIfSameHost(int part);
@@ -95,7 +106,9 @@ class GrpcPeers final : public engine::Peers {
 
   const PeerOptions options_;
   absl::Mutex mu_;
-  std::vector<std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
+  // shared: a call in flight keeps its stub while the part is resolved again.
+  std::vector<std::shared_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> rotation_ ABSL_GUARDED_BY(mu_);  // per part: failures seen, picks the replica
   // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.
   enum class Mapping { kUndecided, kMapped, kRpc };
   absl::Mutex map_mu_;

@@ -1,5 +1,6 @@
-// graphshard-health: waits until every partition server answers the standard gRPC health check
-// with SERVING, or fails after a deadline naming the servers that did not.
+// graphshard-health: waits until every partition server (every replica with --replicas) answers
+// the standard gRPC health check with SERVING, or fails after a deadline naming the servers that
+// did not.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -18,6 +19,7 @@ namespace {
 struct Flags {
   std::string registry;
   int parts = 0;
+  int replicas = 1;
   std::string servers;
   double timeout_s = 60;
 };
@@ -41,8 +43,10 @@ int main(int argc, char** argv) {
       {.abseil_spellings = true});
   flags.AddString("registry", &f.registry, "DIR", "registry folder written by the servers");
   flags.AddInt("parts", &f.parts, "K", "number of parts to wait for (with --registry)");
+  flags.AddInt("replicas", &f.replicas, "R",
+               "with --registry: wait for replicas 0..R-1 of every part (part_K, part_K.rR)");
   flags.AddString("servers", &f.servers, "HOST:PORT,...",
-                  "explicit addresses host:port,... instead of --registry");
+                  "explicit addresses host:port,... instead of --registry (a:1+b:1 = replicas)");
   flags.AddDouble("timeout-s", &f.timeout_s, "S", "overall deadline, seconds");
   absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
   if (!parsed.ok()) {
@@ -54,40 +58,55 @@ int main(int argc, char** argv) {
     return 0;
   }
   const absl::Time deadline = absl::Now() + absl::Seconds(f.timeout_s);
-  std::vector<std::string> fixed;
-  int parts = f.parts;
+  // What to check: (part, replica, fixed address or "" = look it up in the registry).
+  struct Target {
+    int part;
+    int replica;
+    std::string address;
+  };
+  std::vector<Target> targets;
   if (!f.servers.empty()) {
     auto list = graphshard::common::ParseAddressList(f.servers);
     if (!list.ok()) {
       std::fprintf(stderr, "graphshard-health: %s\n", std::string(list.status().message()).c_str());
       return 2;
     }
-    fixed = *list;
-    parts = static_cast<int>(fixed.size());
-  } else if (f.registry.empty() || parts <= 0) {
-    std::fprintf(stderr, "graphshard-health: give --registry DIR --parts K, or --servers\n");
+    for (int p = 0; p < std::ssize(*list); ++p) {
+      auto replicas = graphshard::common::SplitReplicas((*list)[static_cast<size_t>(p)]);
+      for (int r = 0; r < std::ssize(*replicas); ++r) {
+        targets.push_back({p, r, (*replicas)[static_cast<size_t>(r)]});
+      }
+    }
+  } else if (f.registry.empty() || f.parts <= 0 || f.replicas < 1) {
+    std::fprintf(stderr, "graphshard-health: give --registry DIR --parts K [--replicas R], or --servers\n");
     return 2;
+  } else {
+    for (int p = 0; p < f.parts; ++p) {
+      for (int r = 0; r < f.replicas; ++r) targets.push_back({p, r, ""});
+    }
   }
-  std::vector<std::string> problem(parts, "not checked");
+  std::vector<std::string> problem(targets.size(), "not checked");
   while (true) {
     int bad = 0;
-    for (int p = 0; p < parts; ++p) {
-      if (problem[p].empty()) continue;
-      std::string address;
-      if (!fixed.empty()) {
-        address = fixed[p];
-      } else {
-        auto found = graphshard::common::LookupAddress(f.registry, p);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (problem[i].empty()) continue;
+      const Target& t = targets[i];
+      const std::string name = t.replica == 0 ? absl::StrCat("part ", t.part)
+                                              : absl::StrCat("part ", t.part, " replica ", t.replica);
+      std::string address = t.address;
+      if (address.empty()) {
+        const std::string file = graphshard::common::RegistryFile(f.registry, t.part, t.replica);
+        auto found = graphshard::common::ReadRegistryEntry(file);
         if (!found.ok()) {
-          problem[p] = std::string(found.status().message());
+          problem[i] = absl::StrCat(name, ": ", found.status().message());
           ++bad;
           continue;
         }
         address = *found;
       }
-      problem[p] = CheckOnce(address, deadline);
-      if (!problem[p].empty()) problem[p] = absl::StrCat("part ", p, " at ", problem[p]);
-      bad += !problem[p].empty();
+      problem[i] = CheckOnce(address, deadline);
+      if (!problem[i].empty()) problem[i] = absl::StrCat(name, " at ", problem[i]);
+      bad += !problem[i].empty();
     }
     if (bad == 0) return 0;
     if (absl::Now() >= deadline) break;

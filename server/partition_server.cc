@@ -61,7 +61,13 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   PeerOptions peers;
   peers.addresses = options.peer_addresses;
   peers.registry_dir = options.registry_dir;
-  peers.rpc_timeout = options.rpc_timeout;
+  // A peer call is one hop or one gather: no answer within the stall timeout means the peer is
+  // stalled as surely as a silent stream does.
+  peers.rpc_timeout = std::min(options.rpc_timeout, options.stall_timeout);
+  const rpc::RpcOptions rpc_options =
+      rpc::LivenessOptions(absl::ToDoubleSeconds(options.stall_timeout));
+  peers.rpc = rpc_options;
+  peers.self_replica = options.replica;
   // Isolated: peers are treated as on another host (no answer through shared memory, no part
   // mapped from partition_dir), so every remote hop and row takes the network path.
   peers.host_id =
@@ -111,7 +117,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  rpc::ConfigureServerBuilder(builder, options.listen, rpc::RpcOptions{}, &s->port_);
+  rpc::ConfigureServerBuilder(builder, options.listen, rpc_options, &s->port_);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
@@ -120,7 +126,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   s->address_ = absl::StrCat(PublishedHost(options.listen), ":", s->port_);
   if (!options.registry_dir.empty()) {
-    absl::Status published = common::PublishAddress(options.registry_dir, options.part, s->address_);
+    absl::Status published = common::PublishAddress(options.registry_dir, options.part, s->address_, options.replica);
     if (!published.ok()) {
       s->Shutdown(absl::ZeroDuration());
       return published;
@@ -132,7 +138,9 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
 void PartitionServer::Shutdown(absl::Duration grace) {
   if (stopped_) return;
   stopped_ = true;
-  if (!options_.registry_dir.empty()) common::RemoveAddress(options_.registry_dir, options_.part);
+  if (!options_.registry_dir.empty()) {
+    common::RemoveAddress(options_.registry_dir, options_.part, options_.replica);
+  }
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();

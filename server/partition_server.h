@@ -30,6 +30,11 @@ struct ServerOptions {
   std::string registry_dir;            // publish here if set; peers are looked up here too
   std::vector<std::string> peer_addresses;  // explicit peers (index = part), overrides registry
   absl::Duration rpc_timeout = absl::Seconds(30);
+  // Keepalive of every connection (peers' and clients'): a stopped peer or client is noticed
+  // within this (rpc::LivenessOptions); also bounds each peer call (with rpc_timeout).
+  absl::Duration stall_timeout = absl::Seconds(30);
+  // Which replica of the part this server is (registry entry part_<k> or part_<k>.r<r>).
+  int replica = 0;
   engine::Limits limits;
   int threads = 0;  // batch builders (0 = hardware threads)
   // kLocal: feature rows of same-host peers are read from their parts in partition_dir (mmap)

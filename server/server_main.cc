@@ -37,6 +37,8 @@ struct Flags {
   std::string registry;
   std::string servers;
   double rpc_timeout_s = 30;
+  double stall_timeout_s = 30;
+  int replica = 0;
   double shutdown_grace_s = 10;
   int threads = 0;
   int prefetch = 0;  // 0 = auto (AutoPrefetch)
@@ -64,6 +66,11 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
                   "explicit peer addresses host:port,... (index = part)");
   flags.AddDouble("rpc-timeout-s", &f.rpc_timeout_s, "S",
                   "deadline of every call to a peer, seconds");
+  flags.AddDouble("stall-timeout-s", &f.stall_timeout_s, "S",
+                  "liveness: a stopped peer or client is noticed within S (keepalive\n"
+                  "pings), and a peer call gets at most S (with --rpc-timeout-s)");
+  flags.AddInt("replica", &f.replica, "R",
+               "this server is replica R of its part (registry entry part_K.rR; 0 = part_K)");
   flags.AddDouble("shutdown-grace-s", &f.shutdown_grace_s, "S",
                   "how long in-flight calls may finish at shutdown");
   flags.AddInt("threads", &f.threads, "N",
@@ -136,6 +143,8 @@ int main(int argc, char** argv) {
   options.listen = f.listen;
   options.registry_dir = f.registry;
   options.rpc_timeout = absl::Seconds(f.rpc_timeout_s);
+  options.stall_timeout = absl::Seconds(f.stall_timeout_s);
+  options.replica = f.replica;
   options.threads = f.threads;
   options.service.prefetch = f.prefetch;
   options.service.max_streams = f.max_streams;
@@ -181,6 +190,8 @@ int main(int argc, char** argv) {
   if (options.partition_dir.empty()) return Fail("--partition is required");
   if (options.part < 0) return Fail("--part is required (0-based part index)");
   if (f.rpc_timeout_s <= 0) return Fail("--rpc_timeout_s must be > 0");
+  if (f.stall_timeout_s <= 0) return Fail("--stall-timeout-s must be > 0");
+  if (f.replica < 0) return Fail("--replica must be >= 0");
   if (!f.servers.empty()) {
     auto list = graphshard::common::ParseAddressList(f.servers);
     if (!list.ok()) return Fail(std::string(list.status().message()));
@@ -189,7 +200,8 @@ int main(int argc, char** argv) {
 
   auto server = graphshard::server::PartitionServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
-  std::fprintf(stderr, "graphshard-server: part %d of %s serving at %s\n", options.part,
+  std::fprintf(stderr, "graphshard-server: part %d%s of %s serving at %s\n", options.part,
+               options.replica > 0 ? absl::StrCat(" (replica ", options.replica, ")").c_str() : "",
                options.partition_dir.c_str(), (*server)->address().c_str());
 
   int sig = 0;

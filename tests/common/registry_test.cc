@@ -66,5 +66,38 @@ TEST(ParseAddressListTest, SplitsAndNamesTheBadEntry) {
   EXPECT_FALSE(ParseAddressList("").ok());
 }
 
+TEST_F(RegistryTest, ReplicasAreListedInReplicaOrderNextToTheSingleEntryLayout) {
+  ASSERT_TRUE(PublishAddress(dir_, 2, "h0:10").ok());
+  ASSERT_TRUE(PublishAddress(dir_, 2, "h2:12", 2).ok());
+  ASSERT_TRUE(PublishAddress(dir_, 2, "h1:11", 1).ok());
+  ASSERT_TRUE(PublishAddress(dir_, 3, "other:13", 1).ok());  // another part
+  Write("part_2.rx", "junk");                                  // not a replica entry
+  EXPECT_EQ(RegistryFile(dir_, 2, 1), dir_ + "/part_2.r1");
+  absl::StatusOr<std::vector<std::string>> r = LookupReplicas(dir_, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, (std::vector<std::string>{"h0:10", "h1:11", "h2:12"}));
+  // Old readers keep seeing replica 0 under part_<k>.
+  EXPECT_EQ(*LookupAddress(dir_, 2), "h0:10");
+  // Without replica 0 the others still serve the part.
+  RemoveAddress(dir_, 2);
+  EXPECT_EQ(*LookupReplicas(dir_, 2), (std::vector<std::string>{"h1:11", "h2:12"}));
+  EXPECT_EQ(LookupReplicas(dir_, 4).status().code(), absl::StatusCode::kNotFound);
+  Write("part_2.r1", "garbage\n");
+  absl::StatusOr<std::vector<std::string>> bad = LookupReplicas(dir_, 2);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(bad.status().message(), HasSubstr("part_2.r1"));
+}
+
+TEST(ParseAddressListTest, EntriesMayListReplicasJoinedWithPlus) {
+  absl::StatusOr<std::vector<std::string>> l = ParseAddressList("a:1+c:3,b:2");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(*l, (std::vector<std::string>{"a:1+c:3", "b:2"}));
+  EXPECT_EQ(*SplitReplicas("a:1+c:3"), (std::vector<std::string>{"a:1", "c:3"}));
+  absl::StatusOr<std::vector<std::string>> bad = ParseAddressList("a:1,b:2+nohost");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("entry 1"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("nohost"));
+}
+
 }  // namespace
 }  // namespace graphshard::common
