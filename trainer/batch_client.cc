@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "common/bytes.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
@@ -20,22 +22,31 @@
 namespace graphshard::trainer {
 namespace {
 
-absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc, absl::string_view address) {
+absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc, absl::string_view label) {
   if (s.ok()) return absl::OkStatus();
   return absl::Status(rpc::FromGrpcStatus(s).code(),
-                      absl::StrCat(rpc, " to server ", address, ": ", s.error_message()));
+                      absl::StrCat(rpc, " to ", label, ": ", s.error_message()));
 }
 
-absl::Status Annotate(const absl::Status& s, absl::string_view rpc, absl::string_view address) {
+absl::Status Annotate(const absl::Status& s, absl::string_view rpc, absl::string_view label) {
   if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(rpc, " from server ", address, ": ", s.message()));
+  return absl::Status(s.code(), absl::StrCat(rpc, " from ", label, ": ", s.message()));
+}
+
+// The hostname in a host id "<boot id>/<hostname>/net:[<inode>]" (shm::HostId); else all of it.
+std::string HostOf(const std::string& host_id) {
+  std::vector<std::string> parts = absl::StrSplit(host_id, '/');
+  return parts.size() >= 3 ? parts[1] : host_id;
 }
 
 }  // namespace
 
 struct PartitionClient::Impl {
   std::string address;
+  int part = -1;
   ClientOptions options;
+  mutable absl::Mutex mu;
+  std::string host ABSL_GUARDED_BY(mu);  // from GetMetadata
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
@@ -52,12 +63,14 @@ PartitionClient::PartitionClient(std::unique_ptr<Impl> impl) : impl_(std::move(i
 PartitionClient::~PartitionClient() = default;
 
 absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
-    std::string address, const ClientOptions& options) {
+    std::string address, const ClientOptions& options, int part) {
   if (address.empty()) return absl::InvalidArgumentError("empty server address");
   auto impl = std::make_unique<Impl>();
   impl->address = std::move(address);
+  impl->part = part;
   impl->options = options;
-  impl->channel = rpc::MakeChannel(impl->address, options.rpc);
+  impl->channel =
+      rpc::MakeChannel(impl->address, rpc::LivenessOptions(options.stall_timeout_s, options.rpc));
   impl->stub = v1::PartitionService::NewStub(impl->channel);
   std::random_device random;
   while (impl->ring_id == 0) {
@@ -67,6 +80,15 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
 }
 
 const std::string& PartitionClient::address() const { return impl_->address; }
+
+std::string PartitionClient::Label() const {
+  std::string label = impl_->part >= 0 ? absl::StrCat("part ", impl_->part, ", server ")
+                                       : std::string("server ");
+  absl::StrAppend(&label, impl_->address);
+  absl::MutexLock lock(&impl_->mu);
+  if (!impl_->host.empty()) absl::StrAppend(&label, " on host ", impl_->host);
+  return label;
+}
 
 void PartitionClient::SetRingMapHooks(shm::ShmRingReader::MapHooks hooks) {
   impl_->ring_reader->SetMapHooks(std::move(hooks));
@@ -78,7 +100,7 @@ absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
     const absl::Time now = absl::Now();
     if (now >= deadline) {
       return absl::DeadlineExceededError(
-          absl::StrCat("server ", impl_->address, " not SERVING before the deadline: ", last));
+          absl::StrCat(Label(), " not SERVING before the deadline: ", last));
     }
     // wait_for_ready: wait for the connection within the deadline, not fail fast.
     const absl::Status status =
@@ -92,15 +114,23 @@ absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
   }
 }
 
+absl::Status PartitionClient::CheckServing(absl::Time deadline) {
+  const absl::Status status = rpc::CheckHealth(impl_->channel, deadline);
+  if (status.ok() || absl::IsUnimplemented(status)) return absl::OkStatus();
+  return absl::Status(status.code(), absl::StrCat(Label(), ": health check: ", status.message()));
+}
+
 absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
   v1::GetMetadataRequest req;
   v1::Metadata resp;
   RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", impl_->address));
+      FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
   auto md = internal::DecodeMetadata(resp);
-  if (!md.ok()) return Annotate(md.status(), "GetMetadata", impl_->address);
+  if (!md.ok()) return Annotate(md.status(), "GetMetadata", Label());
+  absl::MutexLock lock(&impl_->mu);
+  impl_->host = HostOf(md->host_id);
   return md;
 }
 
@@ -111,22 +141,81 @@ absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view
   req.set_split(std::string(split));
   v1::GetSplitResponse resp;
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GetSplit(&ctx, req, &resp),
-                           absl::StrCat("GetSplit(", split, ")"), impl_->address));
+                           absl::StrCat("GetSplit(", split, ")"), Label()));
   auto ids = common::FromBytes<int64_t>(resp.ids(), absl::StrCat("split ", split, " ids"),
                                         absl::StatusCode::kDataLoss);
-  if (!ids.ok()) return Annotate(ids.status(), "GetSplit", impl_->address);
+  if (!ids.ok()) return Annotate(ids.status(), "GetSplit", Label());
   return ids;
 }
 
 namespace {
 
+// Cancels a call whose caller has waited longer than `timeout` for its next message (Arm()
+// before the blocking read, Disarm() after): the per-message deadline of a stream. One thread per
+// watched stream, asleep unless armed.
+class StallWatch {
+ public:
+  StallWatch(grpc::ClientContext& ctx, absl::Duration timeout)
+      : ctx_(ctx), timeout_(timeout), thread_([this] { Run(); }) {}
+  ~StallWatch() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+  void Arm() {
+    absl::MutexLock lock(&mu_);
+    armed_at_ = absl::Now();
+  }
+  void Disarm() {
+    absl::MutexLock lock(&mu_);
+    armed_at_ = absl::InfiniteFuture();
+  }
+  // True once the watch has cancelled the call.
+  bool fired() {
+    absl::MutexLock lock(&mu_);
+    return fired_;
+  }
+
+ private:
+  void Run() {
+    absl::MutexLock lock(&mu_);
+    while (!stop_) {
+      const absl::Time due = armed_at_ + timeout_;
+      if (absl::Now() >= due) {
+        fired_ = true;
+        armed_at_ = absl::InfiniteFuture();
+        ctx_.TryCancel();
+        continue;
+      }
+      // Woken when armed, disarmed or stopped, or at the deadline.
+      const absl::Time seen = armed_at_;
+      auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || armed_at_ != seen;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&changed), due);
+    }
+  }
+
+  grpc::ClientContext& ctx_;
+  const absl::Duration timeout_;
+  absl::Mutex mu_;
+  absl::Time armed_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool fired_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts once the members above are set
+};
+
 class GrpcBatchStream final : public BatchStream {
  public:
   GrpcBatchStream(v1::PartitionService::Stub& stub, const v1::StreamBatchesRequest& request,
-                  const ServerMetadata& metadata, std::string address, absl::Duration timeout,
+                  const ServerMetadata& metadata, std::string label, absl::Duration stall_timeout,
                   std::shared_ptr<shm::ShmRingReader> ring)
-      : metadata_(metadata), address_(std::move(address)), ring_(std::move(ring)) {
-    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+      : metadata_(metadata),
+        label_(std::move(label)),
+        stall_timeout_(stall_timeout),
+        ring_(std::move(ring)) {
     reader_ = stub.StreamBatches(&ctx_, request);
   }
   ~GrpcBatchStream() override {
@@ -152,9 +241,18 @@ class GrpcBatchStream final : public BatchStream {
   absl::StatusOr<absl::optional<MinibatchData>> Next() override {
     if (finished_) return absl::optional<MinibatchData>();
     auto m = std::make_shared<v1::Minibatch>();
-    if (!reader_->Read(m.get())) {
+    watch_.Arm();
+    const bool read = reader_->Read(m.get());
+    watch_.Disarm();
+    if (!read) {
       finished_ = true;
-      RETURN_IF_ERROR(FromGrpc(reader_->Finish(), "StreamBatches", address_));
+      const grpc::Status status = reader_->Finish();
+      if (watch_.fired()) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "StreamBatches to ", label_, ": stalled: no batch for ",
+            absl::FormatDuration(stall_timeout_), " (--stall-timeout-s)"));
+      }
+      RETURN_IF_ERROR(FromGrpc(status, "StreamBatches", label_));
       return absl::optional<MinibatchData>();
     }
     if (m->shm_ring() && m->shm_ring_serial() != attached_) {
@@ -165,19 +263,21 @@ class GrpcBatchStream final : public BatchStream {
     }
     absl::StatusOr<MinibatchData> batch =
         internal::DecodeMinibatch(std::move(m), metadata_, ring_.get());
-    if (!batch.ok()) return Annotate(batch.status(), "StreamBatches", address_);
+    if (!batch.ok()) return Annotate(batch.status(), "StreamBatches", label_);
     return absl::optional<MinibatchData>(*std::move(batch));
   }
 
  private:
   const ServerMetadata& metadata_;
-  std::string address_;
+  std::string label_;
+  const absl::Duration stall_timeout_;
   // The client's (shared by its streams); the batches' leases outlive it (they keep their
   // mapping).
   std::shared_ptr<shm::ShmRingReader> ring_;
   uint64_t attached_ = 0;  // the serial of the ring this stream reads, once seen
   grpc::ClientContext ctx_;
   std::unique_ptr<grpc::ClientReader<v1::Minibatch>> reader_;
+  StallWatch watch_{ctx_, stall_timeout_};
   bool finished_ = false;
 };
 
@@ -188,19 +288,11 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   if (options.seeds.empty() || options.batch_size < 1) {
     return absl::InvalidArgumentError("StreamBatches needs seeds and batch_size >= 1");
   }
-  const int64_t natural =
-      (static_cast<int64_t>(options.seeds.size()) + options.batch_size - 1) / options.batch_size;
-  // The deadline allows rpc_timeout_s per batch, and per epoch for the pauses between epochs.
-  const int64_t epochs = std::max<int64_t>(1, options.num_epochs);
-  const int64_t per_epoch = (options.num_batches > 0 ? options.num_batches : natural) +
-                            (epochs > 1 ? options.pause_batches_per_epoch : 0);
-  const int64_t batches = per_epoch * epochs - options.first_batch;
-  const absl::Duration timeout =
-      absl::Seconds(impl_->options.rpc_timeout_s * static_cast<double>(std::max<int64_t>(1, batches + 1)));
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
   if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
-      *impl_->stub, request, metadata, impl_->address, timeout, impl_->ring_reader));
+      *impl_->stub, request, metadata, Label(), absl::Seconds(impl_->options.stall_timeout_s),
+      impl_->ring_reader));
 }
 
 }  // namespace graphshard::trainer

@@ -3,10 +3,13 @@
 
 // gRPC client of one partition server (PartitionService + grpc.health.v1), returning the plain
 // structs of trainer/data_types.h: the rest of the trainer never sees protobuf or gRPC types.
-// Every unary RPC carries a deadline (ClientOptions::rpc_timeout_s), a stream one of
-// rpc_timeout_s per batch it may carry.
+// Every unary RPC carries a deadline (ClientOptions::rpc_timeout_s); a stream carries a
+// per-message one instead (ClientOptions::stall_timeout_s: waiting longer than that for its next
+// batch cancels it as stalled), and the channel pings the server (rpc::LivenessOptions), so a
+// stopped server is noticed within stall_timeout_s whatever the stream's length.
 // Responses are validated before they are returned, so a bad server answer is a DataLoss status
-// naming the server, never a crash later.
+// naming the server, never a crash later. Every error names the part, the address and the
+// server's host (Label()).
 // Thread-safe: several RPCs may be in flight on one client (gRPC stubs are thread-safe); one
 // BatchStream is driven by one thread at a time.
 
@@ -37,9 +40,6 @@ struct StreamOptions {
   // Epochs epoch .. epoch + num_epochs - 1 back to back in one stream (the first from
   // first_batch): the server builds the next epoch's first batches while this one ends.
   int64_t num_epochs = 1;
-  // The stream's deadline allows rpc_timeout_s per batch; with several epochs, also this many
-  // batches' worth per epoch for the pauses between them (the trainer's evaluation).
-  int64_t pause_batches_per_epoch = 0;
   std::vector<int32_t> fanouts;
   bool replace = false;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
@@ -51,6 +51,10 @@ struct StreamOptions {
 
 struct ClientOptions {
   double rpc_timeout_s = 60;
+  // A stream waiting longer than this for its next batch is cancelled: DeadlineExceeded "stalled"
+  // (the time the caller takes between batches does not count). Also sets the channel's
+  // keepalive (rpc::LivenessOptions).
+  double stall_timeout_s = 30;
   rpc::RpcOptions rpc;  // credentials and message size limit (minibatches can be large)
 };
 
@@ -69,24 +73,32 @@ class BatchStream {
 class PartitionClient {
  public:
   // Creates the channel; connects lazily (no RPC here). InvalidArgument for an empty address.
+  // `part`: the part this server is expected to serve (named in errors; -1 = unknown).
   static absl::StatusOr<std::unique_ptr<PartitionClient>> Create(std::string address,
-                                                                 const ClientOptions& options);
+                                                                 const ClientOptions& options,
+                                                                 int part = -1);
   ~PartitionClient();
   PartitionClient(const PartitionClient&) = delete;
   PartitionClient& operator=(const PartitionClient&) = delete;
 
   const std::string& address() const;
+  // "part P, server ADDRESS on host H" (the host once GetMetadata told it: its host id's
+  // hostname), for error messages. Thread-safe.
+  std::string Label() const;
 
   // Polls grpc.health.v1.Health/Check ("" service) until SERVING. A server without the health
   // service (UNIMPLEMENTED) counts as up once it answers. DeadlineExceeded, with the last
   // reason seen, when `deadline` passes first.
   absl::Status WaitUntilServing(absl::Time deadline);
+  // One health check, failing fast when the server cannot be reached (connection refused):
+  // OK when SERVING (or answering without a health service); else the reason, naming Label().
+  absl::Status CheckServing(absl::Time deadline);
 
   absl::StatusOr<ServerMetadata> GetMetadata();
   // "train", "val" or "test": the global ids of that split (of the target type) owned here.
   absl::StatusOr<std::vector<int64_t>> GetSplit(absl::string_view split);
-  // Opens an epoch stream. `metadata` (of this graph) validates the batches. The stream's
-  // deadline is rpc_timeout_s per batch it carries.
+  // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
+  // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before
   // the first stream.
   void SetRingMapHooks(shm::ShmRingReader::MapHooks hooks);

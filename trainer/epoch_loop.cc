@@ -1,6 +1,8 @@
 #include "trainer/epoch_loop.h"
 
 #include <chrono>
+#include <iostream>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,6 +13,7 @@
 #include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
+#include "trainer/resuming_stream.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -103,21 +106,13 @@ EpochLoop::EpochLoop(const TrainerOptions& options, const TaskPlan& plan, Server
       session_(session),
       shards_(shards),
       progress_(progress),
-      host_id_(shm::HostId()) {
-  if (options.eval_every > 0) {
-    for (const std::vector<ShardSeeds>* split : {&shards.val, &shards.test}) {
-      for (const ShardSeeds& s : *split) {
-        eval_batches_ += NaturalBatches(std::ssize(s.ids), options.batch_size);
-      }
-    }
-  }
-}
+      host_id_(shm::HostId()) {}
 
 EpochLoop::~EpochLoop() = default;
 
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule, int64_t first_step,
-    bool train, int64_t epoch, int64_t num_epochs, int64_t pause_batches_per_epoch) {
+    bool train, int64_t epoch, int64_t num_epochs) {
   std::vector<int64_t> first = BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -131,7 +126,6 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     so.first_batch = first[i];
     so.num_batches = schedule.stream_batches[i];
     so.num_epochs = num_epochs;
-    so.pause_batches_per_epoch = pause_batches_per_epoch;
     so.fanouts = plan_.fanouts;
     so.replace = options_.replace;
     so.feature_dtype = options_.feature_dtype;
@@ -139,9 +133,18 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
     // possibly the previous one's (until the loop drops it); one spare.
     so.max_held_batches = options_.prefetch + 4;
-    ASSIGN_OR_RETURN(streams[i],
-                     servers_.clients[static_cast<size_t>(shards[i].part)]->StreamBatches(
-                         so, servers_.metadata));
+    // Resumed on a restarted server or another replica when the stream breaks; replicas
+    // share the load by rank (same-host ones first).
+    const int rank = comm_.rank();
+    auto stream = std::make_unique<ResumingBatchStream>(
+        *servers_.directory, shards[i].part, nullptr, std::move(so), servers_.metadata,
+        ResumeOptions{.wait_s = options_.server_wait_s,
+                      .preferred_replica = rank + static_cast<int>(i),
+                      .log = [rank](const std::string& line) {
+                        std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
+                      }});
+    RETURN_IF_ERROR(stream->Start());
+    streams[i] = std::move(stream);
   }
   std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
   for (int64_t e = 1; e < num_epochs; ++e) {
@@ -172,10 +175,9 @@ absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) 
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
   const EpochSchedule schedule = ScheduleEpoch(natural, input->steps);
-  // The streams allow, per epoch, the batches of one evaluation for the pause between epochs.
   ASSIGN_OR_RETURN(input->pipeline,
                    OpenPipeline(train, schedule, first_step, true, first_epoch,
-                                input->last_epoch - first_epoch + 1, eval_batches_));
+                                input->last_epoch - first_epoch + 1));
   input_ = std::move(input);
   return absl::OkStatus();
 }
@@ -252,7 +254,7 @@ absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<ShardSeeds>& sp
     schedule.step_stream.insert(schedule.step_stream.end(), static_cast<size_t>(n),
                                 static_cast<int>(i));
   }
-  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(split, schedule, 0, false, epoch, 1, 0));
+  ASSIGN_OR_RETURN(auto pipeline, OpenPipeline(split, schedule, 0, false, epoch, 1));
   torch::NoGradGuard no_grad;
   st.model->eval();
   torch::Tensor correct =

@@ -70,13 +70,12 @@ class EpochLoop {
   // shards are redrawn per epoch), from `first_step` of the first.
   absl::Status OpenTrainInput(int64_t first_epoch, int64_t first_step);
   // A pipeline over one stream per shard for `num_epochs` epochs from `epoch`; steps as
-  // scheduled (every epoch alike), from `first_step` of the first. `pause_batches_per_epoch`:
-  // StreamOptions.
+  // scheduled (every epoch alike), from `first_step` of the first. The streams resume on
+  // another server of their part when theirs fails (resuming_stream.h).
   absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(const std::vector<ShardSeeds>& shards,
                                                               const EpochSchedule& schedule,
                                                               int64_t first_step, bool train,
-                                                              int64_t epoch, int64_t num_epochs,
-                                                              int64_t pause_batches_per_epoch);
+                                                              int64_t epoch, int64_t num_epochs);
 
   const TrainerOptions& options_;
   const TaskPlan& plan_;
@@ -86,7 +85,6 @@ class EpochLoop {
   const Shards& shards_;
   ProgressReporter* progress_;
   const std::string host_id_;
-  int64_t eval_batches_ = 0;  // of one evaluation of this rank (val and test), for deadlines
   int64_t steps_this_process_ = 0;
   std::unique_ptr<TrainInput> input_;
 };

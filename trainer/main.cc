@@ -47,6 +47,7 @@ absl::Status Run(const TrainerOptions& options) {
   discovery.servers = options.servers;
   discovery.server_wait_s = options.server_wait_s;
   discovery.client.rpc_timeout_s = options.rpc_timeout_s;
+  discovery.client.stall_timeout_s = options.stall_timeout_s;
   absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
   if (!servers.ok()) return servers.status();
 

@@ -68,7 +68,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
   const common::NumberRange positive{.min = 0, .min_exclusive = true};
   flags.AddString("registry", &o.registry_dir, "DIR",
                   "registry folder: DIR/part_<k> holds server k's host:port", false);
-  flags.AddCustom("servers", "HOST:PORT,...", "explicit server addresses (index = part)", "",
+  flags.AddCustom("servers", "HOST:PORT,...", "explicit server addresses (index = part; a:1+b:1 = replicas)", "",
                   [&o](absl::string_view v) -> absl::Status {
                     ASSIGN_OR_RETURN(o.servers, common::ParseAddressList(v));
                     return absl::OkStatus();
@@ -145,7 +145,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                  at_least_1);
   flags.AddDouble("rpc-timeout-s", &o.rpc_timeout_s, "S", "deadline of every RPC", positive);
   flags.AddDouble("server-wait-s", &o.server_wait_s, "S",
-                  "wait this long for servers to report SERVING", at_least_0);
+                  "wait this long for servers to report SERVING (at the start, and for a\n"
+                  "server of a part whose stream broke)", at_least_0);
+  flags.AddDouble("stall-timeout-s", &o.stall_timeout_s, "S",
+                  "a server that sends no batch for S seconds while one is awaited is\n"
+                  "stalled: its stream is reopened on a live server of the part", positive);
   flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
                   "rendezvous and Gloo collective timeout", positive);
 }

@@ -21,7 +21,7 @@ namespace graphshard::trainer {
 struct TrainerOptions {
   // Server discovery: exactly one of these is set.
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
-  std::vector<std::string> servers;  // --servers a:p,b:q (index = part)
+  std::vector<std::string> servers;  // --servers a:p,b:q (index = part; a:p+c:r = replicas)
 
   Task task = Task::kNode;                 // --task node|graph (graph: TU datasets, GIN)
   std::string model = "sage";              // --model: a RegisteredModels() name of the task
@@ -60,6 +60,9 @@ struct TrainerOptions {
                                            // (tests: a crash at a known step)
   double rpc_timeout_s = 60;               // --rpc-timeout-s: deadline of every RPC
   double server_wait_s = 60;               // --server-wait-s: how long to wait for servers' health
+                                           // (at the start, and for a part whose stream broke)
+  double stall_timeout_s = 30;             // --stall-timeout-s: no batch for this long = the
+                                           // server is stalled (stream reopened elsewhere)
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
 };
 

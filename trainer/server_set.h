@@ -2,9 +2,10 @@
 #define GRAPHSHARD_TRAINER_SERVER_SET_H_
 
 // Finding and connecting to the K partition servers (DESIGN.md, "Finding servers"): from a
-// registry folder (DIR/part_<k> holds "host:port\n", written atomically by each server) or an
-// explicit list (index = part). Waits, with one deadline for all, until every server's file
-// exists and the server reports SERVING; then checks that the servers agree on the graph.
+// registry folder (DIR/part_<k>[.r<r>] holds "host:port\n", written atomically by each server)
+// or an explicit list (index = part; "a:1+b:1" lists replicas). Waits, with one deadline for
+// all, until a server of every part is registered and reports SERVING; then checks that the
+// servers agree on the graph. The set keeps a PartDirectory for finding parts again later.
 
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "trainer/batch_client.h"
+#include "trainer/part_directory.h"
 
 namespace graphshard::trainer {
 
@@ -26,11 +28,15 @@ struct DiscoveryOptions {
 
 struct ServerSet {
   ServerMetadata metadata;  // of part 0; every server agrees on num_parts, feat_dim, classes
-  std::vector<std::unique_ptr<PartitionClient>> clients;  // index = part
-  std::vector<std::string> host_ids;  // index = part: each server's Metadata.host_id
+  // Owns every client; finds live replicas of a part again (registry read anew).
+  std::unique_ptr<PartDirectory> directory;
+  // index = part: the replica found at the start (the first live one in registry order, the
+  // same on every rank); owned by `directory`.
+  std::vector<PartitionClient*> clients;
+  std::vector<std::string> host_ids;  // index = part: that replica's Metadata.host_id
 };
 
-// The registry is read with common::LookupAddress (DataLoss naming the file for a malformed
+// The registry is read with common::LookupReplicas (DataLoss naming the file for a malformed
 // entry). DeadlineExceeded naming the server (part and address, or the registry file) that was
 // not up in time; FailedPrecondition when servers disagree (num_parts, feat_dim, num_classes, or a
 // server at index p reporting another part).

@@ -90,9 +90,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   const int rank = comm.rank();
   ASSIGN_OR_RETURN(const DeviceChoice device, PickDevice(options, env.local_rank));
   if (device.cuda && options.h2d == H2dMode::kRegistered) {
-    for (auto& client : servers.clients) {
-      if (client != nullptr) client->SetRingMapHooks(CudaHostRegisterHooks());
-    }
+    servers.directory->SetRingMapHooks(CudaHostRegisterHooks());
   }
   RETURN_IF_ERROR(CheckTaskData(options, md));
   const TaskPlan plan = PlanTask(options);

@@ -91,6 +91,7 @@ std::vector<FieldCase> Fields() {
       {"stop_after_steps", false, None, [](TrainerOptions& o) { o.stop_after_steps = 2; }},
       {"rpc_timeout_s", false, None, [](TrainerOptions& o) { o.rpc_timeout_s = 1; }},
       {"server_wait_s", false, None, [](TrainerOptions& o) { o.server_wait_s = 1; }},
+      {"stall_timeout_s", false, None, [](TrainerOptions& o) { o.stall_timeout_s = 1; }},
       {"collective_timeout_s", false, None, [](TrainerOptions& o) { o.collective_timeout_s = 1; }},
   };
 }
