@@ -33,10 +33,10 @@ check_help() {
 need_bin graphshard-server graphshard-health graphshard-partition
 check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
   --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling \
-  --isolated-peers --peer-cache-mib --peer-dtype
+  --isolated-peers --peer-cache-mib --peer-dtype --stall-timeout-s --replica
 # The bulk transport's flags (docs/TRANSPORT.md).
 check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
-check_help graphshard-health --registry --parts --servers --timeout-s
+check_help graphshard-health --registry --parts --servers --timeout-s --replicas
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
@@ -54,7 +54,7 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
     --fanouts --batch-size --lr --weight-decay --seed --dropout --replace --eval-every \
     --normalize-features --threads --prefetch --device --h2d --backend --feature-dtype \
     --checkpoint-dir --checkpoint-every --resume --metrics-file --tensorboard --progress-every-s \
-    --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s
+    --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s
 fi
 # Abseil's spellings still work where the deploy scripts use them.
 status=0

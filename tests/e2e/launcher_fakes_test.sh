@@ -62,6 +62,19 @@ launch trainer_ignores_term --trainers 2 --fail-rank 1 --ignore-term --grace-s 1
 expect_status trainer_ignores_term 3
 grep -q 'ignored SIGTERM' "$WORK/trainer_ignores_term.err" || fail "trainer_ignores_term: no SIGKILL"
 
+# 3b. --restarts: the training group starts again (with --resume after a --checkpoint-dir) and
+# finishes; without restarts left, the failure stands.
+launch trainer_restarts --trainers 2 --fail-rank 1 --fail-once --restarts 1 --checkpoint-dir /x
+expect_status trainer_restarts 0
+grep -q 'restarting the training group (restart 1 of 1) from its last checkpoint' \
+  "$WORK/trainer_restarts.err" || fail "trainer_restarts: no restart reported"
+(($(grep -c 'resuming' "$WORK/trainer_restarts.err") == 2)) ||
+  fail "trainer_restarts: the restarted trainers were not given --resume"
+launch trainer_restarts_used_up --trainers 2 --fail-rank 1 --restarts 1
+expect_status trainer_restarts_used_up 3
+grep -q 'from the start: no --checkpoint-dir' "$WORK/trainer_restarts_used_up.err" ||
+  fail "trainer_restarts_used_up: no restart reported"
+
 # 4. A server that cannot load its part: fail at once, with the server's message.
 launch server_load_error env FAKE_SERVER_FAIL_PART=1 -- --server-wait-s 50
 expect_status server_load_error 1
@@ -73,6 +86,19 @@ launch server_dies env FAKE_SERVER_DIE_PART=0 -- --epochs 1000
 expect_status server_dies 1
 grep -q 'server 0 exited with status 3 while trainers ran' "$WORK/server_dies.err" ||
   fail "server_dies: no reason"
+
+# 5b. With --replicas 2, the death of one replica is reported and the job goes on; with
+# --server-restarts the replica is started again (and registers again).
+launch replica_dies env FAKE_SERVER_DIE_PART=0.1 -- --replicas 2 --epochs 20
+expect_status replica_dies 0
+grep -q 'server 0.1 exited with status 3 while trainers ran (part 0, replica 1, .*part 0 has 1 other live server' \
+  "$WORK/replica_dies.err" || { show "$WORK/replica_dies.err"; fail "replica_dies: loss not reported"; }
+launch replica_restarts env FAKE_SERVER_DIE_PART=0.1 -- --replicas 2 --server-restarts 1 --epochs 20
+expect_status replica_restarts 0
+grep -q 'restarting part 0 replica 1 (restart 1 of 1)' "$WORK/replica_restarts.err" ||
+  { show "$WORK/replica_restarts.err"; fail "replica_restarts: no restart"; }
+(($(grep -c '^\[server 0.1\] part 0: serving' "$WORK/replica_restarts.err") == 2)) ||
+  { show "$WORK/replica_restarts.err"; fail "replica_restarts: the replica did not serve again"; }
 
 # 6. A server that never registers (a stale entry of an earlier run must not count).
 mkdir -p "$WORK/stale" && echo "127.0.0.1:1" >"$WORK/stale/part_0"
