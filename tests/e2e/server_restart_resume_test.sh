@@ -28,7 +28,7 @@ start_server() {
     sleep 0.1
   done
 }
-FLAGS=(--registry "$REG" --model sage --epochs 30 --eval-every 30 --hidden 16 --fanouts 5,5
+FLAGS=(--registry "$REG" --model sage --epochs 30 --eval-every 30 --hidden 16 --fanouts "5,5"
        --batch-size 8 --seed 3 --stall-timeout-s 2 --server-wait-s 30)
 fingerprint() { sed -n 's/^rank 0 weights_fingerprint \([0-9a-f]*\)$/\1/p' "$1"; }
 # wait_epoch LOG N: until the trainer has finished epoch N (bounded).

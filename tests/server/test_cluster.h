@@ -80,6 +80,7 @@ class TestCluster {
   }
 
   std::string partition_dir() const { return dir_ + "/parts"; }
+  std::string registry_dir() const { return dir_ + "/registry"; }
   server::PartitionServer& server(int p) { return *servers_[p]; }
 
   std::unique_ptr<v1::PartitionService::Stub> Stub(int p) {
