@@ -139,10 +139,16 @@ void GrpcPeers::Forget(int part, const std::string& address, const std::string& 
   if (part < std::ssize(peers_) && peers_[part] != nullptr && peers_[part]->address == address) {
     peers_[part].reset();
     ++rotation_[part];
-    std::fprintf(stderr,
-                 "graphshard-server: peer part %d at %s lost (%s); looking the part up again at "
-                 "the next call\n",
-                 part, address.c_str(), why.c_str());
+    // Once per address and outage, not at every retry: again after 10 s.
+    LossLog& last = lost_[part];
+    const absl::Time now = absl::Now();
+    if (last.address != address || now - last.at > absl::Seconds(10)) {
+      last = {address, now};
+      std::fprintf(stderr,
+                   "graphshard-server: peer part %d at %s lost (%s); looking the part up again "
+                   "at the next call\n",
+                   part, address.c_str(), why.c_str());
+    }
   }
 }
 

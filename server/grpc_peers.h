@@ -11,6 +11,7 @@
 // mapped read-only from the partition folder, and its feature rows are read from there instead
 // of through GatherFeatures (PeerFeatures::kLocal). Thread-safe.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,6 +110,11 @@ class GrpcPeers final : public engine::Peers {
   // shared: a call in flight keeps its stub while the part is resolved again.
   std::vector<std::shared_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
   std::vector<int> rotation_ ABSL_GUARDED_BY(mu_);  // per part: failures seen, picks the replica
+  struct LossLog {
+    std::string address;
+    absl::Time at;
+  };
+  std::map<int, LossLog> lost_ ABSL_GUARDED_BY(mu_);  // per part: the last loss logged
   // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.
   enum class Mapping { kUndecided, kMapped, kRpc };
   absl::Mutex map_mu_;

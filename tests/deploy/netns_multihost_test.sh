@@ -205,10 +205,11 @@ for f in "$WORK"/cut.*.err; do show "$f"; done
 [[ $status0 != timeout && $status1 != timeout ]] || fail "a launcher still ran $limit s after the cut"
 ((status0 != 0 && status1 != 0)) || fail "after the cut both nodes must fail (node 0: $status0, node 1: $status1)"
 # Each node's errors name what it lost: the other host's address, or its part.
+# (sed, not head: head's early exit would fail the pipeline with SIGPIPE under pipefail.)
 grep -E "$addrB|part 1" "$WORK/cut.0.err" | grep -iE 'error|unavailable|unreachable|deadline|timed? ?out|fail' |
-  head -n 3 >&2 || fail "node 0's stderr does not name the unreachable peer ($addrB / part 1)"
+  sed -n 1,3p >&2 || fail "node 0's stderr does not name the unreachable peer ($addrB / part 1)"
 grep -E "$addrA|part 0" "$WORK/cut.1.err" | grep -iE 'error|unavailable|unreachable|deadline|timed? ?out|fail' |
-  head -n 3 >&2 || fail "node 1's stderr does not name the unreachable peer ($addrA / part 0)"
+  sed -n 1,3p >&2 || fail "node 1's stderr does not name the unreachable peer ($addrA / part 0)"
 sleep 0.5
 [[ -z $(procs_in_work) ]] || fail "processes left behind after the cut"
 note "ok"

@@ -274,8 +274,11 @@ TEST_F(CoraTrainTest, ServerRefusalIsAnErrorNamingTheServer) {
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_FALSE(r[0].summary.ok());
   EXPECT_EQ(r[0].summary.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(), "StreamBatches to server 127.0.0.1:"))
+  // Named by part, address and host; not retried (a reconnect cannot cure a bad request).
+  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(),
+                                "StreamBatches to part 0, server 127.0.0.1:"))
       << r[0].summary.status();
+  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(), " on host ")) << r[0].summary.status();
 }
 
 // Heterogeneous GraphSAGE (to_hetero-style) on IMDB, 2 servers and 2 trainers.
