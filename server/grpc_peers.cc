@@ -63,8 +63,8 @@ void Issue(std::shared_ptr<v1::PartitionService::Stub> stub, const std::string& 
        traffic](grpc::Status status) {
         if (traffic != nullptr) {
           traffic->Add(static_cast<int64_t>(call->request.ByteSizeLong()),
-                                status.ok() ? static_cast<int64_t>(call->response.ByteSizeLong()) : 0,
-                                status.ok() ? ShmBytesOf(call->response) : 0);
+                       status.ok() ? static_cast<int64_t>(call->response.ByteSizeLong()) : 0,
+                       status.ok() ? ShmBytesOf(call->response) : 0);
         }
         if (!status.ok()) {
           if (PeerLost(status)) lost(status.error_message());
