@@ -10,8 +10,11 @@
 namespace graphshard::server {
 namespace {
 
+// Failures after which the part is looked up again (its metadata over gRPC, which names a lost
+// peer once per outage): a closed or broken connection, and a peer that stopped answering.
 bool ConnectionLevel(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDataLoss;
+  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDataLoss ||
+         s.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
 int64_t BodyBytes(const transport::Body& body) {
