@@ -69,6 +69,10 @@ else
   GEN_PID=""
 fi
 
+# The carried zlib1g-dev has only a non-PIC libz.a (its libz.so points at a package not carried):
+# the shared module cannot link it, so take the machine's own libz.so.1 (seen on the GPU machine).
+ZLIB_SO=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null || true)
+[[ -n $ZLIB_SO ]] && DEVICE_CMAKE_ARGS="${DEVICE_CMAKE_ARGS:-} -DZLIB_LIBRARY=$ZLIB_SO"
 log "configuring $BUILD (python module for $PY_EXE)"
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
