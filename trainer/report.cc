@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 
@@ -12,13 +13,22 @@ namespace {
 // MiB, rounded to 0.1.
 double Mib(double bytes) { return std::round(bytes / (1 << 20) * 10) / 10; }
 
+// A measured value, or null.
+nlohmann::ordered_json OrNull(const std::optional<double>& v) {
+  return v.has_value() ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+std::string OrNa(const std::optional<double>& v) {
+  return v.has_value() ? absl::StrFormat("%.4f", *v) : std::string("n/a");
+}
+
 }  // namespace
 
 std::string EpochLine(const EpochReport& r) {
   std::string line =
       absl::StrFormat("epoch %d loss %.4f train_acc %.4f", r.epoch, r.loss, r.train_acc);
   if (r.evaluated) {
-    absl::StrAppendFormat(&line, " val_acc %.4f test_acc %.4f", r.val_acc, r.test_acc);
+    absl::StrAppend(&line, " val_acc ", OrNa(r.val_acc), " test_acc ", OrNa(r.test_acc));
   }
   absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", r.seeds_per_s, r.time_s);
   return line;
@@ -44,8 +54,8 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
                                 {"pipeline_stage_s", r.pipeline_stage_s},
                                 {"pipeline_full_wait_s", r.pipeline_full_wait_s}};
   if (r.evaluated) {
-    rec["val_acc"] = r.val_acc;
-    rec["test_acc"] = r.test_acc;
+    rec["val_acc"] = OrNull(r.val_acc);
+    rec["test_acc"] = OrNull(r.test_acc);
   }
   if (r.peak_gpu_memory_bytes >= 0) rec["peak_gpu_memory_mib"] = Mib(r.peak_gpu_memory_bytes);
   return rec;
@@ -66,8 +76,8 @@ std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurement
 
 nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
   // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
-  nlohmann::ordered_json j = {{"test_acc", s.test_acc},
-                              {"val_acc", s.val_acc},
+  nlohmann::ordered_json j = {{"test_acc", OrNull(s.test_acc)},
+                              {"val_acc", OrNull(s.val_acc)},
                               {"train_acc", s.train_acc},
                               {"loss", s.loss},
                               {"epochs", s.epochs},
@@ -84,10 +94,8 @@ std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport&
   std::vector<std::pair<std::string, float>> s = {
       {"train/loss", static_cast<float>(r.loss)},
       {"train/acc", static_cast<float>(r.train_acc)}};
-  if (r.evaluated) {
-    s.emplace_back("eval/val_acc", static_cast<float>(r.val_acc));
-    s.emplace_back("eval/test_acc", static_cast<float>(r.test_acc));
-  }
+  if (r.val_acc.has_value()) s.emplace_back("eval/val_acc", static_cast<float>(*r.val_acc));
+  if (r.test_acc.has_value()) s.emplace_back("eval/test_acc", static_cast<float>(*r.test_acc));
   s.emplace_back("perf/seeds_per_s", static_cast<float>(r.seeds_per_s));
   s.emplace_back("perf/data_wait_s", static_cast<float>(r.data_wait_s));
   s.emplace_back("perf/data_wait_fraction", static_cast<float>(r.data_wait_fraction));
@@ -165,8 +173,8 @@ absl::Status RunReport::ReduceEvaluation(double val_correct, double val_total, d
   double counts[4] = {val_correct, val_total, test_correct, test_total};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(counts), ReduceOp::kSum));
   r.evaluated = true;
-  r.val_acc = counts[1] > 0 ? counts[0] / counts[1] : 0;
-  r.test_acc = counts[3] > 0 ? counts[2] / counts[3] : 0;
+  r.val_acc = counts[1] > 0 ? std::optional(counts[0] / counts[1]) : std::nullopt;
+  r.test_acc = counts[3] > 0 ? std::optional(counts[2] / counts[3]) : std::nullopt;
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -29,8 +30,10 @@ namespace graphshard::trainer {
 struct TrainSummary {
   double loss = 0;       // last epoch, mean over the seeds of all ranks
   double train_acc = 0;  // last epoch
-  double val_acc = 0;    // final evaluation, over all ranks
-  double test_acc = 0;
+  // The last evaluation, over all ranks; nullopt (null in the JSON) when none ran (--eval-every
+  // 0) or the split is empty on every part: only what was measured is reported.
+  std::optional<double> val_acc = std::nullopt;
+  std::optional<double> test_acc = std::nullopt;
   double seeds_per_s = 0;         // training seeds per second, summed over ranks
   double data_wait_fraction = 0;  // time blocked waiting for batches / training time (all ranks)
   double step_time_s = 0;         // mean training step time (slowest rank per epoch)
@@ -63,8 +66,9 @@ struct EpochReport {
   double loss = 0;  // mean over the epoch's seeds of all ranks
   double train_acc = 0;
   bool evaluated = false;
-  double val_acc = 0;  // when evaluated
-  double test_acc = 0;
+  // When evaluated; nullopt when the split is empty on every part.
+  std::optional<double> val_acc = std::nullopt;
+  std::optional<double> test_acc = std::nullopt;
   double seeds_per_s = 0;         // summed over ranks
   double time_s = 0;              // the slowest rank's training time
   double step_time_s = 0;         // time_s / steps
@@ -80,9 +84,11 @@ struct EpochReport {
   double peak_gpu_memory_bytes = -1;  // the largest of the ranks'; -1 = not measured
 };
 
-// "epoch E loss L train_acc A [val_acc V test_acc T] seeds_per_s S time_s X".
+// "epoch E loss L train_acc A [val_acc V test_acc T] seeds_per_s S time_s X"; an empty split's
+// accuracy reads "n/a".
 std::string EpochLine(const EpochReport& report);
-// The metrics file's `epoch` record.
+// The metrics file's `epoch` record: val_acc and test_acc only when evaluated (null for an
+// empty split).
 nlohmann::ordered_json EpochRecord(const EpochReport& report);
 // The scalars of an epoch's TensorBoard event: train/loss, train/acc, eval/val_acc and
 // eval/test_acc (when evaluated), perf/seeds_per_s, perf/data_wait_s, perf/data_wait_fraction,
@@ -90,7 +96,7 @@ nlohmann::ordered_json EpochRecord(const EpochReport& report);
 std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport& report);
 // A rank's timing line on its log (with '\n').
 std::string RankEpochLine(int rank, const EpochReport& report, const EpochMeasurements& local);
-// The final JSON object, keys in DESIGN.md's order.
+// The final JSON object, keys in DESIGN.md's order; val_acc / test_acc null when not measured.
 nlohmann::ordered_json SummaryJson(const TrainSummary& summary, int world_size);
 
 // The metrics file's `run` record.

@@ -109,6 +109,8 @@ import json, sys
 s = json.loads(sys.argv[1])
 min_acc, world = float(sys.argv[2]), int(sys.argv[3])
 assert s["world_size"] == world, f"world_size {s['world_size']} != {world}"
+# null = not measured (no evaluation ran, trainer/README.md); these runs evaluate.
+assert s["test_acc"] is not None and s["val_acc"] is not None, f"no accuracy: {s}"
 assert s["test_acc"] >= min_acc, f"test_acc {s['test_acc']} < {min_acc}"
 print(f"-- test_acc {s['test_acc']:.4f} val_acc {s['val_acc']:.4f} world_size {world}", file=sys.stderr)
 PY

@@ -97,6 +97,8 @@ summary = json.loads(sys.argv[1])
 for key in ("test_acc", "val_acc", "epochs", "seeds_per_s", "world_size", "data_wait_fraction"):
     assert key in summary, f"missing {key!r} in {summary}"
 assert summary["world_size"] == int(sys.argv[3]), summary
+# null = not measured (no evaluation ran, trainer/README.md); these runs evaluate.
+assert summary["test_acc"] is not None and summary["val_acc"] is not None, f"no accuracy: {summary}"
 assert 0.0 <= summary["val_acc"] <= 1.0, summary
 assert 0.0 <= summary["data_wait_fraction"] <= 1.0, summary
 assert summary["test_acc"] >= float(sys.argv[2]), f"test_acc {summary['test_acc']} < {sys.argv[2]}"

@@ -4,12 +4,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace graphshard::trainer {
@@ -83,9 +86,67 @@ TEST(EpochRecord, HasTheDocumentedKeysInOrder) {
                                          "pipeline_full_wait_s"};
   EXPECT_EQ(keys, want);
   r.evaluated = true;
+  r.val_acc = 0.5;
   nlohmann::ordered_json evaluated = EpochRecord(r);
-  EXPECT_EQ(evaluated["val_acc"], 0.0);
+  EXPECT_EQ(evaluated["val_acc"], 0.5);
+  EXPECT_TRUE(evaluated["test_acc"].is_null());  // evaluated, but an empty split
   EXPECT_EQ(evaluated.size(), want.size() + 2);
+}
+
+// Issue 20: a split that was not measured reads "n/a" in the line and is left out of the
+// TensorBoard event, never a made-up 0.
+TEST(EpochLine, ShowsNaForAnEmptySplit) {
+  EpochReport r = Report();
+  r.evaluated = true;
+  r.val_acc = 0.75;
+  EXPECT_EQ(EpochLine(r),
+            "epoch 3 loss 0.1235 train_acc 0.5000 val_acc 0.7500 test_acc n/a seeds_per_s "
+            "1234.6 time_s 1.50");
+  std::vector<std::string> tags;
+  for (const auto& [tag, value] : TensorBoardScalars(r)) tags.push_back(tag);
+  EXPECT_NE(std::find(tags.begin(), tags.end(), "eval/val_acc"), tags.end());
+  EXPECT_EQ(std::find(tags.begin(), tags.end(), "eval/test_acc"), tags.end());
+}
+
+// Issue 20: after --eval-every 0 the summary says null for the accuracies it never measured.
+TEST(SummaryJson, AccuraciesAreNullWhenNoEvaluationRan) {
+  TrainSummary s{.loss = 0.5, .train_acc = 0.75, .epochs = 2, .weights_fingerprint = "ab"};
+  const nlohmann::ordered_json j = SummaryJson(s, 1);
+  ASSERT_TRUE(j.contains("test_acc"));
+  EXPECT_TRUE(j["test_acc"].is_null());
+  EXPECT_TRUE(j["val_acc"].is_null());
+  EXPECT_EQ(j["train_acc"], 0.75);
+  EXPECT_TRUE(absl::StartsWith(j.dump(), R"({"test_acc":null,"val_acc":null,"train_acc":0.75,)"))
+      << j.dump();
+}
+
+// The same through RunReport: epochs without evaluation leave the summary's accuracies null;
+// an evaluation where no part has test seeds leaves test_acc null.
+TEST(RunReport, SummaryCarriesOnlyMeasuredAccuracies) {
+  TwinCommunicator comm(0);
+  std::ostringstream out, log;
+  TrainerOptions o;
+  auto report = RunReport::Create(o, comm, out, log, false, {});
+  ASSERT_TRUE(report.ok());
+  EpochReport r{.epoch = 1};
+  const EpochMeasurements m{.steps = 1, .seeds = 1, .time_s = 1};
+  ASSERT_TRUE((*report)->ReduceEpoch(m, r).ok());
+  ASSERT_TRUE((*report)->EndEpoch(r, m).ok());
+  absl::StatusOr<TrainSummary> summary = (*report)->Finish("00");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_FALSE(summary->val_acc.has_value());
+  EXPECT_FALSE(summary->test_acc.has_value());
+  EXPECT_TRUE(absl::StrContains(out.str(), R"("test_acc":null,"val_acc":null)")) << out.str();
+
+  TwinCommunicator comm2(0);
+  auto report2 = RunReport::Create(o, comm2, out, log, false, {});
+  ASSERT_TRUE(report2.ok());
+  EpochReport r2{.epoch = 1};
+  ASSERT_TRUE((*report2)->ReduceEpoch(m, r2).ok());
+  // 3 of 4 val seeds right on this rank (the twin doubles it); no test seeds anywhere.
+  ASSERT_TRUE((*report2)->ReduceEvaluation(3, 4, 0, 0, r2).ok());
+  EXPECT_DOUBLE_EQ(r2.val_acc.value_or(-1), 0.75);
+  EXPECT_FALSE(r2.test_acc.has_value());
 }
 
 TEST(SummaryJson, IsOneBareObjectInTheDocumentedOrder) {
@@ -102,6 +163,39 @@ TEST(SummaryJson, IsOneBareObjectInTheDocumentedOrder) {
             R"({"test_acc":0.125,"val_acc":0.25,"train_acc":0.75,"loss":0.5,"epochs":4,)"
             R"("seeds_per_s":100.0,"world_size":2,"weights_fingerprint":"0123456789abcdef",)"
             R"("data_wait_fraction":0.5,"step_time_s":0.25})");
+}
+
+// Issue 20 point 7: when stderr is not a terminal, the trainer's progress is whole lines (one
+// per --progress-every-s; 0 here: every step), each with the run's ETA, and no carriage return.
+TEST(ProgressReporter, WritesPlainLinesWithAnEtaWhenNotATerminal) {
+  std::ostringstream log;
+  ProgressReporter p(log, /*terminal=*/false, /*every_s=*/0);
+  p.StartEpoch(1, 2, 4, 0);
+  for (int64_t step = 0; step < 4; ++step) {
+    if (p.Due(step)) p.Step(step, 0.5, 10.0 * static_cast<double>(step + 1));
+  }
+  p.EndEpoch();
+  std::vector<std::string> lines = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << log.str();
+  const std::regex line(
+      R"(progress: epoch 1/2 step ([1-4])/4 loss 0\.5000 \d+ seeds/s \d+\.\d{3} s/step ETA \d+m\d\ds)");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[i], m, line)) << lines[i];
+    EXPECT_EQ(m[1].str(), std::to_string(i + 1));
+  }
+  EXPECT_EQ(log.str().find('\r'), std::string::npos);
+}
+
+// On a terminal the same line is redrawn in place and ended once at the end of the epoch.
+TEST(ProgressReporter, RedrawsOneLineOnATerminal) {
+  std::ostringstream log;
+  ProgressReporter p(log, /*terminal=*/true, /*every_s=*/10);
+  p.StartEpoch(2, 2, 3, 0);
+  p.Step(2, 0.25, 30);  // the last step is always drawn
+  p.EndEpoch();
+  EXPECT_TRUE(absl::StartsWith(log.str(), "\repoch 2/2 step 3/3 loss 0.2500")) << log.str();
+  EXPECT_TRUE(absl::EndsWith(log.str(), "ETA 0m00s\x1b[K\n")) << log.str();
 }
 
 // Peak GPU memory appears in the epoch record, the rank's line and the summary when it was
@@ -168,14 +262,14 @@ TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
   EXPECT_DOUBLE_EQ(r.data_wait_fraction, 0.25);
   EXPECT_DOUBLE_EQ(r.loss, 0.25);
   EXPECT_DOUBLE_EQ(r.train_acc, 0.75);
-  EXPECT_DOUBLE_EQ(r.val_acc, 0.75);
-  EXPECT_DOUBLE_EQ(r.test_acc, 0.25);
+  EXPECT_DOUBLE_EQ(r.val_acc.value_or(-1), 0.75);
+  EXPECT_DOUBLE_EQ(r.test_acc.value_or(-1), 0.25);
   ASSERT_TRUE((*report)->EndEpoch(r, m).ok());
   absl::StatusOr<TrainSummary> summary = (*report)->Finish("00000000000000ff");
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_EQ(summary->epochs, 1);
   EXPECT_DOUBLE_EQ(summary->seeds_per_s, 100);
-  EXPECT_DOUBLE_EQ(summary->val_acc, 0.75);
+  EXPECT_DOUBLE_EQ(summary->val_acc.value_or(-1), 0.75);
 
   EXPECT_EQ(out.str(),
             "epoch 1 loss 0.2500 train_acc 0.7500 val_acc 0.7500 test_acc 0.2500 seeds_per_s "
