@@ -103,6 +103,39 @@ absl::StatusOr<std::vector<std::string>> LookupReplicas(const std::string& dir, 
   return out;
 }
 
+absl::StatusOr<std::vector<RegistryEntry>> ListRegistry(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("registry ", dir, ": cannot read it: ", std::strerror(errno)));
+  }
+  std::vector<RegistryEntry> out;
+  while (const dirent* e = ::readdir(d)) {
+    absl::string_view name(e->d_name);
+    if (!absl::ConsumePrefix(&name, "part_")) continue;
+    const size_t dot = name.find('.');
+    absl::string_view part_text = name.substr(0, dot);
+    RegistryEntry entry;
+    if (part_text.empty() || !absl::ascii_isdigit(part_text[0]) ||
+        !absl::SimpleAtoi(part_text, &entry.part) || entry.part < 0) {
+      continue;
+    }
+    if (dot != absl::string_view::npos) {
+      absl::string_view rest = name.substr(dot);
+      if (!absl::ConsumePrefix(&rest, ".r") || rest.empty() || !absl::ascii_isdigit(rest[0]) ||
+          !absl::SimpleAtoi(rest, &entry.replica) || entry.replica <= 0) {
+        continue;
+      }
+    }
+    out.push_back(entry);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
+    return a.part != b.part ? a.part < b.part : a.replica < b.replica;
+  });
+  return out;
+}
+
 absl::StatusOr<std::vector<std::string>> SplitReplicas(absl::string_view entry) {
   std::vector<std::string> out;
   for (absl::string_view a : absl::StrSplit(entry, '+')) {

@@ -42,6 +42,13 @@ absl::StatusOr<std::string> LookupAddress(const std::string& dir, int part);
 // NotFound naming part_<part> when none has registered; DataLoss naming a malformed file.
 absl::StatusOr<std::vector<std::string>> LookupReplicas(const std::string& dir, int part);
 
+// The entries of `dir` (part_<k>, part_<k>.r<r>; temp files and others ignored), by part, then
+// replica. NotFound naming `dir` when it cannot be read. Addresses are not read here.
+struct RegistryEntry {
+  int part = 0;
+  int replica = 0;
+};
+absl::StatusOr<std::vector<RegistryEntry>> ListRegistry(const std::string& dir);
 // Splits "a:1,b:2" into entries (index = part); an entry may be "a:1+c:1" (replicas), each
 // address checked. InvalidArgument naming the bad entry.
 absl::StatusOr<std::vector<std::string>> ParseAddressList(absl::string_view list);

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "rpc/channel.h"
 #include "server/asio_executor.h"
+#include "server/metrics_text.h"
 #include "shm/ring.h"
 
 namespace graphshard::server {
@@ -52,7 +53,8 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   auto s = std::unique_ptr<PartitionServer>(new PartitionServer());
   s->options_ = options;
   ASSIGN_OR_RETURN(std::unique_ptr<common::PartitionPart> part,
-                   common::PartitionPart::Load(options.partition_dir, options.part));
+                   common::PartitionPart::Load(options.partition_dir, options.part,
+                                               {.progress = options.load_progress}));
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
   ServiceOptions service = options.service;
   if (service.host_id.empty()) service.host_id = shm::HostId();
@@ -108,6 +110,18 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
                      transport::AsioServer::Start(BulkBindHost(options.listen), options.bulk_port,
                                                   BulkHandlers(*s->local_, s->stats_), bulk));
     service.bulk_port = s->bulk_server_->port();
+  }
+  if (!options.metrics_listen.empty()) {
+    PartitionServer* raw = s.get();
+    ASSIGN_OR_RETURN(s->metrics_http_,
+                     MetricsHttpServer::Start(options.metrics_listen, [raw] {
+                       v1::Stats stats;
+                       raw->stats_.Fill(&stats);
+                       return PrometheusText(stats, {.part = raw->options_.part,
+                                                     .replica = raw->options_.replica});
+                     }));
+    s->metrics_port_ = s->metrics_http_->port();
+    service.metrics_port = s->metrics_port_;
   }
   s->executor_ = std::make_unique<AsioExecutor>(threads);
   s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,

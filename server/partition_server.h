@@ -17,6 +17,7 @@
 #include "server/engine/cached_peers.h"
 #include "server/engine/local_part.h"
 #include "server/grpc_peers.h"
+#include "server/metrics_http.h"
 #include "server/partition_service.h"
 #include "server/server_stats.h"
 #include "transport/asio_transport.h"
@@ -56,6 +57,11 @@ struct ServerOptions {
   int bulk_port = 0;
   PeerTransport peer_transport = PeerTransport::kBulk;
   transport::AsioOptions bulk;
+  // The Prometheus endpoint (server/metrics_http.h): "host:port" (port 0 = any free port,
+  // published in Metadata.metrics_port); "" = none.
+  std::string metrics_listen;
+  // Progress of loading and checking the part (common/progress.h; log nullptr = none).
+  common::ProgressOptions load_progress = {};
   ServiceOptions service;
 };
 
@@ -71,6 +77,8 @@ class PartitionServer {
   int port() const { return port_; }
   // The bulk transport's port (0 if none).
   int bulk_port() const { return bulk_server_ != nullptr ? bulk_server_->port() : 0; }
+  // The Prometheus endpoint's port (0 if none).
+  int metrics_port() const { return metrics_port_; }
   // Stops accepting, lets in-flight calls finish (up to `grace`), unpublishes. Idempotent.
   void Shutdown(absl::Duration grace = absl::Seconds(10));
 
@@ -97,7 +105,10 @@ class PartitionServer {
   std::string address_;
   std::string shm_prefix_;
   int port_ = 0;
+  int metrics_port_ = 0;
   bool stopped_ = false;
+  // Renders stats_ on its own thread: declared last, destroyed first.
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
 };
 
 }  // namespace graphshard::server

@@ -43,6 +43,7 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*, const v1::G
   response->set_num_parts(m.num_parts);
   response->set_host_id(options_.host_id);
   response->set_bulk_port(options_.bulk_port);
+  response->set_metrics_port(options_.metrics_port);
   for (const engine::NodeType& t : local_.node_types()) {
     const common::NodeTypeInfo* info = m.FindNodeType(t.name);
     v1::NodeTypeMeta* n = response->add_node_types();
@@ -147,6 +148,8 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
   timer.set_ok(batch.ok());
   if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
   ToProto(*batch, response);
+  stats_.RecordBatchBuild(
+      absl::Seconds(batch->profile.sample.wall_s + batch->profile.gather.wall_s));
   stats_.AddBatch();
   stats_.AddSampledEdges(batch->NumSampledEdges());
   stats_.AddBytesSent(batch->PayloadBytes());

@@ -25,6 +25,7 @@ struct ServiceOptions {
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
   int bulk_port = 0;          // published in Metadata.bulk_port (0 = no bulk transport)
+  int metrics_port = 0;       // published in Metadata.metrics_port (0 = no HTTP endpoint)
   std::string shm_prefix;     // segment names start with this (shm::NewShmPrefix())
   // Stream rings kept for clients between their streams (ring_registry.h): dropped after this
   // long unused, and beyond this many unused ones (oldest first). Each holds its segments

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/flags.h"
+#include "common/progress.h"
 #include "common/registry.h"
 #include "server/partition_server.h"
 
@@ -53,6 +55,8 @@ struct Flags {
   std::string peer_transport = "bulk";
   int bulk_max_frame_mib = 1024;
   int bulk_connections = 2;
+  std::string metrics_listen;
+  double progress_every_s = 10;
 };
 
 void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
@@ -107,6 +111,12 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
                "largest bulk frame sent or accepted; bigger ones are refused");
   flags.AddInt("bulk-connections", &f.bulk_connections, "N",
                "TCP connections to each peer's bulk port");
+  flags.AddString("metrics-listen", &f.metrics_listen, "HOST:PORT",
+                  "serve GET /metrics (Prometheus text) over HTTP here; port 0 = any free\n"
+                  "port (logged, and published in GetMetadata); empty = none");
+  flags.AddDouble("progress-every-s", &f.progress_every_s, "S",
+                  "loading the part: a progress line every S seconds on stderr when it is\n"
+                  "not a terminal (redrawn in place on a terminal)");
 }
 
 }  // namespace
@@ -183,6 +193,12 @@ int main(int argc, char** argv) {
     return Fail("--bulk-connections must be 1..64");
   }
   options.bulk.connections_per_peer = f.bulk_connections;
+  options.metrics_listen = f.metrics_listen;
+  if (!(f.progress_every_s > 0)) return Fail("--progress-every-s must be > 0");
+  options.load_progress = {.log = &std::cerr,
+                           .terminal = graphshard::common::IsTerminal(2),
+                           .interval_s = f.progress_every_s,
+                           .prefix = "graphshard-server: "};
   if (options.threads < 0) return Fail("--threads must be >= 0");
   if (options.service.prefetch < 0) return Fail("--prefetch must be >= 0 (0 = auto)");
   if (options.service.prefetch == 0) options.service.prefetch = AutoPrefetch(options.threads);
@@ -203,6 +219,11 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "graphshard-server: part %d%s of %s serving at %s\n", options.part,
                options.replica > 0 ? absl::StrCat(" (replica ", options.replica, ")").c_str() : "",
                options.partition_dir.c_str(), (*server)->address().c_str());
+  if ((*server)->metrics_port() > 0) {
+    std::fprintf(stderr, "graphshard-server: part %d metrics at http://%s:%d/metrics\n",
+                 options.part, f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),
+                 (*server)->metrics_port());
+  }
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -29,6 +29,8 @@ void ServerStats::RecordCall(const std::string& method, absl::Duration latency, 
 }
 
 void ServerStats::AddBuildProfile(const engine::BuildProfile& profile) {
+  batch_build_.Record(
+      (profile.sample.wall_s + profile.gather.wall_s + profile.finish.wall_s) * 1000);
   absl::MutexLock lock(&mu_);
   build_.sample += profile.sample;
   build_.gather += profile.gather;
@@ -78,6 +80,14 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_stream_wait_build_s(wait_build_s_);
   out->set_stream_wait_ring_s(wait_ring_s_);
   out->set_stream_write_s(write_s_);
+  const LatencyHistogram::Snapshot build = batch_build_.Read();
+  v1::LatencyHistogram* h = out->mutable_batch_build();
+  h->mutable_upper_bounds_ms()->Add(kLatencyBucketsMs.begin(), kLatencyBucketsMs.end());
+  h->mutable_counts()->Add(build.counts.begin(), build.counts.end());
+  h->set_count(build.count);
+  h->set_sum_ms(build.sum_ms);
+  h->set_p50_ms(HistogramQuantile(kLatencyBucketsMs, build.counts, 0.5));
+  h->set_p99_ms(HistogramQuantile(kLatencyBucketsMs, build.counts, 0.99));
   out->set_peer_wire_bytes_sent(peer_traffic_->sent());
   out->set_peer_wire_bytes_received(peer_traffic_->received());
   out->set_peer_shm_bytes_received(peer_traffic_->shm_received());

@@ -16,6 +16,7 @@
 #include "proto/graphshard.pb.h"
 #include "server/engine/cached_peers.h"
 #include "server/engine/types.h"
+#include "server/latency_histogram.h"
 
 namespace graphshard::server {
 
@@ -46,8 +47,12 @@ class ServerStats {
   void AddShmBytes(int64_t n) { Add(&shm_bytes_, n); }
   void AddShmSegment(bool reused) { Add(reused ? &shm_reused_ : &shm_created_, 1); }
   void AddShmRingStall() { Add(&shm_ring_stalls_, 1); }
-  // Stats.stream_* (proto/graphshard.proto).
+  // Stats.stream_* (proto/graphshard.proto), and the batch's build time to Stats.batch_build.
   void AddBuildProfile(const engine::BuildProfile& profile);
+  // Stats.batch_build alone (a SampleMinibatch answer). Lock-free.
+  void RecordBatchBuild(absl::Duration build) {
+    batch_build_.Record(absl::ToDoubleMilliseconds(build));
+  }
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
   // Where calls to peers count their bytes (Stats.peer_*); a call that may end after this
   // object holds the shared_ptr.
@@ -90,6 +95,7 @@ class ServerStats {
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<PeerTraffic> peer_traffic_ = std::make_shared<PeerTraffic>();
   const engine::CachedPeers* cache_ ABSL_GUARDED_BY(mu_) = nullptr;
+  LatencyHistogram batch_build_;  // atomics: recorded without mu_
   engine::BuildProfile build_ ABSL_GUARDED_BY(mu_);
   double wait_build_s_ ABSL_GUARDED_BY(mu_) = 0;
   double wait_ring_s_ ABSL_GUARDED_BY(mu_) = 0;

@@ -88,6 +88,25 @@ TEST_F(RegistryTest, ReplicasAreListedInReplicaOrderNextToTheSingleEntryLayout) 
   EXPECT_THAT(bad.status().message(), HasSubstr("part_2.r1"));
 }
 
+// graphshard-stats lists every server of a registry without knowing the number of parts.
+TEST_F(RegistryTest, ListingHasEveryEntryByPartThenReplicaAndNothingElse) {
+  ASSERT_TRUE(PublishAddress(dir_, 10, "h:1").ok());
+  ASSERT_TRUE(PublishAddress(dir_, 2, "h:2", 1).ok());
+  ASSERT_TRUE(PublishAddress(dir_, 2, "h:3").ok());
+  Write("part_2.rx", "junk");
+  Write("part_3.tmp.77", "h:4\n");  // a writer's temp file
+  Write("part_x", "h:5\n");
+  Write("notes", "h:6\n");
+  absl::StatusOr<std::vector<RegistryEntry>> all = ListRegistry(dir_);
+  ASSERT_TRUE(all.ok()) << all.status();
+  std::vector<std::pair<int, int>> got;
+  for (const RegistryEntry& e : *all) got.emplace_back(e.part, e.replica);
+  EXPECT_EQ(got, (std::vector<std::pair<int, int>>{{2, 0}, {2, 1}, {10, 0}}));
+  absl::StatusOr<std::vector<RegistryEntry>> missing = ListRegistry(dir_ + "/nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope"));
+}
+
 TEST(ParseAddressListTest, EntriesMayListReplicasJoinedWithPlus) {
   absl::StatusOr<std::vector<std::string>> l = ParseAddressList("a:1+c:3,b:2");
   ASSERT_TRUE(l.ok()) << l.status();

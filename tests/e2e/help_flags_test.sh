@@ -30,18 +30,21 @@ check_help() {
   note "${cmd[*]}: --help, -h, unknown flag ok"
 }
 
-need_bin graphshard-server graphshard-health graphshard-partition
+need_bin graphshard-server graphshard-health graphshard-partition graphshard-stats
 check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
   --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling \
   --isolated-peers --peer-cache-mib --peer-dtype --stall-timeout-s --replica
 # The bulk transport's flags (docs/TRANSPORT.md).
 check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
 check_help graphshard-health --registry --parts --servers --timeout-s --replicas
+# The live view (issue 20, docs/SERVER.md "Live view").
+check_help graphshard-server --metrics-listen --progress-every-s
+check_help graphshard-stats --registry --servers --parts --interval-s --count --timeout-s
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
   --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
-  --drop-self-loops --force --quiet
+  --drop-self-loops --force --quiet --progress-every-s
 check_help "graphshard-partition inspect" --json --no-verify
 # The tool's own --help lists every subcommand's flags.
 out=$(timeout 20 "$BIN/graphshard-partition" --help) || fail "graphshard-partition --help failed"
