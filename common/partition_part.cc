@@ -1,6 +1,9 @@
 #include "common/partition_part.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/checksum.h"
@@ -41,8 +44,21 @@ absl::StatusOr<std::unique_ptr<PartitionPart>> PartitionPart::Load(const std::st
   for (const NodeTypeInfo& t : p->manifest_.node_types) {
     p->books_[t.name] = PartitionBook(t.part_offsets);
   }
+  // Progress in bytes of the part's files, as the manifest lists them.
+  int64_t total = 0;
+  const std::string prefix = absl::StrCat(PartDir(part), "/");
+  for (const auto& [rel, info] : p->manifest_.files) {
+    if (!absl::StartsWith(rel, prefix)) continue;
+    int64_t n = static_cast<int64_t>(DTypeSize(info.dtype));
+    for (int64_t d : info.shape) n *= d;
+    total += n;
+  }
+  ProgressLine progress(options.progress, absl::StrCat("load part ", part), total,
+                        ProgressUnit::kBytes);
+  p->progress_ = &progress;
   for (const NodeTypeInfo& t : p->manifest_.node_types) RETURN_IF_ERROR(p->LoadNodes(t));
   for (const EdgeTypeInfo& t : p->manifest_.edge_types) RETURN_IF_ERROR(p->LoadEdges(t));
+  p->progress_ = nullptr;
   return p;
 }
 
@@ -71,7 +87,17 @@ absl::StatusOr<NpyFile> PartitionPart::OpenChecked(const std::string& rel, DType
                                             ", manifest says ", ShapeString(shape)));
   }
   if (options_.verify_checksums) {
-    std::string crc = FormatCrc32(Crc32(file.file_bytes()));
+    // In chunks, so that progress moves through a large feature file.
+    constexpr size_t kChunk = size_t{64} << 20;
+    const absl::Span<const char> bytes = file.file_bytes();
+    uint32_t sum = 0;
+    for (size_t at = 0; at < bytes.size(); at += kChunk) {
+      sum = Crc32(bytes.subspan(at, kChunk), sum);
+      if (progress_ != nullptr) {
+        progress_->Add(static_cast<int64_t>(std::min(kChunk, bytes.size() - at)));
+      }
+    }
+    std::string crc = FormatCrc32(sum);
     if (crc != info.checksum) {
       return absl::DataLossError(absl::StrCat(path, ": checksum mismatch: file has ", crc,
                                               ", manifest says ", info.checksum));

@@ -14,6 +14,7 @@
 #include "common/csc.h"
 #include "common/manifest.h"
 #include "common/npy.h"
+#include "common/progress.h"
 
 namespace graphshard::common {
 
@@ -40,6 +41,9 @@ struct EdgeShard {
 struct LoadOptions {
   // CRC-32 of every file (reads all bytes once). Off only for tools that just peek.
   bool verify_checksums = true;
+  // Progress of checking the part's files, in bytes (log nullptr = none): a server's start on
+  // a large part reads every byte once.
+  ProgressOptions progress = {};
 };
 
 // Thread-safe (immutable after Load). Owns the mappings its spans point into.
@@ -70,6 +74,7 @@ class PartitionPart {
 
   std::string dir_;
   int part_ = 0;
+  ProgressLine* progress_ = nullptr;  // during Load only
   LoadOptions options_;
   Manifest manifest_;
   std::vector<NpyFile> files_;  // keeps the mappings alive

@@ -101,7 +101,7 @@ absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& g,
   internal::MetisOptions mo;
   mo.num_parts = o.num_parts;
   mo.seed = o.seed;
-  mo.log = o.log;
+  mo.progress = {o.log, o.log_is_terminal, o.progress_every_s};
   ASSIGN_OR_RETURN(std::vector<int> flat, internal::MetisPartition(g, mo));
   int64_t offset = 0;
   for (const NodeTypeData& t : g.node_types) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -12,8 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "common/flags.h"
+#include "common/progress.h"
 #include "partitioner/generate.h"
 #include "partitioner/inspect.h"
+#include "partitioner/internal/progress.h"
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
 #include "partitioner/tu_dataset.h"
@@ -120,7 +123,10 @@ FlagSpec PartitionSpec() {
        {"labels", "FILE", "edge lists only: node labels"},
        {"train-idx", "FILE", "edge lists only: training nodes"},
        {"val-idx", "FILE", "edge lists only: validation nodes"},
-       {"test-idx", "FILE", "edge lists only: test nodes"}},
+       {"test-idx", "FILE", "edge lists only: test nodes"},
+       {"progress-every-s", "S",
+        "progress lines on stderr: one every S seconds when stderr is not a terminal\n"
+        "(on a terminal one line redrawn in place; default: 10)"}},
       {{"undirected", "add the reverse of every edge"},
        {"dedup", "drop duplicate edges"},
        {"drop-self-loops", "drop self loops"},
@@ -348,6 +354,12 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
   o.force = p.bools.count("force") > 0;
   if (!p.bools.count("quiet")) o.log = &err;
+  // The line is redrawn in place only on a terminal: stderr is one when the CLI writes to it.
+  o.log_is_terminal = &err == &std::cerr && common::IsTerminal(2);
+  CLI_USAGE_IF_ERROR(GetNumber(p, "progress-every-s", &o.progress_every_s));
+  if (!(o.progress_every_s > 0)) {
+    return Usage(absl::InvalidArgumentError("--progress-every-s must be > 0"));
+  }
   std::error_code ec;
   if (!o.force && std::filesystem::exists(p.values["out"], ec)) {
     return Failure(absl::InvalidArgumentError(
@@ -357,7 +369,13 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
   read.split_seed = o.seed;
   CliError e = ParseReadOptions(p, read);
   if (e.code != kExitOk) return e;
-  auto graph = LoadInput(p, read);
+  absl::StatusOr<Graph> graph = absl::UnknownError("not read");
+  {
+    // The readers do not report their position: elapsed time only, while it lasts.
+    internal::Heartbeat reading(o.log, absl::StrCat("read ", p.values["input"]),
+                                o.progress_every_s);
+    graph = LoadInput(p, read);
+  }
   if (!graph.ok()) return Failure(graph.status());
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());

@@ -49,7 +49,7 @@ struct Plan {
   std::vector<std::vector<int>> parts;  // [type][node]
   std::vector<Relabel> relabel;         // [type]
   int num_parts = 0;
-  std::ostream* log = nullptr;
+  internal::ProgressSink progress;
 };
 
 // Writes the files of one partition folder, recording each in the manifest.
@@ -166,12 +166,19 @@ absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, Folde
 }
 
 absl::Status WriteSplits(const Plan& plan, common::Manifest& m, FolderWriter& w) {
+  int64_t total = 0;
+  for (const NodeTypeData& t : plan.g.node_types) {
+    for (const auto& [name, ids] : t.splits) total += std::ssize(ids.span());
+  }
+  Progress progress(plan.progress, "splits", total);
   for (size_t ti = 0; ti < plan.g.node_types.size(); ++ti) {
     const NodeTypeData& t = plan.g.node_types[ti];
     for (const auto& [name, ids] : t.splits) {
       std::vector<std::vector<int64_t>> per_part(static_cast<size_t>(plan.num_parts));
-      for (int64_t v : ids.span())
+      for (int64_t v : ids.span()) {
         per_part[plan.parts[ti][v]].push_back(plan.relabel[ti].new_of[v]);
+        progress.Add(1);
+      }
       std::vector<int64_t>& sizes = m.splits[name][t.name];
       for (int p = 0; p < plan.num_parts; ++p) {
         std::sort(per_part[p].begin(), per_part[p].end());
@@ -191,12 +198,12 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
     const NodeTypeData& t = g.node_types[ti];
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/nodes/", t.name)));
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/splits/", t.name)));
-    Progress progress(plan.log,
+    Progress progress(plan.progress,
                       absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
                       plan.relabel[ti].offsets[p + 1] - plan.relabel[ti].offsets[p]);
     RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress));
   }
-  Progress progress(plan.log, absl::StrCat("part ", p + 1, "/", plan.num_parts, " edges"),
+  Progress progress(plan.progress, absl::StrCat("part ", p + 1, "/", plan.num_parts, " edges"),
                     2 * g.TotalEdges());
   for (size_t ei = 0; ei < g.edge_types.size(); ++ei) {
     const EdgeTypeData& t = g.edge_types[ei];
@@ -229,7 +236,8 @@ absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionO
                                                 const std::string& out) {
   RETURN_IF_ERROR(ValidateGraph(g));
   ASSIGN_OR_RETURN(internal::AtomicDir dir, internal::AtomicDir::Create(out, options.force));
-  Plan plan{g, {}, {}, options.num_parts, options.log};
+  Plan plan{g, {}, {}, options.num_parts,
+            {options.log, options.log_is_terminal, options.progress_every_s}};
   ASSIGN_OR_RETURN(plan.parts, AssignGraphParts(g, options));
   for (const std::vector<int>& parts : plan.parts) {
     plan.relabel.push_back(MakeRelabel(parts, options.num_parts));

@@ -36,8 +36,11 @@ struct PartitionOptions {
   uint64_t seed = 0;
   // Replace an existing `out` folder. Without it, an existing `out` is InvalidArgument.
   bool force = false;
-  // Progress lines of long steps (with ETA); nullptr = silent. The CLI passes stderr.
+  // Progress lines of long steps (with ETA); nullptr = silent. The CLI passes stderr, and says
+  // whether it is a terminal (lines redrawn in place) or not (a line every progress_every_s).
   std::ostream* log = nullptr;
+  bool log_is_terminal = false;
+  double progress_every_s = 10;
 };
 
 // METIS (libmetis 5.1) uses 32-bit idx_t: graphs with this many directed edges or more, or whose

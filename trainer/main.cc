@@ -54,7 +54,7 @@ absl::Status Run(const TrainerOptions& options) {
   absl::StatusOr<std::unique_ptr<Communicator>> comm = MakeCommunicator(options, *rdv);
   if (!comm.ok()) return comm.status();
   RunEnvironment env{.local_rank = rdv->local_rank,
-                     .stdout_is_terminal = ::isatty(STDOUT_FILENO) == 1};
+                     .log_is_terminal = ::isatty(STDERR_FILENO) == 1};
   absl::StatusOr<TrainSummary> summary =
       RunTraining(options, *servers, **comm, std::cout, std::cerr, env);
   if (!summary.ok()) return summary.status();

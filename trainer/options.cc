@@ -139,7 +139,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                   "(rank 0)",
                   false);
   flags.AddDouble("progress-every-s", &o.progress_every_s, "S",
-                  "progress line interval when stdout is not a terminal", positive);
+                  "progress line interval when stderr is not a terminal", positive);
   flags.AddInt64("stop-after-steps", &o.stop_after_steps, "N",
                  "stop with exit status 3 after N steps of this run (crash tests; 0 = never)",
                  at_least_1);

@@ -110,7 +110,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
                                    ConfigFingerprint(options, comm.world_size())));
   ASSIGN_OR_RETURN(const CheckpointPosition start, StartPosition(options, *session, rank, log));
   ASSIGN_OR_RETURN(std::unique_ptr<RunReport> report,
-                   RunReport::Create(options, comm, out, log, env.stdout_is_terminal,
+                   RunReport::Create(options, comm, out, log, env.log_is_terminal,
                                      {.config = session->config(),
                                       .device = device.name,
                                       .start_epoch = start.epoch,

@@ -20,7 +20,7 @@ namespace graphshard::trainer {
 
 struct RunEnvironment {
   int local_rank = 0;               // --device cuda: cuda:(local_rank % visible devices)
-  bool stdout_is_terminal = false;  // progress drawn in place, else plain lines
+  bool log_is_terminal = false;  // the log (stderr) is a terminal: progress drawn in place
 };
 
 // Errors: any RPC, collective or data error, naming what failed (e.g. "StreamBatches to server

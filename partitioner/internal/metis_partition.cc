@@ -33,7 +33,7 @@ struct Adjacency {
 // Counts, then fills, both directions of every edge of every relation; then sorts and dedups
 // each row in place. Memory: 4 bytes per directed edge and direction, plus 8 per node.
 absl::StatusOr<Adjacency> BuildAdjacency(const Graph& g, const std::vector<int64_t>& offset,
-                                         std::ostream* log) {
+                                         const ProgressSink& log) {
   const int64_t n = offset.back();
   std::vector<int64_t> start(static_cast<size_t>(n) + 1, 0);
   Progress progress(log, "metis: symmetric adjacency", 2 * g.TotalEdges());
@@ -135,7 +135,7 @@ absl::StatusOr<std::vector<int>> MetisPartition(const Graph& g, const MetisOptio
   if (n > kIdxMax) return TooLarge("nodes", n);
   if (g.TotalEdges() >= kMetisMaxEdges) return TooLarge("directed edges", g.TotalEdges());
 
-  ASSIGN_OR_RETURN(Adjacency adj, BuildAdjacency(g, offset, o.log));
+  ASSIGN_OR_RETURN(Adjacency adj, BuildAdjacency(g, offset, o.progress));
   VertexWeights w = BuildWeights(g, offset);
   idx_t nvtxs = static_cast<idx_t>(n), ncon = w.ncon, nparts = o.num_parts, objval = 0;
   idx_t options[METIS_NOPTIONS];
@@ -145,22 +145,22 @@ absl::StatusOr<std::vector<int>> MetisPartition(const Graph& g, const MetisOptio
   options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_CUT;
   std::vector<idx_t> part(static_cast<size_t>(n), 0);
   if (adj.adjncy.empty()) adj.adjncy.reserve(1);  // METIS wants a valid pointer
-  if (o.log != nullptr) {
-    *o.log << "[graphshard-partition] metis: " << n << " nodes, " << adj.adjncy.size() / 2
+  if (std::ostream* log = o.progress.log; log != nullptr) {
+    *log << "[graphshard-partition] metis: " << n << " nodes, " << adj.adjncy.size() / 2
            << " undirected edges, " << ncon << " balance constraints, " << nparts
            << " parts (no progress from inside METIS)\n";
   }
   int rc;
   const auto start = std::chrono::steady_clock::now();
   {
-    Heartbeat heartbeat(o.log, "metis: METIS_PartGraphKway");
+    Heartbeat heartbeat(o.progress.log, "metis: METIS_PartGraphKway");
     rc = METIS_PartGraphKway(&nvtxs, &ncon, adj.xadj.data(), adj.adjncy.data(), w.vwgt.data(),
                              nullptr, nullptr, &nparts, nullptr, nullptr, options, &objval,
                              part.data());
   }
   if (rc != METIS_OK) return MetisError(rc);
-  if (o.log != nullptr) {
-    *o.log << "[graphshard-partition] metis: METIS_PartGraphKway: done (edge cut " << objval
+  if (std::ostream* log = o.progress.log; log != nullptr) {
+    *log << "[graphshard-partition] metis: METIS_PartGraphKway: done (edge cut " << objval
            << " undirected edges) in "
            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
            << " s\n";

@@ -9,13 +9,14 @@
 
 #include "absl/status/statusor.h"
 #include "partitioner/graph.h"
+#include "partitioner/internal/progress.h"
 
 namespace graphshard::partitioner::internal {
 
 struct MetisOptions {
   int num_parts = 2;  // >= 2
   uint64_t seed = 0;  // METIS_OPTION_SEED gets the low 31 bits
-  std::ostream* log = nullptr;
+  ProgressSink progress = {};  // progress lines (log nullptr = silent)
 };
 
 // Part of every node of the homogeneous view ([total nodes]). See AssignGraphParts for the

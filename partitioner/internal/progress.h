@@ -2,9 +2,11 @@
 #define GRAPHSHARD_PARTITIONER_INTERNAL_PROGRESS_H_
 
 // Progress lines for long steps, on a log stream (stderr in the CLI; nullptr = silent):
-//   [graphshard-partition] write part 1/4 edges: 42% (52.0M/123.7M), 12.3 s, ETA 17.0 s
-// At most one line every `interval` seconds, and one when the step ends. Not thread-safe, except
-// Heartbeat, which prints from its own thread while one opaque call (METIS) runs.
+//   [graphshard-partition] part 1/4 edges: 42% (52.0M/123.7M), 12.3 s, ETA 17.0 s
+// common::ProgressLine with the partitioner's prefix: redrawn in place on a terminal, otherwise
+// one line every `interval_s` seconds (--progress-every-s), and one when the step ends. Not
+// thread-safe, except Heartbeat, which prints from its own thread while one opaque call (METIS,
+// reading the input) runs.
 
 #include <chrono>
 #include <condition_variable>
@@ -14,33 +16,27 @@
 #include <string>
 #include <thread>
 
+#include "common/progress.h"
+
 namespace graphshard::partitioner::internal {
 
-class Progress {
- public:
-  Progress(std::ostream* log, std::string step, int64_t total, double interval_s = 5.0);
-  ~Progress();
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  void Add(int64_t n) {
-    done_ += n;
-    if (log_ != nullptr && ++calls_ % 64 == 0) MaybePrint();
-  }
-  // Prints the final line ("done in X s"); called by the destructor if not before.
-  void Finish();
+inline constexpr char kProgressPrefix[] = "[graphshard-partition] ";
 
- private:
-  using Clock = std::chrono::steady_clock;
-  void MaybePrint();
-  std::ostream* log_;
-  std::string step_;
-  int64_t total_;
-  int64_t done_ = 0;
-  int64_t calls_ = 0;
-  double interval_s_;
-  Clock::time_point start_;
-  Clock::time_point last_;
-  bool finished_ = false;
+// Where and how the partitioner's steps report.
+struct ProgressSink {
+  std::ostream* log = nullptr;  // nullptr = silent
+  bool terminal = false;
+  double interval_s = 10;
+};
+
+class Progress : public common::ProgressLine {
+ public:
+  Progress(const ProgressSink& sink, std::string step, int64_t total)
+      : common::ProgressLine({.log = sink.log,
+                              .terminal = sink.terminal,
+                              .interval_s = sink.interval_s,
+                              .prefix = kProgressPrefix},
+                             std::move(step), total) {}
 };
 
 // Prints "<step>: still running, N s" every `interval` seconds until destroyed.
@@ -58,8 +54,7 @@ class Heartbeat {
   std::thread thread_;
 };
 
-// "12.3M", "950k", "17".
-std::string HumanCount(int64_t n);
+using common::HumanCount;
 
 }  // namespace graphshard::partitioner::internal
 
