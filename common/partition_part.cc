@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<PartitionPart>> PartitionPart::Load(const std::st
   for (const NodeTypeInfo& t : p->manifest_.node_types) RETURN_IF_ERROR(p->LoadNodes(t));
   for (const EdgeTypeInfo& t : p->manifest_.edge_types) RETURN_IF_ERROR(p->LoadEdges(t));
   p->progress_ = nullptr;
+  progress.Finish();
   return p;
 }
 

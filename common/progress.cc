@@ -59,7 +59,9 @@ ProgressLine::ProgressLine(const ProgressOptions& options, std::string step, int
       start_(Clock::now()),
       last_(start_) {}
 
-ProgressLine::~ProgressLine() { Finish(); }
+ProgressLine::~ProgressLine() {
+  if (!finished_ && drawn_) *options_.log << "\n" << std::flush;
+}
 
 void ProgressLine::MaybePrint() {
   const Clock::time_point now = Clock::now();
@@ -68,6 +70,7 @@ void ProgressLine::MaybePrint() {
   const std::string line = Format(step_, done_, total_, Seconds(now - start_), unit_);
   if (options_.terminal) {
     *options_.log << "\r" << options_.prefix << line << "\x1b[K" << std::flush;
+    drawn_ = true;
   } else {
     *options_.log << options_.prefix << line << "\n" << std::flush;
   }
@@ -76,6 +79,7 @@ void ProgressLine::MaybePrint() {
 void ProgressLine::Finish() {
   if (finished_) return;
   finished_ = true;
+  drawn_ = false;
   if (options_.log == nullptr) return;
   const std::string line =
       absl::StrFormat("%s%s: done (%s) in %.1f s", options_.prefix, step_, Amount(total_, unit_),

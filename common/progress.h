@@ -8,8 +8,10 @@
 // second; otherwise a new line is written every `interval_s` seconds (logs and CI read one line
 // per interval, never a screenful of carriage returns). Both end with
 //   <prefix><step>: done (123.7M) in 29.3 s
-// (with units: "1.2 GB" for bytes). The trainer's per-step line (trainer/metrics.h) follows
-// the same two modes. Not thread-safe: one thread drives a ProgressLine.
+// (with units: "1.2 GB" for bytes) once the caller says the step is done (Finish): a step that
+// fails prints no "done", so the error that follows is not contradicted. The trainer's per-step
+// line (trainer/metrics.h) follows the same two modes. Not thread-safe: one thread drives a
+// ProgressLine.
 
 #include <chrono>
 #include <cstdint>
@@ -34,7 +36,9 @@ class ProgressLine {
  public:
   ProgressLine(const ProgressOptions& options, std::string step, int64_t total,
                ProgressUnit unit = ProgressUnit::kCount);
-  ~ProgressLine();  // Finish()
+  // Without Finish (the step failed): ends an in-place line, so that what follows starts on a
+  // line of its own; no "done" line.
+  ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
@@ -48,7 +52,7 @@ class ProgressLine {
     done_ = done;
     if (options_.log != nullptr) MaybePrint();
   }
-  // The final line (once; later calls do nothing).
+  // The step is done: the final line (once; later calls do nothing).
   void Finish();
 
   // The line for `done` of `total` after `elapsed_s` (no prefix, no newline): the format both
@@ -69,6 +73,7 @@ class ProgressLine {
   int64_t calls_ = 0;
   Clock::time_point start_;
   Clock::time_point last_;
+  bool drawn_ = false;  // terminal: a line is on screen without its newline
   bool finished_ = false;
 };
 

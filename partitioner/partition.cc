@@ -188,6 +188,7 @@ absl::Status WriteSplits(const Plan& plan, common::Manifest& m, FolderWriter& w)
       }
     }
   }
+  progress.Finish();
   return absl::OkStatus();
 }
 
@@ -202,6 +203,7 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
                       absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
                       plan.relabel[ti].offsets[p + 1] - plan.relabel[ti].offsets[p]);
     RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress));
+    progress.Finish();
   }
   Progress progress(plan.progress, absl::StrCat("part ", p + 1, "/", plan.num_parts, " edges"),
                     2 * g.TotalEdges());
@@ -210,6 +212,7 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/edges/", t.Name())));
     RETURN_IF_ERROR(WriteEdges(plan, t, p, w, progress, m.edge_types[ei].part_num_edges[p]));
   }
+  progress.Finish();
   return absl::OkStatus();
 }
 

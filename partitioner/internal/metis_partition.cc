@@ -75,6 +75,7 @@ absl::StatusOr<Adjacency> BuildAdjacency(const Graph& g, const std::vector<int64
     dedup.Add(1);
   }
   a.xadj[n] = static_cast<idx_t>(out);
+  dedup.Finish();
   // Give back the repeats' half (a graph stored in both directions has every pair twice)
   // before METIS allocates its own copies.
   a.adjncy.resize(static_cast<size_t>(out));

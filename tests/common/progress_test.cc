@@ -36,13 +36,15 @@ TEST(ProgressLine, WritesOneLinePerIntervalWhenNotATerminal) {
     ProgressLine p({.log = &log, .terminal = false, .interval_s = 0, .prefix = "[t] "}, "step",
                    10);
     for (int i = 0; i < 3; ++i) p.Set(i + 1);
+    p.Set(10);
+    p.Finish();
   }
   const std::vector<std::string> lines = absl::StrSplit(log.str(), '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 4u) << log.str();
+  ASSERT_EQ(lines.size(), 5u) << log.str();
   const std::regex progress(R"(\[t\] step: \d+% \(\d+/10\), \d+\.\d s(, ETA \d+\.\d s)?)");
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::regex_match(lines[i], progress)) << lines[i];
-  EXPECT_TRUE(std::regex_match(lines[3], std::regex(R"(\[t\] step: done \(10\) in \d+\.\d s)")))
-      << lines[3];
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::regex_match(lines[i], progress)) << lines[i];
+  EXPECT_TRUE(std::regex_match(lines[4], std::regex(R"(\[t\] step: done \(10\) in \d+\.\d s)")))
+      << lines[4];
   EXPECT_EQ(log.str().find('\r'), std::string::npos);
   EXPECT_EQ(log.str().find('\x1b'), std::string::npos);
 }
@@ -53,6 +55,7 @@ TEST(ProgressLine, StaysQuietUntilTheIntervalIsDue) {
   {
     ProgressLine p({.log = &log, .terminal = false, .interval_s = 3600}, "step", 1000);
     for (int i = 0; i < 1000; ++i) p.Add(1);
+    p.Finish();
   }
   const std::string text = log.str();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
@@ -71,6 +74,7 @@ TEST(ProgressLine, RedrawsInPlaceOnATerminal) {
       p.Set(i);
     }
     during = log.str();
+    p.Finish();
   }
   EXPECT_EQ(during.find('\n'), std::string::npos) << during;
   EXPECT_EQ(std::count(during.begin(), during.end(), '\r'), 2) << during;
@@ -78,6 +82,25 @@ TEST(ProgressLine, RedrawsInPlaceOnATerminal) {
   const std::string all = log.str();
   EXPECT_TRUE(all.size() > during.size() && all.back() == '\n');
   EXPECT_NE(all.find("\rstep: done (4) in", during.size()), std::string::npos) << all;
+}
+
+// A step that fails (no Finish) claims no "done"; on a terminal its line is ended so that the
+// error message that follows starts on a line of its own.
+TEST(ProgressLine, FailedStepPrintsNoDone) {
+  std::ostringstream plain, terminal;
+  {
+    ProgressLine p({.log = &plain, .interval_s = 0}, "step", 10);
+    p.Set(3);
+  }
+  EXPECT_EQ(plain.str().find("done"), std::string::npos) << plain.str();
+  EXPECT_NE(plain.str().find("step: 30% (3/10)"), std::string::npos) << plain.str();
+  {
+    ProgressLine p({.log = &terminal, .terminal = true}, "step", 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    p.Set(3);
+  }
+  EXPECT_EQ(terminal.str().find("done"), std::string::npos) << terminal.str();
+  EXPECT_EQ(terminal.str().back(), '\n');
 }
 
 TEST(ProgressLine, SilentWithoutALog) {
