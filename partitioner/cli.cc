@@ -231,7 +231,7 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
   return absl::OkStatus();
 }
 
-CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
+CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs p;
   CLI_USAGE_IF_ERROR(ParseArgs(args, 1, GenerateSpec(), p));
   if (p.help) return Help(GenerateSpec());
@@ -279,7 +279,13 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out) {
   if (o.kind == "graphs" && p.values.count("format") && format != "tu") {
     return Usage(absl::InvalidArgumentError("--kind graphs writes the TU layout only (--format tu)"));
   }
-  absl::Status s = WriteGenerated(o, format, p.values["out"], out);
+  absl::Status s = absl::OkStatus();
+  {
+    // The generators do not report a position: elapsed time while it lasts (full scale takes
+    // minutes), every 10 s.
+    internal::Heartbeat generating(&err, absl::StrCat("generate ", o.kind), 10);
+    s = WriteGenerated(o, format, p.values["out"], out);
+  }
   if (s.ok()) return {};
   // Option checks fail before anything is written; everything else is a failure of the work.
   std::error_code ec;
@@ -420,7 +426,7 @@ int RunPartitionCli(const std::vector<std::string>& args, std::ostream& out, std
   }
   CliError e;
   if (cmd == "generate") {
-    e = RunGenerate(args, out);
+    e = RunGenerate(args, out, err);
   } else if (cmd == "partition") {
     e = RunPartition(args, out, err);
   } else if (cmd == "inspect") {
