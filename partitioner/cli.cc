@@ -98,8 +98,9 @@ FlagSpec GenerateSpec() {
        {"num-edges", "M", "edges instead of --avg-degree"},
        {"num-features", "F", "feature dimension (default: 32)"},
        {"num-classes", "C", "classes (default: 8)"},
-       {"scale", "full", "products only: 2,449,029 nodes, 61,859,140 undirected edges,\n"
-                         "100 features, 47 classes"},
+       {"scale", "full", "ogbn-products' or ogbn-mag's sizes: products 2,449,029 nodes,\n"
+                         "61,859,140 undirected edges, 100 features, 47 classes; mag\n"
+                         "736,389 papers (1.94 M nodes), 128 features, 349 classes"},
        {"num-graphs", "G", "graphs (TU layout, 2 classes): number of graphs (default: 1000)"},
        {"min-nodes", "A", "graphs: fewest nodes of a graph (default: 10)"},
        {"max-nodes", "B", "graphs: most nodes of a graph (default: 30)"}},
@@ -240,10 +241,10 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out, st
   GenerateOptions o;
   CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
   if (p.values.count("scale")) {
-    if (p.values["scale"] != "full" || p.values["kind"] != "products") {
-      return Usage(absl::InvalidArgumentError("--scale full is for --kind products"));
+    if (p.values["scale"] != "full" || (p.values["kind"] != "products" && p.values["kind"] != "mag")) {
+      return Usage(absl::InvalidArgumentError("--scale full is for --kind products or mag"));
     }
-    o = ProductsFullScale(o.seed);
+    o = p.values["kind"] == "mag" ? MagFullScale(o.seed) : ProductsFullScale(o.seed);
   }
   o.kind = p.values["kind"];
   if (o.kind != "products" && o.kind != "mag" && o.kind != "graphs") {

@@ -122,6 +122,16 @@ GenerateOptions ProductsFullScale(uint64_t seed) {
   return o;
 }
 
+GenerateOptions MagFullScale(uint64_t seed) {
+  GenerateOptions o;
+  o.kind = "mag";
+  o.seed = seed;
+  o.num_nodes = 736'389;
+  o.num_features = 128;
+  o.num_classes = 349;
+  return o;
+}
+
 absl::StatusOr<Graph> Generate(const GenerateOptions& o) {
   absl::Status s = CheckOptions(o);
   if (!s.ok()) return s;

@@ -43,6 +43,9 @@ absl::StatusOr<Graph> Generate(const GenerateOptions& options);
 
 // ogbn-products' shape: 2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes.
 GenerateOptions ProductsFullScale(uint64_t seed);
+// ogbn-mag's sizes: 736,389 papers (and in GenerateMag's proportions about 1.13 M authors,
+// 8.7 k institutions, 60 k fields of study: 1.94 M nodes), 128 features, 349 classes.
+GenerateOptions MagFullScale(uint64_t seed);
 
 // An ogbn-mag-shaped heterogeneous graph (kind "mag"), sizes in ogbn-mag's proportions to
 // num_nodes papers: author 1.54x, institution 0.0119x, field_of_study 0.0814x; edges

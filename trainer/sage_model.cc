@@ -132,6 +132,32 @@ HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels
   }
 }
 
+namespace {
+
+// A node type's input to a layer: its rows, or (a featureless type in the first layer) one
+// learned row that every node of the type shares, never expanded into `rows` copies.
+struct TypeInput {
+  torch::Tensor x;    // [rows, d], or undefined
+  torch::Tensor row;  // [1, d] when x is undefined
+  int64_t rows = 0;
+};
+
+// sum over edges (j -> i) of `row`, divided by i's in-degree: `row` where i has an edge, else 0.
+torch::Tensor MeanOfSharedRow(const torch::Tensor& row, const torch::Tensor& edge_dst,
+                              int64_t num_dst) {
+  torch::Tensor has_edge =
+      torch::zeros({num_dst, 1}, row.options()).index_fill_(0, edge_dst, 1.0);
+  return has_edge * row;
+}
+
+}  // namespace
+
+// Per destination type t, the same function as summing one SageConv per edge type e into t:
+//   sum_e [mean_e(x_src) W_l,e^T + b_e + x_t W_r,e^T]
+// = sum_e mean_e(x_src) W_l,e^T + x_t (sum_e W_r,e)^T + sum_e b_e,
+// so the root term is one matmul per type instead of one per edge type, and a featureless
+// source type's mean is its shared row where a node has an edge of that type (no E x d gather
+// of copies of one vector); a featureless destination's root term is one row, broadcast.
 torch::Tensor HeteroSageImpl::Forward(const BatchTensors& batch) {
   const size_t types = batch.x.size();
   // Trimmed (tensors.h, LayerExtents): layer l reads each type's rows of hops <= L - l, writes
@@ -139,43 +165,59 @@ torch::Tensor HeteroSageImpl::Forward(const BatchTensors& batch) {
   const std::vector<LayerExtent> extents =
       compute_.trim ? LayerExtents(batch, num_layers_) : std::vector<LayerExtent>{};
   const bool trim = !extents.empty();
-  std::vector<torch::Tensor> h(types);
+  const MatmulDtype dtype = compute_.matmul;
+  std::vector<TypeInput> h(types);
   for (size_t t = 0; t < types; ++t) {
-    const int64_t rows = trim ? extents[0].in_nodes[t] : batch.num_nodes[t];
-    h[t] = input_vectors_[t].defined() ? input_vectors_[t].unsqueeze(0).expand({rows, -1})
-                                       : batch.x[t].slice(0, 0, rows);
+    h[t].rows = trim ? extents[0].in_nodes[t] : batch.num_nodes[t];
+    if (input_vectors_[t].defined()) {
+      h[t].row = input_vectors_[t].unsqueeze(0);
+    } else {
+      h[t].x = batch.x[t].slice(0, 0, h[t].rows);
+    }
   }
   size_t c = 0;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    std::vector<torch::Tensor> out(types);
+    std::vector<torch::Tensor> neigh(types), root_weight(types), bias(types);
+    std::vector<int64_t> out_rows(types, 0);
     for (; c < convs_.size() && convs_[c].layer == l; ++c) {
       const Conv& conv = convs_[c];
       const auto et = static_cast<size_t>(conv.edge_type);
       const auto src = static_cast<size_t>(conv.src);
       const auto dst = static_cast<size_t>(conv.dst);
       const EdgeTensors& e = batch.edges[et];
+      const int64_t num_edges = trim ? extents[static_cast<size_t>(l)].edges[et] : e.src.size(0);
+      const int64_t num_dst = trim ? extents[static_cast<size_t>(l)].out_nodes[dst] : h[dst].rows;
+      const torch::Tensor edge_src = e.src.slice(0, 0, num_edges);
+      const torch::Tensor edge_dst = e.dst.slice(0, 0, num_edges);
+      const auto& m = static_cast<SageConvImpl&>(*conv.module);
+      const torch::Tensor& w_l = m.lin_l->weight;
       torch::Tensor y;
-      if (trim) {
-        const LayerExtent& ext = extents[static_cast<size_t>(l)];
-        y = static_cast<SageConvImpl&>(*conv.module)
-                .forward(h[src], h[dst].slice(0, 0, ext.out_nodes[dst]),
-                         e.src.slice(0, 0, ext.edges[et]), e.dst.slice(0, 0, ext.edges[et]),
-                         compute_.matmul);
+      if (!h[src].x.defined()) {
+        y = MeanOfSharedRow(MatmulWt(h[src].row, w_l, dtype), edge_dst, num_dst);
+      } else if (w_l.size(0) < w_l.size(1)) {  // project first: fewer columns to gather
+        y = MeanAggregate(MatmulWt(h[src].x, w_l, dtype), edge_src, edge_dst, num_dst);
       } else {
-        y = static_cast<SageConvImpl&>(*conv.module)
-                .forward(h[src], h[dst], e.src, e.dst, compute_.matmul);
+        y = MatmulWt(MeanAggregate(h[src].x, edge_src, edge_dst, num_dst), w_l, dtype);
       }
-      torch::Tensor& acc = out[dst];
-      acc = acc.defined() ? acc + y : y;
+      neigh[dst] = neigh[dst].defined() ? neigh[dst] + y : y;
+      root_weight[dst] =
+          root_weight[dst].defined() ? root_weight[dst] + m.lin_r->weight : m.lin_r->weight;
+      bias[dst] = bias[dst].defined() ? bias[dst] + m.lin_l->bias : m.lin_l->bias;
+      out_rows[dst] = num_dst;
     }
-    if (l + 1 < num_layers_) {
-      for (torch::Tensor& t : out) {
-        if (t.defined()) t = torch::dropout(torch::relu(t), dropout_, is_training());
-      }
+    std::vector<TypeInput> next(types);
+    for (size_t t = 0; t < types; ++t) {
+      if (!neigh[t].defined()) continue;
+      const torch::Tensor root =
+          h[t].x.defined() ? MatmulWt(h[t].x.slice(0, 0, out_rows[t]), root_weight[t], dtype)
+                           : MatmulWt(h[t].row, root_weight[t], dtype);
+      torch::Tensor x = neigh[t] + root + bias[t];
+      if (l + 1 < num_layers_) x = torch::dropout(torch::relu(x), dropout_, is_training());
+      next[t] = {x, {}, out_rows[t]};
     }
-    h = std::move(out);
+    h = std::move(next);
   }
-  return h[static_cast<size_t>(target_)].slice(0, 0, batch.batch_size);
+  return h[static_cast<size_t>(target_)].x.slice(0, 0, batch.batch_size);
 }
 
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateSageModel(const ServerMetadata& md,
