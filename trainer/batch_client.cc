@@ -15,6 +15,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
+#include "rpc/security.h"
 #include "rpc/status.h"
 #include "shm/ring.h"
 #include "trainer/internal/wire.h"
@@ -124,9 +125,17 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
   v1::GetMetadataRequest req;
+  const std::string& token = impl_->options.rpc.token;
+  if (!token.empty()) req.set_nonce(rpc::NewNonce());
   v1::Metadata resp;
   RETURN_IF_ERROR(
       FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
+  if (!token.empty()) {
+    // A registry entry is trusted only once its server proved the job token: nothing of this
+    // server (its batches' shared memory above all) is used before (docs/SECURITY.md).
+    const absl::Status proof = rpc::CheckJobProof(token, req.nonce(), resp.part(), resp.job_proof());
+    if (!proof.ok()) return Annotate(proof, "GetMetadata", Label());
+  }
   auto md = internal::DecodeMetadata(resp);
   if (!md.ok()) return Annotate(md.status(), "GetMetadata", Label());
   absl::MutexLock lock(&impl_->mu);
@@ -225,6 +234,10 @@ class GrpcBatchStream final : public BatchStream {
       // released.
       v1::Minibatch m;
       while (reader_->Read(&m)) {
+        if (!m.shm_name().empty() &&
+            !shm::CheckSegmentName(m.shm_name(), metadata_.shm_prefix).ok()) {
+          continue;  // not this server's: left alone
+        }
         if (!m.shm_name().empty() && m.shm_ring()) {
           ring_->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()).IgnoreError();
         } else if (!m.shm_name().empty()) {
