@@ -154,4 +154,13 @@ launch nodes_without_token --num-nodes 2 --node-rank 0 --master-addr 127.0.0.1 \
 expect_status nodes_without_token 2
 grep -q "same --token-file" "$WORK/nodes_without_token.err" ||
   { show "$WORK/nodes_without_token.err"; fail "nodes_without_token: the refusal does not say why"; }
+
+# 10. Several nodes: the servers bind this node's own address towards --master-addr
+# (deploy/graphshard-node-addr), never 0.0.0.0. Node 1 never comes: the launch fails at the wait.
+(umask 077 && echo "0123456789abcdef0123456789abcdef" >"$WORK/node-token")
+launch node_address --num-nodes 2 --node-rank 0 --master-addr 127.0.0.1 --server-wait-s 2 \
+  --registry "$WORK/registry-addr" --token-file "$WORK/node-token"
+expect_status node_address 1
+[[ $(cat "$WORK/registry-addr/.listen_0_0") == 127.0.0.1:0 ]] ||
+  fail "node_address: server 0 was told to listen on '$(cat "$WORK/registry-addr/.listen_0_0")'"
 note ok
