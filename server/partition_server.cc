@@ -122,7 +122,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
                        raw->stats_.Fill(&stats);
                        return PrometheusText(stats, {.part = raw->options_.part,
                                                      .replica = raw->options_.replica});
-                     }));
+                     }, MetricsHttpOptions{.token = options.rpc.token}));
     s->metrics_port_ = s->metrics_http_->port();
     service.metrics_port = s->metrics_port_;
   }

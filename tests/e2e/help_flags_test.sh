@@ -44,6 +44,7 @@ check_help graphshard-stats --registry --servers --parts --interval-s --count --
 SECURITY_FLAGS=(--token-file --tls-ca --tls-cert --tls-key --tls-mutual --tls-server-name)
 check_help graphshard-server "${SECURITY_FLAGS[@]}"
 check_help graphshard-health "${SECURITY_FLAGS[@]}"
+check_help graphshard-stats "${SECURITY_FLAGS[@]}"
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \

@@ -2,7 +2,11 @@
 // service is refused without the token, the bulk port refuses a peer without it, and batches
 // stream end to end with the token, over plaintext and over TLS (servers asking their peers
 // with the token too). docs/SECURITY.md.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -93,6 +97,7 @@ class TokenClusterTest : public ::testing::Test {
         *graph_, 2, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc, [](ServerOptions& o) {
           o.rpc = Token(kToken);
           o.isolated_peers = true;
+          o.metrics_listen = "127.0.0.1:0";
         });
   }
   static void TearDownTestSuite() {
@@ -151,6 +156,38 @@ TEST_F(TokenClusterTest, BulkPortRefusesAPeerWithoutTheToken) {
     const absl::StatusOr<transport::Received> r = f.get();
     EXPECT_TRUE(absl::IsUnauthenticated(r.status())) << "token '" << token << "': " << r.status();
   }
+}
+
+// One HTTP/1.1 GET of /metrics on 127.0.0.1:port with these extra header lines; the status line.
+std::string HttpGet(int port, const std::string& headers) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{.tv_sec = 10, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  const std::string req = absl::StrCat("GET /metrics HTTP/1.1\r\nHost: t\r\n", headers, "\r\n");
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return got.substr(0, got.find("\r\n"));
+}
+
+TEST_F(TokenClusterTest, MetricsEndpointNeedsTheTokenToo) {
+  const int port = cluster_->server(0).metrics_port();
+  ASSERT_GT(port, 0);
+  EXPECT_EQ(HttpGet(port, ""), "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(HttpGet(port, "Authorization: Bearer server-test-token-0123456789abcdeX\r\n"),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(HttpGet(port, absl::StrCat("Authorization: Bearer ", kToken, "\r\n")),
+            "HTTP/1.1 200 OK");
 }
 
 // The same over TLS (certificates from deploy/graphshard-certs): servers ask their peers over
