@@ -48,6 +48,9 @@ struct PartitionClient::Impl {
   ClientOptions options;
   mutable absl::Mutex mu;
   std::string host ABSL_GUARDED_BY(mu);  // from GetMetadata
+  // This server's own segment prefix, from its (verified) GetMetadata: its streams' batches
+  // may name no other segment ("" before GetMetadata: every shared-memory batch is refused).
+  std::string shm_prefix ABSL_GUARDED_BY(mu);
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
@@ -140,6 +143,7 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   if (!md.ok()) return Annotate(md.status(), "GetMetadata", Label());
   absl::MutexLock lock(&impl_->mu);
   impl_->host = HostOf(md->host_id);
+  impl_->shm_prefix = md->shm_prefix;
   return md;
 }
 
@@ -281,7 +285,7 @@ class GrpcBatchStream final : public BatchStream {
   }
 
  private:
-  const ServerMetadata& metadata_;
+  const ServerMetadata metadata_;  // a copy: with this server's own shm_prefix
   std::string label_;
   const absl::Duration stall_timeout_;
   // The client's (shared by its streams); the batches' leases outlive it (they keep their
@@ -303,8 +307,14 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   }
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
   if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
+  // `metadata` describes the graph (often part 0's); the segments are this server's.
+  ServerMetadata own = metadata;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    own.shm_prefix = impl_->shm_prefix;
+  }
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
-      *impl_->stub, request, metadata, Label(), absl::Seconds(impl_->options.stall_timeout_s),
+      *impl_->stub, request, own, Label(), absl::Seconds(impl_->options.stall_timeout_s),
       impl_->ring_reader));
 }
 
