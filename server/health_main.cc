@@ -26,11 +26,13 @@ struct Flags {
   graphshard::rpc::SecurityFlags security;
 };
 
-// OK when `address` answers SERVING within `deadline`; the reason otherwise.
+// OK when `address` answers SERVING within `deadline`; the reason otherwise. *refused: the
+// server refused our job token (waiting longer cannot help).
 std::string CheckOnce(const std::string& address, const graphshard::rpc::RpcOptions& rpc,
-                      absl::Time deadline) {
+                      absl::Time deadline, bool* refused) {
   absl::Status s = graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address, rpc),
                                                 std::min(deadline, absl::Now() + absl::Seconds(2)));
+  *refused = absl::IsUnauthenticated(s);
   if (!s.ok()) return absl::StrCat(address, ": ", s.message());
   return "";
 }
@@ -115,8 +117,13 @@ int main(int argc, char** argv) {
         }
         address = *found;
       }
-      problem[i] = CheckOnce(address, rpc, deadline);
+      bool refused = false;
+      problem[i] = CheckOnce(address, rpc, deadline, &refused);
       if (!problem[i].empty()) problem[i] = absl::StrCat(name, " at ", problem[i]);
+      if (refused) {  // a wrong or missing token is not going to get better
+        std::fprintf(stderr, "graphshard-health: refused: %s\n", problem[i].c_str());
+        return 1;
+      }
       bad += !problem[i].empty();
     }
     if (bad == 0) return 0;
