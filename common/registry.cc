@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
@@ -159,6 +160,24 @@ absl::StatusOr<std::vector<std::string>> ParseAddressList(absl::string_view list
   }
   if (out.empty()) return absl::InvalidArgumentError("--servers: empty list");
   return out;
+}
+
+absl::Status CheckRegistryFolder(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("registry ", dir, ": ", std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("registry ", dir, ": not a folder"));
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "registry %s (owner uid %d, mode %04o): with a job token the registry must be a folder "
+        "of this user (uid %d) that no one else may write (chmod 700 %s), or any user could "
+        "publish a server in it",
+        dir, st.st_uid, st.st_mode & 07777, ::geteuid(), dir));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace graphshard::common

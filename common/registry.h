@@ -49,6 +49,12 @@ struct RegistryEntry {
   int replica = 0;
 };
 absl::StatusOr<std::vector<RegistryEntry>> ListRegistry(const std::string& dir);
+// With a job token, a registry is trusted only if no other user can have written its entries:
+// OK if `dir` is a folder owned by this user that neither group nor others may write;
+// PermissionDenied naming the folder, its owner and mode otherwise (docs/SECURITY.md).
+// NotFound if it does not exist.
+absl::Status CheckRegistryFolder(const std::string& dir);
+
 // Splits "a:1,b:2" into entries (index = part); an entry may be "a:1+c:1" (replicas), each
 // address checked. InvalidArgument naming the bad entry.
 absl::StatusOr<std::vector<std::string>> ParseAddressList(absl::string_view list);

@@ -14,6 +14,7 @@ packages=(
   libtorch-dev libgloo-dev                          # trainer (CPU LibTorch, Gloo headers)
   libopenblas0-pthread                              # fast BLAS for LibTorch (reference BLAS is ~5x slower)
   libmetis-dev                                      # partitioner
+  libssl-dev openssl                                # job proofs (HMAC), launcher's certificates
   python3 procps                                    # launcher: free port; tests: pgrep/ps
   slurm-wlm munge iproute2                          # tests/deploy: SLURM daemons, netns, tc
   python3-numpy                                     # tests/bench/gen_products_like.py

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/secret.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
 
@@ -53,6 +54,7 @@ absl::StatusOr<std::unique_ptr<LoaderCore>> LoaderCore::Connect(const LoaderOpti
   d.servers = options.servers;
   d.server_wait_s = options.server_wait_s;
   d.client.rpc_timeout_s = options.rpc_timeout_s;
+  ASSIGN_OR_RETURN(d.client.rpc.token, common::LoadJobToken(options.token_file));
   ASSIGN_OR_RETURN(trainer::ServerSet servers, trainer::ConnectServers(d));
   auto core = std::unique_ptr<LoaderCore>(new LoaderCore(options, std::move(servers)));
   core->host_id_ = shm::HostId();

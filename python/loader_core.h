@@ -43,6 +43,8 @@ struct LoaderOptions {
   double server_wait_s = 60;
   double rpc_timeout_s = 60;
   int max_held_batches = 8;  // ring segments a stream may have alive in this process
+  // The job token's file (mode 0600); "" = $GRAPHSHARD_TOKEN, else no token (docs/SECURITY.md).
+  std::string token_file;
 };
 
 // One step of an epoch.

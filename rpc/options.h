@@ -5,6 +5,8 @@
 // plain struct without gRPC types, so that option structs (the trainer's ClientOptions) can hold
 // one without including grpcpp.
 
+#include <string>
+
 namespace graphshard::rpc {
 
 // gRPC's default receive limit is 4 MB; a [15,10,5] batch of 1024 seeds on an ogbn-products-like
@@ -12,9 +14,21 @@ namespace graphshard::rpc {
 // engine's Limits are refused before they get near it.
 inline constexpr int kMaxMessageBytes = 1 << 30;
 
-// How channels and servers authenticate. Only plaintext for now; TLS (DESIGN.md, "Trust and
-// failure") becomes a second kind here, with its certificate paths in RpcOptions.
-enum class CredentialsKind { kInsecure };
+// How channels and servers secure their connections (docs/SECURITY.md): plaintext, or TLS with
+// the certificates of TlsOptions. Independent of the job token (RpcOptions::token).
+enum class CredentialsKind { kInsecure, kTls };
+
+// PEM contents (not paths: rpc/security.h reads the files once, when flags are parsed).
+struct TlsOptions {
+  std::string ca_pem;    // roots: clients verify servers with it; servers verify client certs
+  std::string cert_pem;  // this process's certificate chain (servers; clients with `mutual`)
+  std::string key_pem;   // its private key
+  // Servers require and verify a client certificate signed by ca_pem; clients present theirs.
+  bool mutual = false;
+  // The name clients expect in server certificates ("" = the host of the address dialled).
+  // The launcher's per-job certificates all carry one name (docs/SECURITY.md).
+  std::string server_name;
+};
 
 // Liveness of connections (docs/DEPLOY.md, "Failure model"): a channel pings its server after
 // keepalive_time_ms without traffic (also with no call in flight) and closes the connection
@@ -26,6 +40,11 @@ inline constexpr int kMinKeepaliveMs = 500;
 struct RpcOptions {
   int max_message_bytes = kMaxMessageBytes;  // receive and send limit, both ends
   CredentialsKind credentials = CredentialsKind::kInsecure;
+  TlsOptions tls;  // with CredentialsKind::kTls
+  // The job token: "" = none (calls carry none, servers ask for none). Otherwise every call
+  // carries it ("authorization: Bearer <token>") and servers refuse calls without it with
+  // UNAUTHENTICATED, on every service (health and reflection included).
+  std::string token;
   int keepalive_time_ms = 15000;
   int keepalive_timeout_ms = 15000;
 };

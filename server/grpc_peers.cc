@@ -10,6 +10,7 @@
 #include "common/registry.h"
 #include "common/status_macros.h"
 #include "rpc/channel.h"
+#include "rpc/security.h"
 #include "rpc/status.h"
 #include "server/proto_convert.h"
 
@@ -96,6 +97,26 @@ bool SameLayout(const v1::Metadata& meta, const common::Manifest& m) {
     }
   }
   return true;
+}
+
+// GetMetadata of the peer serving `part`; with a job token, the peer must prove it and serve
+// that part (a registry entry is trusted only then, docs/SECURITY.md). Unauthenticated if not.
+grpc::Status GetVerifiedMetadata(v1::PartitionService::Stub& stub, const std::string& token,
+                                 int part, absl::Duration timeout, v1::Metadata* meta) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  v1::GetMetadataRequest request;
+  if (!token.empty()) request.set_nonce(rpc::NewNonce());
+  grpc::Status status = stub.GetMetadata(&context, request, meta);
+  if (!status.ok() || token.empty()) return status;
+  absl::Status proof = rpc::CheckJobProof(token, request.nonce(), part, meta->job_proof());
+  if (proof.ok() && meta->part() != part) {
+    proof = absl::UnauthenticatedError(absl::StrCat("serves part ", meta->part()));
+  }
+  if (!proof.ok()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string(proof.message()));
+  }
+  return status;
 }
 
 }  // namespace
@@ -220,10 +241,9 @@ const engine::LocalPart* GrpcPeers::Mapped(int part) {
 
 absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
   ASSIGN_OR_RETURN(std::shared_ptr<Peer> peer, PeerFor(part));
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
   v1::Metadata meta;
-  grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
+  grpc::Status status =
+      GetVerifiedMetadata(*peer->stub, options_.rpc.token, part, options_.rpc_timeout, &meta);
   if (!status.ok()) {
     // BulkPeers asks again after a failure: let that find a restarted peer or another replica.
     if (PeerLost(status)) Forget(part, peer->address, status.error_message());
@@ -239,10 +259,9 @@ absl::StatusOr<GrpcPeers::BulkPeer> GrpcPeers::BulkAddress(int part) {
 
 absl::StatusOr<std::unique_ptr<engine::LocalPart>> GrpcPeers::MapIfSameHost(int part) {
   ASSIGN_OR_RETURN(std::shared_ptr<Peer> peer, PeerFor(part));
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
   v1::Metadata meta;
-  grpc::Status status = peer->stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta);
+  grpc::Status status =
+      GetVerifiedMetadata(*peer->stub, options_.rpc.token, part, options_.rpc_timeout, &meta);
   if (!status.ok()) return Annotate(rpc::FromGrpcStatus(status), part, peer->address);
   if (meta.host_id().empty() || meta.host_id() != options_.this_host_id || meta.part() != part) {
     return nullptr;  // another host: its files need not be here

@@ -13,6 +13,7 @@
 #include "common/registry.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
+#include "rpc/security.h"
 
 namespace {
 
@@ -22,12 +23,16 @@ struct Flags {
   int replicas = 1;
   std::string servers;
   double timeout_s = 60;
+  graphshard::rpc::SecurityFlags security;
 };
 
-// OK when `address` answers SERVING within `deadline`; the reason otherwise.
-std::string CheckOnce(const std::string& address, absl::Time deadline) {
-  absl::Status s = graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address),
+// OK when `address` answers SERVING within `deadline`; the reason otherwise. *refused: the
+// server refused our job token (waiting longer cannot help).
+std::string CheckOnce(const std::string& address, const graphshard::rpc::RpcOptions& rpc,
+                      absl::Time deadline, bool* refused) {
+  absl::Status s = graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address, rpc),
                                                 std::min(deadline, absl::Now() + absl::Seconds(2)));
+  *refused = absl::IsUnauthenticated(s);
   if (!s.ok()) return absl::StrCat(address, ": ", s.message());
   return "";
 }
@@ -48,6 +53,7 @@ int main(int argc, char** argv) {
   flags.AddString("servers", &f.servers, "HOST:PORT,...",
                   "explicit addresses host:port,... instead of --registry (a:1+b:1 = replicas)");
   flags.AddDouble("timeout-s", &f.timeout_s, "S", "overall deadline, seconds");
+  graphshard::rpc::AddSecurityFlags(flags, &f.security);
   absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "graphshard-health: %s\n", std::string(parsed.status().message()).c_str());
@@ -56,6 +62,13 @@ int main(int argc, char** argv) {
   if (parsed->help) {
     std::fputs(flags.Usage().c_str(), stdout);
     return 0;
+  }
+  graphshard::rpc::RpcOptions rpc;
+  if (absl::Status s = graphshard::rpc::ApplySecurityFlags(f.security,
+                                                           graphshard::rpc::Role::kClient, &rpc);
+      !s.ok()) {
+    std::fprintf(stderr, "graphshard-health: %s\n", std::string(s.message()).c_str());
+    return 2;
   }
   const absl::Time deadline = absl::Now() + absl::Seconds(f.timeout_s);
   // What to check: (part, replica, fixed address or "" = look it up in the registry).
@@ -104,8 +117,13 @@ int main(int argc, char** argv) {
         }
         address = *found;
       }
-      problem[i] = CheckOnce(address, deadline);
+      bool refused = false;
+      problem[i] = CheckOnce(address, rpc, deadline, &refused);
       if (!problem[i].empty()) problem[i] = absl::StrCat(name, " at ", problem[i]);
+      if (refused) {  // a wrong or missing token is not going to get better
+        std::fprintf(stderr, "graphshard-health: refused: %s\n", problem[i].c_str());
+        return 1;
+      }
       bad += !problem[i].empty();
     }
     if (bad == 0) return 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/secret.h"
 
 namespace graphshard::server {
 namespace {
@@ -59,6 +60,17 @@ class Session : public std::enable_shared_from_this<Session> {
     const http::request<http::string_body>& req = parser_->get();
     absl::string_view target(req.target().data(), req.target().size());
     target = target.substr(0, target.find('?'));
+    if (!options_.token.empty()) {
+      auto auth = req.find(http::field::authorization);
+      const absl::string_view got = auth == req.end()
+                                        ? absl::string_view()
+                                        : absl::string_view(auth->value().data(),
+                                                            auth->value().size());
+      if (!common::ConstantTimeEquals(absl::StrCat("Bearer ", options_.token), got)) {
+        Reply(http::status::unauthorized, "missing or wrong job token (docs/SECURITY.md)\n");
+        return;
+      }
+    }
     if (target != "/metrics") {
       Reply(http::status::not_found, "not found: only GET /metrics is served\n");
     } else if (req.method() != http::verb::get) {
@@ -75,6 +87,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                             ? "text/plain; version=0.0.4; charset=utf-8"
                                             : "text/plain; charset=utf-8");
     if (status == http::status::method_not_allowed) res->set(http::field::allow, "GET");
+    if (status == http::status::unauthorized) res->set(http::field::www_authenticate, "Bearer");
     res->keep_alive(false);
     res->body() = std::move(body);
     res->prepare_payload();

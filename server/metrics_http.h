@@ -27,6 +27,10 @@ struct MetricsHttpOptions {
   int max_header_bytes = 8 << 10;
   int max_body_bytes = 1 << 10;
   int max_connections = 16;
+  // The job token ("" = none): with one, a request must carry "Authorization: Bearer <token>"
+  // (Prometheus: authorization.credentials_file), compared in constant time, or it gets 401;
+  // the endpoint shows Stats, which need the token over gRPC too (docs/SECURITY.md).
+  std::string token;
 };
 
 class MetricsHttpServer {

@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   ServiceOptions service = options.service;
   if (service.host_id.empty()) service.host_id = shm::HostId();
   service.shm_prefix = shm::NewShmPrefix();
+  service.token = options.rpc.token;
   s->shm_prefix_ = service.shm_prefix;
   PeerOptions peers;
   peers.addresses = options.peer_addresses;
@@ -67,7 +68,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   // stalled as surely as a silent stream does.
   peers.rpc_timeout = std::min(options.rpc_timeout, options.stall_timeout);
   const rpc::RpcOptions rpc_options =
-      rpc::LivenessOptions(absl::ToDoubleSeconds(options.stall_timeout));
+      rpc::LivenessOptions(absl::ToDoubleSeconds(options.stall_timeout), options.rpc);
   peers.rpc = rpc_options;
   peers.self_replica = options.replica;
   // Isolated: peers are treated as on another host (no answer through shared memory, no part
@@ -85,8 +86,10 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   const int threads = options.threads > 0 ? options.threads
                                           : static_cast<int>(std::thread::hardware_concurrency());
   engine::Peers* network_peers = s->peers_.get();
+  transport::AsioOptions bulk_base = options.bulk;
+  bulk_base.token = options.rpc.token;  // both directions: hello sent, hello required
   if (options.peer_transport == PeerTransport::kBulk) {
-    s->bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(options.bulk, threads));
+    s->bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(bulk_base, threads));
     s->bulk_peers_ = std::make_unique<BulkPeers>(*s->peers_, *s->bulk_client_,
                                                  options.rpc_timeout, &s->stats_);
     network_peers = s->bulk_peers_.get();
@@ -104,7 +107,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   if (options.bulk_port >= 0) {
     // The peers' requests are served by as many threads as build batches here, as gRPC's
     // thread pool serves them on the gRPC path (it was a fixed 4; docs/TRANSPORT.md).
-    transport::AsioOptions bulk = BulkOptions(options.bulk, threads);
+    transport::AsioOptions bulk = BulkOptions(bulk_base, threads);
     bulk.handler_threads = std::max(bulk.handler_threads, threads);
     ASSIGN_OR_RETURN(s->bulk_server_,
                      transport::AsioServer::Start(BulkBindHost(options.listen), options.bulk_port,
@@ -119,7 +122,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
                        raw->stats_.Fill(&stats);
                        return PrometheusText(stats, {.part = raw->options_.part,
                                                      .replica = raw->options_.replica});
-                     }));
+                     }, MetricsHttpOptions{.token = options.rpc.token}));
     s->metrics_port_ = s->metrics_http_->port();
     service.metrics_port = s->metrics_port_;
   }
@@ -141,6 +144,9 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   s->address_ = absl::StrCat(PublishedHost(options.listen), ":", s->port_);
   if (!options.registry_dir.empty()) {
     absl::Status published = common::PublishAddress(options.registry_dir, options.part, s->address_, options.replica);
+    if (published.ok() && !options.rpc.token.empty()) {
+      published = common::CheckRegistryFolder(options.registry_dir);  // peers are read there
+    }
     if (!published.ok()) {
       s->Shutdown(absl::ZeroDuration());
       return published;

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "rpc/options.h"
 #include "server/bulk_peers.h"
 #include "server/engine/cached_peers.h"
 #include "server/engine/local_part.h"
@@ -63,6 +64,10 @@ struct ServerOptions {
   // Progress of loading and checking the part (common/progress.h; log nullptr = none).
   common::ProgressOptions load_progress = {};
   ServiceOptions service;
+  // The job token and TLS of every gRPC port and channel (rpc/security.h, docs/SECURITY.md);
+  // keepalive is set from stall_timeout. The bulk transport asks peers for the same token and
+  // is not started under TLS (it has none): peers are then asked over gRPC.
+  rpc::RpcOptions rpc;
 };
 
 class PartitionServer {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "rpc/security.h"
 #include "rpc/status.h"
 #include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
@@ -35,11 +36,20 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
 
 }  // namespace
 
-grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*, const v1::GetMetadataRequest*,
+grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
+                                               const v1::GetMetadataRequest* request,
                                                v1::Metadata* response) {
   CallTimer timer(stats_, "GetMetadata");
   const common::Manifest& m = local_.part().manifest();
   response->set_part(local_.part_index());
+  if (!options_.token.empty() && !request->nonce().empty()) {
+    if (request->nonce().size() > 64) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "GetMetadata nonce: at most 64 bytes");
+    }
+    response->set_job_proof(rpc::JobProof(options_.token, request->nonce(), local_.part_index()));
+  }
+  response->set_shm_prefix(options_.shm_prefix);
   response->set_num_parts(m.num_parts);
   response->set_host_id(options_.host_id);
   response->set_bulk_port(options_.bulk_port);

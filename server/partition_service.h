@@ -27,6 +27,7 @@ struct ServiceOptions {
   int bulk_port = 0;          // published in Metadata.bulk_port (0 = no bulk transport)
   int metrics_port = 0;       // published in Metadata.metrics_port (0 = no HTTP endpoint)
   std::string shm_prefix;     // segment names start with this (shm::NewShmPrefix())
+  std::string token;          // the job token: GetMetadata proves it (Metadata.job_proof)
   // Stream rings kept for clients between their streams (ring_registry.h): dropped after this
   // long unused, and beyond this many unused ones (oldest first). Each holds its segments
   // (about prefetch + the client's shm_ring batches, ~128 MB each on ogbn-products).

@@ -13,6 +13,7 @@
 #include "common/flags.h"
 #include "common/progress.h"
 #include "common/registry.h"
+#include "rpc/security.h"
 #include "server/partition_server.h"
 
 namespace {
@@ -57,6 +58,7 @@ struct Flags {
   int bulk_connections = 2;
   std::string metrics_listen;
   double progress_every_s = 10;
+  graphshard::rpc::SecurityFlags security;
 };
 
 void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
@@ -117,6 +119,7 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   flags.AddDouble("progress-every-s", &f.progress_every_s, "S",
                   "loading the part: a progress line every S seconds on stderr when it is\n"
                   "not a terminal (redrawn in place on a terminal)");
+  graphshard::rpc::AddSecurityFlags(flags, &f.security);
 }
 
 }  // namespace
@@ -214,11 +217,27 @@ int main(int argc, char** argv) {
     options.peer_addresses = *list;
   }
 
+  absl::Status security = graphshard::rpc::ApplySecurityFlags(
+      f.security, graphshard::rpc::Role::kServer, &options.rpc);
+  if (!security.ok()) return Fail(std::string(security.message()));
+  if (options.rpc.credentials == graphshard::rpc::CredentialsKind::kTls) {
+    // The bulk transport has no TLS (docs/SECURITY.md): under TLS peers talk gRPC only.
+    if (flags.IsSet("peer-transport") && f.peer_transport == "bulk") {
+      return Fail("--peer-transport bulk has no TLS; with --tls-ca use --peer-transport grpc");
+    }
+    if (flags.IsSet("bulk-port") && f.bulk_port >= 0) {
+      return Fail("--bulk-port: the bulk transport has no TLS; with --tls-ca it is off");
+    }
+    options.bulk_port = -1;
+    options.peer_transport = graphshard::server::PeerTransport::kGrpc;
+  }
+
   auto server = graphshard::server::PartitionServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
-  std::fprintf(stderr, "graphshard-server: part %d%s of %s serving at %s\n", options.part,
+  std::fprintf(stderr, "graphshard-server: part %d%s of %s serving at %s (%s)\n", options.part,
                options.replica > 0 ? absl::StrCat(" (replica ", options.replica, ")").c_str() : "",
-               options.partition_dir.c_str(), (*server)->address().c_str());
+               options.partition_dir.c_str(), (*server)->address().c_str(),
+               graphshard::rpc::DescribeSecurity(options.rpc).c_str());
   if ((*server)->metrics_port() > 0) {
     std::fprintf(stderr, "graphshard-server: part %d metrics at http://%s:%d/metrics\n",
                  options.part, f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),

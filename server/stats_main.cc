@@ -19,6 +19,7 @@
 #include "common/flags.h"
 #include "common/registry.h"
 #include "rpc/channel.h"
+#include "rpc/security.h"
 #include "rpc/stats.h"
 #include "server/stats_view.h"
 
@@ -34,6 +35,7 @@ struct Flags {
   double interval_s = 1;
   int count = 0;
   double timeout_s = 0;  // 0 = the interval, at most 5 s
+  graphshard::rpc::SecurityFlags security;
 };
 
 // One server to ask this round; `address` empty = not registered (`missing` says why).
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
   flags.AddInt("count", &f.count, "N", "stop after N rounds (0 = until interrupted)");
   flags.AddDouble("timeout-s", &f.timeout_s, "S",
                   "deadline of each GetStats call (0 = the interval, at most 5 s)");
+  graphshard::rpc::AddSecurityFlags(flags, &f.security);
   absl::StatusOr<common::ParsedArgs> parsed = flags.Parse(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "graphshard-stats: %s\n", std::string(parsed.status().message()).c_str());
@@ -131,6 +134,12 @@ int main(int argc, char** argv) {
     return common::kExitUsageError;
   };
   if (f.registry.empty() == f.servers.empty()) return usage("give --registry DIR or --servers");
+  graphshard::rpc::RpcOptions rpc;
+  if (absl::Status s = graphshard::rpc::ApplySecurityFlags(f.security,
+                                                           graphshard::rpc::Role::kClient, &rpc);
+      !s.ok()) {
+    return usage(std::string(s.message()).c_str());
+  }
   if (!(f.interval_s > 0 && f.interval_s <= 3600)) {
     return usage("--interval-s must be in (0, 3600]");
   }
@@ -164,7 +173,7 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < list.size(); ++i) {
         if (list[i].address.empty()) continue;
         std::shared_ptr<grpc::Channel>& channel = channels[list[i].address];
-        if (channel == nullptr) channel = graphshard::rpc::MakeChannel(list[i].address);
+        if (channel == nullptr) channel = graphshard::rpc::MakeChannel(list[i].address, rpc);
         calls.emplace_back([&, i, channel] {
           answers[i] = graphshard::rpc::FetchStats(channel, deadline);
           taken[i] = NowS();

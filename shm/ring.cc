@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
@@ -371,6 +372,39 @@ std::string NewShmPrefix() {
   uint64_t nonce = common::Mix64(reinterpret_cast<uintptr_t>(&local) ^
                          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   return absl::StrCat("/graphshard-", ::getpid(), "-", absl::Hex(nonce & 0xffffffffu), "-");
+}
+
+absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix) {
+  // "/graphshard-<pid>-<hex nonce>-"
+  auto prefix_ok = [](absl::string_view p) {
+    if (!absl::ConsumePrefix(&p, "/graphshard-") || !absl::ConsumeSuffix(&p, "-")) return false;
+    const size_t dash = p.find('-');
+    if (dash == absl::string_view::npos || dash == 0 || dash + 1 == p.size()) return false;
+    for (size_t i = 0; i < p.size(); ++i) {
+      const char c = p[i];
+      if (i == dash) continue;
+      const bool digit = c >= '0' && c <= '9';
+      const bool hex = digit || (c >= 'a' && c <= 'f');
+      if (i < dash ? !digit : !hex) return false;
+    }
+    return true;
+  };
+  if (!prefix_ok(prefix)) {
+    return absl::DataLossError(absl::StrCat("shared-memory segment '", name,
+                                            "' is not one of this server's (its prefix '", prefix,
+                                            "' is not one a graphshard server makes): not opened"));
+  }
+  bool ok = absl::StartsWith(name, prefix) && name.size() < 200 && name.size() > prefix.size();
+  for (const char c : name.substr(std::min(name.size(), prefix.size()))) {
+    ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                c == '-' || c == '_');
+  }
+  if (!ok) {
+    return absl::DataLossError(absl::StrCat("shared-memory segment '", name,
+                                            "' is not one of this server's (prefix ", prefix,
+                                            "): not opened"));
+  }
+  return absl::OkStatus();
 }
 
 void RemoveOwnAndStaleShm(const std::string& own_prefix) {

@@ -179,6 +179,11 @@ void UnlinkShm(const std::string& name);
 
 // A segment name prefix unique to one server instance: "/graphshard-<pid>-<nonce>-".
 std::string NewShmPrefix();
+// OK if `name` is a segment name a graphshard server with `prefix` (a NewShmPrefix() it
+// announced in Metadata.shm_prefix) makes: the prefix's form, then letters, digits, '-' and
+// '_' only. Otherwise DataLoss naming both: a client maps, writes or unlinks no other object
+// (another application's /dev/shm file, a segment of another server).
+absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix);
 // Removes the segments named with `own_prefix`, and those of graphshard processes that no longer
 // exist (left behind by a crash). Best effort.
 void RemoveOwnAndStaleShm(const std::string& own_prefix);

@@ -15,6 +15,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
+#include "rpc/security.h"
 #include "rpc/status.h"
 #include "shm/ring.h"
 #include "trainer/internal/wire.h"
@@ -47,6 +48,9 @@ struct PartitionClient::Impl {
   ClientOptions options;
   mutable absl::Mutex mu;
   std::string host ABSL_GUARDED_BY(mu);  // from GetMetadata
+  // This server's own segment prefix, from its (verified) GetMetadata: its streams' batches
+  // may name no other segment ("" before GetMetadata: every shared-memory batch is refused).
+  std::string shm_prefix ABSL_GUARDED_BY(mu);
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
@@ -124,13 +128,22 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
   v1::GetMetadataRequest req;
+  const std::string& token = impl_->options.rpc.token;
+  if (!token.empty()) req.set_nonce(rpc::NewNonce());
   v1::Metadata resp;
   RETURN_IF_ERROR(
       FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
+  if (!token.empty()) {
+    // A registry entry is trusted only once its server proved the job token: nothing of this
+    // server (its batches' shared memory above all) is used before (docs/SECURITY.md).
+    const absl::Status proof = rpc::CheckJobProof(token, req.nonce(), resp.part(), resp.job_proof());
+    if (!proof.ok()) return Annotate(proof, "GetMetadata", Label());
+  }
   auto md = internal::DecodeMetadata(resp);
   if (!md.ok()) return Annotate(md.status(), "GetMetadata", Label());
   absl::MutexLock lock(&impl_->mu);
   impl_->host = HostOf(md->host_id);
+  impl_->shm_prefix = md->shm_prefix;
   return md;
 }
 
@@ -225,6 +238,10 @@ class GrpcBatchStream final : public BatchStream {
       // released.
       v1::Minibatch m;
       while (reader_->Read(&m)) {
+        if (!m.shm_name().empty() &&
+            !shm::CheckSegmentName(m.shm_name(), metadata_.shm_prefix).ok()) {
+          continue;  // not this server's: left alone
+        }
         if (!m.shm_name().empty() && m.shm_ring()) {
           ring_->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()).IgnoreError();
         } else if (!m.shm_name().empty()) {
@@ -268,7 +285,7 @@ class GrpcBatchStream final : public BatchStream {
   }
 
  private:
-  const ServerMetadata& metadata_;
+  const ServerMetadata metadata_;  // a copy: with this server's own shm_prefix
   std::string label_;
   const absl::Duration stall_timeout_;
   // The client's (shared by its streams); the batches' leases outlive it (they keep their
@@ -290,8 +307,14 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   }
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
   if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
+  // `metadata` describes the graph (often part 0's); the segments are this server's.
+  ServerMetadata own = metadata;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    own.shm_prefix = impl_->shm_prefix;
+  }
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
-      *impl_->stub, request, metadata, Label(), absl::Seconds(impl_->options.stall_timeout_s),
+      *impl_->stub, request, own, Label(), absl::Seconds(impl_->options.stall_timeout_s),
       impl_->ring_reader));
 }
 

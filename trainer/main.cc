@@ -6,6 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/registry.h"
+#include "rpc/security.h"
 #include "trainer/communicator.h"
 #include "trainer/options.h"
 #include "trainer/rendezvous.h"
@@ -48,6 +50,14 @@ absl::Status Run(const TrainerOptions& options) {
   discovery.server_wait_s = options.server_wait_s;
   discovery.client.rpc_timeout_s = options.rpc_timeout_s;
   discovery.client.stall_timeout_s = options.stall_timeout_s;
+  if (absl::Status s =
+          rpc::ApplySecurityFlags(options.security, rpc::Role::kClient, &discovery.client.rpc);
+      !s.ok()) {
+    return s;
+  }
+  if (!discovery.client.rpc.token.empty() && !options.registry_dir.empty()) {
+    if (absl::Status s = common::CheckRegistryFolder(options.registry_dir); !s.ok()) return s;
+  }
   absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
   if (!servers.ok()) return servers.status();
 

@@ -152,6 +152,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                   "stalled: its stream is reopened on a live server of the part", positive);
   flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
                   "rendezvous and Gloo collective timeout", positive);
+  rpc::AddSecurityFlags(flags, &o.security);
 }
 
 }  // namespace

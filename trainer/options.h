@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "rpc/security.h"
 #include "trainer/choices.h"
 #include "trainer/data_types.h"
 #include "trainer/model_registry.h"
@@ -64,6 +65,8 @@ struct TrainerOptions {
   double stall_timeout_s = 30;             // --stall-timeout-s: no batch for this long = the
                                            // server is stalled (stream reopened elsewhere)
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
+  rpc::SecurityFlags security;             // --token-file, --tls-*: read at start-up
+                                           // (rpc/security.h, docs/SECURITY.md)
 };
 
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).

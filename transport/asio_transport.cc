@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/secret.h"
 #include "transport/internal/framed_socket.h"
 
 namespace graphshard::transport {
@@ -96,6 +97,14 @@ absl::StatusOr<std::shared_ptr<FramedSocket>> AsioClient::Connection(const Endpo
   slot->Connect(
       host, port, deadline, [this, raw](Frame frame) { OnFrame(raw, std::move(frame)); },
       [this, raw](const absl::Status& why) { OnClose(raw, why); });
+  if (!options_.token.empty()) {
+    // Queued before any request can use this connection (we hold mu_): it goes out first.
+    FrameHeader hello;
+    hello.kind = kHelloKind;
+    std::vector<std::vector<char>> arrays(1);
+    arrays[0].assign(options_.token.begin(), options_.token.end());
+    slot->Send(hello, std::string(), std::make_unique<OwnedBody>(std::move(arrays)));
+  }
   return slot;
 }
 
@@ -296,9 +305,11 @@ void AsioServer::Accept() {
       boost::system::error_code ignored;
       tcp::endpoint remote = socket.remote_endpoint(ignored);
       std::string name = absl::StrCat(remote.address().to_string(), ":", remote.port());
-      internal::SocketOptions socket_options{.max_frame_bytes = options_.max_frame_bytes,
-                                             .frame_timeout = options_.frame_timeout,
-                                             .socket_buffer_bytes = options_.socket_buffer_bytes};
+      internal::SocketOptions socket_options{
+          .max_frame_bytes = options_.max_frame_bytes,
+          .frame_timeout = options_.frame_timeout,
+          .socket_buffer_bytes = options_.socket_buffer_bytes,
+          .max_first_frame_bytes = options_.token.empty() ? 0 : kMaxHelloBytes};
       auto session = std::make_shared<FramedSocket>(
           std::move(socket), FramedSocket::Role::kServer, std::move(name), socket_options);
       FramedSocket* raw = session.get();
@@ -309,8 +320,9 @@ void AsioServer::Accept() {
         sessions_[raw] = weak;
       }
       session->Start(
-          [this, weak](Frame frame) {
-            if (auto s = weak.lock()) Serve(s, std::move(frame));
+          [this, weak, authenticated = std::make_shared<bool>(options_.token.empty())](
+              Frame frame) {
+            if (auto s = weak.lock()) Serve(s, std::move(frame), authenticated.get());
           },
           [this, raw](const absl::Status&) {
             absl::MutexLock lock(&mu_);
@@ -324,8 +336,31 @@ void AsioServer::Accept() {
   });
 }
 
-void AsioServer::Serve(const std::shared_ptr<FramedSocket>& socket, Frame frame) {
+void AsioServer::Serve(const std::shared_ptr<FramedSocket>& socket, Frame frame,
+                       bool* authenticated) {
   const FrameHeader h = frame.header;
+  if (h.kind == kHelloKind && !h.answer()) {
+    if (*authenticated) return;  // no token required, or already shown
+    if (frame.body.arrays.size() == 1 &&
+        common::ConstantTimeEquals(options_.token, absl::string_view(frame.body.arrays[0].data(),
+                                                                     frame.body.arrays[0].size()))) {
+      *authenticated = true;
+      return;
+    }
+  }
+  if (!*authenticated) {
+    {
+      absl::MutexLock lock(&mu_);
+      ++stats_.errors;
+    }
+    socket->RefuseAndClose(
+        absl::UnauthenticatedError(
+            h.kind == kHelloKind
+                ? "bulk transport: wrong job token (docs/SECURITY.md)"
+                : "bulk transport: this server requires the job token first (docs/SECURITY.md)"),
+        h.request_id, h.kind);
+    return;
+  }
   auto handler = handlers_.find(h.kind);
   if (h.answer() || handler == handlers_.end()) {
     {

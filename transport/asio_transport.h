@@ -41,6 +41,11 @@ struct AsioOptions {
   int io_threads = 2;            // threads running the sockets
   int handler_threads = 4;       // server: threads running the handlers
   int socket_buffer_bytes = 0;   // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning (docs/TRANSPORT.md)
+  // The job token ("" = none). Client: sent as the first frame (kHelloKind) of every
+  // connection. Server: a connection must open with a hello carrying it (compared in constant
+  // time) before any request is served; otherwise the connection is answered UNAUTHENTICATED
+  // and closed, and its first frame may be no larger than kMaxHelloBytes.
+  std::string token;
 };
 
 class AsioClient final : public Client {
@@ -95,7 +100,10 @@ class AsioServer final {
  private:
   AsioServer(std::map<uint16_t, Handler> handlers, AsioOptions options);
   void Accept();
-  void Serve(const std::shared_ptr<internal::FramedSocket>& socket, internal::Frame frame);
+  // `authenticated`: the connection's hello was accepted (or no token is required); only the
+  // socket's strand touches it.
+  void Serve(const std::shared_ptr<internal::FramedSocket>& socket, internal::Frame frame,
+             bool* authenticated);
 
   const std::map<uint16_t, Handler> handlers_;
   const AsioOptions options_;

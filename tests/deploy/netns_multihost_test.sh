@@ -72,6 +72,9 @@ PY
 note "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at $rate"
 make_graph "$WORK/p2"
 
+# One job token for both nodes (docs/SECURITY.md): every RPC and bulk connection carries it.
+(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$WORK/token")
+
 # start_node RANK NS ADDR NAME [trainer flags]: this node's share (TRAINERS_PER_NODE trainers,
 # default 1), in the background; sets NODE_PID.
 start_node() {
@@ -81,7 +84,7 @@ start_node() {
     --trainers-per-node "${TRAINERS_PER_NODE:-1}" \
     --master-addr "$addrA" --master-port 29500 --listen-host "$addr" \
     --registry "$WORK/registry-$name" --partition "$WORK/p2" --bin-dir "$BIN" \
-    --server-wait-s 60 --grace-s 5 --server-arg=--rpc_timeout_s=10 \
+    --token-file "$WORK/token" --server-wait-s 60 --grace-s 5 --server-arg=--rpc_timeout_s=10 \
     --server-arg=--shutdown_grace_s=5 --server-arg=--peer-transport=bulk -- \
     --seed 1 --rpc-timeout-s 10 --collective-timeout-s 20 --server-wait-s 30 "$@" \
     >"$WORK/$name.$rank.out" 2>"$WORK/$name.$rank.err" &

@@ -40,6 +40,11 @@ check_help graphshard-health --registry --parts --servers --timeout-s --replicas
 # The live view (issue 20, docs/SERVER.md "Live view").
 check_help graphshard-server --metrics-listen --progress-every-s
 check_help graphshard-stats --registry --servers --parts --interval-s --count --timeout-s
+# The security flags, the same on every binary that speaks gRPC (docs/SECURITY.md).
+SECURITY_FLAGS=(--token-file --tls-ca --tls-cert --tls-key --tls-mutual --tls-server-name)
+check_help graphshard-server "${SECURITY_FLAGS[@]}"
+check_help graphshard-health "${SECURITY_FLAGS[@]}"
+check_help graphshard-stats "${SECURITY_FLAGS[@]}"
 check_help "graphshard-partition generate" --kind --seed --out --format --num-nodes --avg-degree \
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
@@ -58,6 +63,7 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
     --normalize-features --threads --prefetch --device --h2d --backend --feature-dtype \
     --checkpoint-dir --checkpoint-every --resume --metrics-file --tensorboard --progress-every-s \
     --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s
+  check_help graphshard-trainer "${SECURITY_FLAGS[@]}"
 fi
 # Abseil's spellings still work where the deploy scripts use them.
 status=0

@@ -131,4 +131,36 @@ grep -q "node 2 would serve no part" "$WORK/node_without_part.err" ||
 STATUS=0
 timeout 10 "$LAUNCH" --servers 2 >/dev/null 2>&1 || STATUS=$?
 expect_status missing_partition 2
+
+# 9. Security (docs/SECURITY.md): by default a fresh job token, mode 0600, reaches every server
+# and the health check (the fakes refuse another mode); --no-token and TLS modes; several nodes
+# must share one token file.
+launch token_default
+expect_status token_default 0
+grep -q "security: job token .*/token, TLS none" "$WORK/token_default.err" ||
+  { show "$WORK/token_default.err"; fail "token_default: no job token announced"; }
+launch no_token --no-token
+expect_status no_token 0
+grep -q "security: no job token" "$WORK/no_token.err" || fail "no_token: not announced"
+(umask 022 && echo "0123456789abcdef0123456789abcdef" >"$WORK/open-token")
+launch open_token --token-file "$WORK/open-token"
+expect_status open_token 1
+grep -q "is not 0600" "$WORK/open_token.err" || { show "$WORK/open_token.err"; fail "open_token: why?"; }
+launch tls_self_signed --tls self-signed --tls-mutual
+expect_status tls_self_signed 0
+grep -q "TLS self-signed (mutual)" "$WORK/tls_self_signed.err" || fail "tls_self_signed: not announced"
+launch nodes_without_token --num-nodes 2 --node-rank 0 --master-addr 127.0.0.1 \
+  --registry "$WORK/registry-token"
+expect_status nodes_without_token 2
+grep -q "same --token-file" "$WORK/nodes_without_token.err" ||
+  { show "$WORK/nodes_without_token.err"; fail "nodes_without_token: the refusal does not say why"; }
+
+# 10. Several nodes: the servers bind this node's own address towards --master-addr
+# (deploy/graphshard-node-addr), never 0.0.0.0. Node 1 never comes: the launch fails at the wait.
+(umask 077 && echo "0123456789abcdef0123456789abcdef" >"$WORK/node-token")
+launch node_address --num-nodes 2 --node-rank 0 --master-addr 127.0.0.1 --server-wait-s 2 \
+  --registry "$WORK/registry-addr" --token-file "$WORK/node-token"
+expect_status node_address 1
+[[ $(cat "$WORK/registry-addr/.listen_0_0") == 127.0.0.1:0 ]] ||
+  fail "node_address: server 0 was told to listen on '$(cat "$WORK/registry-addr/.listen_0_0")'"
 note ok

@@ -93,6 +93,7 @@ std::vector<FieldCase> Fields() {
       {"server_wait_s", false, None, [](TrainerOptions& o) { o.server_wait_s = 1; }},
       {"stall_timeout_s", false, None, [](TrainerOptions& o) { o.stall_timeout_s = 1; }},
       {"collective_timeout_s", false, None, [](TrainerOptions& o) { o.collective_timeout_s = 1; }},
+      {"security", false, None, [](TrainerOptions& o) { o.security.token_file = "/job/token"; }},
   };
 }
 

@@ -102,14 +102,26 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   m.add_nodes()->set_node_type("other");
   expect_data_loss(m, "node and");
   m = ValidBatch();
-  m.set_shm_name("/x");
+  m.set_shm_name("/x");  // not a name this server makes: never opened (issue 18)
+  expect_data_loss(m, "not one of this server's");
+  ServerMetadata md = Homogeneous();
+  md.shm_prefix = "/graphshard-12-ab-";
+  m.set_shm_name("/graphshard-12-ab-s3");
   m.set_shm_size(8);  // inline bytes in a shm batch, or a missing segment
-  EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous()).ok());
+  EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md).ok());
   m.set_shm_ring(true);  // a ring segment needs the stream's reader
-  expect_data_loss(m, "reads no ring");
+  auto no_ring = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md);
+  EXPECT_EQ(no_ring.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(no_ring.status().message().find("reads no ring"), absl::string_view::npos);
   shm::ShmRingReader ring;
-  auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous(), &ring);
+  auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  for (const char* other : {"/graphshard-12-ab-../x", "/graphshard-13-ab-s3", "/app-object",
+                            "/graphshard-12-ab-", "graphshard-12-ab-s3"}) {
+    m.set_shm_name(other);
+    auto refused = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss) << other;
+  }
 }
 
 // Per-layer trimming reads prefixes of the rows and edges (data_types.h): a batch whose hop

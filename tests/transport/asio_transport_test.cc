@@ -424,6 +424,81 @@ class HalfAnsweringPeer {
   absl::Notification done_;
 };
 
+constexpr char kToken[] = "job-token-0123456789abcdef";
+
+AsioOptions WithToken(const std::string& token) {
+  AsioOptions o;
+  o.token = token;
+  return o;
+}
+
+TEST_F(AsioTransportTest, ServerWithATokenRefusesAPeerWithoutIt) {
+  server_->Shutdown();
+  StartServer(WithToken(kToken));
+  Call call;
+  client_->Request(peer_, kEcho, std::make_unique<OwnedBody>(std::vector<std::vector<char>>{
+                                     Bytes(10, 1)}),
+                   absl::Now() + absl::Seconds(20), call.Done());
+  absl::StatusOr<Received> r = Wait(call.future);
+  EXPECT_TRUE(absl::IsUnauthenticated(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("requires the job token"), absl::string_view::npos)
+      << r.status();
+  EXPECT_EQ(server_->stats().requests, 0) << "a request was served without the token";
+}
+
+TEST_F(AsioTransportTest, ServerWithATokenRefusesAWrongToken) {
+  server_->Shutdown();
+  StartServer(WithToken(kToken));
+  for (const std::string& wrong : {std::string("job-token-0123456789abcdeX"), std::string("j"),
+                                  absl::StrCat(kToken, "x")}) {
+    AsioClient client(WithToken(wrong));
+    Call call;
+    client.Request(peer_, kEcho, nullptr, absl::Now() + absl::Seconds(20), call.Done());
+    absl::StatusOr<Received> r = Wait(call.future);
+    EXPECT_TRUE(absl::IsUnauthenticated(r.status())) << wrong << ": " << r.status();
+    EXPECT_NE(r.status().message().find("wrong job token"), absl::string_view::npos)
+        << r.status();
+  }
+  EXPECT_EQ(server_->stats().requests, 0);
+}
+
+TEST_F(AsioTransportTest, TheRightTokenIsServedOnEveryConnection) {
+  server_->Shutdown();
+  StartServer(WithToken(kToken));
+  AsioOptions options = WithToken(kToken);
+  options.connections_per_peer = 3;
+  AsioClient client(options);
+  for (int i = 0; i < 6; ++i) {  // round-robin: every connection opens with its hello
+    Call call;
+    client.Request(peer_, kEcho, std::make_unique<OwnedBody>(std::vector<std::vector<char>>{
+                                     Bytes(100, i)}),
+                   absl::Now() + absl::Seconds(20), call.Done());
+    absl::StatusOr<Received> r = Wait(call.future);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->arrays[0], Bytes(100, i));
+  }
+  EXPECT_EQ(server_->stats().requests, 6);
+}
+
+TEST_F(AsioTransportTest, UnauthenticatedPeerCannotMakeTheServerAllocateABigFrame) {
+  server_->Shutdown();
+  StartServer(WithToken(kToken));
+  FrameHeader big;
+  big.kind = kEcho;
+  big.request_id = 9;
+  big.payload_bytes = uint64_t{512} << 20;  // within max_frame_bytes, far above a hello
+  HeaderBytes hb = EncodeHeader(big);
+  int fd = ConnectRaw(server_->port());
+  ASSERT_GE(fd, 0);
+  WriteAll(fd, hb.data(), hb.size());
+  absl::StatusOr<RawAnswer> a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->header.status, absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a->message.find("exceeds the maximum frame size"), std::string::npos) << a->message;
+  EXPECT_EQ(ReadUpTo(fd, 1), "") << "the connection should be closed";
+  ::close(fd);
+}
+
 TEST(AsioTransportPeerDeathTest, PeerDyingMidFrameIsUnavailableNamingIt) {
   for (size_t cut : {size_t{20}, kHeaderBytes + 4, size_t{300000}}) {
     HalfAnsweringPeer peer(cut, /*stall=*/false);

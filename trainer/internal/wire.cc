@@ -113,6 +113,7 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   out.num_classes = m.num_classes();
   out.target_type = m.target_type();
   out.host_id = m.host_id();
+  out.shm_prefix = m.shm_prefix();
   if (out.num_parts < 1 || out.part < 0 || out.part >= out.num_parts) {
     return absl::DataLossError(
         absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
@@ -186,6 +187,10 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
                                               const ServerMetadata& md,
                                               shm::ShmRingReader* ring) {
   std::shared_ptr<const shm::ShmSegment> shm;
+  if (!m->shm_name().empty()) {
+    // Named by the server this stream's metadata came from, or not opened at all.
+    RETURN_IF_ERROR(shm::CheckSegmentName(m->shm_name(), md.shm_prefix));
+  }
   if (!m->shm_name().empty() && m->shm_ring()) {
     if (ring == nullptr) {
       return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),

@@ -124,7 +124,11 @@ void FramedSocket::ReadHeader() {
                        return;
                      }
                      absl::StatusOr<FrameHeader> header =
-                         DecodeHeader(self->header_bytes_, self->options_.max_frame_bytes);
+                         DecodeHeader(self->header_bytes_,
+                                      self->frames_read_ == 0 &&
+                                              self->options_.max_first_frame_bytes > 0
+                                          ? self->options_.max_first_frame_bytes
+                                          : self->options_.max_frame_bytes);
                      if (!header.ok()) {
                        // The id (bytes 8..15) lets the client fail that very request.
                        uint64_t id = 0;
@@ -197,6 +201,7 @@ void FramedSocket::ReadArrays() {
                      self->in_frame_ = false;
                      Frame frame = std::move(self->frame_);
                      self->frame_ = Frame{};
+                     ++self->frames_read_;
                      self->on_frame_(std::move(frame));
                      if (!self->closed_) self->ReadHeader();
                    });
@@ -216,7 +221,7 @@ void FramedSocket::Refuse(absl::Status why, uint64_t request_id, uint16_t kind) 
   FrameHeader h;
   h.kind = kind == 0 ? 1 : kind;
   h.request_id = request_id;
-  h.status = absl::StatusCode::kInvalidArgument;
+  h.status = why.ok() ? absl::StatusCode::kInvalidArgument : why.code();
   h.flags = kFlagAnswer;
   out->message = std::string(why.message()).substr(0, kMaxMessageBytes);
   h.message_bytes = static_cast<uint32_t>(out->message.size());

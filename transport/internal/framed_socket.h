@@ -30,6 +30,9 @@ struct SocketOptions {
   uint64_t max_frame_bytes = uint64_t{1} << 30;
   absl::Duration frame_timeout = absl::Seconds(60);
   int socket_buffer_bytes = 0;  // SO_SNDBUF / SO_RCVBUF; 0 = the kernel's autotuning
+  // The first incoming frame's limit (0 = max_frame_bytes): a server that wants a hello first
+  // reads no more than that from a peer not yet authenticated.
+  uint64_t max_first_frame_bytes = 0;
 };
 
 struct Frame {
@@ -62,7 +65,7 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
             std::function<bool()> wanted = {});
   // Closes now; OnClose(why) unless already closed.
   void Close(absl::Status why);
-  // As a malformed frame: answers request `request_id` with InvalidArgument(why) (server
+  // As a malformed frame: answers request `request_id` with why's code and message (server
   // role; the client role closes with DataLoss), then closes.
   void RefuseAndClose(absl::Status why, uint64_t request_id, uint16_t kind);
 
@@ -105,6 +108,7 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
   bool writing_ = false;
   bool in_frame_ = false;     // a header has arrived, the rest of its frame has not
   uint64_t frame_seq_ = 0;    // which frame the frame timer is for
+  uint64_t frames_read_ = 0;  // complete frames handed to on_frame_
   std::deque<std::unique_ptr<Outgoing>> queue_;
   // The frame being read.
   HeaderBytes header_bytes_{};

@@ -1,0 +1,85 @@
+#include "common/secret.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace graphshard::common {
+
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  // Every byte of `a` is compared (against b's byte or a zero), so the time depends on
+  // a.size() only; a length mismatch is folded in at the end.
+  volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const unsigned char other = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = static_cast<unsigned char>(diff | (static_cast<unsigned char>(a[i]) ^ other));
+  }
+  return diff == 0;
+}
+
+absl::StatusOr<std::string> ReadPrivateFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  if ((st.st_mode & 077) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: mode %04o lets other users read or write it; a secret must be 0600 or 0400 "
+        "(chmod 600 %s)",
+        path, st.st_mode & 07777, path));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": owned by uid ", st.st_uid, ", not by this user (uid ",
+                     ::geteuid(), ")"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot be opened"));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+absl::StatusOr<std::string> LoadJobToken(const std::string& token_file) {
+  std::string token;
+  std::string source;
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> contents = ReadPrivateFile(token_file);
+    if (!contents.ok()) return contents.status();
+    token = *std::move(contents);
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    source = absl::StrCat("--token-file ", token_file);
+  } else if (const char* env = std::getenv(kTokenEnvVar); env != nullptr && *env != '\0') {
+    token = env;
+    source = kTokenEnvVar;
+  } else {
+    return std::string();
+  }
+  if (token.size() < static_cast<size_t>(kMinTokenChars)) {
+    return absl::InvalidArgumentError(absl::StrCat("the job token from ", source, " has ",
+                                                   token.size(), " characters; at least ",
+                                                   kMinTokenChars, " are needed"));
+  }
+  for (const char c : token) {
+    if (c <= ' ' || c > '~') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the job token from ", source, " holds a space or non-printable character"));
+    }
+  }
+  return token;
+}
+
+}  // namespace graphshard::common
