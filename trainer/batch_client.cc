@@ -16,6 +16,7 @@
 #include "rpc/channel.h"
 #include "rpc/health.h"
 #include "rpc/status.h"
+#include "shm/host_proof.h"
 #include "shm/ring.h"
 #include "trainer/internal/wire.h"
 
@@ -52,6 +53,10 @@ struct PartitionClient::Impl {
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
   std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
+  std::string ring_key;  // binds ring_id to this client (StreamBatchesRequest.shm_ring_key)
+  // The server's same-host proof (read once from Metadata.host_proof_name; "" if unreadable).
+  std::string host_proof_name ABSL_GUARDED_BY(mu);
+  std::string host_proof ABSL_GUARDED_BY(mu);
 
   void SetDeadline(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -76,6 +81,8 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
   while (impl->ring_id == 0) {
     impl->ring_id = (uint64_t{random()} << 32) ^ random();
   }
+  impl->ring_key.resize(16);
+  for (char& c : impl->ring_key) c = static_cast<char>(random() & 0xff);
   return std::unique_ptr<PartitionClient>(new PartitionClient(std::move(impl)));
 }
 
@@ -289,7 +296,19 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     return absl::InvalidArgumentError("StreamBatches needs seeds and batch_size >= 1");
   }
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
-  if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
+  if (request.shm_ring() > 0) {
+    request.set_shm_ring_id(impl_->ring_id);
+    request.set_shm_ring_key(impl_->ring_key);
+  }
+  if (!request.client_host_id().empty() && !metadata.host_proof_name.empty()) {
+    // Shared memory only for a client that proves it is on the server's host.
+    absl::MutexLock lock(&impl_->mu);
+    if (impl_->host_proof_name != metadata.host_proof_name) {
+      impl_->host_proof_name = metadata.host_proof_name;
+      impl_->host_proof = shm::ReadHostProof(metadata.host_proof_name).value_or("");
+    }
+    request.set_client_host_proof(impl_->host_proof);
+  }
   return std::unique_ptr<BatchStream>(new GrpcBatchStream(
       *impl_->stub, request, metadata, Label(), absl::Seconds(impl_->options.stall_timeout_s),
       impl_->ring_reader));
