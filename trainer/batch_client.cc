@@ -54,7 +54,8 @@ struct PartitionClient::Impl {
   std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
   std::string ring_key;  // binds ring_id to this client (StreamBatchesRequest.shm_ring_key)
-  // The server's same-host proof (read once from Metadata.host_proof_name; "" if unreadable).
+  // The server's same-host proof: Metadata.host_proof_name from GetMetadata, and what it
+  // holds (read at the first stream; "" if unreadable: another host or user).
   std::string host_proof_name ABSL_GUARDED_BY(mu);
   std::string host_proof ABSL_GUARDED_BY(mu);
 
@@ -138,6 +139,10 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   if (!md.ok()) return Annotate(md.status(), "GetMetadata", Label());
   absl::MutexLock lock(&impl_->mu);
   impl_->host = HostOf(md->host_id);
+  if (resp.host_proof_name() != impl_->host_proof_name) {
+    impl_->host_proof_name = resp.host_proof_name();  // a restarted server: a new proof
+    impl_->host_proof.clear();
+  }
   return md;
 }
 
@@ -300,12 +305,18 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     request.set_shm_ring_id(impl_->ring_id);
     request.set_shm_ring_key(impl_->ring_key);
   }
-  if (!request.client_host_id().empty() && !metadata.host_proof_name.empty()) {
-    // Shared memory only for a client that proves it is on the server's host.
+  if (!request.client_host_id().empty()) {
+    // Shared memory only for a client that proves it is on the server's host: the proof named
+    // in the server's GetMetadata (read once per name).
+    bool named = false;
+    {
+      absl::MutexLock lock(&impl_->mu);
+      named = !impl_->host_proof_name.empty();
+    }
+    if (!named) GetMetadata().status().IgnoreError();  // learns the name
     absl::MutexLock lock(&impl_->mu);
-    if (impl_->host_proof_name != metadata.host_proof_name) {
-      impl_->host_proof_name = metadata.host_proof_name;
-      impl_->host_proof = shm::ReadHostProof(metadata.host_proof_name).value_or("");
+    if (impl_->host_proof.empty() && !impl_->host_proof_name.empty()) {
+      impl_->host_proof = shm::ReadHostProof(impl_->host_proof_name).value_or("");
     }
     request.set_client_host_proof(impl_->host_proof);
   }

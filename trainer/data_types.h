@@ -42,7 +42,6 @@ struct ServerMetadata {
   std::vector<NodeTypeInfo> node_types;  // manifest order (the order of a batch's blocks)
   std::vector<EdgeTypeInfo> edge_types;
   std::string host_id;  // equal to ours = same host (shared-memory batches)
-  std::string host_proof_name;  // what to read to prove it (shm/host_proof.h)
   bool heterogeneous() const { return node_types.size() > 1 || edge_types.size() > 1; }
 };
 

@@ -424,7 +424,8 @@ TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
     split.set_split(name);
     v1::GetSplitResponse ids;
     ASSERT_TRUE(stub->GetSplit(Context().get(), split, &ids).ok());
-    for (int64_t id : *FromBytes<int64_t>(ids.ids(), "ids")) own.push_back(id);
+    const std::vector<int64_t> part = *FromBytes<int64_t>(ids.ids(), "ids");
+    own.insert(own.end(), part.begin(), part.end());
   }
   ASSERT_GE(own.size(), 10000u);
 

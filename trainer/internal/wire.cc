@@ -113,7 +113,6 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   out.num_classes = m.num_classes();
   out.target_type = m.target_type();
   out.host_id = m.host_id();
-  out.host_proof_name = m.host_proof_name();
   if (out.num_parts < 1 || out.part < 0 || out.part >= out.num_parts) {
     return absl::DataLossError(
         absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
