@@ -161,10 +161,15 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
   const v1::GatherFeaturesRequest* request = &r;
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
   absl::StatusOr<engine::FeatureDtype> dtype = FromProto(request->dtype());
-  absl::StatusOr<Admission::Reservation> reserved =
+  // The budget per request first (the clearer message), then memory.
+  const absl::Status within =
       !items.ok() ? items.status()
       : !dtype.ok() ? dtype.status()
-                    : admission_.Reserve(
+                    : engine::CheckCost(engine::GatherCost(local_, *items, *dtype),
+                                        local_.limits(), "this GatherFeatures");
+  absl::StatusOr<Admission::Reservation> reserved =
+      !within.ok() ? within
+                   : admission_.Reserve(
                           ClientKey(context),
                           Bytes(kAnswerCopies * engine::GatherCost(local_, *items, *dtype).bytes +
                                 2.0 * static_cast<double>(request->ByteSizeLong())),

@@ -318,7 +318,7 @@ TEST(ServerLimitsTest, AbandonedRequestStopsComputing) {
   ASSERT_TRUE(cluster.Stub(1)->SampleMinibatch(&full, heavy(1), &batch).ok());
   const double full_ms = handler_ms(1);
   constexpr double kDeadlineMs = 100;
-  ASSERT_GT(full_ms, kDeadlineMs + 1000) << "the request is too light to show anything";
+  ASSERT_GT(full_ms, kDeadlineMs + 400) << "the request is too light to show anything";
   // The same shape on part 0, abandoned after 100 ms.
   grpc::ClientContext abandoned;
   abandoned.set_deadline(std::chrono::system_clock::now() +
@@ -334,8 +334,9 @@ TEST(ServerLimitsTest, AbandonedRequestStopsComputing) {
               "returned at %.0f ms\n", full_ms, kDeadlineMs, stopped_ms);
   ASSERT_GT(stopped_ms, 0) << "the handler never returned";
   // 100 ms is the aim (the checks run every 4,096 nodes); the bound here leaves room for a
-  // loaded CI machine, and is far below the full build.
+  // loaded CI machine, and is well below the full build.
   EXPECT_LT(stopped_ms, kDeadlineMs + 500);
+  EXPECT_LT(stopped_ms, kDeadlineMs + 0.5 * (full_ms - kDeadlineMs));
 }
 
 // ---- A real server process: its memory stays bounded ------------------------------------------
