@@ -49,6 +49,9 @@ class Fields {
     }
     return out;
   }
+  bool Has(absl::string_view key) const {
+    return obj_.is_object() && obj_.find(std::string(key)) != obj_.end();
+  }
   std::string Child(absl::string_view key) const { return absl::StrCat(where_, ".", key); }
   const std::string& path() const { return path_; }
 
@@ -67,6 +70,12 @@ absl::StatusOr<NodeTypeInfo> ParseNodeType(const json& j, const std::string& pat
   ASSIGN_OR_RETURN(t.part_offsets, f.IntList("part_offsets"));
   ASSIGN_OR_RETURN(t.feat_dim, f.Int("feat_dim"));
   ASSIGN_OR_RETURN(t.num_classes, f.Int("num_classes"));
+  if (f.Has("feat_dtype")) {
+    ASSIGN_OR_RETURN(t.feat_dtype, f.String("feat_dtype"));
+  }
+  if (f.Has("label_dtype")) {
+    ASSIGN_OR_RETURN(t.label_dtype, f.String("label_dtype"));
+  }
   if (std::ssize(t.part_offsets) != num_parts + 1) {
     return f.Error("part_offsets", absl::StrCat("has ", t.part_offsets.size(),
                                                 " entries, expected num_parts + 1 = ",
@@ -97,6 +106,12 @@ absl::StatusOr<EdgeTypeInfo> ParseEdgeType(const json& j, const std::string& pat
   ASSIGN_OR_RETURN(t.part_num_edges, f.IntList("part_num_edges"));
   if (std::ssize(t.part_num_edges) != num_parts) {
     return f.Error("part_num_edges", "must have num_parts entries");
+  }
+  if (f.Has("max_in_degree")) {
+    ASSIGN_OR_RETURN(t.max_in_degree, f.Int("max_in_degree"));
+    if (t.max_in_degree < 0 || t.max_in_degree > t.num_edges) {
+      return f.Error("max_in_degree", absl::StrCat(t.max_in_degree, " is outside 0..num_edges"));
+    }
   }
   return t;
 }
@@ -136,9 +151,9 @@ std::string ManifestToJson(const Manifest& m) {
                                {"num_nodes", t.num_nodes},
                                {"part_offsets", t.part_offsets},
                                {"feat_dim", t.feat_dim},
-                               {"feat_dtype", "float32"},
+                               {"feat_dtype", t.feat_dtype},
                                {"num_classes", t.num_classes},
-                               {"label_dtype", "int64"}});
+                               {"label_dtype", t.label_dtype}});
   }
   j["edge_types"] = json::array();
   for (const EdgeTypeInfo& t : m.edge_types) {
@@ -148,6 +163,7 @@ std::string ManifestToJson(const Manifest& m) {
                                {"dst", t.dst},
                                {"num_edges", t.num_edges},
                                {"part_num_edges", t.part_num_edges}});
+    if (t.max_in_degree >= 0) j["edge_types"].back()["max_in_degree"] = t.max_in_degree;
   }
   j["splits"] = m.splits;
   j["files"] = json::object();

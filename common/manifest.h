@@ -24,6 +24,10 @@ struct NodeTypeInfo {
   std::vector<int64_t> part_offsets;  // [num_parts + 1]; part p owns [p, p+1) of this type
   int64_t feat_dim = 0;
   int64_t num_classes = 0;  // 0 = no labels for this type
+  // The dtypes the manifest states for feat.npy and label.npy; checked against the arrays'
+  // .npy headers at load (graphshard reads float32 features and int64 labels).
+  std::string feat_dtype = "float32";
+  std::string label_dtype = "int64";
 };
 
 struct EdgeTypeInfo {
@@ -32,6 +36,9 @@ struct EdgeTypeInfo {
   std::string dst;
   int64_t num_edges = 0;
   std::vector<int64_t> part_num_edges;  // [num_parts]: edges stored with each part (by dst)
+  // The largest in-degree of any dst node over all parts (-1: not recorded, folders written
+  // before it was); bounds what a fanout of -1 can sample (server/engine/request_cost.h).
+  int64_t max_in_degree = -1;
   std::string Name() const { return src + "__" + rel + "__" + dst; }
 };
 

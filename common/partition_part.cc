@@ -108,6 +108,21 @@ absl::StatusOr<NpyFile> PartitionPart::OpenChecked(const std::string& rel, DType
   return file;
 }
 
+absl::Status PartitionPart::CheckStatedDtype(const NodeTypeInfo& info, absl::string_view array,
+                                             const std::string& stated, DType needed) const {
+  if (stated == DTypeName(needed)) return absl::OkStatus();
+  const std::string rel = NodeFilePath(part_, info.name, absl::StrCat(array, ".npy"));
+  const std::string field = absl::StrCat(dir_, "/", kManifestFileName, ": node type '", info.name,
+                                         "' ", array, "_dtype is '", stated, "'");
+  absl::StatusOr<NpyFile> file = NpyFile::Open(absl::StrCat(dir_, "/", rel));
+  if (file.ok() && DTypeName(file->header().dtype) != stated) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ", but ", rel, " holds ",
+                                                   DTypeName(file->header().dtype)));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " (", rel, "); graphshard reads ",
+                                                 DTypeName(needed), " only"));
+}
+
 absl::StatusOr<absl::Span<const int64_t>> PartitionPart::OpenInt64(const std::string& rel,
                                                                    std::vector<int64_t> shape) {
   ASSIGN_OR_RETURN(NpyFile file, OpenChecked(rel, DType::kInt64, shape));
@@ -127,6 +142,8 @@ absl::Status PartitionPart::LoadNodes(const NodeTypeInfo& info) {
   s.end = info.part_offsets[part_ + 1];
   s.feat_dim = info.feat_dim;
   const int64_t n = s.num_rows();
+  RETURN_IF_ERROR(CheckStatedDtype(info, "feat", info.feat_dtype, DType::kFloat32));
+  RETURN_IF_ERROR(CheckStatedDtype(info, "label", info.label_dtype, DType::kInt64));
   ASSIGN_OR_RETURN(s.features, OpenFloat(NodeFilePath(part_, info.name, "feat.npy"),
                                          {n, info.feat_dim}));
   std::string label_rel = NodeFilePath(part_, info.name, "label.npy");

@@ -67,6 +67,10 @@ class PartitionPart {
                                                       std::vector<int64_t> shape);
   absl::StatusOr<absl::Span<const float>> OpenFloat(const std::string& rel,
                                                     std::vector<int64_t> shape);
+  // InvalidArgument naming the manifest, the field and the file unless `stated` (the
+  // manifest's <array>_dtype of `info`) is `needed`.
+  absl::Status CheckStatedDtype(const NodeTypeInfo& info, absl::string_view array,
+                                const std::string& stated, DType needed) const;
   absl::StatusOr<NpyFile> OpenChecked(const std::string& rel, DType dtype,
                                       const std::vector<int64_t>& shape);
   absl::Status LoadNodes(const NodeTypeInfo& info);

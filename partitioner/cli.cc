@@ -132,6 +132,7 @@ FlagSpec PartitionSpec() {
        {"dedup", "drop duplicate edges"},
        {"drop-self-loops", "drop self loops"},
        {"force", "replace an existing --out"},
+       {"allow-nonfinite", "keep NaN / Inf feature values (refused by default)"},
        {"quiet", "no progress lines on stderr"}}};
 }
 
@@ -360,6 +361,7 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
   }
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
   o.force = p.bools.count("force") > 0;
+  o.allow_nonfinite = p.bools.count("allow-nonfinite") > 0;
   if (!p.bools.count("quiet")) o.log = &err;
   // The line is redrawn in place only on a terminal: stderr is one when the CLI writes to it.
   o.log_is_terminal = &err == &std::cerr && common::IsTerminal(2);

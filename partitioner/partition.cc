@@ -1,6 +1,7 @@
 #include "partitioner/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,7 @@ struct Plan {
   std::vector<Relabel> relabel;         // [type]
   int num_parts = 0;
   internal::ProgressSink progress;
+  bool allow_nonfinite = false;
 };
 
 // Writes the files of one partition folder, recording each in the manifest.
@@ -79,7 +81,7 @@ class FolderWriter {
 // Streams the feature rows of part p's nodes, in new-id order, from the (possibly mmap'ed)
 // input into feat.npy, dropping input pages behind.
 absl::Status WriteFeatures(const NodeTypeData& t, const Relabel& r, int part, FolderWriter& w,
-                           Progress& progress) {
+                           Progress& progress, bool allow_nonfinite) {
   const int64_t b = r.offsets[part], n = r.offsets[part + 1] - b, f = t.feat_dim;
   const std::string rel = common::NodeFilePath(part, t.name, "feat.npy");
   ASSIGN_OR_RETURN(auto feat,
@@ -94,6 +96,16 @@ absl::Status WriteFeatures(const NodeTypeData& t, const Relabel& r, int part, Fo
     for (int64_t id = b + i; id < b + end; ++id) {
       auto row =
           t.features.span().subspan(static_cast<size_t>(r.orig_of[id] * f), static_cast<size_t>(f));
+      if (!allow_nonfinite) {
+        for (int64_t c = 0; c < f; ++c) {
+          if (std::isfinite(row[c])) continue;
+          return absl::InvalidArgumentError(absl::StrCat(
+              "node type '", t.name, "': input row ", r.orig_of[id], ", feature ", c, " is ",
+              row[c], " (writing ", rel,
+              "); NaN or Inf features train to `loss nan`: fix the input, or pass "
+              "--allow-nonfinite to keep them"));
+        }
+      }
       buf.insert(buf.end(), row.begin(), row.end());
     }
     RETURN_IF_ERROR(feat->AppendValues<float>(buf));
@@ -109,9 +121,9 @@ absl::Status WriteFeatures(const NodeTypeData& t, const Relabel& r, int part, Fo
 }
 
 absl::Status WriteNodes(const NodeTypeData& t, const Relabel& r, int part, FolderWriter& w,
-                        Progress& progress) {
+                        Progress& progress, bool allow_nonfinite) {
   const int64_t b = r.offsets[part], e = r.offsets[part + 1], n = e - b;
-  RETURN_IF_ERROR(WriteFeatures(t, r, part, w, progress));
+  RETURN_IF_ERROR(WriteFeatures(t, r, part, w, progress, allow_nonfinite));
   std::vector<int64_t> labels(static_cast<size_t>(n), -1);
   if (!t.labels.empty()) {
     for (int64_t id = b; id < e; ++id)
@@ -125,7 +137,7 @@ absl::Status WriteNodes(const NodeTypeData& t, const Relabel& r, int part, Folde
 // The in-edges of one edge type whose destination part p owns, as CSC over new ids: two passes
 // over the edge list (count, fill), then each destination's in-edges sorted by (source, edge id).
 absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, FolderWriter& w,
-                        Progress& progress, int64_t& num_stored) {
+                        Progress& progress, int64_t& num_stored, int64_t& max_in_degree) {
   const int s = plan.g.NodeTypeIndex(t.src), d = plan.g.NodeTypeIndex(t.dst);
   const Relabel &rs = plan.relabel[s], &rd = plan.relabel[d];
   const std::vector<int>& owner = plan.parts[d];
@@ -162,6 +174,9 @@ absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, Folde
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indices.npy"), {m}, indices));
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "edge_id.npy"), {m}, edge_ids));
   num_stored = m;
+  for (int64_t v = 0; v < n; ++v) {
+    max_in_degree = std::max(max_in_degree, indptr[v + 1] - indptr[v]);
+  }
   return absl::OkStatus();
 }
 
@@ -202,7 +217,7 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
     Progress progress(plan.progress,
                       absl::StrCat("part ", p + 1, "/", plan.num_parts, " nodes ", t.name),
                       plan.relabel[ti].offsets[p + 1] - plan.relabel[ti].offsets[p]);
-    RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress));
+    RETURN_IF_ERROR(WriteNodes(t, plan.relabel[ti], p, w, progress, plan.allow_nonfinite));
     progress.Finish();
   }
   Progress progress(plan.progress, absl::StrCat("part ", p + 1, "/", plan.num_parts, " edges"),
@@ -210,7 +225,10 @@ absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common
   for (size_t ei = 0; ei < g.edge_types.size(); ++ei) {
     const EdgeTypeData& t = g.edge_types[ei];
     RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/edges/", t.Name())));
-    RETURN_IF_ERROR(WriteEdges(plan, t, p, w, progress, m.edge_types[ei].part_num_edges[p]));
+    common::EdgeTypeInfo& info = m.edge_types[ei];
+    info.max_in_degree = std::max<int64_t>(info.max_in_degree, 0);
+    RETURN_IF_ERROR(
+        WriteEdges(plan, t, p, w, progress, info.part_num_edges[p], info.max_in_degree));
   }
   progress.Finish();
   return absl::OkStatus();
@@ -240,7 +258,8 @@ absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionO
   RETURN_IF_ERROR(ValidateGraph(g));
   ASSIGN_OR_RETURN(internal::AtomicDir dir, internal::AtomicDir::Create(out, options.force));
   Plan plan{g, {}, {}, options.num_parts,
-            {options.log, options.log_is_terminal, options.progress_every_s}};
+            {options.log, options.log_is_terminal, options.progress_every_s},
+            options.allow_nonfinite};
   ASSIGN_OR_RETURN(plan.parts, AssignGraphParts(g, options));
   for (const std::vector<int>& parts : plan.parts) {
     plan.relabel.push_back(MakeRelabel(parts, options.num_parts));

@@ -36,6 +36,9 @@ struct PartitionOptions {
   uint64_t seed = 0;
   // Replace an existing `out` folder. Without it, an existing `out` is InvalidArgument.
   bool force = false;
+  // NaN or Inf in a feature row is InvalidArgument naming the node type, input row and column
+  // (a model trained on it only learns `loss nan`); true keeps such values as they are.
+  bool allow_nonfinite = false;
   // Progress lines of long steps (with ETA); nullptr = silent. The CLI passes stderr, and says
   // whether it is a terminal (lines redrawn in place) or not (a line every progress_every_s).
   std::ostream* log = nullptr;

@@ -1,6 +1,7 @@
 #include "server/bulk_peers.h"
 
 #include <cstdio>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -135,30 +136,45 @@ std::map<uint16_t, transport::Handler> BulkHandlers(const engine::LocalPart& loc
   handlers[kBulkSampleOneHop] = [&local, &stats](transport::Received request,
                                                  transport::Reply reply) {
     CallTimer timer(stats, "bulk/SampleOneHop");
-    absl::StatusOr<engine::OneHopRequest> req = DecodeOneHopRequest(std::move(request));
-    absl::StatusOr<std::vector<engine::HopResult>> result =
-        req.ok() ? local.SampleOneHop(*req) : req.status();
-    timer.set_ok(result.ok());
-    if (!result.ok()) {
-      reply(result.status());
+    std::unique_ptr<transport::Body> body;
+    try {
+      absl::StatusOr<engine::OneHopRequest> req = DecodeOneHopRequest(std::move(request));
+      absl::Status checked = req.ok() ? local.CheckHopCost(*req) : req.status();
+      absl::StatusOr<std::vector<engine::HopResult>> result =
+          checked.ok() ? local.SampleOneHop(*req) : checked;
+      timer.set_ok(result.ok());
+      if (!result.ok()) {
+        reply(result.status());
+        return;
+      }
+      body = EncodeHopResults(*std::move(result));
+    } catch (const std::bad_alloc&) {
+      timer.set_ok(false);
+      reply(absl::ResourceExhaustedError("the server ran out of memory sampling a hop"));
       return;
     }
-    std::unique_ptr<transport::Body> body = EncodeHopResults(*std::move(result));
     stats.AddBytesSent(BodyBytes(*body));
     reply(std::move(body));
   };
   handlers[kBulkGatherFeatures] = [&local, &stats](transport::Received request,
                                                    transport::Reply reply) {
     CallTimer timer(stats, "bulk/GatherFeatures");
-    absl::StatusOr<GatherRequest> req = DecodeGatherRequest(std::move(request));
-    absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
-        req.ok() ? local.GatherFeatures(req->items, req->dtype) : req.status();
-    timer.set_ok(blocks.ok());
-    if (!blocks.ok()) {
-      reply(blocks.status());
+    std::unique_ptr<transport::Body> body;
+    try {
+      absl::StatusOr<GatherRequest> req = DecodeGatherRequest(std::move(request));
+      absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+          req.ok() ? local.GatherFeatures(req->items, req->dtype) : req.status();
+      timer.set_ok(blocks.ok());
+      if (!blocks.ok()) {
+        reply(blocks.status());
+        return;
+      }
+      body = EncodeFeatureBlocks(*std::move(blocks));
+    } catch (const std::bad_alloc&) {
+      timer.set_ok(false);
+      reply(absl::ResourceExhaustedError("the server ran out of memory gathering features"));
       return;
     }
-    std::unique_ptr<transport::Body> body = EncodeFeatureBlocks(*std::move(blocks));
     stats.AddBytesSent(BodyBytes(*body));
     reply(std::move(body));
   };

@@ -13,6 +13,7 @@
 #include "rpc/security.h"
 #include "rpc/status.h"
 #include "server/proto_convert.h"
+#include "shm/host_proof.h"
 
 namespace graphshard::server {
 namespace {
@@ -160,6 +161,7 @@ void GrpcPeers::Forget(int part, const std::string& address, const std::string& 
   if (part < std::ssize(peers_) && peers_[part] != nullptr && peers_[part]->address == address) {
     peers_[part].reset();
     ++rotation_[part];
+    proofs_.erase(address);
     // Once per address and outage, not at every retry: again after 10 s.
     LossLog& last = lost_[part];
     const absl::Time now = absl::Now();
@@ -202,6 +204,7 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
     return;
   }
   v1::GatherFeaturesRequest request = ToProto(items, dtype, options_.host_id);
+  if (!options_.host_id.empty()) request.set_client_host_proof(HostProofFor(**peer));
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
       (*peer)->stub, (*peer)->address, part, std::move(request), options_.rpc_timeout,
@@ -213,6 +216,26 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
         Forget(part, address, why);
       },
       std::move(done));
+}
+
+std::string GrpcPeers::HostProofFor(const Peer& peer) {
+  if (options_.host_id.empty()) return "";
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = proofs_.find(peer.address);
+    if (it != proofs_.end()) return it->second;
+  }
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  v1::Metadata meta;
+  if (!peer.stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta).ok()) return "";
+  std::string proof;
+  if (meta.host_id() == options_.host_id && !meta.host_proof_name().empty()) {
+    proof = shm::ReadHostProof(meta.host_proof_name()).value_or("");
+  }
+  absl::MutexLock lock(&mu_);
+  proofs_[peer.address] = proof;
+  return proof;
 }
 
 const engine::LocalPart* GrpcPeers::MappedPart(int part) {

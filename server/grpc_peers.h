@@ -104,6 +104,9 @@ class GrpcPeers final : public engine::Peers {
   absl::StatusOr<std::unique_ptr<engine::LocalPart>> MapIfSameHost(int part);
   // The same-host peer's part mapped from partition_dir (decided once per part), or nullptr.
   const engine::LocalPart* Mapped(int part);
+  // The same-host proof of `peer` (its Metadata.host_proof_name read here, shm/host_proof.h),
+  // asked once per address; "" when it is on another host, or without options_.host_id.
+  std::string HostProofFor(const Peer& peer);
 
   const PeerOptions options_;
   absl::Mutex mu_;
@@ -115,6 +118,7 @@ class GrpcPeers final : public engine::Peers {
     absl::Time at;
   };
   std::map<int, LossLog> lost_ ABSL_GUARDED_BY(mu_);  // per part: the last loss logged
+  std::map<std::string, std::string> proofs_ ABSL_GUARDED_BY(mu_);  // address -> proof
   // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.
   enum class Mapping { kUndecided, kMapped, kRpc };
   absl::Mutex map_mu_;

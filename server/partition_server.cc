@@ -58,9 +58,21 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
   ServiceOptions service = options.service;
   if (service.host_id.empty()) service.host_id = shm::HostId();
+  if (service.stream_idle <= absl::ZeroDuration()) service.stream_idle = options.stall_timeout;
   service.shm_prefix = shm::NewShmPrefix();
   service.token = options.rpc.token;
   s->shm_prefix_ = service.shm_prefix;
+  shm::RemoveOwnAndStaleShm(s->shm_prefix_);
+  if (service.shared_memory) {
+    absl::StatusOr<std::unique_ptr<shm::HostProof>> proof = shm::HostProof::Create(s->shm_prefix_);
+    if (proof.ok()) {
+      s->host_proof_ = *std::move(proof);
+      service.host_proof = s->host_proof_.get();
+    } else {
+      std::fprintf(stderr, "graphshard-server: %s; no shared memory for clients\n",
+                   std::string(proof.status().message()).c_str());
+    }
+  }
   PeerOptions peers;
   peers.addresses = options.peer_addresses;
   peers.registry_dir = options.registry_dir;
@@ -129,7 +141,6 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   s->executor_ = std::make_unique<AsioExecutor>(threads);
   s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,
                                                        s->stats_, service);
-  shm::RemoveOwnAndStaleShm(s->shm_prefix_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -104,6 +104,7 @@ class PartitionServer {
   std::unique_ptr<engine::CachedPeers> cached_peers_;
   engine::Peers* engine_peers_ = nullptr;
   std::unique_ptr<transport::AsioServer> bulk_server_;  // answers from local_, counts in stats_
+  std::unique_ptr<shm::HostProof> host_proof_;  // null: no shared memory to clients
   std::unique_ptr<common::Executor> executor_;
   std::unique_ptr<PartitionServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -1,6 +1,8 @@
 #include "server/partition_service.h"
 
+#include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -12,6 +14,7 @@
 #include "rpc/status.h"
 #include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
+#include "server/engine/request_cost.h"
 #include "server/proto_convert.h"
 #include "server/shm_batch_writer.h"
 #include "shm/ring.h"
@@ -34,6 +37,26 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
   return r;
 }
 
+// The most ring batches a client may announce (StreamBatchesRequest.shm_ring).
+constexpr int kMaxRingBatches = 1024;
+
+// What a unary answer holds at its peak: the engine's arrays, the response message, and the
+// message serialized by gRPC.
+constexpr double kAnswerCopies = 3;
+
+// The client an admission is counted against: the connection's peer address.
+std::string ClientKey(const grpc::ServerContext& context) { return context.peer(); }
+
+int64_t Bytes(double bytes) {
+  return bytes >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bytes);
+}
+
+grpc::Status OutOfMemory(absl::string_view what) {
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      absl::StrCat("the server ran out of memory ", what,
+                                   " (std::bad_alloc); retry later or ask for less"));
+}
+
 }  // namespace
 
 grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
@@ -52,6 +75,7 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
   response->set_shm_prefix(options_.shm_prefix);
   response->set_num_parts(m.num_parts);
   response->set_host_id(options_.host_id);
+  if (options_.host_proof != nullptr) response->set_host_proof_name(options_.host_proof->name());
   response->set_bulk_port(options_.bulk_port);
   response->set_metrics_port(options_.metrics_port);
   for (const engine::NodeType& t : local_.node_types()) {
@@ -108,61 +132,113 @@ grpc::Status PartitionServiceImpl::GetSplit(grpc::ServerContext*, const v1::GetS
   return grpc::Status::OK;
 }
 
-grpc::Status PartitionServiceImpl::SampleOneHop(grpc::ServerContext*,
+grpc::Status PartitionServiceImpl::SampleOneHop(grpc::ServerContext* context,
                                                 const v1::SampleOneHopRequest* request,
                                                 v1::SampleOneHopResponse* response) {
   CallTimer timer(stats_, "SampleOneHop");
-  absl::StatusOr<engine::OneHopRequest> req = FromProto(*request);
-  absl::StatusOr<std::vector<engine::HopResult>> result =
-      req.ok() ? local_.SampleOneHop(*req) : req.status();
-  timer.set_ok(result.ok());
-  if (!result.ok()) return rpc::ToGrpcStatus(result.status());
-  ToProto(*result, response);
+  try {
+    absl::StatusOr<engine::OneHopRequest> req = FromProto(*request);
+    absl::Status checked = req.ok() ? local_.CheckHopCost(*req) : req.status();
+    absl::StatusOr<std::vector<engine::HopResult>> result =
+        checked.ok() ? local_.SampleOneHop(*req, [context] { return context->IsCancelled(); })
+                     : checked;
+    timer.set_ok(result.ok());
+    if (!result.ok()) return rpc::ToGrpcStatus(result.status());
+    ToProto(*result, response);
+  } catch (const std::bad_alloc&) {
+    timer.set_ok(false);
+    return OutOfMemory("sampling a hop");
+  }
   stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()));
   return grpc::Status::OK;
 }
 
-grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
+grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext* context,
                                                   const v1::GatherFeaturesRequest* request,
                                                   v1::GatherFeaturesResponse* response) {
   CallTimer timer(stats_, "GatherFeatures");
+  try {
+    return Gather(*context, *request, response, timer);
+  } catch (const std::bad_alloc&) {
+    timer.set_ok(false);
+    return OutOfMemory("gathering features");
+  }
+}
+
+grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
+                                          const v1::GatherFeaturesRequest& r,
+                                          v1::GatherFeaturesResponse* response, CallTimer& timer) {
+  const v1::GatherFeaturesRequest* request = &r;
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
   absl::StatusOr<engine::FeatureDtype> dtype = FromProto(request->dtype());
-  absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+  // The budget per request first (the clearer message), then memory.
+  const absl::Status within =
       !items.ok() ? items.status()
       : !dtype.ok() ? dtype.status()
-                    : local_.GatherFeatures(*items, *dtype);
+                    : engine::CheckCost(engine::GatherCost(local_, *items, *dtype),
+                                        local_.limits(), "this GatherFeatures");
+  absl::StatusOr<Admission::Reservation> reserved =
+      !within.ok() ? within
+                   : admission_.Reserve(
+                          ClientKey(context),
+                          Bytes(kAnswerCopies * engine::GatherCost(local_, *items, *dtype).bytes +
+                                2.0 * static_cast<double>(request->ByteSizeLong())),
+                          "this GatherFeatures");
+  absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+      !reserved.ok() ? reserved.status() : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return rpc::ToGrpcStatus(blocks.status());
   std::unique_ptr<shm::ShmSegment> segment;
-  if (options_.shared_memory && !request->client_host_id().empty() &&
-      request->client_host_id() == options_.host_id) {
+  if (SameHost(request->client_host_id(), request->client_host_proof())) {
     auto made = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
                                            ShmBytes(*blocks));
     if (made.ok()) segment = *std::move(made);  // else: inline
   }
   ToProto(*blocks, segment.get(), response);
+  // The asker unlinks the name when it opens it; one that never does leaves nothing behind.
+  if (segment != nullptr) deferred_unlinks_.Add({segment->name()});
   const int64_t shm_bytes = segment != nullptr ? static_cast<int64_t>(segment->size()) : 0;
   stats_.AddBytesSent(static_cast<int64_t>(response->ByteSizeLong()) + shm_bytes);
   stats_.AddShmBytes(shm_bytes);
   return grpc::Status::OK;
 }
 
-grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext*,
+grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext* context,
                                                    const v1::SampleMinibatchRequest* request,
                                                    v1::Minibatch* response) {
   CallTimer timer(stats_, "SampleMinibatch");
-  absl::StatusOr<engine::MinibatchRequest> req = FromProto(*request);
-  absl::StatusOr<engine::Minibatch> batch =
-      req.ok() ? engine::BuildMinibatch(local_, peers_, *req) : req.status();
-  timer.set_ok(batch.ok());
-  if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
-  ToProto(*batch, response);
-  stats_.RecordBatchBuild(
-      absl::Seconds(batch->profile.sample.wall_s + batch->profile.gather.wall_s));
-  stats_.AddBatch();
-  stats_.AddSampledEdges(batch->NumSampledEdges());
-  stats_.AddBytesSent(batch->PayloadBytes());
+  try {
+    absl::StatusOr<engine::MinibatchRequest> req = FromProto(*request);
+    absl::StatusOr<engine::RequestCost> cost =
+        req.ok() ? engine::BatchCost(local_, req->seed_type, std::ssize(req->seeds), req->sampling)
+                 : req.status();
+    // The budget per request first (the clearer message), then memory.
+    if (cost.ok()) {
+      absl::Status within = engine::CheckCost(
+          *cost, local_.limits(), absl::StrCat("a minibatch of ", req->seeds.size(), " seeds"));
+      if (!within.ok()) cost = within;
+    }
+    absl::StatusOr<Admission::Reservation> reserved =
+        !cost.ok() ? cost.status()
+                   : admission_.Reserve(ClientKey(*context),
+                                        Bytes(kAnswerCopies * cost->bytes +
+                                              2.0 * static_cast<double>(request->ByteSizeLong())),
+                                        "this SampleMinibatch");
+    if (reserved.ok()) req->cancelled = [context] { return context->IsCancelled(); };
+    absl::StatusOr<engine::Minibatch> batch =
+        reserved.ok() ? engine::BuildMinibatch(local_, peers_, *req) : reserved.status();
+    timer.set_ok(batch.ok());
+    if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
+    ToProto(*batch, response);
+    stats_.RecordBatchBuild(
+        absl::Seconds(batch->profile.sample.wall_s + batch->profile.gather.wall_s));
+    stats_.AddBatch();
+    stats_.AddSampledEdges(batch->NumSampledEdges());
+    stats_.AddBytesSent(batch->PayloadBytes());
+  } catch (const std::bad_alloc&) {
+    timer.set_ok(false);
+    return OutOfMemory("building a minibatch");
+  }
   return grpc::Status::OK;
 }
 
@@ -170,69 +246,100 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
                                                  const v1::StreamBatchesRequest* request,
                                                  grpc::ServerWriter<v1::Minibatch>* writer) {
   CallTimer timer(stats_, "StreamBatches");
-  if (absl::Status admitted = OpenStream(); !admitted.ok()) {
+  absl::StatusOr<std::unique_ptr<Admission::StreamSlot>> slot =
+      admission_.OpenStream(ClientKey(*context), [context] { context->TryCancel(); });
+  if (!slot.ok()) {
     timer.set_ok(false);
-    return rpc::ToGrpcStatus(admitted);
+    return rpc::ToGrpcStatus(slot.status());
   }
-  absl::Cleanup close = [this] { CloseStream(); };
-  absl::StatusOr<engine::StreamRequest> req = FromProto(*request);
-  if (!req.ok()) {
-    timer.set_ok(false);
-    return rpc::ToGrpcStatus(req.status());
+  stats_.StreamOpened();
+  absl::Cleanup closed = [this] { stats_.StreamClosed(); };
+  grpc::Status status;
+  try {
+    status = RunStream(context, *request, writer, **slot);
+  } catch (const std::bad_alloc&) {
+    status = OutOfMemory("streaming batches");
   }
-  ShmBatchWriter batches(WriterOptions(*request));  // before the stream, which goes first
-  auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
-                                           options_.prefetch, batches.StreamHooks());
-  if (!stream.ok()) {
-    timer.set_ok(false);
-    return rpc::ToGrpcStatus(stream.status());
+  timer.set_ok(status.ok());
+  return status;
+}
+
+grpc::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
+                                             const v1::StreamBatchesRequest& request,
+                                             grpc::ServerWriter<v1::Minibatch>* writer,
+                                             Admission::StreamSlot& slot) {
+  absl::StatusOr<engine::StreamRequest> req = FromProto(request);
+  if (!req.ok()) return rpc::ToGrpcStatus(req.status());
+  if (request.shm_ring() < 0 || request.shm_ring() > kMaxRingBatches) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("shm_ring ", request.shm_ring(), " is outside 0..",
+                                     kMaxRingBatches));
   }
+  if (request.shm_ring_id() != 0) {
+    absl::Status owner = rings_.Claim(request.shm_ring_id(), request.shm_ring_key());
+    if (!owner.ok()) return rpc::ToGrpcStatus(owner);
+  }
+  // Memory: each batch in flight may hold its bound (and its packed copy); the stream builds
+  // as many ahead as the client's and the server's budgets allow, up to --prefetch.
+  const int64_t batch = std::min<int64_t>(req->batch_size, std::ssize(req->seeds));
+  absl::StatusOr<engine::RequestCost> cost =
+      engine::BatchCost(local_, req->seed_type, std::max<int64_t>(batch, 1), req->sampling);
+  if (!cost.ok()) return rpc::ToGrpcStatus(cost.status());
+  int prefetch = options_.prefetch;
+  absl::StatusOr<Admission::Reservation> reserved = admission_.ReserveUpTo(
+      ClientKey(*context), Bytes(2 * cost->bytes + 1), options_.prefetch,
+      absl::StrCat("a stream of batches of ", batch, " seeds"), &prefetch);
+  if (!reserved.ok()) return rpc::ToGrpcStatus(reserved.status());
+  slot.Hold(*std::move(reserved));
+  ShmBatchWriter::Options writer_options = WriterOptions(request);
+  writer_options.waiting_for_client = [&slot](bool waiting) { slot.SetWaitingForClient(waiting); };
+  ShmBatchWriter batches(std::move(writer_options));  // before the stream, which goes first
+  auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req), prefetch,
+                                           batches.StreamHooks());
+  if (!stream.ok()) return rpc::ToGrpcStatus(stream.status());
   const auto cancelled = [context] { return context->IsCancelled(); };
   while (!cancelled()) {
     absl::StatusOr<std::optional<ShmBatchWriter::Batch>> next = batches.Next(**stream, cancelled);
     if (!next.ok()) {
-      timer.set_ok(false);
+      if (absl::IsCancelled(next.status())) break;
       return rpc::ToGrpcStatus(next.status());
     }
     if (!next->has_value()) return grpc::Status::OK;
     const absl::Time write_start = absl::Now();
+    slot.SetWaitingForClient(true);
     const bool written = writer->Write((*next)->msg);
+    slot.SetWaitingForClient(false);
     stats_.AddWriterTimes(absl::ToDoubleSeconds((*next)->wait_build),
                           absl::ToDoubleSeconds((*next)->wait_ring),
                           absl::ToDoubleSeconds(absl::Now() - write_start));
     if (!written) break;
   }
-  timer.set_ok(false);
+  if (slot.reclaimed()) {
+    stats_.StreamReclaimed();
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat("stream reclaimed: it waited for its client for ",
+                                     absl::FormatDuration(options_.stream_idle),
+                                     " and another stream needed its slot"));
+  }
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+}
+
+bool PartitionServiceImpl::SameHost(const std::string& host_id, const std::string& proof) const {
+  return options_.shared_memory && options_.host_proof != nullptr && !host_id.empty() &&
+         host_id == options_.host_id && options_.host_proof->Verify(proof);
 }
 
 ShmBatchWriter::Options PartitionServiceImpl::WriterOptions(
     const v1::StreamBatchesRequest& request) {
-  return {.shared_memory = options_.shared_memory && !request.client_host_id().empty() &&
-                           request.client_host_id() == options_.host_id,
+  return {.shared_memory = SameHost(request.client_host_id(), request.client_host_proof()),
           .ring_batches = request.shm_ring(),
           .ring_id = request.shm_ring_id(),
+          .deferred = &deferred_unlinks_,
+          .ring_key = request.shm_ring_key(),
           .rings = &rings_,
           .shm_prefix = options_.shm_prefix,
           .shm_counter = &shm_counter_,
           .stats = &stats_};
-}
-
-absl::Status PartitionServiceImpl::OpenStream() {
-  absl::MutexLock lock(&mu_);
-  if (open_streams_ >= options_.max_streams) {
-    return absl::ResourceExhaustedError(absl::StrCat(open_streams_, " streams are open (limit ",
-                                                     options_.max_streams, "); retry later"));
-  }
-  ++open_streams_;
-  stats_.StreamOpened();
-  return absl::OkStatus();
-}
-
-void PartitionServiceImpl::CloseStream() {
-  absl::MutexLock lock(&mu_);
-  --open_streams_;
-  stats_.StreamClosed();
 }
 
 grpc::Status PartitionServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,

@@ -11,19 +11,32 @@
 #include "absl/synchronization/mutex.h"
 #include "common/executor.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "server/admission.h"
+#include "server/deferred_unlink.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/ring_registry.h"
 #include "server/server_stats.h"
 #include "server/shm_batch_writer.h"
+#include "shm/host_proof.h"
 
 namespace graphshard::server {
 
 struct ServiceOptions {
   int max_streams = 64;  // concurrent StreamBatches; more get RESOURCE_EXHAUSTED
+  // Streams per client (admission.h); a stream waiting for its client this long is idle, and
+  // reclaimed when a new stream needs its slot.
+  int max_client_streams = 32;
+  absl::Duration stream_idle = absl::ZeroDuration();  // zero: the server's --stall-timeout-s
+  // What the requests of the server, and of one client, may reserve together (admission.h).
+  int64_t memory_budget_bytes = int64_t{1} << 40;
+  int64_t client_memory_bytes = int64_t{1} << 40;
   int prefetch = 4;      // batches built ahead per stream
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
+  // The same-host proof a client must echo to get shared memory (shm/host_proof.h); null: no
+  // client gets shared memory. Must outlive the service.
+  const shm::HostProof* host_proof = nullptr;
   int bulk_port = 0;          // published in Metadata.bulk_port (0 = no bulk transport)
   int metrics_port = 0;       // published in Metadata.metrics_port (0 = no HTTP endpoint)
   std::string shm_prefix;     // segment names start with this (shm::NewShmPrefix())
@@ -32,6 +45,9 @@ struct ServiceOptions {
   // long unused, and beyond this many unused ones (oldest first). Each holds its segments
   // (about prefetch + the client's shm_ring batches, ~128 MB each on ogbn-products).
   absl::Duration ring_idle = absl::Minutes(2);
+  // How long a client has to open a one-shot segment handed to it (it opens it as it reads
+  // the message) before the server unlinks the name anyway (server/deferred_unlink.h).
+  absl::Duration shm_name_grace = absl::Seconds(60);
   int max_idle_rings = 8;
 };
 
@@ -42,7 +58,15 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                        common::Executor& executor, ServerStats& stats, ServiceOptions options)
       : local_(local), peers_(peers), executor_(executor), stats_(stats),
         options_(std::move(options)),
-        rings_(options_.shm_prefix, &shm_counter_, options_.ring_idle, options_.max_idle_rings) {}
+        rings_(options_.shm_prefix, &shm_counter_, options_.ring_idle, options_.max_idle_rings),
+        admission_(AdmissionOptions{.max_streams = options_.max_streams,
+                                    .max_client_streams = options_.max_client_streams,
+                                    .stream_idle = options_.stream_idle > absl::ZeroDuration()
+                                                       ? options_.stream_idle
+                                                       : absl::Seconds(30),
+                                    .memory_budget_bytes = options_.memory_budget_bytes,
+                                    .client_memory_bytes = options_.client_memory_bytes}),
+        deferred_unlinks_(options_.shm_name_grace) {}
 
   grpc::Status GetMetadata(grpc::ServerContext* context, const v1::GetMetadataRequest* request,
                            v1::Metadata* response) override;
@@ -63,11 +87,16 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                         v1::Stats* response) override;
 
  private:
-  // Admission of a stream: ResourceExhausted at options_.max_streams open streams.
-  absl::Status OpenStream();
-  void CloseStream();
-  // How a stream's batches go out: shared memory for a same-host client (the host ids
-  // match), in its ring when it asks for one.
+  // The streaming part of StreamBatches, once admitted.
+  grpc::Status RunStream(grpc::ServerContext* context, const v1::StreamBatchesRequest& request,
+                         grpc::ServerWriter<v1::Minibatch>* writer, Admission::StreamSlot& slot);
+  grpc::Status Gather(grpc::ServerContext& context, const v1::GatherFeaturesRequest& request,
+                      v1::GatherFeaturesResponse* response, CallTimer& timer);
+  // Whether a client that says `host_id` and sends `proof` gets shared memory: the host ids
+  // match and the proof is this server's secret.
+  bool SameHost(const std::string& host_id, const std::string& proof) const;
+  // How a stream's batches go out: shared memory for a same-host client (SameHost), in its
+  // ring when it asks for one.
   ShmBatchWriter::Options WriterOptions(const v1::StreamBatchesRequest& request);
 
   const engine::LocalPart& local_;
@@ -77,8 +106,9 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   const ServiceOptions options_;
   std::atomic<int64_t> shm_counter_{0};
   RingRegistry rings_;
-  absl::Mutex mu_;
-  int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  Admission admission_;
+  // Names handed to clients (one-shot segments, gather answers), unlinked after a grace.
+  DeferredUnlinks deferred_unlinks_;
 };
 
 }  // namespace graphshard::server

@@ -1,8 +1,10 @@
 #include "server/ring_registry.h"
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace graphshard::server {
@@ -16,9 +18,46 @@ std::shared_ptr<shm::ShmRing> RingRegistry::NewRing() {
   return std::make_shared<shm::ShmRing>(prefix_, counter_);
 }
 
-std::shared_ptr<shm::ShmRing> RingRegistry::Acquire(uint64_t id) {
+bool RingRegistry::Bind(uint64_t id, const std::string& key, absl::Time now) {
+  for (auto it = bindings_.begin(); it != bindings_.end();) {
+    it = now - it->second.last_used > kBindingTtl ? bindings_.erase(it) : std::next(it);
+  }
+  auto it = bindings_.find(id);
+  if (it == bindings_.end()) {
+    if (std::ssize(bindings_) >= kMaxBindings) {
+      auto oldest = std::min_element(bindings_.begin(), bindings_.end(), [](auto& a, auto& b) {
+        return a.second.last_used < b.second.last_used;
+      });
+      bindings_.erase(oldest);
+    }
+    bindings_[id] = Binding{key, now};
+    return true;
+  }
+  // Constant time in the key's length: keys are secrets.
+  const std::string& bound = it->second.key;
+  unsigned char diff = bound.size() == key.size() ? 0 : 1;
+  for (size_t i = 0; i < bound.size() && i < key.size(); ++i) {
+    diff |= static_cast<unsigned char>(bound[i] ^ key[i]);
+  }
+  if (diff != 0) return false;
+  it->second.last_used = now;
+  return true;
+}
+
+absl::Status RingRegistry::Claim(uint64_t id, const std::string& key) {
+  if (id == 0) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  if (!Bind(id, key, absl::Now())) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "shm_ring_id ", id, " belongs to another client (its shm_ring_key differs)"));
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<shm::ShmRing> RingRegistry::Acquire(uint64_t id, const std::string& key) {
   if (id == 0) return NewRing();
   absl::MutexLock lock(&mu_);
+  if (!Bind(id, key, absl::Now())) return NewRing();
   DropIdle(absl::Now());
   auto it = rings_.find(id);
   if (it != rings_.end() && !it->second.in_use) {

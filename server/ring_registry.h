@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "shm/ring.h"
@@ -29,8 +30,15 @@ class RingRegistry {
   // Segment names: prefix + a number from `counter` (the server's).
   RingRegistry(std::string prefix, std::atomic<int64_t>* counter, absl::Duration idle,
                int max_idle_rings);
-  // The ring for a new stream of client `id` (0: a ring of this stream alone).
-  std::shared_ptr<shm::ShmRing> Acquire(uint64_t id);
+  // Ring ids are bound to the key of the client that first used them (kept for `kBindingTtl`
+  // after their last use, at most kMaxBindings): PermissionDenied when `id` is bound to another
+  // key, so that a stream under another client's id is refused instead of taking its ring.
+  static constexpr absl::Duration kBindingTtl = absl::Hours(1);
+  static constexpr int kMaxBindings = 4096;
+  absl::Status Claim(uint64_t id, const std::string& key);
+  // The ring for a new stream of client `id` (0: a ring of this stream alone) holding `key`. A
+  // stream whose key does not match (it lost a race with Claim) gets a ring of its own.
+  std::shared_ptr<shm::ShmRing> Acquire(uint64_t id, const std::string& key = "");
   // The stream of client `id` that used `ring` ended; `failed`: it did not end normally.
   void Release(uint64_t id, const std::shared_ptr<shm::ShmRing>& ring, bool failed);
   // Rings kept for clients now (in use or idle).
@@ -43,6 +51,12 @@ class RingRegistry {
     absl::Time idle_since;
   };
   void DropIdle(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Binds `id` to `key` (or checks it); false if bound to another key.
+  bool Bind(uint64_t id, const std::string& key, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  struct Binding {
+    std::string key;
+    absl::Time last_used;
+  };
   std::shared_ptr<shm::ShmRing> NewRing();
 
   const std::string prefix_;
@@ -51,6 +65,7 @@ class RingRegistry {
   const int max_idle_rings_;
   absl::Mutex mu_;
   std::map<uint64_t, Entry> rings_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Binding> bindings_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace graphshard::server

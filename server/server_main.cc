@@ -1,6 +1,7 @@
 // graphshard-server: serves one part of a partition folder over gRPC until SIGTERM/SIGINT.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +28,15 @@ int AutoPrefetch(int threads) {
   return std::clamp(4 * n, 4, 32);
 }
 
+// --memory-budget-mib 0: three quarters of physical memory (the rest: the mapped part, gRPC,
+// the peer cache, the kernel).
+int64_t MemoryBudgetMib() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return int64_t{1} << 20;
+  return (static_cast<int64_t>(pages) * page >> 20) * 3 / 4;
+}
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "graphshard-server: %s\n", message.c_str());
   return 1;
@@ -46,6 +56,12 @@ struct Flags {
   int threads = 0;
   int prefetch = 0;  // 0 = auto (AutoPrefetch)
   int max_streams = 64;
+  int max_client_streams = 32;
+  int64_t memory_budget_mib = 0;  // 0 = auto (MemoryBudgetMib)
+  int64_t client_memory_mib = 0;  // 0 = auto: half the memory budget
+  int64_t max_request_nodes = graphshard::engine::Limits{}.max_request_nodes;
+  int64_t max_request_edges = graphshard::engine::Limits{}.max_request_edges;
+  int64_t max_request_mib = graphshard::engine::Limits{}.max_request_bytes >> 20;
   bool shm = true;
   std::string peer_features = "local";
   std::string peer_sampling = "local";
@@ -86,6 +102,20 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
                "between 4 and 32; each is one batch in memory, docs/SERVER.md)");
   flags.AddInt("max-streams", &f.max_streams, "N",
                "concurrent batch streams; more get RESOURCE_EXHAUSTED");
+  flags.AddInt("max-client-streams", &f.max_client_streams, "N",
+               "concurrent batch streams of one client (connection); a stream that waited\n"
+               "for its client --stall-timeout-s is reclaimed when a new one needs its slot");
+  flags.AddInt64("memory-budget-mib", &f.memory_budget_mib, "MIB",
+                 "memory all requests together may reserve (their cost bounds); past it\n"
+                 "RESOURCE_EXHAUSTED (0 = auto: 3/4 of physical memory)");
+  flags.AddInt64("client-memory-mib", &f.client_memory_mib, "MIB",
+                 "memory one client's requests may reserve (0 = auto: half the budget)");
+  flags.AddInt64("max-request-nodes", &f.max_request_nodes, "N",
+                 "budget of one request: sampled nodes (bound computed before any work)");
+  flags.AddInt64("max-request-edges", &f.max_request_edges, "N",
+                 "budget of one request: sampled edges");
+  flags.AddInt64("max-request-mib", &f.max_request_mib, "MIB",
+                 "budget of one request: MiB of arrays (ids, edges, feature rows)");
   flags.AddBool("shm", &f.shm, "send batches to same-host trainers through shared memory");
   flags.AddString("peer-features", &f.peer_features, "local|rpc",
                   "local: read feature rows of same-host peers from their mmap'ed parts in\n"
@@ -161,6 +191,25 @@ int main(int argc, char** argv) {
   options.threads = f.threads;
   options.service.prefetch = f.prefetch;
   options.service.max_streams = f.max_streams;
+  if (f.max_client_streams < 1) return Fail("--max-client-streams must be >= 1");
+  options.service.max_client_streams = f.max_client_streams;
+  if (f.memory_budget_mib < 0 || f.client_memory_mib < 0) {
+    return Fail("--memory-budget-mib and --client-memory-mib must be >= 0 (0 = auto)");
+  }
+  constexpr int64_t kMaxMib = int64_t{1} << 40;  // MiB values shifted to bytes must fit
+  const int64_t budget_mib =
+      std::min(kMaxMib, f.memory_budget_mib > 0 ? f.memory_budget_mib : MemoryBudgetMib());
+  const int64_t client_mib =
+      std::min(kMaxMib, f.client_memory_mib > 0 ? f.client_memory_mib : budget_mib / 2);
+  options.service.memory_budget_bytes = budget_mib << 20;
+  options.service.client_memory_bytes = client_mib << 20;
+  if (f.max_request_nodes < 1 || f.max_request_edges < 1 || f.max_request_mib < 1 ||
+      f.max_request_mib > kMaxMib) {
+    return Fail("--max-request-nodes, --max-request-edges and --max-request-mib must be >= 1");
+  }
+  options.limits.max_request_nodes = f.max_request_nodes;
+  options.limits.max_request_edges = f.max_request_edges;
+  options.limits.max_request_bytes = f.max_request_mib << 20;
   options.service.shared_memory = f.shm;
   if (f.peer_features != "local" && f.peer_features != "rpc") {
     return Fail("--peer-features must be local or rpc");

@@ -67,6 +67,7 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_shm_segments_reused(shm_reused_);
   out->set_shm_ring_stalls(shm_ring_stalls_);
   out->set_active_streams(active_streams_);
+  out->set_streams_reclaimed(streams_reclaimed_);
   for (const auto& [name, u] : {std::pair{"sample", &build_.sample},
                                 std::pair{"gather", &build_.gather},
                                 std::pair{"finish", &build_.finish}}) {

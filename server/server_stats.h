@@ -67,6 +67,7 @@ class ServerStats {
   }
   void StreamOpened() { Add(&active_streams_, 1); }
   void StreamClosed() { Add(&active_streams_, -1); }
+  void StreamReclaimed() { Add(&streams_reclaimed_, 1); }
   int64_t active_streams();
   void Fill(v1::Stats* out);
 
@@ -93,6 +94,7 @@ class ServerStats {
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_ring_stalls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t active_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t streams_reclaimed_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<PeerTraffic> peer_traffic_ = std::make_shared<PeerTraffic>();
   const engine::CachedPeers* cache_ ABSL_GUARDED_BY(mu_) = nullptr;
   LatencyHistogram batch_build_;  // atomics: recorded without mu_

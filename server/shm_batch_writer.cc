@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
@@ -151,8 +152,11 @@ std::string ShmBatchWriter::Shared::Pack(const engine::Minibatch& batch, bool sh
 
 ShmBatchWriter::ShmBatchWriter(Options options)
     : shared_(std::make_shared<Shared>()), ring_batches_(options.ring_batches),
-      ring_id_(options.ring_id), rings_(options.rings), stats_(*options.stats) {
-  if (options.shared_memory && options.ring_batches > 0) ring_ = rings_->Acquire(ring_id_);
+      ring_id_(options.ring_id), rings_(options.rings), stats_(*options.stats),
+      deferred_(options.deferred), waiting_for_client_(std::move(options.waiting_for_client)) {
+  if (options.shared_memory && options.ring_batches > 0) {
+    ring_ = rings_->Acquire(ring_id_, options.ring_key);
+  }
   shared_->shared_memory = options.shared_memory;
   shared_->ring = ring_;
   shared_->shm_prefix = std::move(options.shm_prefix);
@@ -163,6 +167,8 @@ ShmBatchWriter::ShmBatchWriter(Options options)
 ShmBatchWriter::~ShmBatchWriter() {
   if (!completed_) {
     for (const std::string& name : sent_segments_) shm::UnlinkShm(name);
+  } else if (deferred_ != nullptr) {
+    deferred_->Add(std::move(sent_segments_));
   }
   // A ring some of whose segments went out on a stream that did not complete is dropped and
   // its names unlinked: the client may not have opened every one.
@@ -188,7 +194,7 @@ absl::StatusOr<std::optional<ShmBatchWriter::Batch>> ShmBatchWriter::Next(
   const int64_t epoch = stream.next_epoch();
   const int64_t index = stream.next_index();
   const absl::Time wait_start = absl::Now();
-  ASSIGN_OR_RETURN(std::optional<engine::Minibatch> next, stream.Next());
+  ASSIGN_OR_RETURN(std::optional<engine::Minibatch> next, stream.Next(cancelled));
   const absl::Time built = absl::Now();
   if (!next.has_value()) {
     completed_ = true;
@@ -223,6 +229,10 @@ absl::Status ShmBatchWriter::WaitForRingRoom(const std::function<bool()>& cancel
   shm::ShmRing::ReaderHold hold = ring_->HeldByReader();
   absl::Time give_up = absl::Now() + kRingGiveUp;
   bool was_unopened = false;
+  if (hold.held >= ring_batches_ && waiting_for_client_) waiting_for_client_(true);
+  absl::Cleanup waited = [this] {
+    if (waiting_for_client_) waiting_for_client_(false);
+  };
   while (hold.held >= ring_batches_) {
     if (cancelled()) return absl::CancelledError("the stream was cancelled");
     const absl::Time now = absl::Now();

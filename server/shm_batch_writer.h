@@ -10,7 +10,9 @@
 // made (e.g. /dev/shm full), get the arrays inline in the message. Next() hands out the
 // stream's messages in order, each after the ring's back-pressure (WaitForRingRoom).
 //
-// Owns the stream's shared-memory names: a stream that does not complete (the writer is
+// Owns the stream's shared-memory names: a stream that completes hands the one-shot segments it
+// sent to Options::deferred (unlinked after a grace, whoever the client is: one that never
+// opens them leaves nothing behind); one that does not complete (the writer is
 // destroyed before Next() returned the end) unlinks the one-shot segments it sent and has its
 // ring dropped with the ring's names (the client may never open them); segments of batches never
 // sent are unlinked with their batch. The hooks keep what they use alive: builders may outlive
@@ -29,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/graphshard.pb.h"
+#include "server/deferred_unlink.h"
 #include "server/engine/epoch_stream.h"
 #include "server/ring_registry.h"
 #include "server/server_stats.h"
@@ -44,10 +47,16 @@ class ShmBatchWriter {
     // segments), and shm_ring_id: its reader, whose ring `rings` keeps (0: a ring of its own).
     int64_t ring_batches = 0;
     uint64_t ring_id = 0;
+    // One-shot names of a completed stream go here (unlinked after its grace); null: kept.
+    DeferredUnlinks* deferred = nullptr;
+    std::string ring_key = {};  // StreamBatchesRequest.shm_ring_key (checked by RingRegistry)
     RingRegistry* rings = nullptr;  // required for a ring; must outlive the writer
     std::string shm_prefix;         // one-shot segment names: prefix + a number from the counter
     std::atomic<int64_t>* shm_counter = nullptr;
     ServerStats* stats = nullptr;  // required; must outlive the stream's builders
+    // Told true while the writer waits for the client to open or release ring segments, false
+    // after (admission.h: a stream waiting too long is idle). Optional.
+    std::function<void(bool)> waiting_for_client = nullptr;
   };
   // How long a reader that opened every batch sent and still holds ring_batches of them is
   // waited for (it may be waiting for the next one: it holds more than it announced).
@@ -95,6 +104,8 @@ class ShmBatchWriter {
   const uint64_t ring_id_;
   RingRegistry* const rings_;
   ServerStats& stats_;
+  DeferredUnlinks* const deferred_;
+  std::function<void(bool)> waiting_for_client_;
   std::vector<std::string> sent_segments_;  // one-shot names sent, unlinked unless completed
   bool ring_sent_ = false;  // a ring segment went to the client
   bool completed_ = false;

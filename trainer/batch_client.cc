@@ -17,6 +17,7 @@
 #include "rpc/health.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
+#include "shm/host_proof.h"
 #include "shm/ring.h"
 #include "trainer/internal/wire.h"
 
@@ -56,6 +57,11 @@ struct PartitionClient::Impl {
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
   std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
+  std::string ring_key;  // binds ring_id to this client (StreamBatchesRequest.shm_ring_key)
+  // The server's same-host proof: Metadata.host_proof_name from GetMetadata, and what it
+  // holds (read at the first stream; "" if unreadable: another host or user).
+  std::string host_proof_name ABSL_GUARDED_BY(mu);
+  std::string host_proof ABSL_GUARDED_BY(mu);
 
   void SetDeadline(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -80,6 +86,8 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
   while (impl->ring_id == 0) {
     impl->ring_id = (uint64_t{random()} << 32) ^ random();
   }
+  impl->ring_key.resize(16);
+  for (char& c : impl->ring_key) c = static_cast<char>(random() & 0xff);
   return std::unique_ptr<PartitionClient>(new PartitionClient(std::move(impl)));
 }
 
@@ -144,6 +152,10 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   absl::MutexLock lock(&impl_->mu);
   impl_->host = HostOf(md->host_id);
   impl_->shm_prefix = md->shm_prefix;
+  if (resp.host_proof_name() != impl_->host_proof_name) {
+    impl_->host_proof_name = resp.host_proof_name();  // a restarted server: a new proof
+    impl_->host_proof.clear();
+  }
   return md;
 }
 
@@ -306,7 +318,25 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     return absl::InvalidArgumentError("StreamBatches needs seeds and batch_size >= 1");
   }
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
-  if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
+  if (request.shm_ring() > 0) {
+    request.set_shm_ring_id(impl_->ring_id);
+    request.set_shm_ring_key(impl_->ring_key);
+  }
+  if (!request.client_host_id().empty()) {
+    // Shared memory only for a client that proves it is on the server's host: the proof named
+    // in the server's GetMetadata (read once per name).
+    bool named = false;
+    {
+      absl::MutexLock lock(&impl_->mu);
+      named = !impl_->host_proof_name.empty();
+    }
+    if (!named) GetMetadata().status().IgnoreError();  // learns the name
+    absl::MutexLock lock(&impl_->mu);
+    if (impl_->host_proof.empty() && !impl_->host_proof_name.empty()) {
+      impl_->host_proof = shm::ReadHostProof(impl_->host_proof_name).value_or("");
+    }
+    request.set_client_host_proof(impl_->host_proof);
+  }
   // `metadata` describes the graph (often part 0's); the segments are this server's.
   ServerMetadata own = metadata;
   {

@@ -1,7 +1,9 @@
 #include "trainer/epoch_loop.h"
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -38,7 +40,35 @@ PipelineTimings Minus(PipelineTimings a, const PipelineTimings& b) {
 struct DeviceSums {
   explicit DeviceSums(torch::Device device)
       : loss_sum(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device))),
-        correct(torch::zeros_like(loss_sum)) {}
+        correct(torch::zeros_like(loss_sum)),
+        first_nonfinite(
+            torch::full({}, -1, torch::TensorOptions().dtype(torch::kInt64).device(device))) {}
+
+  // Remembers step `step` if its loss is the first non-finite one, without a device sync.
+  void Track(const torch::Tensor& loss, int64_t step) {
+    first_nonfinite = torch::where(
+        first_nonfinite.lt(0).logical_and(loss.detach().isfinite().logical_not()),
+        torch::full_like(first_nonfinite, step), first_nonfinite);
+  }
+
+  // After Reduce (a collective: every rank gets the same `reduced`, and a non-finite loss on
+  // any rank makes the sum non-finite on all): FailedPrecondition naming the epoch and the
+  // first step whose loss was NaN or Inf, on every rank alike.
+  absl::Status CheckFinite(Communicator& comm, const TrainingSums& reduced, int64_t epoch,
+                           int64_t steps) const {
+    if (std::isfinite(reduced.loss_sum)) return absl::OkStatus();
+    const int64_t mine = first_nonfinite.item<int64_t>();
+    // The earliest over ranks, as a max: kMax of (large - step), -1 where none.
+    int64_t earliest = mine < 0 ? -1 : std::numeric_limits<int64_t>::max() - mine;
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&earliest, 1), ReduceOp::kMax));
+    const std::string step =
+        earliest < 0 ? std::string("a step")
+                     : absl::StrCat("step ", std::numeric_limits<int64_t>::max() - earliest + 1,
+                                    " of ", steps);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "epoch ", epoch, ", ", step, ": the training loss is ", reduced.loss_sum,
+        "; training stopped (non-finite features, or a diverging run: try a lower --lr)"));
+  }
 
   // Over all ranks (a collective), plus what a checkpoint carried into the epoch.
   absl::StatusOr<TrainingSums> Reduce(Communicator& comm, const TrainingSums& carried) const {
@@ -51,6 +81,7 @@ struct DeviceSums {
 
   torch::Tensor loss_sum;  // sum of loss * seeds
   torch::Tensor correct;
+  torch::Tensor first_nonfinite;  // int64: the first step with a non-finite loss, -1 if none
   double seen = 0;
 };
 
@@ -205,6 +236,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     wait_s += SecondsSince(wait_start);
     torch::manual_seed(StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
     ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
+    if (loss.defined()) sums.Track(loss, s);
     ++steps_this_process_;
     if (progress_ != nullptr && loss.defined() && progress_->Due(s)) {
       progress_->Step(s, loss.item<double>(), sums.seen);
@@ -212,6 +244,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     if (options_.checkpoint_every > 0 && st.global_step % options_.checkpoint_every == 0 &&
         s + 1 < steps && !options_.checkpoint_dir.empty()) {
       ASSIGN_OR_RETURN(const TrainingSums so_far, sums.Reduce(comm_, carried));
+      RETURN_IF_ERROR(sums.CheckFinite(comm_, so_far, epoch, steps));  // no NaN checkpoint
       if (comm_.rank() == 0) {
         RETURN_IF_ERROR(session_.Save({.epoch = epoch,
                                        .step = s + 1,
@@ -229,6 +262,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   RETURN_IF_ERROR(comm_.Flush());
   EpochResult r;
   ASSIGN_OR_RETURN(r.sums, sums.Reduce(comm_, carried));
+  RETURN_IF_ERROR(sums.CheckFinite(comm_, r.sums, epoch, steps));
   const PipelineTimings pipeline_s = Minus(pipeline.timings(), timings_before);
   r.local = {.steps = steps - first_step,
              .seeds = sums.seen,

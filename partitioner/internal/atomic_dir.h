@@ -3,6 +3,9 @@
 
 // A folder written under a temporary name (`<final>.tmp-<pid>`) and renamed into place by
 // Commit(); destroyed without Commit(), it removes the temporary folder. Not thread-safe.
+// A run killed before either (SIGKILL, a crash, the machine going down) leaves its temporary
+// folder behind: Create removes those of `final` whose process is gone, and names on stderr
+// those whose process still runs (another run writing the same output).
 
 #include <string>
 
@@ -16,6 +19,9 @@ class AtomicDir {
   // InvalidArgument if `final_path` exists and !replace; Internal if the temporary folder
   // cannot be created.
   static absl::StatusOr<AtomicDir> Create(const std::string& final_path, bool replace);
+  // The stale `<final>.tmp-<pid>` folders beside `final_path` (see above); returns how many
+  // were removed. Create calls it.
+  static int RemoveStaleTemporaries(const std::string& final_path);
   AtomicDir(AtomicDir&& other) noexcept;
   AtomicDir& operator=(AtomicDir&&) = delete;
   ~AtomicDir();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <new>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "common/status_macros.h"
 #include "server/engine/internal/build_minibatch.h"
 #include "server/engine/minibatch_builder.h"
+#include "server/engine/request_cost.h"
 
 namespace graphshard::engine {
 namespace {
@@ -38,12 +40,29 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
   if (dup != sorted.end()) {
     return absl::InvalidArgumentError(absl::StrCat("seed ", *dup, " appears twice in the shard"));
   }
-  if (r.num_batches < 0) return absl::InvalidArgumentError("num_batches < 0");
+  if (r.num_batches < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_batches ", r.num_batches, " is < 0"));
+  }
+  // Batch b's seeds start at b * batch_size of the (wrapped) order: that product must fit.
+  if (r.num_batches > std::numeric_limits<int64_t>::max() / r.batch_size) {
+    return absl::InvalidArgumentError(absl::StrCat("num_batches ", r.num_batches, " x batch_size ",
+                                                   r.batch_size, " overflows int64"));
+  }
   if (r.num_epochs < 1 || r.num_epochs > lim.max_stream_epochs) {
     return absl::InvalidArgumentError(absl::StrCat("num_epochs ", r.num_epochs,
                                                    " is outside 1..", lim.max_stream_epochs));
   }
-  return ValidateSampling(local, r.sampling);
+  // The stream's last epoch is epoch + num_epochs - 1: it must fit in an int64.
+  if (r.epoch < 0 || r.epoch > std::numeric_limits<int64_t>::max() - r.num_epochs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "epoch ", r.epoch, " is outside 0..", std::numeric_limits<int64_t>::max() - r.num_epochs,
+        " (epoch + num_epochs must fit in an int64)"));
+  }
+  ASSIGN_OR_RETURN(const int hops, ValidateSampling(local, r.sampling));
+  const int64_t batch = std::min<int64_t>(r.batch_size, std::ssize(r.seeds));
+  RETURN_IF_ERROR(CheckCost(MinibatchCost(local, seed_type, batch, r.sampling, hops), lim,
+                            absl::StrCat("a batch of ", batch, " seeds")));
+  return hops;
 }
 
 }  // namespace
@@ -163,15 +182,23 @@ void EpochStream::PostUpTo(int64_t end) {
         r.sampling = shared->request.sampling;
         r.seed = BatchSamplingSeed(shared->request, epoch, b);
         r.place_features = shared->hooks.place_features;
-        result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
-                                                 shared->seed_type, shared->hops);
-        if (result.ok()) {
-          BuildProfile profile = result->profile;  // the finisher may replace the batch
-          common::ThreadUsageClock clock;
-          if (shared->hooks.finish && !shared->cancelled.load()) shared->hooks.finish(*result);
-          clock.Lap(&profile.finish);
-          result->profile = profile;
-          if (shared->hooks.built) shared->hooks.built(profile);
+        r.cancelled = [&shared] { return shared->cancelled.load(); };
+        // Allocation failure is the request's cost, not a crash: ResourceExhausted.
+        try {
+          result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
+                                                   shared->seed_type, shared->hops);
+          if (result.ok()) {
+            BuildProfile profile = result->profile;  // the finisher may replace the batch
+            common::ThreadUsageClock clock;
+            if (shared->hooks.finish && !shared->cancelled.load()) shared->hooks.finish(*result);
+            clock.Lap(&profile.finish);
+            result->profile = profile;
+            if (shared->hooks.built) shared->hooks.built(profile);
+          }
+        } catch (const std::bad_alloc&) {
+          result = absl::ResourceExhaustedError(absl::StrCat(
+              "out of memory building batch ", b, " of epoch ", epoch, " (",
+              r.seeds.size(), " seeds)"));
         }
       }
       absl::MutexLock lock(&job->mu);
@@ -181,17 +208,22 @@ void EpochStream::PostUpTo(int64_t end) {
   }
 }
 
-absl::StatusOr<std::optional<Minibatch>> EpochStream::Next() {
+absl::StatusOr<std::optional<Minibatch>> EpochStream::Next(const CancelFn& cancelled) {
   if (next_ >= end_ || window_.empty()) return std::optional<Minibatch>();
   std::shared_ptr<Job> job = window_.front();
-  window_.pop_front();
   absl::StatusOr<Minibatch> result = absl::InternalError("unset");
   {
     absl::MutexLock lock(&job->mu);
-    job->mu.Await(absl::Condition(&job->done));
+    while (!job->mu.AwaitWithTimeout(absl::Condition(&job->done), kCancelPoll)) {
+      if (cancelled && cancelled()) {
+        shared_->cancelled = true;  // the builders stop at their next look
+        return absl::CancelledError("the stream was cancelled");
+      }
+    }
     result = std::move(*job->result);
     job->result.reset();
   }
+  window_.pop_front();
   ++next_;
   if (!result.ok()) {
     next_ = end_;  // the stream ends with the error

@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/executor.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
@@ -53,7 +54,9 @@ uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t 
 class EpochStream {
  public:
   // Validates everything in front, once: InvalidArgument for a bad batch size, empty /
-  // oversized / duplicated / foreign seeds, bad sampling, first_batch out of range. The batches
+  // oversized / duplicated / foreign seeds, bad sampling, first_batch out of range, epoch,
+  // num_epochs or num_batches whose sums or products overflow; ResourceExhausted when one
+  // batch's cost bound is above the budget (request_cost.h). The batches
   // (pieces of the validated shard) are then built without repeating these checks. `local`, `peers`
   // and `executor` must outlive the stream and every job it posted (destroy the executor first).
   // Optional, both run on the builder threads and must be thread-safe:
@@ -78,10 +81,15 @@ class EpochStream {
 
   // Batches per epoch.
   int64_t num_batches() const { return per_epoch_; }
+  // How often Next() asks its `cancelled` while it waits for a build.
+  static constexpr absl::Duration kCancelPoll = absl::Milliseconds(20);
+
   // The next batch in order (its epoch and index are next_epoch() and next_index() before the
-  // call), or nullopt at the end. Blocks until it is built. A build error is returned once and
-  // ends the stream.
-  absl::StatusOr<std::optional<Minibatch>> Next();
+  // call), or nullopt at the end. Blocks until it is built, asking `cancelled` (if set) every
+  // kCancelPoll: once it says true, the stream's builders are told to stop (between hops and
+  // inside long loops) and Cancelled is returned. A build error is returned once and ends the
+  // stream; a build that ran out of memory (std::bad_alloc) is ResourceExhausted.
+  absl::StatusOr<std::optional<Minibatch>> Next(const CancelFn& cancelled = {});
   int64_t next_epoch() const;
   int64_t next_index() const { return next_ % per_epoch_; }
 

@@ -9,9 +9,13 @@
 #include "common/half.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
+#include "server/engine/request_cost.h"
 
 namespace graphshard::engine {
 namespace {
+
+// How many seeds a sampling loop goes between two looks at its CancelFn.
+constexpr size_t kCancelCheckEvery = 4096;
 
 // Floyd's algorithm: k distinct positions in [0, n), each k-subset equally likely, in O(k).
 // Small k use a linear scan of the chosen set (faster than hashing for the usual fanouts).
@@ -120,7 +124,30 @@ absl::Status LocalPart::CheckOwned(int node_type, absl::Span<const int64_t> ids,
   return absl::OkStatus();
 }
 
-absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult& out) const {
+absl::StatusOr<int64_t> LocalPart::ItemEdges(const HopItem& item, bool replace) const {
+  int e = EdgeTypeIndex(item.edge_type);
+  if (e < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown edge type '", item.edge_type, "'"));
+  }
+  if (item.fanout < -1 || item.fanout > limits_.max_fanout) {
+    return absl::InvalidArgumentError(absl::StrCat("fanout ", item.fanout, " is outside -1..",
+                                                   limits_.max_fanout));
+  }
+  const EdgeType& et = edge_types_[e];
+  RETURN_IF_ERROR(CheckOwned(et.dst, item.seeds, absl::StrCat(item.edge_type, " seeds")));
+  const int64_t begin = node_types_[et.dst].shard->begin;
+  const common::CscView& csc = et.shard->csc;
+  int64_t edges = 0;
+  for (int64_t id : item.seeds) {
+    const int64_t deg = csc.EdgeEnd(id - begin) - csc.EdgeBegin(id - begin);
+    edges += item.fanout < 0 ? deg : replace ? (deg > 0 ? item.fanout : 0)
+                                             : std::min<int64_t>(deg, item.fanout);
+  }
+  return edges;
+}
+
+absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, const CancelFn& cancelled,
+                                   HopResult& out) const {
   int e = EdgeTypeIndex(item.edge_type);
   if (e < 0) {
     return absl::InvalidArgumentError(absl::StrCat("unknown edge type '", item.edge_type, "'"));
@@ -143,6 +170,9 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult&
   const size_t base = out.neighbors.size();
   std::vector<int64_t> picks;
   for (size_t i = 0; i < n; ++i) {
+    if (cancelled && i % kCancelCheckEvery == kCancelCheckEvery - 1 && cancelled()) {
+      return absl::CancelledError("the request was cancelled");
+    }
     if (i + 16 < n) csc.PrefetchOffsets(item.seeds[i + 16] - begin);
     const int64_t id = item.seeds[i];
     const int64_t first = csc.EdgeBegin(id - begin);
@@ -174,7 +204,25 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, HopResult&
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<HopResult>> LocalPart::SampleOneHop(const OneHopRequest& request) const {
+absl::Status LocalPart::CheckHopCost(const OneHopRequest& request) const {
+  int64_t total = 0;
+  for (const HopItem& item : request.items) total += std::ssize(item.seeds);
+  if (total > limits_.max_request_ids) {
+    return absl::InvalidArgumentError(absl::StrCat(total, " seeds exceed the limit ",
+                                                   limits_.max_request_ids));
+  }
+  RequestCost cost;
+  for (const HopItem& item : request.items) {
+    ASSIGN_OR_RETURN(int64_t edges, ItemEdges(item, request.replace));
+    cost.edges += static_cast<double>(edges);
+  }
+  cost.nodes = cost.edges;
+  cost.bytes = 8.0 * static_cast<double>(total) + 16.0 * cost.edges;
+  return CheckCost(cost, limits_, absl::StrCat("a hop of ", total, " seeds"));
+}
+
+absl::StatusOr<std::vector<HopResult>> LocalPart::SampleOneHop(const OneHopRequest& request,
+                                                                const CancelFn& cancelled) const {
   int64_t total = 0;
   for (const HopItem& item : request.items) total += std::ssize(item.seeds);
   if (total > limits_.max_request_ids) {
@@ -183,7 +231,7 @@ absl::StatusOr<std::vector<HopResult>> LocalPart::SampleOneHop(const OneHopReque
   }
   std::vector<HopResult> results(request.items.size());
   for (size_t i = 0; i < request.items.size(); ++i) {
-    RETURN_IF_ERROR(SampleItem(request.items[i], request.replace, results[i]));
+    RETURN_IF_ERROR(SampleItem(request.items[i], request.replace, cancelled, results[i]));
   }
   return results;
 }
@@ -196,6 +244,8 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
     return absl::InvalidArgumentError(absl::StrCat(total, " ids exceed the limit ",
                                                    limits_.max_request_ids));
   }
+  RETURN_IF_ERROR(CheckCost(GatherCost(*this, items, dtype), limits_,
+                            absl::StrCat("a gather of ", total, " rows")));
   std::vector<FeatureBlock> blocks(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     int t = NodeTypeIndex(items[i].node_type);

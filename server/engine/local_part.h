@@ -53,11 +53,19 @@ class LocalPart {
   // `fanout` distinct in-edges per seed (all when fanout is -1 or the degree is smaller); with
   // replacement exactly `fanout` draws when the degree is > 0. The draw for a seed depends only
   // on (item.seed, seed id). InvalidArgument for an unknown edge type, fanout < -1 or above the
-  // limit, too many seeds, or a seed this part does not own.
-  absl::StatusOr<std::vector<HopResult>> SampleOneHop(const OneHopRequest& request) const;
+  // limit, too many seeds, or a seed this part does not own; Cancelled when `cancelled` says
+  // so (asked every few thousand seeds).
+  absl::StatusOr<std::vector<HopResult>> SampleOneHop(const OneHopRequest& request,
+                                                      const CancelFn& cancelled = {}) const;
+  // For a hop asked from outside (a peer): validates it as SampleOneHop does and counts the
+  // edges it would sample exactly from the seeds' degrees; ResourceExhausted above the budget
+  // (Limits::max_request_*). The minibatch builder's own hops need not: the batch's bound
+  // covers them.
+  absl::Status CheckHopCost(const OneHopRequest& request) const;
 
   // Feature rows (converted to `dtype`) and labels, per item in order. InvalidArgument for an
-  // unknown type or an id this part does not own.
+  // unknown type or an id this part does not own; ResourceExhausted when the answer would be
+  // above Limits::max_request_bytes (checked before any row is copied).
   absl::StatusOr<std::vector<FeatureBlock>> GatherFeatures(absl::Span<const TypedIds> items,
                                                            FeatureDtype dtype) const;
 
@@ -70,7 +78,10 @@ class LocalPart {
 
  private:
   LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits);
-  absl::Status SampleItem(const HopItem& item, bool replace, HopResult& out) const;
+  absl::Status SampleItem(const HopItem& item, bool replace, const CancelFn& cancelled,
+                          HopResult& out) const;
+  // Validates the item (edge type, fanout, seeds owned) and returns how many edges it samples.
+  absl::StatusOr<int64_t> ItemEdges(const HopItem& item, bool replace) const;
 
   std::unique_ptr<const common::PartitionPart> part_;
   Limits limits_;

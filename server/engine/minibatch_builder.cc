@@ -11,6 +11,7 @@
 #include "server/engine/internal/ask_parts.h"
 #include "server/engine/internal/build_minibatch.h"
 #include "server/engine/internal/node_index.h"
+#include "server/engine/request_cost.h"
 
 namespace graphshard::engine {
 namespace {
@@ -21,6 +22,16 @@ using internal::NodeIndex;
 constexpr int64_t kPrefetchAhead = 8;
 // How many feature rows ahead the gather prefetches.
 constexpr size_t kRowsAhead = 4;
+
+// How many nodes a long loop goes between two looks at the request's CancelFn.
+constexpr size_t kCancelCheckEvery = 4096;
+
+absl::Status CheckCancelled(const MinibatchRequest& request) {
+  if (request.cancelled && request.cancelled()) {
+    return absl::CancelledError("the request was cancelled");
+  }
+  return absl::OkStatus();
+}
 
 // Where the sample of frontier node j for edge type e lives: part, item, position in the item.
 struct Slot {
@@ -85,12 +96,12 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
           requests, asked, local.part_index(),
           [&](int p, OneHopRequest r, Peers::Callback<std::vector<HopResult>> done) {
             if (const LocalPart* mapped = peers.SamplingPart(p)) {
-              done(mapped->SampleOneHop(r));  // a same-host peer's part, read in-process
+              done(mapped->SampleOneHop(r, request.cancelled));  // a same-host peer's part
               return;
             }
             peers.SampleOneHop(p, std::move(r), std::move(done));
           },
-          [&](const OneHopRequest& r) { return local.SampleOneHop(r); })));
+          [&](const OneHopRequest& r) { return local.SampleOneHop(r, request.cancelled); })));
 
   // Offsets of each seed's neighbours inside its item's result.
   std::vector<std::vector<std::vector<int64_t>>> offsets(k);
@@ -128,6 +139,7 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
     block.src.reserve(block.src.size() + static_cast<size_t>(edges_of_type));
     block.dst.reserve(block.dst.size() + static_cast<size_t>(edges_of_type));
     for (size_t s = 0; s < slots[e].size(); ++s) {
+      if (s % kCancelCheckEvery == kCancelCheckEvery - 1) RETURN_IF_ERROR(CheckCancelled(request));
       const Slot& slot = slots[e][s];
       const HopResult& r = (*results[slot.part])[slot.item];
       const std::vector<int64_t>& off = offsets[slot.part][slot.item];
@@ -166,8 +178,9 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
 // parts readable in this process (our own, and same-host peers that `peers` mapped) are copied
 // straight from the part into the output while the requests to the other owners are in flight:
 // one copy instead of gather -> message -> decode -> output.
-absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer& place,
+absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
                        Minibatch& batch) {
+  const FeaturePlacer& place = request.place_features;
   std::vector<NodeBlock>& nodes = batch.nodes;
   const FeatureDtype dtype = batch.feature_dtype;
   const int k = local.num_parts();
@@ -241,6 +254,9 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const FeaturePlacer
       const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
       std::vector<const common::NodeShard*> shards(k, nullptr);
       for (size_t j = 0; j < block.ids.size(); ++j) {
+        if (j % kCancelCheckEvery == kCancelCheckEvery - 1) {
+          RETURN_IF_ERROR(CheckCancelled(request));
+        }
         const Slot& s = where[t][j];
         if (s.item >= 0) continue;
         // Rows are random reads: fetch the row kRowsAhead ahead while this one is copied.
@@ -357,6 +373,9 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   }
   RETURN_IF_ERROR(ValidateSeeds(local, request, seed_type));
   ASSIGN_OR_RETURN(int hops, ValidateSampling(local, request.sampling));
+  RETURN_IF_ERROR(CheckCost(
+      MinibatchCost(local, seed_type, std::ssize(request.seeds), request.sampling, hops),
+      local.limits(), absl::StrCat("a minibatch of ", request.seeds.size(), " seeds")));
   return internal::BuildCheckedMinibatch(local, peers, request, seed_type, hops);
 }
 
@@ -388,6 +407,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
   for (size_t t = 0; t < types.size(); ++t) sampled_nodes[t].push_back(std::ssize(types[t].ids));
   std::vector<EdgeBlock> edges(local.edge_types().size());
   for (int hop = 0; hop < hops; ++hop) {
+    RETURN_IF_ERROR(CheckCancelled(request));
     std::vector<int64_t> before(types.size());
     for (size_t t = 0; t < types.size(); ++t) before[t] = std::ssize(types[t].ids);
     RETURN_IF_ERROR(RunHop(local, peers, request, hop, types, edges));
@@ -414,7 +434,8 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     edges[e].edge_type = local.edge_types()[e].name;
     out.edges.push_back(std::move(edges[e]));
   }
-  RETURN_IF_ERROR(GatherAll(local, peers, request.place_features, out));
+  RETURN_IF_ERROR(CheckCancelled(request));
+  RETURN_IF_ERROR(GatherAll(local, peers, request, out));
   clock.Lap(&profile.gather);
   out.profile = profile;
   return out;

@@ -26,6 +26,11 @@ struct Limits {
   int32_t max_hops = 8;
   int64_t max_stream_seeds = 1 << 26;  // seeds of one epoch stream
   int64_t max_stream_epochs = 1 << 20; // epochs of one stream (StreamRequest::num_epochs)
+  // The cost budget of one request (one minibatch, hop or gather), checked against an upper
+  // bound computed before any work (request_cost.h): ResourceExhausted beyond it.
+  int64_t max_request_nodes = int64_t{1} << 24;  // sampled nodes (all types, all trees)
+  int64_t max_request_edges = int64_t{1} << 26;  // sampled edges
+  int64_t max_request_bytes = int64_t{2} << 30;  // arrays built: ids, edges, feature rows
 };
 
 using common::FeatureDtype;  // common/feature_dtype.h, shared with the trainer
@@ -77,12 +82,17 @@ struct Minibatch;
 using FeaturePlacer = std::function<absl::StatusOr<std::vector<absl::Span<char>>>(
     Minibatch& batch, const std::vector<size_t>& feature_bytes)>;
 
+// Asked between hops and every few thousand nodes of a long loop; true = stop with Cancelled
+// (the client went away). Unset: never cancelled.
+using CancelFn = std::function<bool()>;
+
 struct MinibatchRequest {
   std::string seed_type;       // empty = the part's target type
   std::vector<int64_t> seeds;  // distinct ids of seed_type owned by the local part
   SamplingConfig sampling;
   uint64_t seed = 0;
   FeaturePlacer place_features;  // unset: rows go into NodeBlock::features
+  CancelFn cancelled;
 };
 
 struct NodeBlock {

@@ -14,6 +14,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
 #include "server/proto_convert.h"
+#include "shm/host_proof.h"
 
 namespace graphshard::bench {
 
@@ -54,7 +55,16 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
   r.set_num_batches(num_batches > 0 ? num_batches : f.batches);
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
-  if (shm) r.set_client_host_id(shm::HostId());
+  if (shm) {
+    // A same-host client proves it (shm/host_proof.h): the proof named in GetMetadata.
+    grpc::ClientContext mctx;
+    mctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::Metadata md;
+    if (stub->GetMetadata(&mctx, v1::GetMetadataRequest(), &md).ok()) {
+      r.set_client_host_id(md.host_id());
+      r.set_client_host_proof(shm::ReadHostProof(md.host_proof_name()).value_or(""));
+    }
+  }
   r.set_shm_ring(f.ring ? 2 : 0);  // this client holds one batch at a time
   shm::ShmRingReader own;
   shm::ShmRingReader& ring = client != nullptr ? client->reader : own;

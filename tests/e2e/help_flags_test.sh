@@ -36,6 +36,9 @@ check_help graphshard-server --partition --part --listen --registry --servers --
   --isolated-peers --peer-cache-mib --peer-dtype --stall-timeout-s --replica
 # The bulk transport's flags (docs/TRANSPORT.md).
 check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
+# Cost limits (issue 18; docs/SERVER.md, "Limits").
+check_help graphshard-server --max-client-streams --memory-budget-mib --client-memory-mib \
+  --max-request-nodes --max-request-edges --max-request-mib
 check_help graphshard-health --registry --parts --servers --timeout-s --replicas
 # The live view (issue 20, docs/SERVER.md "Live view").
 check_help graphshard-server --metrics-listen --progress-every-s
@@ -49,7 +52,7 @@ check_help "graphshard-partition generate" --kind --seed --out --format --num-no
   --num-edges --num-features --num-classes --scale --num-graphs --min-nodes --max-nodes
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
   --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
-  --drop-self-loops --force --quiet --progress-every-s
+  --drop-self-loops --force --quiet --progress-every-s --allow-nonfinite
 check_help "graphshard-partition inspect" --json --no-verify
 # The tool's own --help lists every subcommand's flags.
 out=$(timeout 20 "$BIN/graphshard-partition" --help) || fail "graphshard-partition --help failed"

@@ -21,6 +21,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
 #include "server/partition_server.h"
+#include "shm/host_proof.h"
 #include "shm/ring.h"
 
 namespace graphshard::testing {
@@ -91,6 +92,21 @@ class TestCluster {
   std::string dir_;
   std::vector<std::unique_ptr<server::PartitionServer>> servers_;
 };
+
+// Makes `request` (StreamBatchesRequest or GatherFeaturesRequest) a same-host client's: the
+// host id and the server's same-host proof, read as a trainer reads it (shm/host_proof.h).
+template <typename Request>
+void SetSameHost(v1::PartitionService::Stub& stub, Request& request) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::Metadata md;
+  grpc::Status got = stub.GetMetadata(&ctx, v1::GetMetadataRequest(), &md);
+  ASSERT_TRUE(got.ok()) << got.error_message();
+  request.set_client_host_id(md.host_id());
+  absl::StatusOr<std::string> proof = shm::ReadHostProof(md.host_proof_name());
+  ASSERT_TRUE(proof.ok()) << proof.status();
+  request.set_client_host_proof(*proof);
+}
 
 // A minibatch with its arrays decoded (inline or from shared memory), per type name.
 struct DecodedBlock {
