@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "trainer/choices.h"
 #include "trainer/data_types.h"
+#include "trainer/link_task.h"
 #include "trainer/model_registry.h"
 
 namespace graphshard::trainer {
@@ -23,7 +24,8 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part; a:p+c:r = replicas)
 
-  Task task = Task::kNode;                 // --task node|graph (graph: TU datasets, GIN)
+  Task task = Task::kNode;                 // --task node|graph|link (graph: TU datasets, GIN;
+                                           // link: link prediction, link_task.h)
   std::string model = "sage";              // --model: a RegisteredModels() name of the task
                                            // (the task's first row by default)
   int layers = 3;                          // --layers: GIN layers (--task graph)
@@ -64,6 +66,7 @@ struct TrainerOptions {
   double stall_timeout_s = 30;             // --stall-timeout-s: no batch for this long = the
                                            // server is stalled (stream reopened elsewhere)
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
+  LinkOptions link{};                      // --task link's flags (link_task.h)
 };
 
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
