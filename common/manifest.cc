@@ -166,6 +166,8 @@ std::string ManifestToJson(const Manifest& m) {
     if (t.max_in_degree >= 0) j["edge_types"].back()["max_in_degree"] = t.max_in_degree;
   }
   j["splits"] = m.splits;
+  if (!m.edge_splits.empty()) j["edge_splits"] = m.edge_splits;
+  if (!m.edge_split_reverse.empty()) j["edge_split_reverse"] = m.edge_split_reverse;
   j["files"] = json::object();
   for (const auto& [name, info] : m.files) {
     j["files"][name] = {{"dtype", std::string(DTypeName(info.dtype))},
@@ -221,6 +223,35 @@ absl::StatusOr<Manifest> ParseManifest(absl::string_view text, const std::string
       m.splits[split][ntype] = std::move(v);
     }
   }
+  if (j.contains("edge_splits")) {
+    ASSIGN_OR_RETURN(const json* esplits, f.Get("edge_splits", json::value_t::object));
+    for (const auto& [etype, per_split] : esplits->items()) {
+      if (!per_split.is_object()) return f.Error("edge_splits", "expected objects");
+      bool known = false;
+      for (const EdgeTypeInfo& t : m.edge_types) known = known || t.Name() == etype;
+      if (!known) return f.Error("edge_splits", absl::StrCat("names unknown edge type ", etype));
+      Fields ef(*esplits, path, "manifest.edge_splits");
+      Fields sf(per_split, path, ef.Child(etype));
+      for (const auto& [split, sizes] : per_split.items()) {
+        ASSIGN_OR_RETURN(std::vector<int64_t> v, sf.IntList(split));
+        if (std::ssize(v) != m.num_parts) return sf.Error(split, "must have num_parts entries");
+        m.edge_splits[etype][split] = std::move(v);
+      }
+    }
+  }
+  if (j.contains("edge_split_reverse")) {
+    ASSIGN_OR_RETURN(const json* rev, f.Get("edge_split_reverse", json::value_t::object));
+    Fields rf(*rev, path, "manifest.edge_split_reverse");
+    for (const auto& [etype, value] : rev->items()) {
+      ASSIGN_OR_RETURN(std::string reverse, rf.String(etype));
+      bool known = false;
+      for (const EdgeTypeInfo& t : m.edge_types) known = known || t.Name() == reverse;
+      if (!known || !m.edge_splits.count(etype)) {
+        return rf.Error(etype, "names an unknown edge type or one without edge splits");
+      }
+      m.edge_split_reverse[etype] = std::move(reverse);
+    }
+  }
   ASSIGN_OR_RETURN(const json* files, f.Get("files", json::value_t::object));
   for (const auto& [name, info] : files->items()) {
     ASSIGN_OR_RETURN(FileInfo fi, ParseFileInfo(info, path, absl::StrCat("files[", name, "]")));
@@ -251,6 +282,10 @@ std::string EdgeFilePath(int part, absl::string_view etype, absl::string_view fi
 
 std::string SplitFilePath(int part, absl::string_view ntype, absl::string_view split) {
   return absl::StrCat(PartDir(part), "/splits/", ntype, "/", split, ".npy");
+}
+
+std::string EdgeSplitFilePath(int part, absl::string_view etype, absl::string_view file) {
+  return absl::StrCat(PartDir(part), "/edge_splits/", etype, "/", file, ".npy");
 }
 
 }  // namespace graphshard::common

@@ -57,6 +57,11 @@ struct Manifest {
   std::vector<EdgeTypeInfo> edge_types;
   // split name ("train", "val", "test") -> node type -> [num_parts] sizes.
   std::map<std::string, std::map<std::string, std::vector<int64_t>>> splits;
+  // Link prediction: edge type -> split name -> [num_parts] supervision edges stored with each
+  // part (by destination). Absent from older manifests (= none).
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> edge_splits;
+  // Edge type with edge splits -> the edge type holding its edges reversed (absent = none).
+  std::map<std::string, std::string> edge_split_reverse;
   // Relative path ("part_0/nodes/node/feat.npy") -> what the file must be.
   std::map<std::string, FileInfo> files;
 
@@ -76,6 +81,10 @@ std::string PartDir(int part);
 std::string NodeFilePath(int part, absl::string_view ntype, absl::string_view file);
 std::string EdgeFilePath(int part, absl::string_view etype, absl::string_view file);
 std::string SplitFilePath(int part, absl::string_view ntype, absl::string_view split);
+// part_<k>/edge_splits/<etype>/<split>.npy: int64 [2, n], row 0 sources, row 1 destinations
+// (global ids; every destination owned by part k). file "dst_degree" (no split): int64
+// [num dst nodes], every destination's number of training edges (degree-biased negatives).
+std::string EdgeSplitFilePath(int part, absl::string_view etype, absl::string_view file);
 
 }  // namespace graphshard::common
 

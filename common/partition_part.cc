@@ -1,6 +1,7 @@
 #include "common/partition_part.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -180,6 +181,29 @@ absl::Status PartitionPart::LoadEdges(const EdgeTypeInfo& info) {
   ASSIGN_OR_RETURN(s.csc, CscView::Create(indptr, indices, src->num_nodes,
                                           absl::StrCat(dir_, "/", indptr_rel, " + indices.npy")));
   ASSIGN_OR_RETURN(s.edge_ids, OpenInt64(EdgeFilePath(part_, etype, "edge_id.npy"), {e}));
+  auto split_sizes = manifest_.edge_splits.find(etype);
+  if (split_sizes != manifest_.edge_splits.end()) {
+    const int64_t dst_begin = dst->part_offsets[part_];
+    const int64_t dst_end = dst->part_offsets[part_ + 1];
+    for (const auto& [split, sizes] : split_sizes->second) {
+      const std::string rel = EdgeSplitFilePath(part_, etype, split);
+      const int64_t n = sizes[static_cast<size_t>(part_)];
+      ASSIGN_OR_RETURN(absl::Span<const int64_t> both, OpenInt64(rel, {2, n}));
+      EdgeSplitView view{both.subspan(0, static_cast<size_t>(n)),
+                         both.subspan(static_cast<size_t>(n))};
+      RETURN_IF_ERROR(CheckIdsInRange(view.src, 0, src->num_nodes,
+                                      absl::StrCat(dir_, "/", rel, " (row 0, sources)")));
+      RETURN_IF_ERROR(CheckIdsInRange(view.dst, dst_begin, dst_end,
+                                      absl::StrCat(dir_, "/", rel, " (row 1, destinations)")));
+      s.splits[split] = view;
+    }
+    auto reverse = manifest_.edge_split_reverse.find(etype);
+    if (reverse != manifest_.edge_split_reverse.end()) s.split_reverse = reverse->second;
+    const std::string rel = EdgeSplitFilePath(part_, etype, "dst_degree");
+    ASSIGN_OR_RETURN(s.dst_degree, OpenInt64(rel, {dst->num_nodes}));
+    RETURN_IF_ERROR(CheckIdsInRange(s.dst_degree, 0, std::numeric_limits<int64_t>::max(),
+                                    absl::StrCat(dir_, "/", rel)));
+  }
   edges_[etype] = std::move(s);
   return absl::OkStatus();
 }

@@ -31,11 +31,24 @@ struct NodeShard {
   int64_t num_rows() const { return end - begin; }
 };
 
+// Supervision edges of one split (link prediction): edge i is src[i] -> dst[i], global ids,
+// every dst owned by this part.
+struct EdgeSplitView {
+  absl::Span<const int64_t> src;
+  absl::Span<const int64_t> dst;
+  int64_t size() const { return static_cast<int64_t>(src.size()); }
+};
+
 // The in-edges of one edge type whose destination this part owns.
 struct EdgeShard {
   EdgeTypeInfo info;
   CscView csc;                         // rows = local dst rows of info.dst
   absl::Span<const int64_t> edge_ids;  // [num_edges]: edge id in the input graph
+  // Link prediction, when the partition has edge splits of this type: "train" / "val" / "test",
+  // and every dst-type node's number of training edges (global, [num dst nodes]).
+  std::map<std::string, EdgeSplitView> splits{};
+  absl::Span<const int64_t> dst_degree{};
+  std::string split_reverse{};  // the edge type holding these edges reversed ("" = none)
 };
 
 struct LoadOptions {

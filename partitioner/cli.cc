@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "common/flags.h"
 #include "common/progress.h"
+#include "partitioner/edge_split.h"
 #include "partitioner/generate.h"
 #include "partitioner/inspect.h"
 #include "partitioner/internal/progress.h"
@@ -127,7 +128,15 @@ FlagSpec PartitionSpec() {
        {"test-idx", "FILE", "edge lists only: test nodes"},
        {"progress-every-s", "S",
         "progress lines on stderr: one every S seconds when stderr is not a terminal\n"
-        "(on a terminal one line redrawn in place; default: 10)"}},
+        "(on a terminal one line redrawn in place; default: 10)"},
+       {"edge-split", "TRAIN,VAL,TEST",
+        "link prediction: split the target edge type's edges (e.g. 0.85,0.05,0.10), seeded by\n"
+        "--seed; val/test edges leave the message-passing graph"},
+       {"target-edge-type", "SRC__REL__DST",
+        "the edge type --edge-split splits (default: the only one)"},
+       {"reverse-edge-type", "DST__REL__SRC",
+        "the edge type holding the target's edges reversed, split with it\n"
+        "(default: DST__rev_REL__SRC when present, as --undirected adds)"}},
       {{"undirected", "add the reverse of every edge"},
        {"dedup", "drop duplicate edges"},
        {"drop-self-loops", "drop self loops"},
@@ -386,6 +395,18 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
     graph = LoadInput(p, read);
   }
   if (!graph.ok()) return Failure(graph.status());
+  if (p.values.count("edge-split")) {
+    EdgeSplitOptions split;
+    CLI_USAGE_IF_ERROR(ParseEdgeSplit(p.values["edge-split"], split));
+    split.seed = o.seed;
+    split.edge_type = p.values["target-edge-type"];
+    split.reverse_edge_type = p.values["reverse-edge-type"];
+    absl::Status s = SplitEdges(*graph, split);
+    if (!s.ok()) return Failure(s);
+  } else if (p.values.count("target-edge-type") || p.values.count("reverse-edge-type")) {
+    return Usage(
+        absl::InvalidArgumentError("--target-edge-type and --reverse-edge-type need --edge-split"));
+  }
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());
   out << "partitioned " << graph->TotalNodes() << " nodes, " << graph->TotalEdges() << " edges ("

@@ -83,6 +83,22 @@ absl::Status ValidateEdgeType(const Graph& g, const EdgeTypeData& t) {
     return Bad("edge type ", t.Name(), ": edge ", bad, " (", t.src_ids[bad], " -> ", t.dst_ids[bad],
                ") has a node id out of range (", ns, " ", t.src, ", ", nd, " ", t.dst, ")");
   }
+  for (const auto& [name, split] : t.splits) {
+    if (name != "train" && name != "val" && name != "test") {
+      return Bad("edge type ", t.Name(), ": unknown edge split \"", name, "\" (train, val, test)");
+    }
+    if (split.src_ids.size() != split.dst_ids.size()) {
+      return Bad("edge type ", t.Name(), ": edge split ", name, " has ", split.src_ids.size(),
+                 " sources but ", split.dst_ids.size(), " targets");
+    }
+    for (int64_t i = 0; i < split.src_ids.size(); ++i) {
+      const int64_t a = split.src_ids[i], b = split.dst_ids[i];
+      if (a < 0 || a >= ns || b < 0 || b >= nd) {
+        return Bad("edge type ", t.Name(), ": edge split ", name, " edge ", i, " (", a, " -> ", b,
+                   ") has a node id out of range (", ns, " ", t.src, ", ", nd, " ", t.dst, ")");
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

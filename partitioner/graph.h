@@ -91,6 +91,12 @@ struct NodeTypeData {
   std::map<std::string, Array<int64_t>> splits;
 };
 
+// Supervision edges of one split (link prediction): src_ids[i] -> dst_ids[i].
+struct EdgeSplitData {
+  Array<int64_t> src_ids;
+  Array<int64_t> dst_ids;
+};
+
 // Edge e is src_ids[e] -> dst_ids[e]; e is its edge id within this edge type.
 struct EdgeTypeData {
   std::string src;
@@ -98,6 +104,11 @@ struct EdgeTypeData {
   std::string dst;
   Array<int64_t> src_ids;
   Array<int64_t> dst_ids;
+  // Link prediction: "train" / "val" / "test" -> supervision edges (edge_split.h, SplitEdges).
+  std::map<std::string, EdgeSplitData> splits{};
+  // With splits: the edge type that holds these edges reversed ("" = none), whose reversed
+  // held-out edges were removed too and whose reversed supervision edges the sampler leaves out.
+  std::string split_reverse{};
   std::string Name() const { return src + "__" + rel + "__" + dst; }
   int64_t num_edges() const { return src_ids.size(); }
 };
@@ -120,7 +131,8 @@ Graph HomogeneousGraph(int64_t num_nodes, std::vector<int64_t> src, std::vector<
 // InvalidArgument naming the type and field unless: names are non-empty and free of "/" and
 // "__" (they become folder names), node types distinct, edge types distinct and name known node
 // types, array sizes match, every edge endpoint and split id is in range, split names are
-// train/val/test and split ids distinct, labels < num_classes (negative = unlabelled). Scans
+// train/val/test and split ids distinct, edge splits named train/val/test with endpoints in
+// range, labels < num_classes (negative = unlabelled). Scans
 // every edge once. The consumers call it at their entry; readers and generators do not.
 absl::Status ValidateGraph(const Graph& g);
 

@@ -207,6 +207,46 @@ absl::Status WriteSplits(const Plan& plan, common::Manifest& m, FolderWriter& w)
   return absl::OkStatus();
 }
 
+// Link prediction: each split's supervision edges with the part owning their destination (new
+// ids, [2, n]: sources then destinations, in the split's order), and in every part the training
+// in-degree of every destination (degree-biased negatives need the whole distribution).
+absl::Status WriteEdgeSplits(const Plan& plan, internal::AtomicDir& dir, common::Manifest& m,
+                             FolderWriter& w) {
+  for (const EdgeTypeData& t : plan.g.edge_types) {
+    if (t.splits.empty()) continue;
+    const int s = plan.g.NodeTypeIndex(t.src), d = plan.g.NodeTypeIndex(t.dst);
+    const Relabel &rs = plan.relabel[s], &rd = plan.relabel[d];
+    const std::string et = t.Name();
+    for (int p = 0; p < plan.num_parts; ++p) {
+      RETURN_IF_ERROR(dir.MakeDirs(absl::StrCat(common::PartDir(p), "/edge_splits/", et)));
+    }
+    if (!t.split_reverse.empty()) m.edge_split_reverse[et] = t.split_reverse;
+    std::vector<int64_t> degree(static_cast<size_t>(plan.g.node_types[d].num_nodes), 0);
+    for (const auto& [name, split] : t.splits) {
+      std::vector<std::vector<int64_t>> src(plan.num_parts), dst(plan.num_parts);
+      for (int64_t i = 0; i < split.src_ids.size(); ++i) {
+        const int p = plan.parts[d][split.dst_ids[i]];
+        src[p].push_back(rs.new_of[split.src_ids[i]]);
+        dst[p].push_back(rd.new_of[split.dst_ids[i]]);
+        if (name == "train") ++degree[rd.new_of[split.dst_ids[i]]];
+      }
+      std::vector<int64_t>& sizes = m.edge_splits[et][name];
+      for (int p = 0; p < plan.num_parts; ++p) {
+        const int64_t n = std::ssize(src[p]);
+        sizes.push_back(n);
+        src[p].insert(src[p].end(), dst[p].begin(), dst[p].end());
+        RETURN_IF_ERROR(
+            w.Write<int64_t>(common::EdgeSplitFilePath(p, et, name), {2, n}, src[p]));
+      }
+    }
+    for (int p = 0; p < plan.num_parts; ++p) {
+      RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeSplitFilePath(p, et, "dst_degree"),
+                                       {std::ssize(degree)}, degree));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WritePart(const Plan& plan, int p, internal::AtomicDir& dir, common::Manifest& m,
                        FolderWriter& w) {
   const Graph& g = plan.g;
@@ -268,6 +308,7 @@ absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionO
   FolderWriter writer(dir.tmp_path(), m);
   for (int p = 0; p < options.num_parts; ++p) RETURN_IF_ERROR(WritePart(plan, p, dir, m, writer));
   RETURN_IF_ERROR(WriteSplits(plan, m, writer));
+  RETURN_IF_ERROR(WriteEdgeSplits(plan, dir, m, writer));
   RETURN_IF_ERROR(common::WriteManifest(dir.tmp_path(), m));
   RETURN_IF_ERROR(dir.Commit());
   return m;

@@ -13,7 +13,10 @@
 //     its destination, as CSC: indptr.npy int64 [n_dst + 1], indices.npy int64 [e] (global new
 //     source ids, ascending within each destination; ties by edge id), edge_id.npy int64 [e]
 //     (the edge's position in its edge type's input list);
-//   - splits/<t>/{train,val,test}.npy int64: ascending global new ids owned by part k.
+//   - splits/<t>/{train,val,test}.npy int64: ascending global new ids owned by part k;
+//   - for an edge type with edge splits (edge_split.h): edge_splits/<etype>/{train,val,test}.npy
+//     int64 [2, n] (sources, then destinations owned by part k, new ids) and dst_degree.npy
+//     int64 [destination type's nodes] (training in-degrees, the same in every part).
 // The manifest lists every file with dtype, shape and CRC-32; PartitionPart::Load accepts
 // every part. Output is a deterministic function of (graph, options): same inputs give
 // byte-identical files (METIS included: fixed seed, single thread).

@@ -34,6 +34,22 @@ absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& 
   r.num_batches = p.num_batches();
   r.num_epochs = p.num_epochs() == 0 ? 1 : p.num_epochs();
   ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
+  if (p.has_link() && !p.link().edge_type().empty()) {
+    r.link.edge_type = p.link().edge_type();
+    r.link.split = p.link().split().empty() ? "train" : p.link().split();
+    r.link.neg_ratio = p.link().neg_ratio();
+    switch (p.link().neg_sampling()) {
+      case v1::NEG_UNIFORM:
+        r.link.neg_sampling = engine::NegativeSampling::kUniform;
+        break;
+      case v1::NEG_DEGREE:
+        r.link.neg_sampling = engine::NegativeSampling::kDegree;
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown negative sampling ", static_cast<int>(p.link().neg_sampling())));
+    }
+  }
   return r;
 }
 
@@ -98,6 +114,9 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
     out->set_rel(e.shard->info.rel);
     out->set_dst(e.shard->info.dst);
     out->set_num_local_edges(e.shard->csc.num_edges());
+    for (const auto& [split, view] : e.shard->splits) {
+      (*out->mutable_split_sizes())[split] = view.size();
+    }
     local_edges += e.shard->csc.num_edges();
   }
   const v1::NodeTypeMeta& target = response->node_types(local_.target_type());
@@ -114,6 +133,26 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
 grpc::Status PartitionServiceImpl::GetSplit(grpc::ServerContext*, const v1::GetSplitRequest* request,
                                             v1::GetSplitResponse* response) {
   CallTimer timer(stats_, "GetSplit");
+  if (!request->edge_type().empty()) {  // link prediction: positions of the split's edges
+    const int e = local_.EdgeTypeIndex(request->edge_type());
+    if (e < 0) {
+      timer.set_ok(false);
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("unknown edge type '", request->edge_type(), "'"));
+    }
+    const auto& splits = local_.edge_types()[static_cast<size_t>(e)].shard->splits;
+    auto it = splits.find(request->split());
+    if (it == splits.end()) {
+      timer.set_ok(false);
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("edge type '", request->edge_type(), "' has no edge split '",
+                                       request->split(), "' (partition with --edge-split)"));
+    }
+    std::vector<int64_t> positions(static_cast<size_t>(it->second.size()));
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int64_t>(i);
+    response->set_ids(ToBytes<int64_t>(positions));
+    return grpc::Status::OK;
+  }
   int t = request->node_type().empty() ? local_.target_type()
                                        : local_.NodeTypeIndex(request->node_type());
   if (t < 0) {

@@ -66,6 +66,14 @@ void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p
     sink.Put(e.dst, pe->mutable_dst());
     for (int64_t x : e.num_sampled_edges) pe->add_num_sampled_edges(x);
   }
+  if (!b.link.edge_type.empty()) {
+    v1::LinkLabels* pl = p->mutable_link();
+    pl->set_edge_type(b.link.edge_type);
+    pl->set_num_pos(b.link.num_pos);
+    sink.Put(b.link.src, pl->mutable_src());
+    sink.Put(b.link.dst, pl->mutable_dst());
+    sink.Put(b.link.label, pl->mutable_label());
+  }
 }
 
 }  // namespace
@@ -251,6 +259,8 @@ size_t ShmBytes(const engine::Minibatch& b, const std::vector<size_t>* feature_b
     n += AlignUp(x.ids.size() * 8) + AlignUp(x.labels.size() * 8) + AlignUp(x.tree.size() * 8);
   }
   for (const engine::EdgeBlock& e : b.edges) n += AlignUp(e.src.size() * 8) + AlignUp(e.dst.size() * 8);
+  n += AlignUp(b.link.src.size() * 8) + AlignUp(b.link.dst.size() * 8) +
+       AlignUp(b.link.label.size() * 4);
   return n;
 }
 

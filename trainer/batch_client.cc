@@ -159,11 +159,13 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   return md;
 }
 
-absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view split) {
+absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view split,
+                                                               absl::string_view edge_type) {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
   v1::GetSplitRequest req;
   req.set_split(std::string(split));
+  req.set_edge_type(std::string(edge_type));
   v1::GetSplitResponse resp;
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GetSplit(&ctx, req, &resp),
                            absl::StrCat("GetSplit(", split, ")"), Label()));

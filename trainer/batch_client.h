@@ -30,7 +30,8 @@
 namespace graphshard::trainer {
 
 struct StreamOptions {
-  std::vector<int64_t> seeds;  // of the target type, all owned by the server asked
+  std::vector<int64_t> seeds;  // of the target type, all owned by the server asked; link
+                               // streams: positions in the server's edge split
   int64_t batch_size = 256;
   bool shuffle = true;
   uint64_t shuffle_seed = 0;
@@ -47,6 +48,13 @@ struct StreamOptions {
   // Shared memory: at most this many of the stream's batches are alive at once in the client
   // (the server's ring of segments; proto StreamBatchesRequest.shm_ring). 0: no ring.
   int max_held_batches = 8;
+  // Link prediction (proto LinkSampling): set edge_type for a link stream.
+  struct Link {
+    std::string edge_type;
+    std::string split = "train";
+    int neg_ratio = 1;
+    bool degree_negatives = false;  // else uniform
+  } link{};
 };
 
 struct ClientOptions {
@@ -95,8 +103,11 @@ class PartitionClient {
   absl::Status CheckServing(absl::Time deadline);
 
   absl::StatusOr<ServerMetadata> GetMetadata();
-  // "train", "val" or "test": the global ids of that split (of the target type) owned here.
-  absl::StatusOr<std::vector<int64_t>> GetSplit(absl::string_view split);
+  // "train", "val" or "test": the global ids of that split (of the target type) owned here;
+  // with `edge_type` (link prediction), the positions 0..n-1 of that edge type's n split edges
+  // here (a link stream's seeds).
+  absl::StatusOr<std::vector<int64_t>> GetSplit(absl::string_view split,
+                                                absl::string_view edge_type = "");
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
   // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before

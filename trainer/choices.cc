@@ -5,7 +5,8 @@
 namespace graphshard::trainer {
 namespace {
 
-constexpr Choice<Task> kTasks[] = {{Task::kNode, "node"}, {Task::kGraph, "graph"}};
+constexpr Choice<Task> kTasks[] = {
+    {Task::kNode, "node"}, {Task::kGraph, "graph"}, {Task::kLink, "link"}};
 constexpr Choice<DeviceKind> kDevices[] = {{DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}};
 constexpr Choice<H2dMode> kH2dModes[] = {{H2dMode::kRegistered, "registered"},
                                          {H2dMode::kStaged, "staged"}};

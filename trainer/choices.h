@@ -18,7 +18,7 @@
 
 namespace graphshard::trainer {
 
-enum class Task { kNode, kGraph };            // --task node|graph
+enum class Task { kNode, kGraph, kLink };     // --task node|graph|link
 enum class DeviceKind { kCpu, kCuda };        // --device cpu|cuda
 enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
 enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl

@@ -31,6 +31,7 @@ std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
       " seed=", o.seed, " world=", world_size, " lr=", Exact(o.lr), " wd=", Exact(o.weight_decay),
       " dropout=", Exact(o.dropout), " replace=", o.replace, " dtype=", NameOf(o.feature_dtype),
       " normalize=", o.normalize_features,
+      o.task == Task::kLink ? LinkFingerprint(o.link) : "",
       // Written only where it is not fp32, the precision of every earlier checkpoint, so that
       // those keep their spelling and still resume.
       precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/feature_dtype.h"
@@ -27,6 +28,9 @@ struct EdgeTypeInfo {
   std::string name;  // src__rel__dst
   int src = 0;       // index into ServerMetadata::node_types
   int dst = 0;
+  // Link prediction: this part's supervision edges per split ("train", "val", "test"); empty
+  // when the partition has no edge splits of this type.
+  std::vector<std::pair<std::string, int64_t>> split_sizes{};
 };
 
 struct ServerMetadata {
@@ -81,6 +85,21 @@ struct EdgeBlockData {
   std::vector<int64_t> num_sampled_edges;
 };
 
+// A link batch's supervision edges (PyG's edge_label_index / edge_label): num_edges rows of
+// the hop-0 nodes of nodes[src_block] and nodes[dst_block], labels float32 (1 positive, 0
+// negative); positives first, then negative j of positive i at num_pos * (1 + j) + i.
+struct LinkLabelData {
+  std::string edge_type;  // empty: a node batch
+  int edge_type_index = 0;
+  int src_block = 0;
+  int dst_block = 0;
+  int64_t num_edges = 0;
+  int64_t num_pos = 0;
+  ByteView src;    // int64 [num_edges]
+  ByteView dst;    // int64 [num_edges]
+  ByteView label;  // float32 [num_edges]
+};
+
 // One sampled (heterogeneous) subgraph, decoded and validated, its arrays read in place: from
 // the gRPC message, or from the shared-memory segment the server wrote it to (mapped here, its
 // name already unlinked). The first batch_size rows of nodes[seed_block] are the seeds.
@@ -94,6 +113,8 @@ struct MinibatchData {
   bool pinned = false;         // ... in a segment registered for DMA (trainer/host_register.h)
   std::vector<NodeBlockData> nodes;  // ServerMetadata::node_types order
   std::vector<EdgeBlockData> edges;
+  // Link batches: batch_size is link.num_edges, and every endpoint is a hop-0 node.
+  LinkLabelData link{};
   std::shared_ptr<const void> owner;  // keeps every ByteView alive
 };
 

@@ -82,8 +82,18 @@ struct DeviceSums {
   torch::Tensor loss_sum;  // sum of loss * seeds
   torch::Tensor correct;
   torch::Tensor first_nonfinite;  // int64: the first step with a non-finite loss, -1 if none
-  double seen = 0;
+  double seen = 0;   // seeds (node tasks) or supervision edges (link) the sums are over
+  double seeds = 0;  // seeds: nodes, graphs, or positive edges (link) trained on
 };
+
+// Link prediction: the dot product of the endpoints' embeddings, one logit per supervision edge.
+torch::Tensor LinkScores(GnnModelImpl& model, const BatchTensors& batch) {
+  const std::vector<torch::Tensor> h = model.EmbedSeeds(batch);
+  const LinkTensors& l = batch.link;
+  const torch::Tensor src = h[static_cast<size_t>(l.src_type)].index_select(0, l.src);
+  const torch::Tensor dst = h[static_cast<size_t>(l.dst_type)].index_select(0, l.dst);
+  return (src * dst).sum(1);
+}
 
 // One optimizer step of this rank on `batch` (none: a rank without seeds, which still joins the
 // all-reduce with zero gradients), gradients averaged over ranks. The loss (undefined without a
@@ -93,7 +103,18 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, Communicator& comm,
                                    double& allreduce_s) {
   st.optimizer->zero_grad();
   torch::Tensor loss;
-  if (batch.has_value()) {
+  if (batch.has_value() && batch->link.present) {
+    // Binary cross-entropy over the positive and negative edges; accuracy at probability 0.5;
+    // the seeds counted are the positive (seed) edges.
+    const torch::Tensor scores = LinkScores(*st.model, *batch);
+    loss = torch::nn::functional::binary_cross_entropy_with_logits(scores, batch->link.label);
+    loss.backward();
+    const auto edges = static_cast<double>(scores.size(0));
+    sums.loss_sum += loss.detach().to(torch::kFloat64) * edges;
+    sums.correct += scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum().to(torch::kFloat64);
+    sums.seen += edges;
+    sums.seeds += static_cast<double>(batch->link.num_pos);
+  } else if (batch.has_value()) {
     torch::Tensor logits = st.model->Forward(*batch);
     loss = torch::nn::functional::cross_entropy(logits, batch->y);
     loss.backward();
@@ -101,6 +122,7 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, Communicator& comm,
     sums.loss_sum += loss.detach().to(torch::kFloat64) * bs;
     sums.correct += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
     sums.seen += bs;
+    sums.seeds += bs;
   }
   if (comm.world_size() > 1) {
     const auto reduce_start = Clock::now();
@@ -161,6 +183,12 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     so.replace = options_.replace;
     so.feature_dtype = options_.feature_dtype;
     so.client_host_id = host_id_;
+    if (!plan_.link_edge_type.empty()) {  // training negatives as asked; evaluation: uniform
+      so.link = {.edge_type = plan_.link_edge_type,
+                 .split = shards[i].split,
+                 .neg_ratio = train ? options_.link.neg_ratio : options_.link.eval_neg_ratio,
+                 .degree_negatives = train && options_.link.degree_negatives};
+    }
     // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
     // possibly the previous one's (until the loop drops it); one spare.
     so.max_held_batches = options_.prefetch + 4;
@@ -265,7 +293,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   RETURN_IF_ERROR(sums.CheckFinite(comm_, r.sums, epoch, steps));
   const PipelineTimings pipeline_s = Minus(pipeline.timings(), timings_before);
   r.local = {.steps = steps - first_step,
-             .seeds = sums.seen,
+             .seeds = sums.seeds,
              .time_s = SecondsSince(t0),
              .wait_s = wait_s,
              .allreduce_s = allreduce_s,
@@ -294,13 +322,24 @@ absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<ShardSeeds>& sp
   torch::Tensor correct =
       torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(st.device));
   double total = 0;
+  EvalCounts link_counts;
   for (size_t s = 0; s < schedule.step_stream.size(); ++s) {
     ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline->Next());
+    if (batch->link.present) {
+      const torch::Tensor scores = LinkScores(*st.model, *batch).to(torch::kCPU).contiguous();
+      const int64_t p = batch->link.num_pos;
+      const absl::Span<const float> all(scores.data_ptr<float>(),
+                                        static_cast<size_t>(scores.size(0)));
+      AddLinkScores(all.subspan(0, static_cast<size_t>(p)), all.subspan(static_cast<size_t>(p)),
+                    options_.link.hits_k, link_counts.link);
+      continue;
+    }
     torch::Tensor logits = st.model->Forward(*batch);
     correct += logits.argmax(1).eq(batch->y).sum();
     total += static_cast<double>(batch->batch_size);
   }
-  return EvalCounts{static_cast<double>(correct.item<int64_t>()), total};
+  if (!plan_.link_edge_type.empty()) return link_counts;
+  return EvalCounts{static_cast<double>(correct.item<int64_t>()), total, {}};
 }
 
 }  // namespace graphshard::trainer

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "trainer/communicator.h"
 #include "trainer/epoch_plan.h"
+#include "trainer/link_task.h"
 #include "trainer/metrics.h"
 #include "trainer/options.h"
 #include "trainer/report.h"
@@ -42,6 +43,7 @@ struct EpochResult {
 struct EvalCounts {
   double correct = 0;
   double total = 0;
+  LinkEvalCounts link{};  // --task link
 };
 
 class EpochLoop {
@@ -60,7 +62,8 @@ class EpochLoop {
   absl::StatusOr<EpochResult> Train(int64_t epoch, int64_t first_step, const TrainingSums& carried);
 
   // Every batch of this rank's shards of a split, in order, without dropout: its correct
-  // predictions and seeds (this rank's alone).
+  // predictions and seeds (this rank's alone); link prediction: the scores' counts (link_task.h)
+  // over the split's edges and --eval-neg-ratio uniform negatives each.
   absl::StatusOr<EvalCounts> Evaluate(const std::vector<ShardSeeds>& split, int64_t epoch);
 
  private:

@@ -19,6 +19,9 @@ namespace graphshard::trainer {
 struct ShardSeeds {
   int part = 0;
   std::vector<int64_t> ids;
+  // "train", "val" or "test": the split the ids come from (link streams name it to the server,
+  // their ids being positions in that edge split).
+  std::string split{};
 };
 
 // ceil(num_seeds / batch_size); 0 for no seeds.

@@ -8,6 +8,8 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 #include "trainer/model_registry.h"
 #include "trainer/tensors.h"
 
@@ -39,6 +41,13 @@ class GnnModelImpl : public torch::nn::Module {
  public:
   // Logits of the seeds: [batch_size, num_classes], float32.
   virtual torch::Tensor Forward(const BatchTensors& batch) = 0;
+  // Link prediction: per node type, the outputs of its hop-0 nodes (undefined for types the
+  // model does not embed). By default Forward's, for the seed type.
+  virtual std::vector<torch::Tensor> EmbedSeeds(const BatchTensors& batch) {
+    std::vector<torch::Tensor> out(batch.x.size());
+    out[static_cast<size_t>(batch.seed_type)] = Forward(batch);
+    return out;
+  }
 
   void set_compute(const ComputeOptions& compute) { compute_ = compute; }
   const ComputeOptions& compute() const { return compute_; }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,6 +28,10 @@ struct ModelOptions {
   int64_t hidden_channels = 64;
   int64_t num_layers = 2;  // one per sampling hop; gin: GIN layers
   double dropout = 0.5;
+  // Link prediction (--task link): the size of the nodes' output embeddings (0: the target
+  // type's classes) and, on a heterogeneous graph, the node types embedded (empty: the target).
+  int64_t out_channels = 0;
+  std::vector<int> output_types{};
 };
 
 using ModelFactory = absl::StatusOr<std::shared_ptr<GnnModelImpl>> (*)(const ServerMetadata& md,

@@ -75,7 +75,8 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                   });
   AddEnum(flags, "task", &o.task,
           "node classification, or graph classification on a partitioned TU\n"
-          "dataset (whole graphs per batch, GIN, sum pooling)");
+          "dataset (whole graphs per batch, GIN, sum pooling), or link prediction\n"
+          "(SAGE encoder, dot-product decoder; needs partition --edge-split)");
   std::vector<std::string> model_names;
   for (const ModelInfo& m : models) model_names.emplace_back(m.name);
   flags.AddCustom("model", absl::StrJoin(model_names, "|"),
@@ -153,6 +154,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
   flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
                   "rendezvous and Gloo collective timeout", positive);
   rpc::AddSecurityFlags(flags, &o.security);
+  RegisterLinkFlags(flags, o.link);
 }
 
 }  // namespace
@@ -176,10 +178,12 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   const bool have_fanouts = flags.IsSet("fanouts");
   const bool have_registry = flags.IsSet("registry");
   const bool have_servers = flags.IsSet("servers");
+  // Link prediction encodes nodes with a node-task model (its sage row).
+  const Task model_task = o.task == Task::kLink ? Task::kNode : o.task;
   if (!have_model) {  // the task's first registered model
     const ModelInfo* first = nullptr;
     for (const ModelInfo& m : models) {
-      if (m.task == o.task && first == nullptr) first = &m;
+      if (m.task == model_task && first == nullptr) first = &m;
     }
     if (first == nullptr) {
       return absl::InvalidArgumentError(
@@ -191,7 +195,12 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (model == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("--model ", o.model, ": not registered"));
   }
-  if (model->task != o.task) {
+  if (o.task == Task::kLink && o.model != "sage") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--task link trains --model sage (GraphSAGE encoder, dot-product decoder), not --model ",
+        o.model));
+  }
+  if (model->task != model_task) {
     if (o.task == Task::kGraph) {
       return absl::InvalidArgumentError(
           absl::StrCat("--task graph trains --model gin, not --model ", o.model));

@@ -15,6 +15,7 @@
 #include "rpc/security.h"
 #include "trainer/choices.h"
 #include "trainer/data_types.h"
+#include "trainer/link_task.h"
 #include "trainer/model_registry.h"
 
 namespace graphshard::trainer {
@@ -24,7 +25,8 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part; a:p+c:r = replicas)
 
-  Task task = Task::kNode;                 // --task node|graph (graph: TU datasets, GIN)
+  Task task = Task::kNode;                 // --task node|graph|link (graph: TU datasets, GIN;
+                                           // link: link prediction, link_task.h)
   std::string model = "sage";              // --model: a RegisteredModels() name of the task
                                            // (the task's first row by default)
   int layers = 3;                          // --layers: GIN layers (--task graph)
@@ -67,6 +69,7 @@ struct TrainerOptions {
   double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
   rpc::SecurityFlags security;             // --token-file, --tls-*: read at start-up
                                            // (rpc/security.h, docs/SECURITY.md)
+  LinkOptions link{};                      // --task link's flags (link_task.h)
 };
 
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).

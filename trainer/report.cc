@@ -22,6 +22,20 @@ std::string OrNa(const std::optional<double>& v) {
   return v.has_value() ? absl::StrFormat("%.4f", *v) : std::string("n/a");
 }
 
+// AUC, MRR and Hits@K of val and test; null for a split without edges.
+void AddLinkMetrics(const LinkMetrics& val, const LinkMetrics& test, int hits_k,
+                    nlohmann::ordered_json& j) {
+  auto value = [](const LinkMetrics& m, double x) {
+    return m.edges > 0 ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+  };
+  j["val_auc"] = value(val, val.auc);
+  j["test_auc"] = value(test, test.auc);
+  j["val_mrr"] = value(val, val.mrr);
+  j["test_mrr"] = value(test, test.mrr);
+  j[absl::StrCat("val_hits@", hits_k)] = value(val, val.hits);
+  j[absl::StrCat("test_hits@", hits_k)] = value(test, test.hits);
+}
+
 }  // namespace
 
 std::string EpochLine(const EpochReport& r) {
@@ -29,6 +43,11 @@ std::string EpochLine(const EpochReport& r) {
       absl::StrFormat("epoch %d loss %.4f train_acc %.4f", r.epoch, r.loss, r.train_acc);
   if (r.evaluated) {
     absl::StrAppend(&line, " val_acc ", OrNa(r.val_acc), " test_acc ", OrNa(r.test_acc));
+    if (r.link) {
+      absl::StrAppendFormat(&line, " val_auc %.4f test_auc %.4f val_mrr %.4f test_mrr %.4f",
+                            r.val_link.auc, r.test_link.auc, r.val_link.mrr, r.test_link.mrr);
+      absl::StrAppendFormat(&line, " test_hits@%d %.4f", r.hits_k, r.test_link.hits);
+    }
   }
   absl::StrAppendFormat(&line, " seeds_per_s %.1f time_s %.2f", r.seeds_per_s, r.time_s);
   return line;
@@ -56,6 +75,7 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
   if (r.evaluated) {
     rec["val_acc"] = OrNull(r.val_acc);
     rec["test_acc"] = OrNull(r.test_acc);
+    if (r.link) AddLinkMetrics(r.val_link, r.test_link, r.hits_k, rec);
   }
   if (r.peak_gpu_memory_bytes >= 0) rec["peak_gpu_memory_mib"] = Mib(r.peak_gpu_memory_bytes);
   return rec;
@@ -87,6 +107,7 @@ nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
                               {"data_wait_fraction", s.data_wait_fraction},
                               {"step_time_s", s.step_time_s}};
   if (s.peak_gpu_memory_bytes >= 0) j["peak_gpu_memory_mib"] = Mib(s.peak_gpu_memory_bytes);
+  if (s.link) AddLinkMetrics(s.val_link, s.test_link, s.hits_k, j);
   return j;
 }
 
@@ -96,6 +117,11 @@ std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport&
       {"train/acc", static_cast<float>(r.train_acc)}};
   if (r.val_acc.has_value()) s.emplace_back("eval/val_acc", static_cast<float>(*r.val_acc));
   if (r.test_acc.has_value()) s.emplace_back("eval/test_acc", static_cast<float>(*r.test_acc));
+  if (r.evaluated && r.link) {
+    s.emplace_back("eval/val_auc", static_cast<float>(r.val_link.auc));
+    s.emplace_back("eval/test_auc", static_cast<float>(r.test_link.auc));
+    s.emplace_back("eval/test_mrr", static_cast<float>(r.test_link.mrr));
+  }
   s.emplace_back("perf/seeds_per_s", static_cast<float>(r.seeds_per_s));
   s.emplace_back("perf/data_wait_s", static_cast<float>(r.data_wait_s));
   s.emplace_back("perf/data_wait_fraction", static_cast<float>(r.data_wait_fraction));
@@ -178,6 +204,21 @@ absl::Status RunReport::ReduceEvaluation(double val_correct, double val_total, d
   return absl::OkStatus();
 }
 
+absl::Status RunReport::ReduceLinkEvaluation(LinkEvalCounts val, LinkEvalCounts test, int hits_k,
+                                             EpochReport& r) {
+  RETURN_IF_ERROR(ReduceLinkCounts(comm_, val));
+  RETURN_IF_ERROR(ReduceLinkCounts(comm_, test));
+  r.evaluated = true;
+  r.link = true;
+  r.hits_k = hits_k;
+  r.val_link = ComputeLinkMetrics(val);
+  r.test_link = ComputeLinkMetrics(test);
+  // An empty split measures nothing: null, as for node tasks.
+  r.val_acc = val.total > 0 ? std::optional(r.val_link.acc) : std::nullopt;
+  r.test_acc = test.total > 0 ? std::optional(r.test_link.acc) : std::nullopt;
+  return absl::OkStatus();
+}
+
 absl::Status RunReport::EndEpoch(const EpochReport& r, const EpochMeasurements& m) {
   summary_.loss = r.loss;
   summary_.train_acc = r.train_acc;
@@ -185,6 +226,10 @@ absl::Status RunReport::EndEpoch(const EpochReport& r, const EpochMeasurements& 
   if (r.evaluated) {
     summary_.val_acc = r.val_acc;
     summary_.test_acc = r.test_acc;
+    summary_.link = r.link;
+    summary_.hits_k = r.hits_k;
+    summary_.val_link = r.val_link;
+    summary_.test_link = r.test_link;
   }
   log_ << RankEpochLine(comm_.rank(), r, m);
   if (comm_.rank() != 0) return absl::OkStatus();

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "trainer/communicator.h"
+#include "trainer/link_task.h"
 #include "trainer/metrics.h"
 #include "trainer/options.h"
 #include "trainer/tensorboard.h"
@@ -40,6 +41,11 @@ struct TrainSummary {
   int epochs = 0;
   std::string weights_fingerprint;  // FNV-1a 64 of all parameters' bytes, in order
   double peak_gpu_memory_bytes = -1;  // largest over epochs and ranks; -1 = not measured
+  // --task link: the final evaluation's AUC, MRR and Hits@K (test_acc / val_acc: the share of
+  // supervision edges classified right at probability 0.5).
+  bool link = false;
+  int hits_k = 10;
+  LinkMetrics val_link{}, test_link{};
 };
 
 // One rank's measurements of one epoch's training (seconds).
@@ -82,10 +88,15 @@ struct EpochReport {
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
   double peak_gpu_memory_bytes = -1;  // the largest of the ranks'; -1 = not measured
+  // --task link, when evaluated: AUC, MRR, Hits@hits_k of val and test.
+  bool link = false;
+  int hits_k = 10;
+  LinkMetrics val_link{}, test_link{};
 };
 
 // "epoch E loss L train_acc A [val_acc V test_acc T] seeds_per_s S time_s X"; an empty split's
-// accuracy reads "n/a".
+// accuracy reads "n/a"; link prediction adds "val_auc test_auc val_mrr test_mrr test_hits@K"
+// after test_acc.
 std::string EpochLine(const EpochReport& report);
 // The metrics file's `epoch` record: val_acc and test_acc only when evaluated (null for an
 // empty split).
@@ -134,6 +145,10 @@ class RunReport {
   // over all ranks.
   absl::Status ReduceEvaluation(double val_correct, double val_total, double test_correct,
                                 double test_total, EpochReport& report);
+  // Link prediction (two collectives): this rank's counts of val and test -> AUC, MRR, Hits@K
+  // and accuracies over all ranks.
+  absl::Status ReduceLinkEvaluation(LinkEvalCounts val, LinkEvalCounts test, int hits_k,
+                                    EpochReport& report);
 
   // Every rank: its timing line on `log`; rank 0 also the epoch line on `out` and the `epoch`
   // record. Internal when the metrics file cannot be written.

@@ -1,5 +1,6 @@
 #include "trainer/sage_model.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -98,8 +99,11 @@ torch::Tensor GraphSageImpl::Forward(const BatchTensors& batch) {
 }
 
 HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels,
-                               int64_t num_layers, double dropout)
+                               int64_t num_layers, double dropout, std::vector<int> outputs,
+                               int64_t out_channels)
     : target_(md.target), num_layers_(num_layers), dropout_(dropout) {
+  if (outputs.empty()) outputs.push_back(md.target);
+  if (out_channels < 1) out_channels = md.node_types[static_cast<size_t>(md.target)].num_classes;
   const size_t types = md.node_types.size();
   std::vector<int64_t> dims(types);
   input_vectors_.resize(types);
@@ -114,13 +118,12 @@ HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels
   std::vector<bool> alive(types, true);
   for (int64_t l = 0; l < num_layers; ++l) {
     const bool last = l == num_layers - 1;
-    const int64_t out = last ? md.node_types[static_cast<size_t>(md.target)].num_classes
-                             : hidden_channels;
+    const int64_t out = last ? out_channels : hidden_channels;
     std::vector<bool> next(types, false);
     for (size_t e = 0; e < md.edge_types.size(); ++e) {
       const EdgeTypeInfo& et = md.edge_types[e];
       if (!alive[static_cast<size_t>(et.src)] || !alive[static_cast<size_t>(et.dst)]) continue;
-      if (last && et.dst != md.target) continue;
+      if (last && std::find(outputs.begin(), outputs.end(), et.dst) == outputs.end()) continue;
       auto conv = std::make_shared<SageConvImpl>(dims[static_cast<size_t>(et.src)],
                                                  dims[static_cast<size_t>(et.dst)], out);
       register_module(absl::StrCat("convs_", l, "_", et.name), conv);
@@ -159,6 +162,18 @@ torch::Tensor MeanOfSharedRow(const torch::Tensor& row, const torch::Tensor& edg
 // source type's mean is its shared row where a node has an edge of that type (no E x d gather
 // of copies of one vector); a featureless destination's root term is one row, broadcast.
 torch::Tensor HeteroSageImpl::Forward(const BatchTensors& batch) {
+  return Run(batch)[static_cast<size_t>(target_)].slice(0, 0, batch.batch_size);
+}
+
+std::vector<torch::Tensor> HeteroSageImpl::EmbedSeeds(const BatchTensors& batch) {
+  std::vector<torch::Tensor> h = Run(batch);
+  for (size_t t = 0; t < h.size(); ++t) {
+    if (h[t].defined()) h[t] = h[t].slice(0, 0, batch.nodes_before_hop[t][1]);
+  }
+  return h;
+}
+
+std::vector<torch::Tensor> HeteroSageImpl::Run(const BatchTensors& batch) {
   const size_t types = batch.x.size();
   // Trimmed (tensors.h, LayerExtents): layer l reads each type's rows of hops <= L - l, writes
   // those of hops < L - l, over each edge type's edges into them.
@@ -217,20 +232,24 @@ torch::Tensor HeteroSageImpl::Forward(const BatchTensors& batch) {
     }
     h = std::move(next);
   }
-  return h[static_cast<size_t>(target_)].x.slice(0, 0, batch.batch_size);
+  std::vector<torch::Tensor> xs(types);
+  for (size_t t = 0; t < types; ++t) xs[t] = h[t].x;
+  return xs;
 }
 
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateSageModel(const ServerMetadata& md,
                                                               const ModelOptions& o) {
   if (md.heterogeneous()) {
-    return std::shared_ptr<GnnModelImpl>(
-        std::make_shared<HeteroSageImpl>(md, o.hidden_channels, o.num_layers, o.dropout));
+    return std::shared_ptr<GnnModelImpl>(std::make_shared<HeteroSageImpl>(
+        md, o.hidden_channels, o.num_layers, o.dropout, o.output_types, o.out_channels));
   }
   ASSIGN_OR_RETURN(const int64_t in, HomogeneousFeatureDim(md, "sage"));
   return std::shared_ptr<GnnModelImpl>(std::make_shared<GraphSageImpl>(
       GraphSageOptions{.in_channels = in,
                        .hidden_channels = o.hidden_channels,
-                       .out_channels = md.node_types[static_cast<size_t>(md.target)].num_classes,
+                       .out_channels = o.out_channels > 0
+                                           ? o.out_channels
+                                           : md.node_types[static_cast<size_t>(md.target)].num_classes,
                        .num_layers = o.num_layers,
                        .dropout = o.dropout}));
 }

@@ -75,13 +75,20 @@ TORCH_MODULE(GraphSage);
 // model independent of the graph's size). Layer l only has the edge types whose source type
 // has a representation after layer l-1; the last layer only those into the target type.
 // Trimmed per layer and node type (tensors.h, LayerExtents) unless compute().trim is off.
+//
+// For link prediction `outputs` names the node types whose last-layer outputs are needed (the
+// last layer keeps the edge types into them) and `out_channels` their size; by default the
+// target type and its classes.
 class HeteroSageImpl : public GnnModelImpl {
  public:
   HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels, int64_t num_layers,
-                 double dropout);
+                 double dropout, std::vector<int> outputs = {}, int64_t out_channels = 0);
   torch::Tensor Forward(const BatchTensors& batch) override;
+  std::vector<torch::Tensor> EmbedSeeds(const BatchTensors& batch) override;
 
  private:
+  // Every layer; the last one's outputs per node type (undefined where none).
+  std::vector<torch::Tensor> Run(const BatchTensors& batch);
   struct Conv {
     int layer = 0;
     int edge_type = 0;

@@ -43,10 +43,17 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
     static std::mutex init_mu;
     std::lock_guard<std::mutex> lock(init_mu);
     torch::manual_seed(options.seed);
-    ASSIGN_OR_RETURN(state->model, CreateModel(md, ModelOptions{.name = options.model,
-                                                                .hidden_channels = options.hidden,
-                                                                .num_layers = num_layers,
-                                                                .dropout = options.dropout}));
+    ModelOptions model{.name = options.model,
+                       .hidden_channels = options.hidden,
+                       .num_layers = num_layers,
+                       .dropout = options.dropout};
+    if (options.task == Task::kLink) {  // node embeddings of both endpoint types
+      ASSIGN_OR_RETURN(const int e, FindLinkEdgeType(options.link, md));
+      const EdgeTypeInfo& et = md.edge_types[static_cast<size_t>(e)];
+      model.out_channels = options.hidden;
+      model.output_types = {et.src, et.dst};
+    }
+    ASSIGN_OR_RETURN(state->model, CreateModel(md, model));
   }
   const Precision precision =
       ResolvePrecision(options.precision, device.cuda ? DeviceKind::kCuda : DeviceKind::kCpu);

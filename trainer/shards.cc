@@ -7,7 +7,8 @@
 namespace graphshard::trainer {
 
 absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
-                                  const std::vector<std::string>& rank_hosts) {
+                                  const std::vector<std::string>& rank_hosts,
+                                  const std::string& link_edge_type) {
   ASSIGN_OR_RETURN(std::vector<ServerShare> shares,
                    AssignHostLocal(rank, rank_hosts, servers.host_ids));
   Shards shards;
@@ -16,10 +17,10 @@ absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
     PartitionClient& client = *servers.clients[static_cast<size_t>(share.part)];
     for (auto [name, out] : {std::pair{"train", &shards.train}, std::pair{"val", &shards.val},
                              std::pair{"test", &shards.test}}) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(name));
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(name, link_edge_type));
       if (out == &shards.train) shards.train_parts.push_back(ids);
       absl::Span<const int64_t> chunk = ChunkOf(ids, share.chunk, share.num_chunks);
-      out->push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
+      out->push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end()), name});
     }
   }
   return shards;
@@ -30,8 +31,8 @@ std::vector<ShardSeeds> TrainShards(const Shards& shards, const TaskPlan& plan, 
   if (!plan.redraw_train_shards) return shards.train;
   std::vector<ShardSeeds> out;
   for (size_t i = 0; i < shards.shares.size(); ++i) {
-    out.push_back(
-        {shards.shares[i].part, EpochChunk(shards.train_parts[i], shards.shares[i], seed, epoch)});
+    out.push_back({shards.shares[i].part,
+                   EpochChunk(shards.train_parts[i], shards.shares[i], seed, epoch), "train"});
   }
   return out;
 }

@@ -24,10 +24,12 @@ struct Shards {
 };
 
 // Host-local (AssignHostLocal): rank_hosts[r] is rank r's host id (every rank's, all-gathered),
-// the parts' hosts are servers.host_ids. The errors of AssignHostLocal and of the servers'
-// GetSplit.
+// the parts' hosts are servers.host_ids. With `link_edge_type` (--task link) the seeds are the
+// positions of that edge type's split edges in each part. The errors of AssignHostLocal and of
+// the servers' GetSplit.
 absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
-                                  const std::vector<std::string>& rank_hosts);
+                                  const std::vector<std::string>& rank_hosts,
+                                  const std::string& link_edge_type = "");
 
 // The training shards of `epoch`: `shards.train`, or with TaskPlan::redraw_train_shards this
 // epoch's EpochChunk of each part.

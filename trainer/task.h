@@ -6,9 +6,11 @@
 // than for the task. No Torch. Pure functions; thread-safe.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "trainer/data_types.h"
 #include "trainer/options.h"
 
@@ -23,13 +25,20 @@ struct TaskPlan {
   // PyTorch's DistributedSampler), so the training streams are opened per epoch. Node tasks
   // keep their shards, and one stream per server covers every remaining epoch.
   bool redraw_train_shards = false;
+  // --task link: the predicted edge type's name (set by CheckTaskData's caller from
+  // FindLinkEdgeType); empty for node and graph tasks.
+  std::string link_edge_type{};
 };
 
 TaskPlan PlanTask(const TrainerOptions& options);
 
 // FailedPrecondition unless the partition suits the task: --task graph needs a
-// graph-classification (TU) dataset (graph_task.h, FindGraphTask), and node tasks refuse one.
+// graph-classification (TU) dataset (graph_task.h, FindGraphTask), node and link tasks refuse
+// one, and --task link needs the edge type with edge splits (link_task.h, FindLinkEdgeType).
 absl::Status CheckTaskData(const TrainerOptions& options, const ServerMetadata& metadata);
+
+// PlanTask, and for --task link the predicted edge type (FindLinkEdgeType's errors).
+absl::StatusOr<TaskPlan> PlanTaskFor(const TrainerOptions& options, const ServerMetadata& metadata);
 
 }  // namespace graphshard::trainer
 

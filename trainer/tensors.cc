@@ -62,8 +62,10 @@ std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_lay
 }
 
 absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes) {
-  const NodeBlockData& seeds = batch.nodes[static_cast<size_t>(batch.seed_block)];
-  for (int64_t i = 0; i < batch.batch_size; ++i) {
+  const bool link = !batch.link.edge_type.empty();
+  const int seed_block = link ? batch.link.dst_block : batch.seed_block;
+  const NodeBlockData& seeds = batch.nodes[static_cast<size_t>(seed_block)];
+  for (int64_t i = 0; i < (link ? 0 : batch.batch_size); ++i) {
     int64_t label, id;
     std::memcpy(&label, seeds.labels.data + i * 8, 8);
     if (label < 0 || label >= num_classes) {
@@ -76,15 +78,26 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
   }
   try {
     BatchTensors t;
-    t.batch_size = batch.batch_size;
-    t.seed_type = batch.seed_block;
+    t.batch_size = link ? seeds.num_sampled_nodes[0] : batch.batch_size;
+    t.seed_type = seed_block;
     const torch::Dtype fdtype = TorchDtype(batch.feature_dtype);
     for (const NodeBlockData& n : batch.nodes) {
       t.num_nodes.push_back(n.num_nodes);
       t.x.push_back(Over(n.features, {n.num_nodes, n.feat_dim}, fdtype, batch.owner));
     }
-    t.y = Over(seeds.labels, {seeds.num_nodes}, torch::kInt64, batch.owner)
-              .slice(0, 0, batch.batch_size);
+    t.y = link ? torch::empty({0}, torch::kInt64)
+               : Over(seeds.labels, {seeds.num_nodes}, torch::kInt64, batch.owner)
+                     .slice(0, 0, batch.batch_size);
+    if (link) {
+      const LinkLabelData& l = batch.link;
+      t.link = {.present = true,
+                .src_type = l.src_block,
+                .dst_type = l.dst_block,
+                .num_pos = l.num_pos,
+                .src = Over(l.src, {l.num_edges}, torch::kInt64, batch.owner),
+                .dst = Over(l.dst, {l.num_edges}, torch::kInt64, batch.owner),
+                .label = Over(l.label, {l.num_edges}, torch::kFloat32, batch.owner)};
+    }
     for (const EdgeBlockData& e : batch.edges) {
       t.edges.push_back({e.src_block, e.dst_block,
                          Over(e.src, {e.num_edges}, torch::kInt64, batch.owner),

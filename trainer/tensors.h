@@ -24,8 +24,22 @@ struct EdgeTensors {
   torch::Tensor dst;  // int64 [num_edges], rows of x[dst_type]
 };
 
+// A link batch's supervision edges (data_types.h, LinkLabelData): rows of the hop-0 nodes of
+// x[src_type] / x[dst_type]; positives first.
+struct LinkTensors {
+  bool present = false;
+  int src_type = 0;
+  int dst_type = 0;
+  int64_t num_pos = 0;
+  torch::Tensor src;    // int64 [m]
+  torch::Tensor dst;    // int64 [m]
+  torch::Tensor label;  // float32 [m]
+};
+
 // A minibatch as tensors, one entry per node type / edge type in manifest order.
 struct BatchTensors {
+  // The seeds: the first batch_size rows of x[seed_type]. A link batch: every hop-0 node of the
+  // seed type (its supervision edges' destination type), and y is empty.
   int64_t batch_size = 0;
   int seed_type = 0;
   std::vector<torch::Tensor> x;  // [n_t, feat_dim_t] float32 after ToFloatFeatures (16-bit as
@@ -38,8 +52,9 @@ struct BatchTensors {
   // ([hops + 1]). Plain numbers: they stay on the host when the tensors move to a device.
   std::vector<std::vector<int64_t>> nodes_before_hop;
   std::vector<std::vector<int64_t>> edges_before_hop;
+  LinkTensors link{};
 
-  // Applies f to every tensor (x, y, edge indexes), e.g. a device copy.
+  // Applies f to every tensor (x, y, edge indexes, link edges), e.g. a device copy.
   template <typename F>
   void ForEachTensor(F&& f) {
     for (torch::Tensor& t : x) f(t);
@@ -47,6 +62,11 @@ struct BatchTensors {
     for (EdgeTensors& e : edges) {
       f(e.src);
       f(e.dst);
+    }
+    if (link.present) {
+      f(link.src);
+      f(link.dst);
+      f(link.label);
     }
   }
 };

@@ -74,9 +74,14 @@ absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t firs
   RunReport::SetTraining(trained.sums.loss_sum, trained.sums.correct, trained.sums.seen, r);
   const auto eval_start = Clock::now();
   if (EvaluationDue(options, epoch)) {
-    ASSIGN_OR_RETURN(const EvalCounts val, loop.Evaluate(shards.val, epoch));
-    ASSIGN_OR_RETURN(const EvalCounts test, loop.Evaluate(shards.test, epoch));
-    RETURN_IF_ERROR(report.ReduceEvaluation(val.correct, val.total, test.correct, test.total, r));
+    ASSIGN_OR_RETURN(EvalCounts val, loop.Evaluate(shards.val, epoch));
+    ASSIGN_OR_RETURN(EvalCounts test, loop.Evaluate(shards.test, epoch));
+    if (options.task == Task::kLink) {
+      RETURN_IF_ERROR(report.ReduceLinkEvaluation(val.link, test.link, options.link.hits_k, r));
+    } else {
+      RETURN_IF_ERROR(
+          report.ReduceEvaluation(val.correct, val.total, test.correct, test.total, r));
+    }
   }
   r.eval_s = std::chrono::duration<double>(Clock::now() - eval_start).count();
   r.global_step = session.global_step();
@@ -93,10 +98,11 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
     servers.directory->SetRingMapHooks(CudaHostRegisterHooks());
   }
   RETURN_IF_ERROR(CheckTaskData(options, md));
-  const TaskPlan plan = PlanTask(options);
+  ASSIGN_OR_RETURN(const TaskPlan plan, PlanTaskFor(options, md));
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
                    AllGatherStrings(comm, shm::HostId()));
-  ASSIGN_OR_RETURN(const Shards shards, LoadShards(servers, rank, rank_hosts));
+  ASSIGN_OR_RETURN(const Shards shards,
+                   LoadShards(servers, rank, rank_hosts, plan.link_edge_type));
   LogShards(log, rank, md, shards, device, comm);
   for (const ServerShare& s : shards.shares) {
     const auto part = static_cast<size_t>(s.part);

@@ -11,6 +11,7 @@
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/build_minibatch.h"
+#include "server/engine/internal/link_seeds.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/engine/request_cost.h"
 
@@ -28,17 +29,27 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
     return absl::InvalidArgumentError(absl::StrCat("batch_size ", r.batch_size, " is outside 1..",
                                                    lim.max_batch_size));
   }
-  if (r.seeds.empty()) return absl::InvalidArgumentError("empty seed shard");
-  if (std::ssize(r.seeds) > lim.max_stream_seeds) {
-    return absl::InvalidArgumentError(absl::StrCat(r.seeds.size(), " seeds exceed the limit ",
-                                                   lim.max_stream_seeds));
-  }
-  RETURN_IF_ERROR(local.CheckOwned(seed_type, r.seeds, "seeds"));
-  std::vector<int64_t> sorted = r.seeds;
-  std::sort(sorted.begin(), sorted.end());
-  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
-  if (dup != sorted.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("seed ", *dup, " appears twice in the shard"));
+  if (r.link.enabled()) {
+    // A link batch seeds 2 * (1 + neg_ratio) endpoints per positive edge.
+    const int64_t per_edge = 2 * (1 + static_cast<int64_t>(std::max(0, r.link.neg_ratio)));
+    if (r.batch_size > lim.max_batch_size / per_edge) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch_size ", r.batch_size, " with neg_ratio ", r.link.neg_ratio, " seeds up to ",
+          r.batch_size * per_edge, " nodes, above the limit ", lim.max_batch_size));
+    }
+  } else {
+    if (r.seeds.empty()) return absl::InvalidArgumentError("empty seed shard");
+    if (std::ssize(r.seeds) > lim.max_stream_seeds) {
+      return absl::InvalidArgumentError(absl::StrCat(r.seeds.size(), " seeds exceed the limit ",
+                                                     lim.max_stream_seeds));
+    }
+    RETURN_IF_ERROR(local.CheckOwned(seed_type, r.seeds, "seeds"));
+    std::vector<int64_t> sorted = r.seeds;
+    std::sort(sorted.begin(), sorted.end());
+    auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+    if (dup != sorted.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("seed ", *dup, " appears twice in the shard"));
+    }
   }
   if (r.num_batches < 0) {
     return absl::InvalidArgumentError(absl::StrCat("num_batches ", r.num_batches, " is < 0"));
@@ -59,7 +70,11 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
         " (epoch + num_epochs must fit in an int64)"));
   }
   ASSIGN_OR_RETURN(const int hops, ValidateSampling(local, r.sampling));
-  const int64_t batch = std::min<int64_t>(r.batch_size, std::ssize(r.seeds));
+  // A link batch seeds up to 2 * (1 + neg_ratio) endpoints per positive edge (checked above).
+  const int64_t batch =
+      r.link.enabled()
+          ? r.batch_size * 2 * (1 + static_cast<int64_t>(std::max(0, r.link.neg_ratio)))
+          : std::min<int64_t>(r.batch_size, std::ssize(r.seeds));
   RETURN_IF_ERROR(CheckCost(MinibatchCost(local, seed_type, batch, r.sampling, hops), lim,
                             absl::StrCat("a batch of ", batch, " seeds")));
   return hops;
@@ -108,6 +123,7 @@ struct EpochStream::Shared {
   StreamRequest request;
   int seed_type = 0;  // index of request.seed_type in local->node_types()
   int hops = 0;       // ValidateSampling(request.sampling)
+  std::unique_ptr<const internal::LinkPlan> link;  // link streams only
   EpochStream::Hooks hooks;
   std::atomic<bool> cancelled{false};
 };
@@ -129,6 +145,14 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
     return absl::InvalidArgumentError(absl::StrCat("unknown node type '", request.seed_type, "'"));
   }
   ASSIGN_OR_RETURN(const int hops, Validate(local, request, seed_type));
+  std::unique_ptr<const internal::LinkPlan> link;
+  if (request.link.enabled()) {
+    ASSIGN_OR_RETURN(internal::LinkPlan plan, internal::ValidateLink(local, request.link,
+                                                                   request.sampling.disjoint,
+                                                                   request.seeds));
+    seed_type = plan.dst_type;
+    link = std::make_unique<const internal::LinkPlan>(std::move(plan));
+  }
   const int64_t n = std::ssize(request.seeds);
   const int64_t natural = (n + request.batch_size - 1) / request.batch_size;
   const int64_t total = request.num_batches > 0 ? request.num_batches : natural;
@@ -151,6 +175,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   s.request.seed_type = local.node_types()[seed_type].name;
   s.seed_type = seed_type;
   s.hops = hops;
+  s.link = std::move(link);
   stream->prefetch_ = std::max(1, prefetch);
   stream->per_epoch_ = std::max<int64_t>(1, total);
   stream->end_ = total * s.request.num_epochs;
@@ -185,8 +210,16 @@ void EpochStream::PostUpTo(int64_t end) {
         r.cancelled = [&shared] { return shared->cancelled.load(); };
         // Allocation failure is the request's cost, not a crash: ResourceExhausted.
         try {
-          result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
-                                                   shared->seed_type, shared->hops);
+          if (shared->link != nullptr) {
+            const internal::LinkSeeds link =
+                internal::MakeLinkSeeds(*shared->local, *shared->link, r.seeds, r.seed);
+            r.seeds.clear();
+            result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
+                                                     shared->seed_type, shared->hops, &link);
+          } else {
+            result = internal::BuildCheckedMinibatch(*shared->local, *shared->peers, r,
+                                                     shared->seed_type, shared->hops, nullptr);
+          }
           if (result.ok()) {
             BuildProfile profile = result->profile;  // the finisher may replace the batch
             common::ThreadUsageClock clock;

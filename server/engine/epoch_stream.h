@@ -42,6 +42,9 @@ struct StreamRequest {
   int64_t num_batches = 0;  // per epoch; 0 = ceil(n / batch_size)
   int64_t num_epochs = 1;   // epochs epoch .. epoch + num_epochs - 1
   SamplingConfig sampling;
+  // Enabled: seeds are positions in the local part's edge split (types.h, LinkSampling);
+  // seed_type is ignored.
+  LinkSampling link{};
 };
 
 // The seeds of batch `b` (exposed for tests and for clients that want to know the plan).

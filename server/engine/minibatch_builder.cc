@@ -53,8 +53,10 @@ absl::Status ValidateSeeds(const LocalPart& local, const MinibatchRequest& r, in
 
 // One hop: asks every owner once (all edge types), then merges in edge type order, frontier
 // order. Appends the new nodes and this hop's edges.
+// `link`: a link batch's edges to leave out (its supervision edges), or nullptr.
 absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
-                    int hop, std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges) {
+                    int hop, std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges,
+                    const internal::LinkSeeds* link) {
   const int k = local.num_parts();
   const auto& etypes = local.edge_types();
   std::vector<int64_t> frontier_end(types.size());
@@ -158,6 +160,7 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
         if (n + kPrefetchAhead < std::ssize(r.neighbors)) {
           src.Prefetch(r.neighbors[n + kPrefetchAhead]);
         }
+        if (link != nullptr && link->Excluded(e, id, dst.ids[j])) continue;
         block.src.push_back(src.Add(tree, id));
         block.dst.push_back(j);
       }
@@ -376,14 +379,14 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   RETURN_IF_ERROR(CheckCost(
       MinibatchCost(local, seed_type, std::ssize(request.seeds), request.sampling, hops),
       local.limits(), absl::StrCat("a minibatch of ", request.seeds.size(), " seeds")));
-  return internal::BuildCheckedMinibatch(local, peers, request, seed_type, hops);
+  return internal::BuildCheckedMinibatch(local, peers, request, seed_type, hops, nullptr);
 }
 
 namespace internal {
 
 absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& peers,
                                                 const MinibatchRequest& request, int seed_type,
-                                                int hops) {
+                                                int hops, const LinkSeeds* link) {
   const bool disjoint = request.sampling.disjoint;
   common::ThreadUsageClock clock;
   BuildProfile profile;
@@ -394,6 +397,22 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     const int64_t n = t.book->num_nodes();
     const bool dense = !disjoint && n <= internal::DenseTablePool::kMaxNodes;
     types.emplace_back(dense ? &local.relabel_tables() : nullptr, n);
+  }
+  LinkLabels labels;
+  if (link != nullptr) {
+    // Every endpoint is a seed (hop 0 of its type), each once, in order of first appearance.
+    const LinkPlan& plan = *link->plan;
+    const auto m = link->src.size();
+    labels.edge_type = local.edge_types()[static_cast<size_t>(plan.edge_type)].name;
+    labels.num_pos = link->num_pos;
+    labels.src.resize(m);
+    labels.dst.resize(m);
+    labels.label.assign(m, 0.0f);
+    std::fill(labels.label.begin(), labels.label.begin() + link->num_pos, 1.0f);
+    for (size_t i = 0; i < m; ++i) {
+      labels.src[i] = types[static_cast<size_t>(plan.src_type)].Add(0, link->src[i]);
+      labels.dst[i] = types[static_cast<size_t>(plan.dst_type)].Add(0, link->dst[i]);
+    }
   }
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     int64_t before = std::ssize(types[seed_type].ids);
@@ -410,7 +429,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     RETURN_IF_ERROR(CheckCancelled(request));
     std::vector<int64_t> before(types.size());
     for (size_t t = 0; t < types.size(); ++t) before[t] = std::ssize(types[t].ids);
-    RETURN_IF_ERROR(RunHop(local, peers, request, hop, types, edges));
+    RETURN_IF_ERROR(RunHop(local, peers, request, hop, types, edges, link));
     for (size_t t = 0; t < types.size(); ++t) {
       sampled_nodes[t].push_back(std::ssize(types[t].ids) - before[t]);
     }
@@ -418,8 +437,9 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
 
   clock.Lap(&profile.sample);
   Minibatch out;
-  out.batch_size = std::ssize(request.seeds);
+  out.batch_size = link != nullptr ? std::ssize(labels.src) : std::ssize(request.seeds);
   out.seed_type = local.node_types()[seed_type].name;
+  out.link = std::move(labels);
   out.feature_dtype = request.sampling.feature_dtype;
   for (size_t t = 0; t < types.size(); ++t) {
     NodeBlock block;

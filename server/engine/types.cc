@@ -15,6 +15,7 @@ int64_t Minibatch::PayloadBytes() const {
                                   n.FeatureData().size());
   }
   for (const EdgeBlock& e : edges) bytes += static_cast<int64_t>((e.src.size() + e.dst.size()) * 8);
+  bytes += static_cast<int64_t>((link.src.size() + link.dst.size()) * 8 + link.label.size() * 4);
   return bytes;
 }
 

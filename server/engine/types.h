@@ -31,6 +31,7 @@ struct Limits {
   int64_t max_request_nodes = int64_t{1} << 24;  // sampled nodes (all types, all trees)
   int64_t max_request_edges = int64_t{1} << 26;  // sampled edges
   int64_t max_request_bytes = int64_t{2} << 30;  // arrays built: ids, edges, feature rows
+  int32_t max_neg_ratio = 1000;        // negatives per positive edge of a link stream
 };
 
 using common::FeatureDtype;  // common/feature_dtype.h, shared with the trainer
@@ -70,6 +71,33 @@ struct SamplingConfig {
   bool replace = false;
   bool disjoint = false;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+};
+
+// Link prediction (PyG's LinkNeighborLoader): a stream whose seeds are positions in the local
+// part's edge split `split` of `edge_type` (common::EdgeShard::splits). Each batch: those
+// positive edges, neg_ratio negatives per positive (its source, a drawn destination), the
+// neighbourhoods of every endpoint sampled together, the positives kept out of message passing.
+enum class NegativeSampling {
+  kUniform,  // destination uniform over the destination type
+  kDegree,   // destination in proportion to its number of training edges (dst_degree.npy)
+};
+struct LinkSampling {
+  std::string edge_type;  // empty = a node stream
+  std::string split = "train";
+  int32_t neg_ratio = 1;
+  NegativeSampling neg_sampling = NegativeSampling::kUniform;
+  bool enabled() const { return !edge_type.empty(); }
+};
+
+// A link batch's supervision edges (PyG's edge_label_index, edge_label): positives first, then
+// negative j of positive i at num_pos * (1 + j) + i; src / dst are rows of the hop-0 nodes of
+// the edge type's source / destination node block.
+struct LinkLabels {
+  std::string edge_type;  // empty: not a link batch
+  std::vector<int64_t> src;
+  std::vector<int64_t> dst;
+  std::vector<float> label;
+  int64_t num_pos = 0;
 };
 
 struct Minibatch;
@@ -138,6 +166,7 @@ struct Minibatch {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::vector<NodeBlock> nodes;
   std::vector<EdgeBlock> edges;
+  LinkLabels link{};  // link streams only
   // What a FeaturePlacer or a stream's finisher (EpochStream::Start) made of the batch on the
   // builder thread (the service: the batch's segment, then the packed message); null otherwise.
   std::shared_ptr<BatchPayload> attachment;

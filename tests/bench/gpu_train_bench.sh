@@ -22,6 +22,12 @@
 #     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
 #     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local
+#   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
+#     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
+#     counts positive training edges per second); with the config without _link in the same
+#     CONFIGS, a gpu_train_link_vs_node_<config> line gives link seeds/s over node seeds/s.
+#     Link and node classification side by side:
+#       CONFIGS="1gpu_2srv_reg 1gpu_2srv_reg_link" bash tests/bench/gpu_train_bench.sh
 #   MATRIX=trim_precision (issue 16): CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
@@ -132,17 +138,24 @@ log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
 
 # 3. Partition into 1 and 2 parts, concurrently.
 partition() {
-  local parts=$1 dir=$WORK/p$1_$METHOD
+  local parts=$1 link=${2:-} dir=$WORK/p$1_$METHOD${2:-}
+  local split=()
+  [[ -n $link ]] && split=(--edge-split 0.85,0.05,0.10)
   if [[ -s $dir/graphshard.json ]]; then return 0; fi
   "$BIN/graphshard-partition" partition --input "$GRAPH" --parts "$parts" --method "$METHOD" \
-    --seed 1 --out "$dir" >"$OUT/partition_$parts.log" 2>&1
+    --seed 1 "${split[@]}" --out "$dir" >"$OUT/partition_$parts$link.log" 2>&1
 }
-# The part counts the configs need (NgpuK_Msrv -> M).
-PARTS=$(for c in $CONFIGS; do [[ $c =~ _([0-9]+)srv ]] && echo "${BASH_REMATCH[1]}"; done | sort -un)
-log "partitioning ($METHOD) into $(echo $PARTS) parts"
+# The part counts the configs need (NgpuK_Msrv -> M), with edge splits for _link configs.
+PARTS=$(for c in $CONFIGS; do [[ $c =~ _([0-9]+)srv && $c != *_link ]] && echo "${BASH_REMATCH[1]}"; done | sort -un)
+LINK_PARTS=$(for c in $CONFIGS; do [[ $c =~ _([0-9]+)srv && $c == *_link ]] && echo "${BASH_REMATCH[1]}"; done | sort -un)
+log "partitioning ($METHOD) into $(echo $PARTS) parts; with edge splits: $(echo $LINK_PARTS)"
 PIDS=()
 for k in $PARTS; do
   partition "$k" &
+  PIDS+=($!)
+done
+for k in $LINK_PARTS; do
+  partition "$k" _link &
   PIDS+=($!)
 done
 for pid in "${PIDS[@]}"; do wait "$pid" || die "a partition run failed (see $OUT/partition_*.log)"; done
@@ -151,11 +164,13 @@ log "partitioned"
 # 4. Runs. The servers share the cores, leaving two per trainer (its training loop, which queues
 # the GPU's work, and its input pipeline): a trainer preempted by a server's builders leaves its
 # GPU idle.
-declare -A EPOCH_TIME=()
+declare -A EPOCH_TIME=() SEEDS_PER_S=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
+  local link=${10:-}
   local model_flags=() server_flags=()
+  [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
   case $peers in
     _xhost) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
                           --server-arg=--peer-features=rpc) ;;
@@ -164,7 +179,7 @@ run_config() {
   esac
   [[ -n $trim ]] && model_flags+=(--trim "$trim")
   [[ -n $precision ]] && model_flags+=(--precision "$precision")
-  local part_dir=$WORK/p${servers}_$METHOD
+  local part_dir=$WORK/p${servers}_$METHOD$link
   local left=$((TOTAL_BUDGET - SECONDS - 10))
   if ((left < 60)); then
     emit "{\"name\": \"gpu_train_$name\", \"error\": \"not run: ${left}s left of TOTAL_BUDGET ${TOTAL_BUDGET}s\"}"
@@ -210,10 +225,10 @@ run_config() {
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
-    "${precision:-default}" >"$WORK/$name.line" <<'PY' || return 0
+    "${precision:-default}" "${link:+link}" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
- precision) = sys.argv[1:]
+ precision, task) = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -233,7 +248,7 @@ print(json.dumps({
                "cores": int(cores), "model": "sage-3x256", "fanouts": [15, 10, 5],
                "batch_size": 1024, "feature_dtype": dtype,
                "server_prefetch": int(server_prefetch), "trim": trim,
-               "precision": precision},
+               "precision": precision, "task": task or "node"},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
     "seeds_per_s": round(last["seeds_per_s"], 1),
@@ -250,12 +265,13 @@ print(json.dumps({
 PY
   emit "$(cat "$WORK/$name.line")"
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
+  SEEDS_PER_S[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seeds_per_s'])" "$WORK/$name.line")
 }
 
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_xhost|_xhostgrpc)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -268,7 +284,21 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[9]}"
+    "${BASH_REMATCH[9]}" "${BASH_REMATCH[10]}"
+done
+
+# Link prediction next to node classification of the same config in this run (value: link
+# seeds/s over node seeds/s; link seeds are positive training edges).
+for c in $CONFIGS; do
+  [[ $c == *_link ]] || continue
+  node=${c%_link}
+  [[ -n ${SEEDS_PER_S[$c]:-} && -n ${SEEDS_PER_S[$node]:-} ]] || continue
+  emit "$(python3 -c "
+import json, sys
+node, link = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({'name': 'gpu_train_link_vs_node_' + sys.argv[3], 'value': round(link / node, 3),
+                  'unit': 'x', 'baseline': node, 'link_seeds_per_s': link,
+                  'ratio': round(link / node, 3)}))" "${SEEDS_PER_S[$node]}" "${SEEDS_PER_S[$c]}" "$node")"
 done
 
 # MATRIX: every run against its GPU count's untrimmed fp32 run of this script (value: the

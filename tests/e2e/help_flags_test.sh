@@ -53,6 +53,8 @@ check_help "graphshard-partition generate" --kind --seed --out --format --num-no
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
   --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
   --drop-self-loops --force --quiet --progress-every-s --allow-nonfinite
+# Link prediction's edge splits (issue 19).
+check_help "graphshard-partition partition" --edge-split --target-edge-type --reverse-edge-type
 check_help "graphshard-partition inspect" --json --no-verify
 # The tool's own --help lists every subcommand's flags.
 out=$(timeout 20 "$BIN/graphshard-partition" --help) || fail "graphshard-partition --help failed"
@@ -67,6 +69,9 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
     --checkpoint-dir --checkpoint-every --resume --metrics-file --tensorboard --progress-every-s \
     --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s
   check_help graphshard-trainer "${SECURITY_FLAGS[@]}"
+  # --task link (issue 19).
+  check_help graphshard-trainer --target-edge-type --neg-ratio --neg-sampling --eval-neg-ratio \
+    --hits-k
 fi
 # Abseil's spellings still work where the deploy scripts use them.
 status=0

@@ -44,6 +44,8 @@ void GraphTask(TrainerOptions& o) {
   o.model = "gin";
 }
 
+void LinkTask(TrainerOptions& o) { o.task = Task::kLink; }
+
 // One row per TrainerOptions field.
 std::vector<FieldCase> Fields() {
   return {
@@ -94,6 +96,7 @@ std::vector<FieldCase> Fields() {
       {"stall_timeout_s", false, None, [](TrainerOptions& o) { o.stall_timeout_s = 1; }},
       {"collective_timeout_s", false, None, [](TrainerOptions& o) { o.collective_timeout_s = 1; }},
       {"security", false, None, [](TrainerOptions& o) { o.security.token_file = "/job/token"; }},
+      {"link", true, LinkTask, [](TrainerOptions& o) { o.link.neg_ratio = 3; }},
   };
 }
 

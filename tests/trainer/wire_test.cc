@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace graphshard::trainer::internal {
@@ -124,6 +125,51 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   }
 }
 
+// A link batch (proto LinkLabels): two hop-0 seeds 7 and 3, one positive 7 -> 3 and one
+// negative 7 -> 7; rows are checked against the hop-0 nodes and batch_size against the edges.
+v1::Minibatch LinkBatch() {
+  v1::Minibatch m = ValidBatch();
+  m.mutable_nodes(0)->clear_num_sampled_nodes();
+  for (int64_t c : {2, 1}) m.mutable_nodes(0)->add_num_sampled_nodes(c);
+  m.mutable_edges(0)->mutable_src()->set_data(common::ToBytes<int64_t>({2}));
+  m.mutable_edges(0)->mutable_dst()->set_data(common::ToBytes<int64_t>({1}));
+  m.mutable_edges(0)->clear_num_sampled_edges();
+  m.mutable_edges(0)->add_num_sampled_edges(1);
+  m.set_batch_size(2);
+  v1::LinkLabels* l = m.mutable_link();
+  l->set_edge_type("node__to__node");
+  l->mutable_src()->set_data(common::ToBytes<int64_t>({0, 0}));
+  l->mutable_dst()->set_data(common::ToBytes<int64_t>({1, 0}));
+  l->mutable_label()->set_data(Floats({1, 0}));
+  l->set_num_pos(1);
+  return m;
+}
+
+TEST(DecodeMinibatch, ReadsAndChecksLinkLabels) {
+  auto decode = [](const v1::Minibatch& m) {
+    return DecodeMinibatch(std::make_shared<v1::Minibatch>(m), Homogeneous());
+  };
+  absl::StatusOr<MinibatchData> b = decode(LinkBatch());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->link.edge_type, "node__to__node");
+  EXPECT_EQ(b->link.num_edges, 2);
+  EXPECT_EQ(b->link.num_pos, 1);
+  EXPECT_EQ(At(b->link.dst, 0), 1);
+  v1::Minibatch m = LinkBatch();
+  m.mutable_link()->mutable_dst()->set_data(common::ToBytes<int64_t>({1, 2}));
+  EXPECT_THAT(decode(m).status().message(), ::testing::HasSubstr("link dst[1] = 2"))
+      << "row 2 is a hop-1 node, not an endpoint";
+  m = LinkBatch();
+  m.mutable_link()->mutable_label()->set_data(Floats({1}));
+  EXPECT_EQ(decode(m).status().code(), absl::StatusCode::kDataLoss);
+  m = LinkBatch();
+  m.set_batch_size(3);
+  EXPECT_EQ(decode(m).status().code(), absl::StatusCode::kDataLoss);
+  m = LinkBatch();
+  m.mutable_link()->set_edge_type("node__likes__node");
+  EXPECT_THAT(decode(m).status().message(), ::testing::HasSubstr("node__likes__node"));
+}
+
 // Per-layer trimming reads prefixes of the rows and edges (data_types.h): a batch whose hop
 // counts or edges break the hop order is refused on arrival.
 TEST(DecodeMinibatch, RejectsBatchesOutOfHopOrder) {
@@ -210,7 +256,9 @@ TEST(DecodeMetadata, RejectsNonsense) {
   EXPECT_FALSE(DecodeMetadata(m).ok());
   m.set_part(1);
   EXPECT_TRUE(DecodeMetadata(m).ok());
-  m.set_num_classes(0);
+  m.set_num_classes(0);  // unlabelled: fine for link prediction (CheckTaskData refuses node tasks)
+  EXPECT_TRUE(DecodeMetadata(m).ok());
+  m.set_num_classes(-1);
   EXPECT_FALSE(DecodeMetadata(m).ok());
 }
 

@@ -101,6 +101,43 @@ absl::StatusOr<FeatureDtype> FromProto(v1::FeatureDtype d) {
   return absl::DataLossError(absl::StrCat("minibatch feature_dtype ", static_cast<int>(d)));
 }
 
+// A link batch's supervision edges: a known edge type, arrays of one length, rows among the
+// hop-0 nodes of their blocks (node blocks decoded first), batch_size equal to their count.
+absl::Status DecodeLinkLabels(const v1::LinkLabels& l, const ServerMetadata& md,
+                              const shm::ShmSegment* shm, MinibatchData& b) {
+  LinkLabelData& out = b.link;
+  out.edge_type = l.edge_type();
+  out.edge_type_index = -1;
+  for (size_t e = 0; e < md.edge_types.size(); ++e) {
+    if (md.edge_types[e].name == out.edge_type) out.edge_type_index = static_cast<int>(e);
+  }
+  if (out.edge_type_index < 0) {
+    return absl::DataLossError(absl::StrCat("minibatch link edge type '", out.edge_type,
+                                            "' is not an edge type of the graph"));
+  }
+  const EdgeTypeInfo& t = md.edge_types[static_cast<size_t>(out.edge_type_index)];
+  out.src_block = t.src;
+  out.dst_block = t.dst;
+  ASSIGN_OR_RETURN(out.src, View(l.src(), shm, "link src"));
+  ASSIGN_OR_RETURN(out.dst, View(l.dst(), shm, "link dst"));
+  ASSIGN_OR_RETURN(out.label, View(l.label(), shm, "link label"));
+  out.num_edges = static_cast<int64_t>(out.src.size / sizeof(int64_t));
+  RETURN_IF_ERROR(CheckLength(out.src, out.num_edges, 8, "link src"));
+  RETURN_IF_ERROR(CheckLength(out.dst, out.num_edges, 8, "link dst"));
+  RETURN_IF_ERROR(CheckLength(out.label, out.num_edges, 4, "link label"));
+  out.num_pos = l.num_pos();
+  if (out.num_edges < 1 || out.num_pos < 1 || out.num_pos > out.num_edges ||
+      b.batch_size != out.num_edges) {
+    return absl::DataLossError(absl::StrCat("minibatch link: ", out.num_edges, " edges, ",
+                                            out.num_pos, " positive, batch_size ", b.batch_size));
+  }
+  const int64_t src_seeds = b.nodes[static_cast<size_t>(t.src)].num_sampled_nodes[0];
+  const int64_t dst_seeds = b.nodes[static_cast<size_t>(t.dst)].num_sampled_nodes[0];
+  RETURN_IF_ERROR(CheckIndices(out.src, 0, out.num_edges, 0, src_seeds, "link src", 0));
+  RETURN_IF_ERROR(CheckIndices(out.dst, 0, out.num_edges, 0, dst_seeds, "link dst", 0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
@@ -118,9 +155,11 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
     return absl::DataLossError(
         absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
   }
-  if (out.feat_dim < 0 || out.num_classes < 1) {
+  // num_classes 0: an unlabelled graph (link prediction needs no labels; node tasks refuse it,
+  // task.h CheckTaskData).
+  if (out.feat_dim < 0 || out.num_classes < 0) {
     return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim, ", num_classes ",
-                                            out.num_classes, " (classes must be >= 1)"));
+                                            out.num_classes, " (classes must be >= 0)"));
   }
   if (!out.part_offsets.empty() &&
       out.part_offsets.size() != static_cast<size_t>(out.num_parts) + 1) {
@@ -156,11 +195,20 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
       return absl::DataLossError(
           absl::StrCat("metadata: edge type '", e.name(), "' names an unknown node type"));
     }
-    out.edge_types.push_back({e.name(), src, dst});
+    EdgeTypeInfo info{e.name(), src, dst, {}};
+    for (const auto& entry : e.split_sizes()) {
+      if (entry.second < 0) {
+        return absl::DataLossError(absl::StrCat("metadata: edge type '", e.name(), "' split '",
+                                                entry.first, "' has ", entry.second, " edges"));
+      }
+      info.split_sizes.emplace_back(entry.first, entry.second);
+    }
+    std::sort(info.split_sizes.begin(), info.split_sizes.end());
+    out.edge_types.push_back(std::move(info));
   }
   if (out.edge_types.empty() && out.node_types.size() == 1) {
     const std::string& t = out.node_types[0].name;
-    out.edge_types.push_back({absl::StrCat(t, "__to__", t), 0, 0});
+    out.edge_types.push_back({absl::StrCat(t, "__to__", t), 0, 0, {}});
   }
   return out;
 }
@@ -180,6 +228,13 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
   r.set_client_host_id(o.client_host_id);
   r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments
+  if (!o.link.edge_type.empty()) {
+    v1::LinkSampling* link = r.mutable_link();
+    link->set_edge_type(o.link.edge_type);
+    link->set_split(o.link.split);
+    link->set_neg_ratio(o.link.neg_ratio);
+    link->set_neg_sampling(o.link.degree_negatives ? v1::NEG_DEGREE : v1::NEG_UNIFORM);
+  }
   return r;
 }
 
@@ -214,7 +269,8 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
                                             md.node_types.size(), " and ", md.edge_types.size()));
   }
   b.seed_block = md.target;
-  if (!m->seed_type().empty() && m->seed_type() != md.target_type) {
+  const bool link = m->has_link() && !m->link().edge_type().empty();
+  if (!link && !m->seed_type().empty() && m->seed_type() != md.target_type) {
     return absl::DataLossError(absl::StrCat("minibatch seed type '", m->seed_type(),
                                             "' is not the target type '", md.target_type, "'"));
   }
@@ -260,8 +316,10 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
                      HopPrefix(nb.num_sampled_nodes, nb.num_nodes, nb.node_type + " nodes"));
   }
   const int64_t seed_rows = b.nodes[static_cast<size_t>(b.seed_block)].num_nodes;
-  if (b.batch_size < 1 || b.batch_size > seed_rows ||
-      b.batch_size != b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0]) {
+  if (link) {
+    RETURN_IF_ERROR(DecodeLinkLabels(m->link(), md, shm.get(), b));
+  } else if (b.batch_size < 1 || b.batch_size > seed_rows ||
+             b.batch_size != b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0]) {
     return absl::DataLossError(absl::StrCat(
         "minibatch batch_size ", b.batch_size, " with ", seed_rows, " nodes of the seed type, ",
         b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0], " of them at hop 0"));

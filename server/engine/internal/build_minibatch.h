@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/engine/local_part.h"
+#include "server/engine/internal/link_seeds.h"
 #include "server/engine/peers.h"
 #include "server/engine/types.h"
 
@@ -18,9 +19,12 @@ namespace graphshard::engine::internal {
 // ValidateSampling(local, request.sampling) returned; the seeds are 1..max_batch_size ids that
 // `local` owns. A seed repeated outside disjoint mode is still InvalidArgument (relabelling
 // finds it at no extra cost); peers' errors come back naming the part.
+// `link` (or nullptr): a link batch (link_seeds.h): its endpoints are the seeds (request.seeds
+// empty), its positives are left out of message passing, Minibatch::link is filled, and
+// batch_size is the number of supervision edges.
 absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& peers,
                                                 const MinibatchRequest& request, int seed_type,
-                                                int hops);
+                                                int hops, const LinkSeeds* link);
 
 }  // namespace graphshard::engine::internal
 
