@@ -28,6 +28,8 @@ struct NodeShard {
   absl::Span<const int64_t> labels;  // [end - begin]; -1 = unlabelled
   absl::Span<const int64_t> orig_ids;  // [end - begin]: id in the input graph
   std::map<std::string, absl::Span<const int64_t>> splits;  // name -> ascending global ids
+  bool has_time = false;           // nodes/<t>/time.npy exists (for every part)
+  absl::Span<const int64_t> time;  // [end - begin] node times when has_time
   int64_t num_rows() const { return end - begin; }
 };
 
@@ -36,6 +38,10 @@ struct EdgeShard {
   EdgeTypeInfo info;
   CscView csc;                         // rows = local dst rows of info.dst
   absl::Span<const int64_t> edge_ids;  // [num_edges]: edge id in the input graph
+  // edges/<et>/time.npy exists (for every part): [num_edges] edge times, ascending within each
+  // destination's in-edges.
+  bool has_time = false;
+  absl::Span<const int64_t> time;
 };
 
 struct LoadOptions {
@@ -50,7 +56,9 @@ struct LoadOptions {
 class PartitionPart {
  public:
   // Loads `<dir>/part_<part>`. Errors name the file: NotFound (missing), DataLoss (truncated,
-  // wrong dtype or shape, checksum mismatch, ids out of range), InvalidArgument (manifest).
+  // wrong dtype or shape, checksum mismatch, ids out of range, edge times not ascending within
+  // a destination), InvalidArgument (manifest). Time files are loaded when the manifest lists
+  // them.
   static absl::StatusOr<std::unique_ptr<PartitionPart>> Load(const std::string& dir, int part,
                                                              const LoadOptions& options = {});
 

@@ -89,6 +89,9 @@ struct NodeTypeData {
   int64_t num_classes = 0;  // labels lie in [-inf, num_classes); 0 when unlabelled
   // "train", "val", "test" -> distinct ids of this type.
   std::map<std::string, Array<int64_t>> splits;
+  // [num_nodes] or empty: each node's time (any int64 scale, e.g. Unix seconds), the seed time
+  // of temporal sampling (docs/SERVER.md, "Temporal sampling").
+  Array<int64_t> time;
 };
 
 // Edge e is src_ids[e] -> dst_ids[e]; e is its edge id within this edge type.
@@ -98,6 +101,9 @@ struct EdgeTypeData {
   std::string dst;
   Array<int64_t> src_ids;
   Array<int64_t> dst_ids;
+  // [num_edges] or empty: each edge's time. Temporal sampling keeps only edges at or before the
+  // seed's time; without it, an edge whose source type has node times takes its source's time.
+  Array<int64_t> time;
   std::string Name() const { return src + "__" + rel + "__" + dst; }
   int64_t num_edges() const { return src_ids.size(); }
 };
@@ -120,7 +126,8 @@ Graph HomogeneousGraph(int64_t num_nodes, std::vector<int64_t> src, std::vector<
 // InvalidArgument naming the type and field unless: names are non-empty and free of "/" and
 // "__" (they become folder names), node types distinct, edge types distinct and name known node
 // types, array sizes match, every edge endpoint and split id is in range, split names are
-// train/val/test and split ids distinct, labels < num_classes (negative = unlabelled). Scans
+// train/val/test and split ids distinct, labels < num_classes (negative = unlabelled), times
+// absent or one per node / edge. Scans
 // every edge once. The consumers call it at their entry; readers and generators do not.
 absl::Status ValidateGraph(const Graph& g);
 
