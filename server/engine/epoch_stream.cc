@@ -43,7 +43,9 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
     return absl::InvalidArgumentError(absl::StrCat("num_epochs ", r.num_epochs,
                                                    " is outside 1..", lim.max_stream_epochs));
   }
-  return ValidateSampling(local, r.sampling);
+  ASSIGN_OR_RETURN(const int hops, ValidateSampling(local, r.sampling));
+  RETURN_IF_ERROR(ValidateTemporal(local, r.sampling, seed_type, /*seed_times_given=*/false));
+  return hops;
 }
 
 }  // namespace
