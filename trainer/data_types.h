@@ -21,13 +21,18 @@ struct NodeTypeInfo {
   int64_t num_nodes = 0;
   int64_t feat_dim = 0;     // 0 = no features (the model learns an input vector)
   int64_t num_classes = 0;  // 0 = unlabelled
+  bool has_time = false;    // node times (temporal seed times)
 };
 
 struct EdgeTypeInfo {
   std::string name;  // src__rel__dst
   int src = 0;       // index into ServerMetadata::node_types
   int dst = 0;
+  bool has_time = false;  // edge times (constrained by temporal sampling)
 };
+
+// Temporal sampling (proto TemporalMode): off, in-edges of time <= the seed's, or < it.
+enum class TemporalSampling { kOff, kAtOrBefore, kBefore };
 
 struct ServerMetadata {
   int part = 0;

@@ -28,7 +28,8 @@ struct TaskPlan {
 TaskPlan PlanTask(const TrainerOptions& options);
 
 // FailedPrecondition unless the partition suits the task: --task graph needs a
-// graph-classification (TU) dataset (graph_task.h, FindGraphTask), and node tasks refuse one.
+// graph-classification (TU) dataset (graph_task.h, FindGraphTask), and node tasks refuse one;
+// --temporal needs edge times and the seed type's node times (the message names the files).
 absl::Status CheckTaskData(const TrainerOptions& options, const ServerMetadata& metadata);
 
 }  // namespace graphshard::trainer
