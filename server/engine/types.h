@@ -45,7 +45,7 @@ struct HopItem {
   std::vector<int64_t> seeds;  // dst-type ids owned by the part asked
   int32_t fanout = -1;         // -1 = all neighbours
   uint64_t seed = 0;           // the draw for node v depends only on (seed, v)
-  std::vector<int64_t> times;  // temporal: one time per seed; empty otherwise
+  std::vector<int64_t> times{};  // temporal: one time per seed; empty otherwise
 };
 
 struct OneHopRequest {
@@ -97,7 +97,7 @@ struct MinibatchRequest {
   std::vector<int64_t> seeds;  // distinct ids of seed_type owned by the local part
   // Temporal sampling: one time per seed (e.g. the seed edge's time for link prediction);
   // empty = the seeds' node times (nodes/<seed_type>/time.npy).
-  std::vector<int64_t> seed_times;
+  std::vector<int64_t> seed_times{};
   SamplingConfig sampling;
   uint64_t seed = 0;
   FeaturePlacer place_features;  // unset: rows go into NodeBlock::features

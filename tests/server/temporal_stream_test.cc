@@ -89,9 +89,9 @@ TEST_P(TemporalStreamTest, NoStreamedEdgeIsLaterThanItsSeed) {
 
 INSTANTIATE_TEST_SUITE_P(Peers, TemporalStreamTest,
                          ::testing::Values(PeerTransport::kGrpc, PeerTransport::kBulk),
-                         [](const auto& info) {
-                           return info.param == PeerTransport::kGrpc ? std::string("Grpc")
-                                                                     : std::string("Bulk");
+                         [](const auto& param) {
+                           return param.param == PeerTransport::kGrpc ? std::string("Grpc")
+                                                                      : std::string("Bulk");
                          });
 
 TEST(TemporalStreamRefusal, PartitionWithoutTimesIsInvalidArgumentNamingTheFiles) {
