@@ -154,6 +154,11 @@ absl::Status PartitionPart::LoadNodes(const NodeTypeInfo& info) {
   std::string orig_rel = NodeFilePath(part_, info.name, "orig_id.npy");
   ASSIGN_OR_RETURN(s.orig_ids, OpenInt64(orig_rel, {n}));
   RETURN_IF_ERROR(CheckIdsInRange(s.orig_ids, 0, info.num_nodes, absl::StrCat(dir_, "/", orig_rel)));
+  std::string time_rel = NodeFilePath(part_, info.name, "time.npy");
+  if (manifest_.files.count(time_rel) > 0) {
+    ASSIGN_OR_RETURN(s.time, OpenInt64(time_rel, {n}));
+    s.has_time = true;
+  }
   for (const auto& [split, per_type] : manifest_.splits) {
     auto it = per_type.find(info.name);
     if (it == per_type.end()) continue;
@@ -203,6 +208,20 @@ absl::Status PartitionPart::LoadEdges(const EdgeTypeInfo& info) {
     ASSIGN_OR_RETURN(s.dst_degree, OpenInt64(rel, {dst->num_nodes}));
     RETURN_IF_ERROR(CheckIdsInRange(s.dst_degree, 0, std::numeric_limits<int64_t>::max(),
                                     absl::StrCat(dir_, "/", rel)));
+  std::string time_rel = EdgeFilePath(part_, etype, "time.npy");
+  if (manifest_.files.count(time_rel) > 0) {
+    ASSIGN_OR_RETURN(s.time, OpenInt64(time_rel, {e}));
+    s.has_time = true;
+    // Temporal sampling binary-searches each neighbour list by time.
+    for (int64_t v = 0; v < rows; ++v) {
+      for (int64_t i = indptr[v] + 1; i < indptr[v + 1]; ++i) {
+        if (s.time[i] < s.time[i - 1]) {
+          return absl::DataLossError(absl::StrCat(dir_, "/", time_rel, ": times of local row ",
+                                                  v, "'s in-edges are not ascending (index ", i,
+                                                  ")"));
+        }
+      }
+    }
   }
   edges_[etype] = std::move(s);
   return absl::OkStatus();

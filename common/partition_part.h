@@ -28,6 +28,8 @@ struct NodeShard {
   absl::Span<const int64_t> labels;  // [end - begin]; -1 = unlabelled
   absl::Span<const int64_t> orig_ids;  // [end - begin]: id in the input graph
   std::map<std::string, absl::Span<const int64_t>> splits;  // name -> ascending global ids
+  bool has_time = false;           // nodes/<t>/time.npy exists (for every part)
+  absl::Span<const int64_t> time;  // [end - begin] node times when has_time
   int64_t num_rows() const { return end - begin; }
 };
 
@@ -49,6 +51,10 @@ struct EdgeShard {
   std::map<std::string, EdgeSplitView> splits{};
   absl::Span<const int64_t> dst_degree{};
   std::string split_reverse{};  // the edge type holding these edges reversed ("" = none)
+  // edges/<et>/time.npy exists (for every part): [num_edges] edge times, ascending within each
+  // destination's in-edges.
+  bool has_time = false;
+  absl::Span<const int64_t> time;
 };
 
 struct LoadOptions {
@@ -63,7 +69,9 @@ struct LoadOptions {
 class PartitionPart {
  public:
   // Loads `<dir>/part_<part>`. Errors name the file: NotFound (missing), DataLoss (truncated,
-  // wrong dtype or shape, checksum mismatch, ids out of range), InvalidArgument (manifest).
+  // wrong dtype or shape, checksum mismatch, ids out of range, edge times not ascending within
+  // a destination), InvalidArgument (manifest). Time files are loaded when the manifest lists
+  // them.
   static absl::StatusOr<std::unique_ptr<PartitionPart>> Load(const std::string& dir, int part,
                                                              const LoadOptions& options = {});
 

@@ -89,13 +89,16 @@ absl::Status ParseArgs(const std::vector<std::string>& args, size_t first, const
 
 FlagSpec GenerateSpec() {
   return {
-      "  graphshard-partition generate --kind products|mag|graphs --seed S --out DIR [flags]",
-      {{"kind", "products|mag|graphs", "what to generate (required)"},
+      "  graphshard-partition generate --kind products|mag|graphs|ratings --seed S --out DIR "
+      "[flags]",
+      {{"kind", "products|mag|graphs|ratings",
+        "what to generate (required); ratings: users rating items over time"},
        {"seed", "S", "seed; the output is a function of it (required)"},
        {"out", "DIR", "output folder, written atomically (required)"},
-       {"format", "ogb|npy|tu", "ogb (default) or npy; tu for --kind graphs"},
-       {"num-nodes", "N", "nodes (default: 20000; mag: papers)"},
-       {"avg-degree", "D", "average degree (default: 10)"},
+       {"format", "ogb|npy|tu", "ogb (default) or npy; tu for --kind graphs; npy for ratings"},
+       {"num-nodes", "N", "nodes (default: 20000; mag: papers; ratings: users)"},
+       {"num-items", "I", "ratings: items (default: max(20, users / 2))"},
+       {"avg-degree", "D", "average degree (default: 10; ratings: per user)"},
        {"num-edges", "M", "edges instead of --avg-degree"},
        {"num-features", "F", "feature dimension (default: 32)"},
        {"num-classes", "C", "classes (default: 8)"},
@@ -208,6 +211,16 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
         << graphs->name << "_*.txt) -> " << dir << "\n";
     return absl::OkStatus();
   }
+  if (o.kind == "ratings") {
+    auto graph = GenerateRatings(o);
+    if (!graph.ok()) return graph.status();
+    absl::Status s = WriteNpyInput(*graph, dir);
+    if (!s.ok()) return s;
+    out << "generated ratings: " << graph->node_types[1].num_nodes << " users, "
+        << graph->node_types[0].num_nodes << " items, " << graph->edge_types[0].num_edges()
+        << " timestamped ratings (and their reverse edges) -> " << dir << "\n";
+    return absl::OkStatus();
+  }
   if (o.kind == "mag") {
     auto graph = GenerateMag(o);
     if (!graph.ok()) return graph.status();
@@ -257,10 +270,14 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out, st
     o = p.values["kind"] == "mag" ? MagFullScale(o.seed) : ProductsFullScale(o.seed);
   }
   o.kind = p.values["kind"];
-  if (o.kind != "products" && o.kind != "mag" && o.kind != "graphs") {
+  if (o.kind != "products" && o.kind != "mag" && o.kind != "graphs" && o.kind != "ratings") {
     return Usage(absl::InvalidArgumentError(
-        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag, graphs)")));
+        absl::StrCat("unknown --kind \"", o.kind, "\" (products, mag, graphs, ratings)")));
   }
+  if (p.values.count("num-items") && o.kind != "ratings") {
+    return Usage(absl::InvalidArgumentError("--num-items is for --kind ratings"));
+  }
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-items", &o.num_items));
   const bool graph_flags =
       p.values.count("num-graphs") || p.values.count("min-nodes") || p.values.count("max-nodes");
   if (graph_flags && o.kind != "graphs") {
@@ -283,7 +300,12 @@ CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out, st
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-edges", &o.num_edges));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-features", &o.num_features));
   CLI_USAGE_IF_ERROR(GetNumber(p, "num-classes", &o.num_classes));
-  const std::string format = p.values.count("format") ? p.values["format"] : "ogb";
+  const std::string format =
+      p.values.count("format") ? p.values["format"] : (o.kind == "ratings" ? "npy" : "ogb");
+  if (o.kind == "ratings" && format != "npy") {
+    return Usage(absl::InvalidArgumentError(
+        "--kind ratings writes the npy layout only (--format npy: it keeps the times)"));
+  }
   if (format != "ogb" && format != "npy" && !(format == "tu" && o.kind == "graphs")) {
     return Usage(absl::InvalidArgumentError("--format must be ogb or npy (tu for --kind graphs)"));
   }

@@ -13,10 +13,13 @@
 namespace graphshard::partitioner {
 
 struct GenerateOptions {
-  std::string kind = "products";  // "products" (homogeneous), "mag" (heterogeneous) or "graphs"
+  // "products" (homogeneous), "mag" (heterogeneous), "graphs" or "ratings" (temporal)
+  std::string kind = "products";
   uint64_t seed = 0;
-  int64_t num_nodes = 20000;  // mag: papers
-  double avg_degree = 10;     // products: 2 * undirected edges / nodes
+  int64_t num_nodes = 20000;  // mag: papers; ratings: users
+  int64_t num_items = 0;      // ratings: items (0 = max(20, users / 2))
+  int64_t time_horizon = 1000;  // ratings: times are 0 .. time_horizon - 1 (days, say)
+  double avg_degree = 10;     // products: 2 * undirected edges / nodes; ratings: per user
   int64_t num_edges = 0;      // products: undirected edges if > 0 (overrides avg_degree)
   int64_t num_features = 32;
   int64_t num_classes = 8;
@@ -58,6 +61,26 @@ GenerateOptions MagFullScale(uint64_t seed);
 // ToUndirected makes of it: cites symmetrised, and rev_writes, rev_affiliated_with,
 // rev_has_topic added. InvalidArgument for sizes out of range.
 absl::StatusOr<Graph> GenerateMag(const GenerateOptions& options);
+
+// A heterogeneous temporal bipartite graph (kind "ratings"; issue 19): `num_nodes` users,
+// `num_items` items, timestamped edges user__rates__item plus their reverse
+// item__rev_rates__user (same times, as PyG's ToUndirected), times in [0, time_horizon).
+//   - items: a category each (num_classes of them, uniform), a Zipf popularity (weight 1/rank
+//     over a random ranking) and a release time uniform in the first half; features =
+//     0.7 x the category's centroid + N(0, 1) noise (num_features), plus one column log(weight
+//     x items) + N(0, 0.25); label = category; a random 60/20/20 split; node time = release;
+//   - users: an early and a late taste (uniform categories) and a sign-up time uniform in the
+//     first half; features = 0.3 x the early taste's centroid + N(0, 1) noise; label = late
+//     taste; node time = sign-up;
+//   - ratings: about avg_degree per user (log-normal activity, at least 2), at times uniform
+//     over [sign-up, horizon); each picks a category: the early taste with probability
+//     0.85 (1 - d), the late one with 0.85 d (d = the share of the user's active period
+//     elapsed: tastes drift), else uniform; then an item of that category by popularity,
+//     released by then and not rated before by this user.
+// So a user's next items are predictable from the categories of their recent ratings (recent
+// more than old ones), and popularity alone ranks them only moderately. Deterministic in
+// `seed`. InvalidArgument for sizes out of range.
+absl::StatusOr<Graph> GenerateRatings(const GenerateOptions& options);
 
 }  // namespace graphshard::partitioner
 

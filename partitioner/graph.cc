@@ -46,6 +46,10 @@ absl::Status ValidateNodeType(const NodeTypeData& t) {
                  " is not below num_classes ", t.num_classes);
     }
   }
+  if (!t.time.empty() && t.time.size() != t.num_nodes) {
+    return Bad("node type ", t.name, ": ", t.time.size(), " node times for ", t.num_nodes,
+               " nodes");
+  }
   std::vector<bool> seen;
   for (const auto& [name, ids] : t.splits) {
     if (name != "train" && name != "val" && name != "test") {
@@ -72,6 +76,10 @@ absl::Status ValidateEdgeType(const Graph& g, const EdgeTypeData& t) {
   if (t.src_ids.size() != t.dst_ids.size()) {
     return Bad("edge type ", t.Name(), ": ", t.src_ids.size(), " sources but ", t.dst_ids.size(),
                " targets");
+  }
+  if (!t.time.empty() && t.time.size() != t.src_ids.size()) {
+    return Bad("edge type ", t.Name(), ": ", t.time.size(), " edge times for ", t.src_ids.size(),
+               " edges");
   }
   const int64_t ns = g.node_types[s].num_nodes, nd = g.node_types[d].num_nodes;
   int64_t bad = -1;
@@ -128,15 +136,17 @@ std::vector<bool> FirstOccurrences(absl::Span<const int64_t> src, absl::Span<con
 struct EdgeLists {
   std::vector<int64_t> src;
   std::vector<int64_t> dst;
+  std::vector<int64_t> time;  // empty when the edge type has no times
 };
 
 EdgeLists Filter(absl::Span<const int64_t> src, absl::Span<const int64_t> dst,
-                 const std::vector<bool>& keep) {
+                 absl::Span<const int64_t> time, const std::vector<bool>& keep) {
   EdgeLists out;
   for (size_t e = 0; e < src.size(); ++e) {
     if (!keep[e]) continue;
     out.src.push_back(src[e]);
     out.dst.push_back(dst[e]);
+    if (!time.empty()) out.time.push_back(time[e]);
   }
   return out;
 }
@@ -144,6 +154,7 @@ EdgeLists Filter(absl::Span<const int64_t> src, absl::Span<const int64_t> dst,
 void Assign(EdgeTypeData& t, EdgeLists lists) {
   t.src_ids = Array<int64_t>::Owned(std::move(lists.src));
   t.dst_ids = Array<int64_t>::Owned(std::move(lists.dst));
+  if (!t.time.empty()) t.time = Array<int64_t>::Owned(std::move(lists.time));
 }
 
 }  // namespace
@@ -212,7 +223,7 @@ absl::Status TransformEdges(Graph& g, const EdgeTransformOptions& o) {
     if (o.drop_self_loops && t.src == t.dst) {
       std::vector<bool> keep(static_cast<size_t>(t.num_edges()));
       for (int64_t e = 0; e < t.num_edges(); ++e) keep[e] = t.src_ids[e] != t.dst_ids[e];
-      Assign(t, Filter(t.src_ids.span(), t.dst_ids.span(), keep));
+      Assign(t, Filter(t.src_ids.span(), t.dst_ids.span(), t.time.span(), keep));
     }
     if (o.undirected && t.src == t.dst) {
       EdgeLists both;
@@ -220,11 +231,15 @@ absl::Status TransformEdges(Graph& g, const EdgeTransformOptions& o) {
       both.src.insert(both.src.end(), t.dst_ids.span().begin(), t.dst_ids.span().end());
       both.dst.assign(t.dst_ids.span().begin(), t.dst_ids.span().end());
       both.dst.insert(both.dst.end(), t.src_ids.span().begin(), t.src_ids.span().end());
+      if (!t.time.empty()) {  // a reversed edge keeps its time
+        both.time.assign(t.time.span().begin(), t.time.span().end());
+        both.time.insert(both.time.end(), t.time.span().begin(), t.time.span().end());
+      }
       std::vector<bool> keep = FirstOccurrences(both.src, both.dst, num_src);
-      Assign(t, Filter(both.src, both.dst, keep));
+      Assign(t, Filter(both.src, both.dst, both.time, keep));
     } else if (o.dedup) {
       std::vector<bool> keep = FirstOccurrences(t.src_ids.span(), t.dst_ids.span(), num_src);
-      Assign(t, Filter(t.src_ids.span(), t.dst_ids.span(), keep));
+      Assign(t, Filter(t.src_ids.span(), t.dst_ids.span(), t.time.span(), keep));
     }
     if (o.undirected && t.src != t.dst) {
       EdgeTypeData rev;
@@ -233,6 +248,7 @@ absl::Status TransformEdges(Graph& g, const EdgeTransformOptions& o) {
       rev.dst = t.src;
       rev.src_ids = t.dst_ids;
       rev.dst_ids = t.src_ids;
+      rev.time = t.time;
       added.push_back(std::move(rev));
     }
   }

@@ -89,6 +89,9 @@ struct NodeTypeData {
   int64_t num_classes = 0;  // labels lie in [-inf, num_classes); 0 when unlabelled
   // "train", "val", "test" -> distinct ids of this type.
   std::map<std::string, Array<int64_t>> splits;
+  // [num_nodes] or empty: each node's time (any int64 scale, e.g. Unix seconds), the seed time
+  // of temporal sampling (docs/SERVER.md, "Temporal sampling").
+  Array<int64_t> time;
 };
 
 // Supervision edges of one split (link prediction): src_ids[i] -> dst_ids[i].
@@ -109,6 +112,9 @@ struct EdgeTypeData {
   // With splits: the edge type that holds these edges reversed ("" = none), whose reversed
   // held-out edges were removed too and whose reversed supervision edges the sampler leaves out.
   std::string split_reverse{};
+  // [num_edges] or empty: each edge's time. Temporal sampling keeps only edges at or before the
+  // seed's time; without it, an edge whose source type has node times takes its source's time.
+  Array<int64_t> time;
   std::string Name() const { return src + "__" + rel + "__" + dst; }
   int64_t num_edges() const { return src_ids.size(); }
 };
@@ -132,7 +138,8 @@ Graph HomogeneousGraph(int64_t num_nodes, std::vector<int64_t> src, std::vector<
 // "__" (they become folder names), node types distinct, edge types distinct and name known node
 // types, array sizes match, every edge endpoint and split id is in range, split names are
 // train/val/test and split ids distinct, edge splits named train/val/test with endpoints in
-// range, labels < num_classes (negative = unlabelled). Scans
+// range, labels < num_classes (negative = unlabelled), times absent or one per node / edge.
+// Scans
 // every edge once. The consumers call it at their entry; readers and generators do not.
 absl::Status ValidateGraph(const Graph& g);
 

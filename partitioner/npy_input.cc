@@ -60,6 +60,16 @@ absl::Status ReadNodeFiles(const std::string& dir, const std::string& suffix, No
     t.num_classes = max_label + 1;
   }
   t.num_nodes = n;
+  const std::string time_path = absl::StrCat(dir, "/node_time", suffix, ".npy");
+  if (Exists(time_path)) {
+    ASSIGN_OR_RETURN(internal::NpyArray<int64_t> time, MapNpy<int64_t>(time_path, 1));
+    if (time.cols != 1 || (n >= 0 && time.rows != n)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          time_path, ": shape must be [num_nodes] (one int64 time per node), has ", time.rows,
+          " x ", time.cols, n >= 0 ? absl::StrCat(" for ", n, " nodes") : ""));
+    }
+    t.time = std::move(time.values);
+  }
   const std::pair<const char*, const char*> kSplits[] = {
       {"train_idx", "train"}, {"val_idx", "val"}, {"valid_idx", "val"}, {"test_idx", "test"}};
   for (const auto& [file, name] : kSplits) {
@@ -90,6 +100,19 @@ absl::Status ReadEdgeIndex(const std::string& path, EdgeTypeData& t) {
   return absl::OkStatus();
 }
 
+// The optional edge_time[__<type>].npy next to an edge_index: int64 [E], one time per edge.
+absl::Status ReadEdgeTime(const std::string& path, EdgeTypeData& t) {
+  if (!Exists(path)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(internal::NpyArray<int64_t> time, MapNpy<int64_t>(path, 1));
+  if (time.cols != 1 || time.rows != t.num_edges()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": shape must be [num_edges] = [", t.num_edges(),
+                     "] (one int64 time per edge), has ", time.rows, " x ", time.cols));
+  }
+  t.time = std::move(time.values);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::map<std::string, int64_t>> ReadNumNodes(const std::string& dir) {
   std::map<std::string, int64_t> out;
   const std::string path = dir + "/num_nodes.json";
@@ -117,6 +140,7 @@ absl::StatusOr<Graph> ReadNpyFolder(const std::string& dir) {
   e.rel = kHomogeneousRelation;
   const std::string ei_path = dir + "/edge_index.npy";
   RETURN_IF_ERROR(ReadEdgeIndex(ei_path, e));
+  RETURN_IF_ERROR(ReadEdgeTime(dir + "/edge_time.npy", e));
   ASSIGN_OR_RETURN(auto counts, ReadNumNodes(dir));
   NodeTypeData& t = g.node_types.emplace_back();
   t.name = kHomogeneousNodeType;
@@ -130,17 +154,27 @@ absl::StatusOr<Graph> ReadNpyFolder(const std::string& dir) {
           internal::CheckIdRange(ids, t.num_nodes, dir + "/" + name + "_idx.npy", "node id"));
     }
   }
+  if (!t.time.empty() && t.time.size() != t.num_nodes) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, "/node_time.npy: ", t.time.size(),
+                                                   " times for ", t.num_nodes, " nodes"));
+  }
   RETURN_IF_ERROR(internal::CheckEdgeRange(e, t.num_nodes, t.num_nodes, ei_path));
   return g;
 }
 
 absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir) {
-  std::set<std::string> edge_files, types;
+  std::set<std::string> edge_files, time_files, types;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (absl::StartsWith(name, "edge_index__") && absl::EndsWith(name, ".npy")) {
       edge_files.insert(name);
+    }
+    if (absl::StartsWith(name, "edge_time__") && absl::EndsWith(name, ".npy")) {
+      time_files.insert(name.substr(11, name.size() - 15));
+    }
+    if (absl::StartsWith(name, "node_time__") && absl::EndsWith(name, ".npy")) {
+      types.insert(name.substr(11, name.size() - 15));
     }
     for (const char* prefix : {"x__", "y__"}) {
       if (absl::StartsWith(name, prefix) && absl::EndsWith(name, ".npy")) {
@@ -164,6 +198,13 @@ absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir) {
     types.insert(e.src);
     types.insert(e.dst);
     RETURN_IF_ERROR(ReadEdgeIndex(absl::StrCat(dir, "/", file), e));
+    RETURN_IF_ERROR(ReadEdgeTime(absl::StrCat(dir, "/edge_time__", e.Name(), ".npy"), e));
+    time_files.erase(e.Name());
+  }
+  if (!time_files.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, "/edge_time__", *time_files.begin(),
+                                                   ".npy: no edge_index__", *time_files.begin(),
+                                                   ".npy for these edge times"));
   }
   ASSIGN_OR_RETURN(auto counts, ReadNumNodes(dir));
   for (const auto& [name, n] : counts) types.insert(name);
@@ -176,6 +217,11 @@ absl::StatusOr<Graph> ReadNpyHeteroFolder(const std::string& dir) {
       return absl::InvalidArgumentError(
           absl::StrCat(dir, ": number of \"", name, "\" nodes unknown: no x__", name, ".npy or y__",
                        name, ".npy; add it to num_nodes.json"));
+    }
+    if (!t.time.empty() && t.time.size() != t.num_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat(dir, "/node_time__", name, ".npy: ",
+                                                     t.time.size(), " times for ", t.num_nodes,
+                                                     " nodes"));
     }
   }
   for (const EdgeTypeData& e : g.edge_types) {

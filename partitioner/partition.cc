@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/checksum.h"
@@ -130,18 +131,39 @@ absl::Status WriteNodes(const NodeTypeData& t, const Relabel& r, int part, Folde
       labels[id - b] = std::max<int64_t>(-1, t.labels[r.orig_of[id]]);
   }
   RETURN_IF_ERROR(w.Write<int64_t>(common::NodeFilePath(part, t.name, "label.npy"), {n}, labels));
+  if (!t.time.empty()) {
+    std::vector<int64_t> time(static_cast<size_t>(n));
+    for (int64_t id = b; id < e; ++id) time[id - b] = t.time[r.orig_of[id]];
+    RETURN_IF_ERROR(w.Write<int64_t>(common::NodeFilePath(part, t.name, "time.npy"), {n}, time));
+  }
   return w.Write<int64_t>(common::NodeFilePath(part, t.name, "orig_id.npy"), {n},
                           absl::Span<const int64_t>(r.orig_of).subspan(b, n));
 }
 
+// The time of each edge of `t`, or an empty span: its own, else its source's node time (PyG's
+// node-level time_attr: a neighbour is eligible when its own time is at or before the seed's).
+absl::Span<const int64_t> EdgeTimes(const Graph& g, const EdgeTypeData& t,
+                                    std::vector<int64_t>& derived) {
+  if (!t.time.empty()) return t.time.span();
+  const NodeTypeData& src = g.node_types[g.NodeTypeIndex(t.src)];
+  if (src.time.empty()) return {};
+  derived.resize(static_cast<size_t>(t.num_edges()));
+  for (int64_t e = 0; e < t.num_edges(); ++e) derived[e] = src.time[t.src_ids[e]];
+  return derived;
+}
+
 // The in-edges of one edge type whose destination part p owns, as CSC over new ids: two passes
-// over the edge list (count, fill), then each destination's in-edges sorted by (source, edge id).
+// over the edge list (count, fill), then each destination's in-edges sorted by (source, edge id),
+// or with edge times by (time, source, edge id), so that the edges at or before a time are a
+// prefix of each neighbour list (the server finds it by binary search).
 absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, FolderWriter& w,
                         Progress& progress, int64_t& num_stored, int64_t& max_in_degree) {
   const int s = plan.g.NodeTypeIndex(t.src), d = plan.g.NodeTypeIndex(t.dst);
   const Relabel &rs = plan.relabel[s], &rd = plan.relabel[d];
   const std::vector<int>& owner = plan.parts[d];
   const int64_t b = rd.offsets[part], n = rd.offsets[part + 1] - b;
+  std::vector<int64_t> derived_times;
+  const absl::Span<const int64_t> times = EdgeTimes(plan.g, t, derived_times);
   std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
   internal::ScanEdges(t, &progress, [&](int64_t e) {
     const int64_t v = t.dst_ids[e];
@@ -160,19 +182,38 @@ absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, Folde
       edge_ids[pos] = e;
     });
   }
-  std::vector<std::pair<int64_t, int64_t>> seg;
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t lo = indptr[v], hi = indptr[v + 1];
-    if (hi - lo < 2 || std::is_sorted(indices.begin() + lo, indices.begin() + hi)) continue;
-    seg.clear();
-    for (int64_t i = lo; i < hi; ++i) seg.emplace_back(indices[i], edge_ids[i]);
-    std::sort(seg.begin(), seg.end());
-    for (int64_t i = lo; i < hi; ++i) std::tie(indices[i], edge_ids[i]) = seg[i - lo];
+  std::vector<int64_t> edge_times;
+  if (!times.empty()) {
+    edge_times.resize(static_cast<size_t>(m));
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> seg;
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t lo = indptr[v], hi = indptr[v + 1];
+      seg.clear();
+      for (int64_t i = lo; i < hi; ++i) seg.emplace_back(times[edge_ids[i]], indices[i], edge_ids[i]);
+      std::sort(seg.begin(), seg.end());
+      for (int64_t i = lo; i < hi; ++i) {
+        std::tie(edge_times[i], indices[i], edge_ids[i]) = seg[i - lo];
+      }
+    }
+  } else {
+    std::vector<std::pair<int64_t, int64_t>> seg;
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t lo = indptr[v], hi = indptr[v + 1];
+      if (hi - lo < 2 || std::is_sorted(indices.begin() + lo, indices.begin() + hi)) continue;
+      seg.clear();
+      for (int64_t i = lo; i < hi; ++i) seg.emplace_back(indices[i], edge_ids[i]);
+      std::sort(seg.begin(), seg.end());
+      for (int64_t i = lo; i < hi; ++i) std::tie(indices[i], edge_ids[i]) = seg[i - lo];
+    }
   }
   const std::string et = t.Name();
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indptr.npy"), {n + 1}, indptr));
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indices.npy"), {m}, indices));
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "edge_id.npy"), {m}, edge_ids));
+  if (!times.empty()) {
+    RETURN_IF_ERROR(
+        w.Write<int64_t>(common::EdgeFilePath(part, et, "time.npy"), {m}, edge_times));
+  }
   num_stored = m;
   for (int64_t v = 0; v < n; ++v) {
     max_in_degree = std::max(max_in_degree, indptr[v + 1] - indptr[v]);

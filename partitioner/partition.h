@@ -12,7 +12,10 @@
 //   - edges/<src>__<rel>__<dst>/: every input edge is stored exactly once, with the part owning
 //     its destination, as CSC: indptr.npy int64 [n_dst + 1], indices.npy int64 [e] (global new
 //     source ids, ascending within each destination; ties by edge id), edge_id.npy int64 [e]
-//     (the edge's position in its edge type's input list);
+//     (the edge's position in its edge type's input list); an edge type with times (its own,
+//     or its source type's node times) has time.npy int64 [e] too and is sorted by (time,
+//     source, edge id) within each destination instead;
+//   - nodes/<t>/time.npy int64 [n] for a type with node times;
 //   - splits/<t>/{train,val,test}.npy int64: ascending global new ids owned by part k;
 //   - for an edge type with edge splits (edge_split.h): edge_splits/<etype>/{train,val,test}.npy
 //     int64 [2, n] (sources, then destinations owned by part k, new ids) and dst_degree.npy

@@ -67,7 +67,16 @@ absl::Status WriteNpyNodeType(const NodeTypeData& t, const std::string& root,
     RETURN_IF_ERROR(SaveNpy<int64_t>(absl::StrCat(root, "/", name, "_idx", suffix, ".npy"),
                                      {ids.size()}, ids.span()));
   }
+  if (!t.time.empty()) {
+    RETURN_IF_ERROR(SaveNpy<int64_t>(absl::StrCat(root, "/node_time", suffix, ".npy"),
+                                     {t.num_nodes}, t.time.span()));
+  }
   return absl::OkStatus();
+}
+
+absl::Status WriteEdgeTime(const EdgeTypeData& e, const std::string& path) {
+  if (e.time.empty()) return absl::OkStatus();
+  return SaveNpy<int64_t>(path, {e.num_edges()}, e.time.span());
 }
 
 absl::Status WriteEdgeIndex(const EdgeTypeData& e, const std::string& path) {
@@ -125,6 +134,7 @@ absl::Status WriteNpyInput(const Graph& g, const std::string& dir) {
     RETURN_IF_ERROR(WriteNpyNodeType(g.node_types[0], root, ""));
     if (!g.edge_types.empty()) {
       RETURN_IF_ERROR(WriteEdgeIndex(g.edge_types[0], root + "/edge_index.npy"));
+      RETURN_IF_ERROR(WriteEdgeTime(g.edge_types[0], root + "/edge_time.npy"));
     }
     return out.Commit();
   }
@@ -136,6 +146,7 @@ absl::Status WriteNpyInput(const Graph& g, const std::string& dir) {
   RETURN_IF_ERROR(common::WriteFileAtomically(root + "/num_nodes.json", counts.dump(1) + "\n"));
   for (const EdgeTypeData& e : g.edge_types) {
     RETURN_IF_ERROR(WriteEdgeIndex(e, absl::StrCat(root, "/edge_index__", e.Name(), ".npy")));
+    RETURN_IF_ERROR(WriteEdgeTime(e, absl::StrCat(root, "/edge_time__", e.Name(), ".npy")));
   }
   return out.Commit();
 }

@@ -24,7 +24,8 @@ absl::Status WriteOgbHeterogeneous(const Graph& g, const std::string& dir,
                                    const std::string& split_name = "random");
 
 // A .npy folder: the homogeneous names (edge_index.npy, x.npy, ...) for a graph with node type
-// "node" and edge type "node__to__node", else the heterogeneous scheme (README.md).
+// "node" and edge type "node__to__node", else the heterogeneous scheme (README.md); node and
+// edge times as node_time[__<t>].npy and edge_time[__<et>].npy. The OGB writers drop times.
 absl::Status WriteNpyInput(const Graph& g, const std::string& dir);
 
 }  // namespace graphshard::partitioner

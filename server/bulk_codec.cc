@@ -109,6 +109,8 @@ class HeldBody final : public Body {
 std::unique_ptr<Body> EncodeOneHopRequest(engine::OneHopRequest request) {
   MetaWriter meta;
   meta.Put<uint8_t>(request.replace ? 1 : 0);
+  meta.Put<uint8_t>(static_cast<uint8_t>(request.temporal));
+  meta.Put<uint8_t>(static_cast<uint8_t>(request.temporal_strategy));
   meta.Put<uint32_t>(static_cast<uint32_t>(request.items.size()));
   for (const engine::HopItem& item : request.items) {
     meta.Put<int32_t>(item.fanout);
@@ -118,7 +120,11 @@ std::unique_ptr<Body> EncodeOneHopRequest(engine::OneHopRequest request) {
   return std::make_unique<HeldBody<engine::OneHopRequest>>(
       std::move(request), meta.Take(), [](const engine::OneHopRequest& r) {
         std::vector<absl::Span<const char>> out;
-        for (const engine::HopItem& item : r.items) out.push_back(AsBytes(item.seeds));
+        // Temporal: each item's seeds, then its times.
+        for (const engine::HopItem& item : r.items) {
+          out.push_back(AsBytes(item.seeds));
+          if (r.temporal != engine::TemporalMode::kOff) out.push_back(AsBytes(item.times));
+        }
         return out;
       });
 }
@@ -130,15 +136,28 @@ absl::StatusOr<engine::OneHopRequest> DecodeOneHopRequest(Received request) {
   engine::OneHopRequest r;
   ASSIGN_OR_RETURN(uint8_t replace, meta.Get<uint8_t>("replace"));
   r.replace = replace != 0;
+  ASSIGN_OR_RETURN(uint8_t temporal, meta.Get<uint8_t>("temporal mode"));
+  ASSIGN_OR_RETURN(uint8_t strategy, meta.Get<uint8_t>("temporal strategy"));
+  if (temporal > static_cast<uint8_t>(engine::TemporalMode::kBefore) ||
+      strategy > static_cast<uint8_t>(engine::TemporalStrategy::kLast)) {
+    return absl::InvalidArgumentError(absl::StrCat("bulk SampleOneHop: temporal mode ",
+                                                   temporal, " / strategy ", strategy));
+  }
+  r.temporal = static_cast<engine::TemporalMode>(temporal);
+  r.temporal_strategy = static_cast<engine::TemporalStrategy>(strategy);
+  const uint64_t per_item = r.temporal == engine::TemporalMode::kOff ? 1 : 2;
   ASSIGN_OR_RETURN(uint32_t items, meta.Get<uint32_t>("item count"));
-  RETURN_IF_ERROR(CountIs(request, 1 + uint64_t{items}, kCode, "SampleOneHop request"));
+  RETURN_IF_ERROR(CountIs(request, 1 + per_item * items, kCode, "SampleOneHop request"));
   r.items.resize(items);
   for (uint32_t i = 0; i < items; ++i) {
     engine::HopItem& item = r.items[i];
     ASSIGN_OR_RETURN(item.fanout, meta.Get<int32_t>("fanout"));
     ASSIGN_OR_RETURN(item.seed, meta.Get<uint64_t>("seed"));
     ASSIGN_OR_RETURN(item.edge_type, meta.GetName("edge type"));
-    ASSIGN_OR_RETURN(item.seeds, Int64s(request.arrays[1 + i], kCode, "seeds"));
+    ASSIGN_OR_RETURN(item.seeds, Int64s(request.arrays[1 + per_item * i], kCode, "seeds"));
+    if (per_item == 2) {
+      ASSIGN_OR_RETURN(item.times, Int64s(request.arrays[2 + per_item * i], kCode, "times"));
+    }
   }
   RETURN_IF_ERROR(meta.Done());
   return r;

@@ -102,6 +102,7 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
     for (int64_t o : info->part_offsets) n->add_part_offsets(o);
     n->set_feat_dim(info->feat_dim);
     n->set_num_classes(info->num_classes);
+    n->set_has_time(t.shard->has_time);
     for (const auto& [split, ids] : t.shard->splits) {
       (*n->mutable_split_sizes())[split] = static_cast<int64_t>(ids.size());
     }
@@ -117,6 +118,7 @@ grpc::Status PartitionServiceImpl::GetMetadata(grpc::ServerContext*,
     for (const auto& [split, view] : e.shard->splits) {
       (*out->mutable_split_sizes())[split] = view.size();
     }
+    out->set_has_time(e.shard->has_time);
     local_edges += e.shard->csc.num_edges();
   }
   const v1::NodeTypeMeta& target = response->node_types(local_.target_type());

@@ -102,13 +102,55 @@ v1::FeatureDtype ToProto(engine::FeatureDtype dtype) {
   }
 }
 
+absl::StatusOr<engine::TemporalMode> FromProto(v1::TemporalMode mode) {
+  switch (mode) {
+    case v1::TEMPORAL_OFF:
+      return engine::TemporalMode::kOff;
+    case v1::TEMPORAL_AT_OR_BEFORE:
+      return engine::TemporalMode::kAtOrBefore;
+    case v1::TEMPORAL_BEFORE:
+      return engine::TemporalMode::kBefore;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown temporal mode ", mode));
+  }
+}
+
+v1::TemporalMode ToProto(engine::TemporalMode mode) {
+  switch (mode) {
+    case engine::TemporalMode::kAtOrBefore:
+      return v1::TEMPORAL_AT_OR_BEFORE;
+    case engine::TemporalMode::kBefore:
+      return v1::TEMPORAL_BEFORE;
+    default:
+      return v1::TEMPORAL_OFF;
+  }
+}
+
+absl::StatusOr<engine::TemporalStrategy> FromProto(v1::TemporalStrategy strategy) {
+  switch (strategy) {
+    case v1::TEMPORAL_UNIFORM:
+      return engine::TemporalStrategy::kUniform;
+    case v1::TEMPORAL_LAST:
+      return engine::TemporalStrategy::kLast;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown temporal strategy ", strategy));
+  }
+}
+
+v1::TemporalStrategy ToProto(engine::TemporalStrategy strategy) {
+  return strategy == engine::TemporalStrategy::kLast ? v1::TEMPORAL_LAST : v1::TEMPORAL_UNIFORM;
+}
+
 absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p) {
   engine::OneHopRequest r;
   r.replace = p.replace();
+  ASSIGN_OR_RETURN(r.temporal, FromProto(p.temporal()));
+  ASSIGN_OR_RETURN(r.temporal_strategy, FromProto(p.temporal_strategy()));
   for (const v1::HopItem& item : p.items()) {
     engine::HopItem i;
     i.edge_type = item.edge_type();
     ASSIGN_OR_RETURN(i.seeds, FromBytes<int64_t>(item.seeds(), "seeds"));
+    ASSIGN_OR_RETURN(i.times, FromBytes<int64_t>(item.times(), "times"));
     i.fanout = item.fanout();
     i.seed = item.seed();
     r.items.push_back(std::move(i));
@@ -119,10 +161,13 @@ absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p
 v1::SampleOneHopRequest ToProto(const engine::OneHopRequest& r) {
   v1::SampleOneHopRequest p;
   p.set_replace(r.replace);
+  p.set_temporal(ToProto(r.temporal));
+  p.set_temporal_strategy(ToProto(r.temporal_strategy));
   for (const engine::HopItem& i : r.items) {
     v1::HopItem* item = p.add_items();
     item->set_edge_type(i.edge_type);
     item->set_seeds(ToBytes<int64_t>(i.seeds));
+    if (!i.times.empty()) item->set_times(ToBytes<int64_t>(i.times));
     item->set_fanout(i.fanout);
     item->set_seed(i.seed);
   }
@@ -227,6 +272,8 @@ absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p) {
   c.replace = p.replace();
   c.disjoint = p.disjoint();
   ASSIGN_OR_RETURN(c.feature_dtype, FromProto(p.feature_dtype()));
+  ASSIGN_OR_RETURN(c.temporal, FromProto(p.temporal()));
+  ASSIGN_OR_RETURN(c.temporal_strategy, FromProto(p.temporal_strategy()));
   return c;
 }
 
@@ -236,6 +283,7 @@ absl::StatusOr<engine::MinibatchRequest> FromProto(const v1::SampleMinibatchRequ
   ASSIGN_OR_RETURN(r.seeds, FromBytes<int64_t>(p.seeds(), "seeds"));
   ASSIGN_OR_RETURN(r.sampling, FromProto(p.sampling()));
   r.seed = p.seed();
+  ASSIGN_OR_RETURN(r.seed_times, FromBytes<int64_t>(p.seed_times(), "seed_times"));
   return r;
 }
 

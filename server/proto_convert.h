@@ -24,6 +24,11 @@ using common::ToBytes;
 absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype);
 v1::FeatureDtype ToProto(engine::FeatureDtype dtype);
 
+absl::StatusOr<engine::TemporalMode> FromProto(v1::TemporalMode mode);
+v1::TemporalMode ToProto(engine::TemporalMode mode);
+absl::StatusOr<engine::TemporalStrategy> FromProto(v1::TemporalStrategy strategy);
+v1::TemporalStrategy ToProto(engine::TemporalStrategy strategy);
+
 absl::StatusOr<engine::OneHopRequest> FromProto(const v1::SampleOneHopRequest& p);
 v1::SampleOneHopRequest ToProto(const engine::OneHopRequest& r);
 absl::StatusOr<std::vector<engine::HopResult>> FromProto(const v1::SampleOneHopResponse& p);

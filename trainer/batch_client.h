@@ -43,6 +43,8 @@ struct StreamOptions {
   int64_t num_epochs = 1;
   std::vector<int32_t> fanouts;
   bool replace = false;
+  TemporalSampling temporal = TemporalSampling::kOff;  // data_types.h
+  bool temporal_last = false;  // temporal_strategy "last" (else "uniform")
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::string client_host_id;  // equal to the server's: shared memory
   // Shared memory: at most this many of the stream's batches are alive at once in the client

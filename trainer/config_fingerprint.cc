@@ -32,6 +32,11 @@ std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
       " dropout=", Exact(o.dropout), " replace=", o.replace, " dtype=", NameOf(o.feature_dtype),
       " normalize=", o.normalize_features,
       o.task == Task::kLink ? LinkFingerprint(o.link) : "",
+      // Written only when on, so that earlier checkpoints keep their spelling.
+      o.temporal || o.temporal_strict
+          ? absl::StrCat(" temporal=", o.temporal_strict ? "before" : "at_or_before", "/",
+                         o.temporal_strategy)
+          : "",
       // Written only where it is not fp32, the precision of every earlier checkpoint, so that
       // those keep their spelling and still resume.
       precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)));

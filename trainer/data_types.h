@@ -22,6 +22,7 @@ struct NodeTypeInfo {
   int64_t num_nodes = 0;
   int64_t feat_dim = 0;     // 0 = no features (the model learns an input vector)
   int64_t num_classes = 0;  // 0 = unlabelled
+  bool has_time = false;    // node times (temporal seed times)
 };
 
 struct EdgeTypeInfo {
@@ -31,7 +32,11 @@ struct EdgeTypeInfo {
   // Link prediction: this part's supervision edges per split ("train", "val", "test"); empty
   // when the partition has no edge splits of this type.
   std::vector<std::pair<std::string, int64_t>> split_sizes{};
+  bool has_time = false;  // edge times (constrained by temporal sampling)
 };
+
+// Temporal sampling (proto TemporalMode): off, in-edges of time <= the seed's, or < it.
+enum class TemporalSampling { kOff, kAtOrBefore, kBefore };
 
 struct ServerMetadata {
   int part = 0;

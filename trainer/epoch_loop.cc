@@ -181,6 +181,10 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     so.num_epochs = num_epochs;
     so.fanouts = plan_.fanouts;
     so.replace = options_.replace;
+    so.temporal = !options_.temporal          ? TemporalSampling::kOff
+                  : options_.temporal_strict ? TemporalSampling::kBefore
+                                             : TemporalSampling::kAtOrBefore;
+    so.temporal_last = options_.temporal_strategy == "last";
     so.feature_dtype = options_.feature_dtype;
     so.client_host_id = host_id_;
     if (!plan_.link_edge_type.empty()) {  // training negatives as asked; evaluation: uniform

@@ -103,6 +103,15 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
   flags.AddDouble("dropout", &o.dropout, "P", "dropout between layers",
                   {.min = 0, .max = 1, .max_exclusive = true});
   flags.AddBool("replace", &o.replace, "sample neighbours with replacement");
+  flags.AddBool("temporal", &o.temporal,
+                "temporal sampling (PyG's time_attr): a seed at time t (its node time)\n"
+                "samples only in-edges of time <= t; sampled nodes keep the seed's time\n"
+                "(disjoint trees). Needs a partition with times (edge_time.npy)");
+  flags.AddBool("temporal-strict", &o.temporal_strict,
+                "temporal sampling with in-edges of time < t only (implies --temporal)");
+  flags.AddChoice("temporal-strategy", &o.temporal_strategy, {"uniform", "last"},
+                  "temporal: draw uniformly among the eligible in-edges, or take the\n"
+                  "fanout most recent ones (PyG's temporal_strategy)");
   flags.AddInt("eval-every", &o.eval_every, "N",
                "evaluate val/test every N epochs and at the end; 0 = never", at_least_0);
   flags.AddBool("normalize-features", &o.normalize_features,
@@ -219,6 +228,13 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
           absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
                        o.fanouts.size(), " in --fanouts)"));
     }
+  }
+  if (o.temporal_strict) o.temporal = true;
+  if (flags.IsSet("temporal-strategy") && !o.temporal) {
+    return absl::InvalidArgumentError("--temporal-strategy needs --temporal");
+  }
+  if (o.temporal && o.task == Task::kGraph) {
+    return absl::InvalidArgumentError("--temporal does not apply to --task graph");
   }
   if (o.resume && o.checkpoint_dir.empty()) {
     return absl::InvalidArgumentError("--resume needs --checkpoint-dir");

@@ -39,6 +39,11 @@ struct TrainerOptions {
   uint64_t seed = 0;                       // --seed
   double dropout = 0.5;                    // --dropout
   bool replace = false;                    // --replace: sample with replacement
+  bool temporal = false;                   // --temporal: neighbours at or before the seed's
+                                           // time (PyG time_attr; docs/SERVER.md)
+  bool temporal_strict = false;            // --temporal-strict: strictly before (implies
+                                           // --temporal)
+  std::string temporal_strategy = "uniform";  // --temporal-strategy uniform|last (PyG's)
   int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the
                                            // end); 0 = never (accuracies reported as 0)
   bool normalize_features = false;         // --normalize-features: x / max(row sum, 1), as PyG's

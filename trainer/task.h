@@ -34,7 +34,8 @@ TaskPlan PlanTask(const TrainerOptions& options);
 
 // FailedPrecondition unless the partition suits the task: --task graph needs a
 // graph-classification (TU) dataset (graph_task.h, FindGraphTask), node and link tasks refuse
-// one, and --task link needs the edge type with edge splits (link_task.h, FindLinkEdgeType).
+// one, --task link needs the edge type with edge splits (link_task.h, FindLinkEdgeType), and
+// --temporal needs edge times and the seed type's node times (the message names the files).
 absl::Status CheckTaskData(const TrainerOptions& options, const ServerMetadata& metadata);
 
 // PlanTask, and for --task link the predicted edge type (FindLinkEdgeType's errors).

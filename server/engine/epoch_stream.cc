@@ -77,6 +77,11 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
           : std::min<int64_t>(r.batch_size, std::ssize(r.seeds));
   RETURN_IF_ERROR(CheckCost(MinibatchCost(local, seed_type, batch, r.sampling, hops), lim,
                             absl::StrCat("a batch of ", batch, " seeds")));
+  RETURN_IF_ERROR(ValidateTemporal(local, r.sampling, seed_type, /*seed_times_given=*/false));
+  if (r.link.enabled() && r.sampling.temporal != TemporalMode::kOff) {
+    return absl::InvalidArgumentError(
+        "temporal sampling of a link stream is not supported yet (docs/SERVER.md)");
+  }
   return hops;
 }
 

@@ -146,8 +146,9 @@ absl::StatusOr<int64_t> LocalPart::ItemEdges(const HopItem& item, bool replace) 
   return edges;
 }
 
-absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, const CancelFn& cancelled,
-                                   HopResult& out) const {
+absl::Status LocalPart::SampleItem(const HopItem& item, const OneHopRequest& request,
+                                   const CancelFn& cancelled, HopResult& out) const {
+  const bool replace = request.replace;
   int e = EdgeTypeIndex(item.edge_type);
   if (e < 0) {
     return absl::InvalidArgumentError(absl::StrCat("unknown edge type '", item.edge_type, "'"));
@@ -156,10 +157,20 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, const Canc
     return absl::InvalidArgumentError(absl::StrCat("fanout ", item.fanout, " is outside -1..",
                                                    limits_.max_fanout));
   }
+  const bool temporal = request.temporal != TemporalMode::kOff;
+  if (temporal ? item.times.size() != item.seeds.size() : !item.times.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        item.edge_type, ": ", item.times.size(), " seed times for ", item.seeds.size(),
+        " seeds", temporal ? " (temporal sampling needs one per seed)" : " without temporal mode"));
+  }
   const EdgeType& et = edge_types_[e];
   RETURN_IF_ERROR(CheckOwned(et.dst, item.seeds, absl::StrCat(item.edge_type, " seeds")));
   const int64_t begin = node_types_[et.dst].shard->begin;
   const common::CscView& csc = et.shard->csc;
+  // Edge types without times are not constrained (static relations).
+  const absl::Span<const int64_t> edge_time = temporal ? et.shard->time : absl::Span<const int64_t>();
+  const bool strict = request.temporal == TemporalMode::kBefore;
+  const bool last = request.temporal_strategy == TemporalStrategy::kLast;
   const size_t n = item.seeds.size();
   out.counts.reserve(n);
   if (item.fanout >= 0) out.neighbors.reserve(n * static_cast<size_t>(item.fanout));
@@ -176,8 +187,20 @@ absl::Status LocalPart::SampleItem(const HopItem& item, bool replace, const Canc
     if (i + 16 < n) csc.PrefetchOffsets(item.seeds[i + 16] - begin);
     const int64_t id = item.seeds[i];
     const int64_t first = csc.EdgeBegin(id - begin);
-    const int64_t deg = csc.EdgeEnd(id - begin) - first;
+    int64_t deg = csc.EdgeEnd(id - begin) - first;
     const int64_t k = item.fanout;
+    if (!edge_time.empty()) {
+      // In-edges ascend by time (partition.h): the eligible ones are a prefix.
+      const int64_t* lo = edge_time.data() + first;
+      const int64_t* hi = lo + deg;
+      deg = (strict ? std::lower_bound(lo, hi, item.times[i]) : std::upper_bound(lo, hi, item.times[i])) - lo;
+      if (last && k >= 0) {  // the k most recent eligible edges (replace does not apply)
+        const int64_t take = std::min(k, deg);
+        for (int64_t p = first + deg - take; p < first + deg; ++p) out.neighbors.push_back(p);
+        out.counts.push_back(take);
+        continue;
+      }
+    }
     if (k < 0 || (!replace && deg <= k)) {
       for (int64_t p = first; p < first + deg; ++p) out.neighbors.push_back(p);
       out.counts.push_back(deg);
@@ -231,7 +254,7 @@ absl::StatusOr<std::vector<HopResult>> LocalPart::SampleOneHop(const OneHopReque
   }
   std::vector<HopResult> results(request.items.size());
   for (size_t i = 0; i < request.items.size(); ++i) {
-    RETURN_IF_ERROR(SampleItem(request.items[i], request.replace, cancelled, results[i]));
+    RETURN_IF_ERROR(SampleItem(request.items[i], request, cancelled, results[i]));
   }
   return results;
 }

@@ -52,9 +52,12 @@ class LocalPart {
   // Uniform neighbour sampling per item, as PyG's NeighborSampler: without replacement at most
   // `fanout` distinct in-edges per seed (all when fanout is -1 or the degree is smaller); with
   // replacement exactly `fanout` draws when the degree is > 0. The draw for a seed depends only
-  // on (item.seed, seed id). InvalidArgument for an unknown edge type, fanout < -1 or above the
-  // limit, too many seeds, or a seed this part does not own; Cancelled when `cancelled` says
-  // so (asked every few thousand seeds).
+  // on (item.seed, seed id). Temporal (request.temporal): only the in-edges at or before
+  // (strictly before) the seed's time in item.times are candidates, drawn uniformly or the most
+  // recent `fanout` (request.temporal_strategy); edge types without times are not constrained.
+  // InvalidArgument for an unknown edge type, fanout < -1 or above the limit, too many seeds,
+  // a seed this part does not own, or item.times not one per seed in temporal mode (or given
+  // outside it); Cancelled when `cancelled` says so (asked every few thousand seeds).
   absl::StatusOr<std::vector<HopResult>> SampleOneHop(const OneHopRequest& request,
                                                       const CancelFn& cancelled = {}) const;
   // For a hop asked from outside (a peer): validates it as SampleOneHop does and counts the
@@ -78,8 +81,8 @@ class LocalPart {
 
  private:
   LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits);
-  absl::Status SampleItem(const HopItem& item, bool replace, const CancelFn& cancelled,
-                          HopResult& out) const;
+  absl::Status SampleItem(const HopItem& item, const OneHopRequest& request,
+                          const CancelFn& cancelled, HopResult& out) const;
   // Validates the item (edge type, fanout, seeds owned) and returns how many edges it samples.
   absl::StatusOr<int64_t> ItemEdges(const HopItem& item, bool replace) const;
 

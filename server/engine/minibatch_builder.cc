@@ -53,10 +53,13 @@ absl::Status ValidateSeeds(const LocalPart& local, const MinibatchRequest& r, in
 
 // One hop: asks every owner once (all edge types), then merges in edge type order, frontier
 // order. Appends the new nodes and this hop's edges.
+// `seed_times` (temporal only): the time of each tree, inherited by every node sampled in it.
 // `link`: a link batch's edges to leave out (its supervision edges), or nullptr.
 absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
-                    int hop, std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges,
+                    const std::vector<int64_t>& seed_times, int hop,
+                    std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges,
                     const internal::LinkSeeds* link) {
+  const bool temporal = request.sampling.temporal != TemporalMode::kOff;
   const int k = local.num_parts();
   const auto& etypes = local.edge_types();
   std::vector<int64_t> frontier_end(types.size());
@@ -80,15 +83,18 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
             {etypes[e].name, {}, fanout, common::MixSeed(hop_seed, static_cast<uint64_t>(e))});
         asked[p] = true;
       }
-      std::vector<int64_t>& seeds = requests[p].items[item_of[p]].seeds;
-      slots[e].push_back({p, item_of[p], std::ssize(seeds)});
-      seeds.push_back(dst.ids[j]);
+      HopItem& item = requests[p].items[item_of[p]];
+      slots[e].push_back({p, item_of[p], std::ssize(item.seeds)});
+      item.seeds.push_back(dst.ids[j]);
+      if (temporal) item.times.push_back(seed_times[dst.tree[j]]);
     }
   }
   // Item sizes, kept because AskParts moves the requests out.
   std::vector<std::vector<size_t>> item_sizes(k);
   for (int p = 0; p < k; ++p) {
     requests[p].replace = request.sampling.replace;
+    requests[p].temporal = request.sampling.temporal;
+    requests[p].temporal_strategy = request.sampling.temporal_strategy;
     for (const HopItem& item : requests[p].items) item_sizes[p].push_back(item.seeds.size());
   }
 
@@ -367,6 +373,35 @@ absl::StatusOr<int> ValidateSampling(const LocalPart& local, const SamplingConfi
   return static_cast<int>(hops);
 }
 
+absl::Status ValidateTemporal(const LocalPart& local, const SamplingConfig& config,
+                              int seed_type, bool seed_times_given) {
+  if (config.temporal == TemporalMode::kOff) return absl::OkStatus();
+  if (config.temporal != TemporalMode::kAtOrBefore && config.temporal != TemporalMode::kBefore) {
+    return absl::InvalidArgumentError("unknown temporal mode");
+  }
+  if (config.temporal_strategy != TemporalStrategy::kUniform &&
+      config.temporal_strategy != TemporalStrategy::kLast) {
+    return absl::InvalidArgumentError("unknown temporal strategy");
+  }
+  bool any = false;
+  for (const EdgeType& e : local.edge_types()) any = any || e.shard->has_time;
+  if (!any) {
+    return absl::InvalidArgumentError(
+        "temporal sampling: this partition has no times: no edge type has "
+        "edges/<src>__<rel>__<dst>/time.npy (partition an input with edge_time.npy, or "
+        "node_time.npy for the neighbours' times)");
+  }
+  const NodeType& t = local.node_types()[seed_type];
+  if (!seed_times_given && !t.shard->has_time) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "temporal sampling from '", t.name, "' seeds needs their times: '", t.name,
+        "' has no node times (nodes/", t.name, "/time.npy; partition an input with node_time",
+        local.node_types().size() > 1 ? absl::StrCat("__", t.name) : "",
+        ".npy), and the request gives no seed times"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
                                          const MinibatchRequest& request) {
   int seed_type = request.seed_type.empty() ? local.target_type()
@@ -379,6 +414,12 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
   RETURN_IF_ERROR(CheckCost(
       MinibatchCost(local, seed_type, std::ssize(request.seeds), request.sampling, hops),
       local.limits(), absl::StrCat("a minibatch of ", request.seeds.size(), " seeds")));
+  RETURN_IF_ERROR(
+      ValidateTemporal(local, request.sampling, seed_type, !request.seed_times.empty()));
+  if (!request.seed_times.empty() && request.seed_times.size() != request.seeds.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(request.seed_times.size(), " seed times for ",
+                                                   request.seeds.size(), " seeds"));
+  }
   return internal::BuildCheckedMinibatch(local, peers, request, seed_type, hops, nullptr);
 }
 
@@ -387,9 +428,21 @@ namespace internal {
 absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& peers,
                                                 const MinibatchRequest& request, int seed_type,
                                                 int hops, const LinkSeeds* link) {
-  const bool disjoint = request.sampling.disjoint;
+  // Temporal sampling is disjoint, as in PyG: each seed's tree carries its own time.
+  const bool temporal = request.sampling.temporal != TemporalMode::kOff;
+  const bool disjoint = request.sampling.disjoint || temporal;
   common::ThreadUsageClock clock;
   BuildProfile profile;
+  std::vector<int64_t> seed_times;
+  if (temporal) {
+    if (!request.seed_times.empty()) {
+      seed_times = request.seed_times;
+    } else {
+      const common::NodeShard& shard = *local.node_types()[seed_type].shard;
+      seed_times.reserve(request.seeds.size());
+      for (int64_t id : request.seeds) seed_times.push_back(shard.time[id - shard.begin]);
+    }
+  }
 
   std::vector<NodeIndex> types;
   types.reserve(local.node_types().size());
@@ -429,7 +482,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     RETURN_IF_ERROR(CheckCancelled(request));
     std::vector<int64_t> before(types.size());
     for (size_t t = 0; t < types.size(); ++t) before[t] = std::ssize(types[t].ids);
-    RETURN_IF_ERROR(RunHop(local, peers, request, hop, types, edges, link));
+    RETURN_IF_ERROR(RunHop(local, peers, request, seed_times, hop, types, edges, link));
     for (size_t t = 0; t < types.size(); ++t) {
       sampled_nodes[t].push_back(std::ssize(types[t].ids) - before[t]);
     }

@@ -17,7 +17,9 @@ namespace graphshard::engine {
 // Thread-safe if `peers` is; `local` and `peers` must outlive the call. The result is a
 // deterministic function of the request (and the partitioned graph). InvalidArgument for an
 // empty or oversized batch, duplicate seeds (outside disjoint mode), seeds not owned locally,
-// unknown types, bad fanouts or too many hops; a peer's error comes back naming the part.
+// unknown types, bad fanouts or too many hops, temporal sampling without times
+// (ValidateTemporal) or with seed_times not one per seed; a peer's error comes back naming the
+// part. Temporal sampling builds disjoint trees (PyG forces disjoint=True for it too).
 absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
                                          const MinibatchRequest& request);
 
@@ -25,6 +27,12 @@ absl::StatusOr<Minibatch> BuildMinibatch(const LocalPart& local, Peers& peers,
 // if the config is malformed for `local`'s edge types. Returns the number of hops.
 absl::StatusOr<int> ValidateSampling(const LocalPart& local, const SamplingConfig& config);
 int32_t FanoutOf(const SamplingConfig& config, const std::string& edge_type, int hop);
+
+// OK unless `config` asks for temporal sampling that cannot run: InvalidArgument, naming the
+// missing files, when no edge type of the partition has times, or when seeds of `seed_type`
+// have no node times and the request gives none (`seed_times_given`).
+absl::Status ValidateTemporal(const LocalPart& local, const SamplingConfig& config,
+                              int seed_type, bool seed_times_given);
 
 }  // namespace graphshard::engine
 

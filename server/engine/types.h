@@ -36,16 +36,29 @@ struct Limits {
 
 using common::FeatureDtype;  // common/feature_dtype.h, shared with the trainer
 
+// Temporal sampling (docs/SERVER.md, "Temporal sampling"), as PyG's NeighborLoader with
+// time_attr: a seed at time t keeps the in-edges of time <= t (kAtOrBefore, PyG's rule) or
+// < t (kBefore, PyG's with input_time = t - 1 for integer times); every node sampled for a
+// seed inherits the seed's time (disjoint trees). Edge types without times are not
+// constrained.
+enum class TemporalMode { kOff = 0, kAtOrBefore = 1, kBefore = 2 };
+// Which eligible in-edges: uniformly drawn (PyG's temporal_strategy="uniform") or the
+// `fanout` most recent ones ("last").
+enum class TemporalStrategy { kUniform = 0, kLast = 1 };
+
 struct HopItem {
   std::string edge_type;
   std::vector<int64_t> seeds;  // dst-type ids owned by the part asked
   int32_t fanout = -1;         // -1 = all neighbours
   uint64_t seed = 0;           // the draw for node v depends only on (seed, v)
+  std::vector<int64_t> times{};  // temporal: one time per seed; empty otherwise
 };
 
 struct OneHopRequest {
   std::vector<HopItem> items;
   bool replace = false;
+  TemporalMode temporal = TemporalMode::kOff;
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
 };
 
 struct HopResult {
@@ -69,8 +82,10 @@ struct SamplingConfig {
   std::vector<int32_t> fanouts;                              // default per hop
   std::map<std::string, std::vector<int32_t>> edge_fanouts;  // per edge type, same hop count
   bool replace = false;
-  bool disjoint = false;
+  bool disjoint = false;  // forced on by temporal sampling, as in PyG
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  TemporalMode temporal = TemporalMode::kOff;
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
 };
 
 // Link prediction (PyG's LinkNeighborLoader): a stream whose seeds are positions in the local
@@ -117,6 +132,9 @@ using CancelFn = std::function<bool()>;
 struct MinibatchRequest {
   std::string seed_type;       // empty = the part's target type
   std::vector<int64_t> seeds;  // distinct ids of seed_type owned by the local part
+  // Temporal sampling: one time per seed (e.g. the seed edge's time for link prediction);
+  // empty = the seeds' node times (nodes/<seed_type>/time.npy).
+  std::vector<int64_t> seed_times{};
   SamplingConfig sampling;
   uint64_t seed = 0;
   FeaturePlacer place_features;  // unset: rows go into NodeBlock::features

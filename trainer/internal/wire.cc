@@ -171,7 +171,7 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
       return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(), "' has feat_dim ",
                                               t.feat_dim(), ", num_classes ", t.num_classes()));
     }
-    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes()});
+    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time()});
   }
   if (out.node_types.empty()) {  // an older server: the homogeneous summary only
     out.target_type = out.target_type.empty() ? "node" : out.target_type;
@@ -195,7 +195,7 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
       return absl::DataLossError(
           absl::StrCat("metadata: edge type '", e.name(), "' names an unknown node type"));
     }
-    EdgeTypeInfo info{e.name(), src, dst, {}};
+    EdgeTypeInfo info{e.name(), src, dst, {}, e.has_time()};
     for (const auto& entry : e.split_sizes()) {
       if (entry.second < 0) {
         return absl::DataLossError(absl::StrCat("metadata: edge type '", e.name(), "' split '",
@@ -225,6 +225,17 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   r.set_num_epochs(o.num_epochs);
   for (int32_t f : o.fanouts) r.mutable_sampling()->add_fanouts(f);
   r.mutable_sampling()->set_replace(o.replace);
+  switch (o.temporal) {
+    case TemporalSampling::kOff:
+      break;
+    case TemporalSampling::kAtOrBefore:
+      r.mutable_sampling()->set_temporal(v1::TEMPORAL_AT_OR_BEFORE);
+      break;
+    case TemporalSampling::kBefore:
+      r.mutable_sampling()->set_temporal(v1::TEMPORAL_BEFORE);
+      break;
+  }
+  if (o.temporal_last) r.mutable_sampling()->set_temporal_strategy(v1::TEMPORAL_LAST);
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
   r.set_client_host_id(o.client_host_id);
   r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments
