@@ -119,9 +119,10 @@ grpc::Status PartitionServiceImpl::GatherFeatures(grpc::ServerContext*,
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
   absl::StatusOr<engine::FeatureDtype> dtype = FromProto(request->dtype());
   absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
-      !items.ok() ? items.status()
-      : !dtype.ok() ? dtype.status()
-                    : local_.GatherFeatures(*items, *dtype);
+      !items.ok()               ? items.status()
+      : !dtype.ok()             ? dtype.status()
+      : request->table() != 0 ? tables_.Gather(request->table(), *items, *dtype)
+                                : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return rpc::ToGrpcStatus(blocks.status());
   std::unique_ptr<shm::ShmSegment> segment;
@@ -171,8 +172,28 @@ grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
     return rpc::ToGrpcStatus(req.status());
   }
   ShmBatchWriter batches(WriterOptions(*request));  // before the stream, which goes first
-  auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req),
-                                           options_.prefetch, batches.StreamHooks());
+  // A layer table's stream reads a view of the part with the table's rows, and asks peers for
+  // their rows of the table; its jobs keep both alive (the hooks), as they may outlive it.
+  const engine::LocalPart* local = &local_;
+  engine::Peers* peers = &peers_;
+  engine::EpochStream::Hooks hooks = batches.StreamHooks();
+  if (request->table() != 0) {
+    absl::StatusOr<std::shared_ptr<const engine::LocalPart>> view = tables_.View(request->table());
+    if (!view.ok()) {
+      timer.set_ok(false);
+      return rpc::ToGrpcStatus(view.status());
+    }
+    auto table_peers = std::make_shared<engine::TablePeers>(peers_, request->table());
+    local = view->get();
+    peers = table_peers.get();
+    hooks.built = [built = std::move(hooks.built), keep = *view,
+                   table_peers](const engine::BuildProfile& p) {
+      (void)keep, (void)table_peers;
+      if (built) built(p);
+    };
+  }
+  auto stream = engine::EpochStream::Start(*local, *peers, executor_, *std::move(req),
+                                           options_.prefetch, std::move(hooks));
   if (!stream.ok()) {
     timer.set_ok(false);
     return rpc::ToGrpcStatus(stream.status());
@@ -223,6 +244,45 @@ void PartitionServiceImpl::CloseStream() {
   absl::MutexLock lock(&mu_);
   --open_streams_;
   stats_.StreamClosed();
+}
+
+grpc::Status PartitionServiceImpl::PutRows(grpc::ServerContext*, const v1::PutRowsRequest* request,
+                                           v1::PutRowsResponse* response) {
+  CallTimer timer(stats_, "PutRows");
+  absl::StatusOr<std::vector<int64_t>> ids = FromBytes<int64_t>(request->ids(), "ids");
+  absl::StatusOr<std::vector<float>> rows = FromBytes<float>(request->rows(), "rows");
+  absl::StatusOr<int64_t> missing =
+      !ids.ok()    ? ids.status()
+      : !rows.ok() ? rows.status()
+                   : tables_.Put(request->table(), request->node_type(), request->dim(), *ids,
+                                 *rows);
+  timer.set_ok(missing.ok());
+  if (!missing.ok()) return rpc::ToGrpcStatus(missing.status());
+  response->set_rows_missing(*missing);
+  return grpc::Status::OK;
+}
+
+grpc::Status PartitionServiceImpl::DropTable(grpc::ServerContext*,
+                                             const v1::DropTableRequest* request,
+                                             v1::DropTableResponse*) {
+  CallTimer timer(stats_, "DropTable");
+  tables_.Drop(request->table());
+  return grpc::Status::OK;
+}
+
+grpc::Status PartitionServiceImpl::GetOrigIds(grpc::ServerContext*,
+                                              const v1::GetSplitRequest* request,
+                                              v1::GetSplitResponse* response) {
+  CallTimer timer(stats_, "GetOrigIds");
+  const int t = request->node_type().empty() ? local_.target_type()
+                                             : local_.NodeTypeIndex(request->node_type());
+  if (t < 0) {
+    timer.set_ok(false);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("unknown node type '", request->node_type(), "'"));
+  }
+  response->set_ids(ToBytes<int64_t>(local_.node_types()[static_cast<size_t>(t)].shard->orig_ids));
+  return grpc::Status::OK;
 }
 
 grpc::Status PartitionServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,

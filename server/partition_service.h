@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/executor.h"
 #include "proto/graphshard.grpc.pb.h"
+#include "server/engine/layer_tables.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/ring_registry.h"
@@ -40,7 +41,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   PartitionServiceImpl(const engine::LocalPart& local, engine::Peers& peers,
                        common::Executor& executor, ServerStats& stats, ServiceOptions options)
       : local_(local), peers_(peers), executor_(executor), stats_(stats),
-        options_(std::move(options)),
+        options_(std::move(options)), tables_(local),
         rings_(options_.shm_prefix, &shm_counter_, options_.ring_idle, options_.max_idle_rings) {}
 
   grpc::Status GetMetadata(grpc::ServerContext* context, const v1::GetMetadataRequest* request,
@@ -60,6 +61,12 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                              grpc::ServerWriter<v1::Minibatch>* writer) override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
                         v1::Stats* response) override;
+  grpc::Status PutRows(grpc::ServerContext* context, const v1::PutRowsRequest* request,
+                       v1::PutRowsResponse* response) override;
+  grpc::Status DropTable(grpc::ServerContext* context, const v1::DropTableRequest* request,
+                         v1::DropTableResponse* response) override;
+  grpc::Status GetOrigIds(grpc::ServerContext* context, const v1::GetSplitRequest* request,
+                          v1::GetSplitResponse* response) override;
 
  private:
   // Admission of a stream: ResourceExhausted at options_.max_streams open streams.
@@ -74,6 +81,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   common::Executor& executor_;
   ServerStats& stats_;
   const ServiceOptions options_;
+  engine::LayerTables tables_;  // full-graph inference (layer_tables.h)
   std::atomic<int64_t> shm_counter_{0};
   RingRegistry rings_;
   absl::Mutex mu_;

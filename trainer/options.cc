@@ -152,6 +152,14 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                   "stalled: its stream is reopened on a live server of the part", positive);
   flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
                   "rendezvous and Gloo collective timeout", positive);
+  flags.AddBool("infer", &o.infer,
+                "full-graph inference instead of training: load --checkpoint-dir's model,\n"
+                "compute every node's outputs layer by layer, write them to --out");
+  flags.AddString("out", &o.out_dir, "DIR",
+                  "--infer: per-part .npy files (orig_id, logits, predictions, embeddings)", false);
+  AddEnum(flags, "eval", &o.eval,
+          "sampled: val/test seeds over sampled neighbourhoods (training fanouts);\n"
+          "full: full-graph inference (exact full-neighbourhood accuracy)");
 }
 
 }  // namespace
@@ -209,6 +217,16 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
           absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
                        o.fanouts.size(), " in --fanouts)"));
     }
+  }
+  if (o.infer && (o.checkpoint_dir.empty() || o.out_dir.empty())) {
+    return absl::InvalidArgumentError(
+        "--infer needs --checkpoint-dir DIR (the trained model) and --out DIR (the outputs)");
+  }
+  if (o.infer && o.task != Task::kNode) {
+    return absl::InvalidArgumentError("--infer is for node tasks (--task node)");
+  }
+  if (!o.infer && !o.out_dir.empty()) {
+    return absl::InvalidArgumentError("--out is for --infer");
   }
   if (o.resume && o.checkpoint_dir.empty()) {
     return absl::InvalidArgumentError("--resume needs --checkpoint-dir");

@@ -93,6 +93,10 @@ std::vector<FieldCase> Fields() {
       {"server_wait_s", false, None, [](TrainerOptions& o) { o.server_wait_s = 1; }},
       {"stall_timeout_s", false, None, [](TrainerOptions& o) { o.stall_timeout_s = 1; }},
       {"collective_timeout_s", false, None, [](TrainerOptions& o) { o.collective_timeout_s = 1; }},
+      // Inference reads the model; it neither changes it nor draws randomness.
+      {"infer", false, None, [](TrainerOptions& o) { o.infer = true; }},
+      {"out_dir", false, None, [](TrainerOptions& o) { o.out_dir = "/out"; }},
+      {"eval", false, None, [](TrainerOptions& o) { o.eval = EvalMode::kFull; }},
   };
 }
 

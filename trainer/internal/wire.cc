@@ -179,6 +179,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
   r.set_client_host_id(o.client_host_id);
   r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments
+  r.set_table(o.table);
   return r;
 }
 
