@@ -130,13 +130,13 @@ print(json.dumps({'name': 'infer_train_baseline', 'value': round(e['seeds_per_s'
 " "$OUT/train.metrics.jsonl" "$GPU_NAME") || die "no training figures"
 emit "$BASELINE"
 
-for n in 1 2; do
-  if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
-    emit "{\"name\": \"infer_${n}gpu_2srv\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
-    continue
-  fi
-  for precision in $PRECISIONS; do
+for precision in $PRECISIONS; do  # fp32 at 1 and 2 GPUs first: the figures to report
+  for n in 1 2; do
     name=${n}gpu_2srv_$precision
+    if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
+      emit "{\"name\": \"infer_$name\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
+      continue
+    fi
     rm -rf "$WORK/infer_out"
     launch "$name" "$n" --batch-size "$BATCH" --precision "$precision" --infer \
       --checkpoint-dir "$WORK/infer_ck" --out "$WORK/infer_out"

@@ -3,7 +3,7 @@
 # the launcher, for GraphSAGE and GCN:
 # 1. train a few epochs with --checkpoint-dir (GCN with --eval full: its test accuracy comes
 #    from full-graph inference and must be a real accuracy);
-# 2. --infer --out: the per-part logits and last hidden layer equal a direct full-graph numpy
+# 2. --infer --out (2 trainers, then 3: a part shared by two ranks): the per-part logits and last hidden layer equal a direct full-graph numpy
 #    computation with the same weights within 1e-5 (infer_reference.py, which also checks that
 #    every node is there once and that it would notice a 1e-3 change of one weight);
 # 3. bad input: no checkpoint, a checkpoint of another shape, an --out that cannot be written:
@@ -48,6 +48,13 @@ for model in sage gcn; do
   "$PY" "$SRC/tests/e2e/infer_reference.py" "$WORK/cora2" "$WORK/out_$model" "$model" "${ref[@]}" ||
     fail "$model: inference differs from the full-graph reference"
 done
+# 3 trainers on 2 parts: part 0 is shared by two ranks (chunks), part 1 read by one.
+launch sage_infer3 3 "${SAGE[@]}" --infer --checkpoint-dir "$WORK/ck_sage" --out "$WORK/out3"
+((STATUS == 0)) || { show "$WORK/sage_infer3.stderr"; fail "3-trainer --infer exited $STATUS"; }
+[[ -s $WORK/out3/part_0/chunk_1/logits.npy && -s $WORK/out3/part_1/logits.npy ]] ||
+  fail "3 trainers: expected part_0/chunk_{0,1}/ and part_1/"
+"$PY" "$SRC/tests/e2e/infer_reference.py" "$WORK/cora2" "$WORK/out3" sage --tol 1e-5 ||
+  fail "3 trainers: inference differs from the full-graph reference"
 # --eval full after the last epoch saw the weights of the final checkpoint: its accuracies are
 # those --infer reports for that checkpoint.
 "$PY" - "$(tail -n 1 "$WORK/gcn_train.stdout")" "$(tail -n 1 "$WORK/gcn_infer.stdout")" <<'PY' ||

@@ -81,8 +81,9 @@ def compare(out_dir, orig, logits_ref, hidden_ref, tol):
     seen = np.zeros(len(orig), dtype=np.int64)
     worst = {"logits": 0.0, "embeddings": 0.0}
     problems = []
-    dirs = sorted(glob.glob(os.path.join(out_dir, "part_*", "chunk_*")) or
-                  glob.glob(os.path.join(out_dir, "part_*")))
+    dirs = []
+    for part in sorted(glob.glob(os.path.join(out_dir, "part_*"))):
+        dirs += sorted(glob.glob(os.path.join(part, "chunk_*"))) or [part]
     for d in dirs:
         ids = np.load(os.path.join(d, "orig_id.npy"))
         rows = np.array([row_of[int(i)] for i in ids], dtype=np.int64)
