@@ -296,6 +296,12 @@ absl::Status CheckWritable(const std::string& dir) {
 
 double Fraction(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// An accuracy for the JSON line: null when nothing was measured (no such nodes), as the
+// training summary does.
+std::string Accuracy(double correct, double total) {
+  return total > 0 ? absl::StrFormat("%.6f", correct / total) : "null";
+}
+
 // DIR/model/<parameter name>.npy (float32), what the outputs were computed with, for users and
 // for reference computations (tests/e2e/infer_reference.py).
 absl::Status WriteWeights(const std::string& out_dir, GnnModelImpl& model) {
@@ -353,10 +359,10 @@ absl::Status RunInferenceImpl(const TrainerOptions& options, ServerSet& servers,
     RETURN_IF_ERROR(WriteWeights(options.out_dir, *session->state().model));
     out << absl::StrFormat(
                "{\"inference_nodes\": %d, \"nodes_per_s\": %.1f, \"time_s\": %.3f, "
-               "\"val_acc\": %.6f, \"test_acc\": %.6f, \"passes\": %d, \"world_size\": %d, "
+               "\"val_acc\": %s, \"test_acc\": %s, \"passes\": %d, \"world_size\": %d, "
                "\"out\": \"%s\"}",
                r.nodes, Fraction(static_cast<double>(r.nodes), r.seconds), r.seconds,
-               Fraction(r.val_correct, r.val_total), Fraction(r.test_correct, r.test_total),
+               Accuracy(r.val_correct, r.val_total), Accuracy(r.test_correct, r.test_total),
                session->state().model->InferencePasses(), comm.world_size(), options.out_dir)
         << std::endl;
   }
