@@ -46,6 +46,12 @@ class BulkPeers final : public engine::Peers {
                     Callback<std::vector<engine::HopResult>> done) override;
   void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
                       Callback<std::vector<engine::FeatureBlock>> done) override;
+  // Layer tables (full-graph inference) go over gRPC.
+  void GatherTable(int part, uint64_t table, std::vector<engine::TypedIds> items,
+                   engine::FeatureDtype dtype,
+                   Callback<std::vector<engine::FeatureBlock>> done) override {
+    grpc_.GatherTable(part, table, std::move(items), dtype, std::move(done));
+  }
   const engine::LocalPart* MappedPart(int part) override { return grpc_.MappedPart(part); }
   const engine::LocalPart* SamplingPart(int part) override { return grpc_.SamplingPart(part); }
 

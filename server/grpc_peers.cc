@@ -198,6 +198,12 @@ void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
 void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
                                engine::FeatureDtype dtype,
                                Callback<std::vector<engine::FeatureBlock>> done) {
+  GatherTable(part, 0, std::move(items), dtype, std::move(done));
+}
+
+void GrpcPeers::GatherTable(int part, uint64_t table, std::vector<engine::TypedIds> items,
+                            engine::FeatureDtype dtype,
+                            Callback<std::vector<engine::FeatureBlock>> done) {
   absl::StatusOr<std::shared_ptr<Peer>> peer = PeerFor(part);
   if (!peer.ok()) {
     done(peer.status());
@@ -205,6 +211,7 @@ void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
   }
   v1::GatherFeaturesRequest request = ToProto(items, dtype, options_.host_id);
   if (!options_.host_id.empty()) request.set_client_host_proof(HostProofFor(**peer));
+  request.set_table(table);
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
       (*peer)->stub, (*peer)->address, part, std::move(request), options_.rpc_timeout,

@@ -70,6 +70,9 @@ class GrpcPeers final : public engine::Peers {
                     Callback<std::vector<engine::HopResult>> done) override;
   void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
                       Callback<std::vector<engine::FeatureBlock>> done) override;
+  void GatherTable(int part, uint64_t table, std::vector<engine::TypedIds> items,
+                   engine::FeatureDtype dtype,
+                   Callback<std::vector<engine::FeatureBlock>> done) override;
   // With PeerFeatures::kLocal, the peer's part mapped from partition_dir when the peer is on
   // this host; else nullptr. The first call for a part asks its metadata (deadline
   // rpc_timeout) and loads it (no checksums: the peer verified the same files when it started).

@@ -226,7 +226,9 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
                                 2.0 * static_cast<double>(request->ByteSizeLong())),
                           "this GatherFeatures");
   absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
-      !reserved.ok() ? reserved.status() : local_.GatherFeatures(*items, *dtype);
+      !reserved.ok()          ? reserved.status()
+      : request->table() != 0 ? tables_.Gather(request->table(), *items, *dtype)
+                              : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return rpc::ToGrpcStatus(blocks.status());
   std::unique_ptr<shm::ShmSegment> segment;
@@ -320,11 +322,25 @@ grpc::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
     absl::Status owner = rings_.Claim(request.shm_ring_id(), request.shm_ring_key());
     if (!owner.ok()) return rpc::ToGrpcStatus(owner);
   }
+  // A layer table's stream reads a view of the part with the table's rows, and asks peers for
+  // their rows of the table; its jobs keep both alive (the hooks), as they may outlive it.
+  const engine::LocalPart* local = &local_;
+  engine::Peers* peers = &peers_;
+  std::shared_ptr<const engine::LocalPart> view;
+  std::shared_ptr<engine::TablePeers> table_peers;
+  if (request.table() != 0) {
+    absl::StatusOr<std::shared_ptr<const engine::LocalPart>> v = tables_.View(request.table());
+    if (!v.ok()) return rpc::ToGrpcStatus(v.status());
+    view = *std::move(v);
+    table_peers = std::make_shared<engine::TablePeers>(peers_, request.table());
+    local = view.get();
+    peers = table_peers.get();
+  }
   // Memory: each batch in flight may hold its bound (and its packed copy); the stream builds
   // as many ahead as the client's and the server's budgets allow, up to --prefetch.
   const int64_t batch = std::min<int64_t>(req->batch_size, std::ssize(req->seeds));
   absl::StatusOr<engine::RequestCost> cost =
-      engine::BatchCost(local_, req->seed_type, std::max<int64_t>(batch, 1), req->sampling);
+      engine::BatchCost(*local, req->seed_type, std::max<int64_t>(batch, 1), req->sampling);
   if (!cost.ok()) return rpc::ToGrpcStatus(cost.status());
   int prefetch = options_.prefetch;
   absl::StatusOr<Admission::Reservation> reserved = admission_.ReserveUpTo(
@@ -335,8 +351,15 @@ grpc::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
   ShmBatchWriter::Options writer_options = WriterOptions(request);
   writer_options.waiting_for_client = [&slot](bool waiting) { slot.SetWaitingForClient(waiting); };
   ShmBatchWriter batches(std::move(writer_options));  // before the stream, which goes first
-  auto stream = engine::EpochStream::Start(local_, peers_, executor_, *std::move(req), prefetch,
-                                           batches.StreamHooks());
+  engine::EpochStream::Hooks hooks = batches.StreamHooks();
+  if (view != nullptr) {
+    hooks.built = [built = std::move(hooks.built), view, table_peers](const engine::BuildProfile& p) {
+      (void)view, (void)table_peers;
+      if (built) built(p);
+    };
+  }
+  auto stream = engine::EpochStream::Start(*local, *peers, executor_, *std::move(req), prefetch,
+                                           std::move(hooks));
   if (!stream.ok()) return rpc::ToGrpcStatus(stream.status());
   const auto cancelled = [context] { return context->IsCancelled(); };
   while (!cancelled()) {
@@ -381,6 +404,45 @@ ShmBatchWriter::Options PartitionServiceImpl::WriterOptions(
           .shm_prefix = options_.shm_prefix,
           .shm_counter = &shm_counter_,
           .stats = &stats_};
+}
+
+grpc::Status PartitionServiceImpl::PutRows(grpc::ServerContext*, const v1::PutRowsRequest* request,
+                                           v1::PutRowsResponse* response) {
+  CallTimer timer(stats_, "PutRows");
+  absl::StatusOr<std::vector<int64_t>> ids = FromBytes<int64_t>(request->ids(), "ids");
+  absl::StatusOr<std::vector<float>> rows = FromBytes<float>(request->rows(), "rows");
+  absl::StatusOr<int64_t> missing =
+      !ids.ok()    ? ids.status()
+      : !rows.ok() ? rows.status()
+                   : tables_.Put(request->table(), request->node_type(), request->dim(), *ids,
+                                 *rows);
+  timer.set_ok(missing.ok());
+  if (!missing.ok()) return rpc::ToGrpcStatus(missing.status());
+  response->set_rows_missing(*missing);
+  return grpc::Status::OK;
+}
+
+grpc::Status PartitionServiceImpl::DropTable(grpc::ServerContext*,
+                                             const v1::DropTableRequest* request,
+                                             v1::DropTableResponse*) {
+  CallTimer timer(stats_, "DropTable");
+  tables_.Drop(request->table());
+  return grpc::Status::OK;
+}
+
+grpc::Status PartitionServiceImpl::GetOrigIds(grpc::ServerContext*,
+                                              const v1::GetSplitRequest* request,
+                                              v1::GetSplitResponse* response) {
+  CallTimer timer(stats_, "GetOrigIds");
+  const int t = request->node_type().empty() ? local_.target_type()
+                                             : local_.NodeTypeIndex(request->node_type());
+  if (t < 0) {
+    timer.set_ok(false);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("unknown node type '", request->node_type(), "'"));
+  }
+  response->set_ids(ToBytes<int64_t>(local_.node_types()[static_cast<size_t>(t)].shard->orig_ids));
+  return grpc::Status::OK;
 }
 
 grpc::Status PartitionServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,

@@ -13,6 +13,7 @@
 #include "proto/graphshard.grpc.pb.h"
 #include "server/admission.h"
 #include "server/deferred_unlink.h"
+#include "server/engine/layer_tables.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/ring_registry.h"
@@ -57,7 +58,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   PartitionServiceImpl(const engine::LocalPart& local, engine::Peers& peers,
                        common::Executor& executor, ServerStats& stats, ServiceOptions options)
       : local_(local), peers_(peers), executor_(executor), stats_(stats),
-        options_(std::move(options)),
+        options_(std::move(options)), tables_(local),
         rings_(options_.shm_prefix, &shm_counter_, options_.ring_idle, options_.max_idle_rings),
         admission_(AdmissionOptions{.max_streams = options_.max_streams,
                                     .max_client_streams = options_.max_client_streams,
@@ -85,6 +86,12 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                              grpc::ServerWriter<v1::Minibatch>* writer) override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
                         v1::Stats* response) override;
+  grpc::Status PutRows(grpc::ServerContext* context, const v1::PutRowsRequest* request,
+                       v1::PutRowsResponse* response) override;
+  grpc::Status DropTable(grpc::ServerContext* context, const v1::DropTableRequest* request,
+                         v1::DropTableResponse* response) override;
+  grpc::Status GetOrigIds(grpc::ServerContext* context, const v1::GetSplitRequest* request,
+                          v1::GetSplitResponse* response) override;
 
  private:
   // The streaming part of StreamBatches, once admitted.
@@ -104,6 +111,7 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
   common::Executor& executor_;
   ServerStats& stats_;
   const ServiceOptions options_;
+  engine::LayerTables tables_;  // full-graph inference (layer_tables.h)
   std::atomic<int64_t> shm_counter_{0};
   RingRegistry rings_;
   Admission admission_;

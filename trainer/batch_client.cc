@@ -175,6 +175,43 @@ absl::StatusOr<std::vector<int64_t>> PartitionClient::GetSplit(absl::string_view
   return ids;
 }
 
+absl::StatusOr<std::vector<int64_t>> PartitionClient::GetOrigIds() {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::GetSplitRequest req;
+  v1::GetSplitResponse resp;
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetOrigIds(&ctx, req, &resp), "GetOrigIds", Label()));
+  auto ids = common::FromBytes<int64_t>(resp.ids(), "orig ids", absl::StatusCode::kDataLoss);
+  if (!ids.ok()) return Annotate(ids.status(), "GetOrigIds", Label());
+  return ids;
+}
+
+absl::StatusOr<int64_t> PartitionClient::PutRows(uint64_t table, int64_t dim,
+                                                 absl::Span<const int64_t> ids,
+                                                 absl::Span<const float> rows) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::PutRowsRequest req;
+  req.set_table(table);
+  req.set_dim(dim);
+  req.set_ids(common::ToBytes<int64_t>(ids));
+  req.set_rows(common::ToBytes<float>(rows));
+  v1::PutRowsResponse resp;
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->PutRows(&ctx, req, &resp),
+                           absl::StrCat("PutRows(table ", table, ")"), Label()));
+  return resp.rows_missing();
+}
+
+absl::Status PartitionClient::DropTable(uint64_t table) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::DropTableRequest req;
+  req.set_table(table);
+  v1::DropTableResponse resp;
+  return FromGrpc(impl_->stub->DropTable(&ctx, req, &resp),
+                  absl::StrCat("DropTable(", table, ")"), Label());
+}
+
 namespace {
 
 // Cancels a call whose caller has waited longer than `timeout` for its next message (Arm()

@@ -57,6 +57,9 @@ struct StreamOptions {
     int neg_ratio = 1;
     bool degree_negatives = false;  // else uniform
   } link{};
+  // Nonzero: node rows from this layer table (full-graph inference), not the features; the
+  // metadata given to StreamBatches then has the table's dims as feat_dim.
+  uint64_t table = 0;
 };
 
 struct ClientOptions {
@@ -110,6 +113,13 @@ class PartitionClient {
   // here (a link stream's seeds).
   absl::StatusOr<std::vector<int64_t>> GetSplit(absl::string_view split,
                                                 absl::string_view edge_type = "");
+  // The input graph's ids of every target-type node owned here, in global id order.
+  absl::StatusOr<std::vector<int64_t>> GetOrigIds();
+  // Full-graph inference: rows ([ids, dim] float32) of layer table `table` for target-type
+  // nodes owned here; returns how many owned nodes still have no row in it.
+  absl::StatusOr<int64_t> PutRows(uint64_t table, int64_t dim, absl::Span<const int64_t> ids,
+                                  absl::Span<const float> rows);
+  absl::Status DropTable(uint64_t table);
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
   // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before

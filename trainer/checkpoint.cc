@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -97,6 +100,49 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::str
         absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
   }
   return absl::optional<CheckpointPosition>(p);
+}
+
+absl::Status LoadCheckpointModel(
+    const std::string& dir, SessionState& state,
+    const std::function<absl::Status(const std::string& config)>& check_config) {
+  const std::string path = CheckpointPath(dir);
+  if (!std::filesystem::exists(path)) {
+    return absl::NotFoundError(absl::StrCat(
+        "no checkpoint at ", path, " (train with --checkpoint-dir ", dir, " first)"));
+  }
+  try {
+    torch::serialize::InputArchive archive, model_archive;
+    archive.load_from(path, state.device);
+    torch::Tensor config_t;
+    archive.read("config", config_t);
+    if (absl::Status s = check_config(TensorString(config_t)); !s.ok()) return s;
+    archive.read("model", model_archive);
+    // Module::load takes the saved tensors' shapes as they are (Tensor::set_): compare after.
+    std::vector<std::pair<std::string, std::vector<int64_t>>> want;
+    for (const auto& named : state.model->named_parameters()) {
+      want.emplace_back(named.key(), named.value().sizes().vec());
+    }
+    try {
+      state.model->load(model_archive);
+    } catch (const c10::Error& e) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", path, " holds parameters of another model: ", e.what_without_backtrace()));
+    }
+    for (const auto& [name, sizes] : want) {
+      const torch::Tensor& got = state.model->named_parameters()[name];
+      if (got.sizes().vec() != sizes) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "checkpoint ", path, ": parameter ", name, " is ", c10::str(got.sizes()),
+            " there, ", c10::str(c10::IntArrayRef(sizes)),
+            " in the model this graph and these flags build (feature or class dims differ: "
+            "another graph)"));
+      }
+    }
+    return absl::OkStatus();
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+  }
 }
 
 }  // namespace graphshard::trainer

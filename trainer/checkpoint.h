@@ -11,6 +11,7 @@
 // (internal/session_state.h). Not thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,15 @@ absl::Status SaveCheckpoint(const std::string& dir, SessionState& state,
 absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::string& dir,
                                                                   const std::string& config,
                                                                   SessionState& state);
+
+// --infer: the model parameters of `dir`'s checkpoint into `state.model` (not the optimizer),
+// after `check_config` accepted the checkpoint's config fingerprint (its error is returned).
+// NotFound naming the file when there is none; FailedPrecondition naming the first parameter
+// whose shape differs (both shapes: the graph's feature or class dims) or that the checkpoint
+// lacks; DataLoss when it cannot be read.
+absl::Status LoadCheckpointModel(
+    const std::string& dir, SessionState& state,
+    const std::function<absl::Status(const std::string& config)>& check_config);
 
 }  // namespace graphshard::trainer
 

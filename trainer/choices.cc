@@ -17,6 +17,8 @@ constexpr Choice<Precision> kPrecisions[] = {{Precision::kAuto, "auto"},
                                              {Precision::kFp32, "fp32"},
                                              {Precision::kTf32, "tf32"},
                                              {Precision::kBf16, "bf16"}};
+constexpr Choice<EvalMode> kEvalModes[] = {{EvalMode::kSampled, "sampled"},
+                                           {EvalMode::kFull, "full"}};
 constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},
                                             {FeatureDtype::kBFloat16, "bfloat16"}};
@@ -46,6 +48,10 @@ absl::Span<const Choice<Trimming>> ChoicesOf<Trimming>() {
 template <>
 absl::Span<const Choice<Precision>> ChoicesOf<Precision>() {
   return kPrecisions;
+}
+template <>
+absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>() {
+  return kEvalModes;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

@@ -23,6 +23,7 @@ enum class DeviceKind { kCpu, kCuda };        // --device cpu|cuda
 enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
 enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl
 enum class Trimming { kOn, kOff };            // --trim on|off
+enum class EvalMode { kSampled, kFull };      // --eval sampled|full (full: inference.h)
 // --precision auto|fp32|tf32|bf16; auto: bf16 on cuda, fp32 on cpu (ResolvePrecision).
 enum class Precision { kAuto, kFp32, kTf32, kBf16 };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
@@ -34,7 +35,7 @@ struct Choice {
 };
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
-// H2dMode, Backend, Trimming, Precision and FeatureDtype.
+// H2dMode, Backend, Trimming, Precision, EvalMode and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -49,6 +50,8 @@ template <>
 absl::Span<const Choice<Trimming>> ChoicesOf<Trimming>();
 template <>
 absl::Span<const Choice<Precision>> ChoicesOf<Precision>();
+template <>
+absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

@@ -1,10 +1,14 @@
 #include "trainer/config_fingerprint.h"
 
 #include <charconv>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -40,6 +44,41 @@ std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
       // Written only where it is not fp32, the precision of every earlier checkpoint, so that
       // those keep their spelling and still resume.
       precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)));
+}
+
+absl::Status CheckSameModel(absl::string_view checkpoint_config, const TrainerOptions& options,
+                            absl::string_view checkpoint) {
+  std::map<std::string, std::string> theirs;
+  for (absl::string_view kv : absl::StrSplit(checkpoint_config, ' ', absl::SkipEmpty())) {
+    const size_t eq = kv.find('=');
+    if (eq != absl::string_view::npos) {
+      theirs[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+    }
+  }
+  // Layers of a node task: one per fanout (the fanout values themselves do not shape the model).
+  if (auto it = theirs.find("fanouts"); it != theirs.end() && theirs["task"] == "node") {
+    theirs["layers"] = absl::StrCat(std::vector<std::string>(absl::StrSplit(it->second, ',')).size());
+  }
+  const bool graph = options.task == Task::kGraph;
+  const std::pair<const char*, std::string> ours[] = {
+      {"task", std::string(NameOf(options.task))},
+      {"model", options.model},
+      {"hidden", absl::StrCat(options.hidden)},
+      {"layers", absl::StrCat(graph ? options.layers : static_cast<int>(options.fanouts.size()))},
+      {"normalize", absl::StrCat(options.normalize_features)},
+  };
+  std::vector<std::string> differ;
+  for (const auto& [key, value] : ours) {
+    auto it = theirs.find(key);
+    const std::string there = it == theirs.end() ? "(missing)" : it->second;
+    if (there != value) differ.push_back(absl::StrCat(key, " ", there, " there, ", value, " here"));
+  }
+  if (differ.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("checkpoint ", checkpoint, " holds another model: ",
+                   absl::StrJoin(differ, "; "),
+                   " (pass the training run's --model, --hidden, --fanouts count, "
+                   "--normalize-features)"));
 }
 
 }  // namespace graphshard::trainer

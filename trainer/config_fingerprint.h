@@ -12,6 +12,8 @@
 // precision (bf16 rounds every matmul input; tf32 on CUDA too; as resolved for the device, and
 // written only when not fp32).
 // Out, with the reason:
+//  - infer, out_dir, eval: inference reads the model, it neither changes it nor draws
+//    randomness (--infer compares the model's shape settings alone: CheckSameModel);
 //  - epochs: a resume may extend a run (batch b of epoch e does not depend on the epoch count);
 //  - eval_every: evaluation reads the model, it neither changes it nor draws randomness;
 //  - device, backend, h2d, threads, prefetch, trim: where and how the same computation runs
@@ -23,6 +25,8 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "trainer/options.h"
 
 namespace graphshard::trainer {
@@ -31,6 +35,14 @@ namespace graphshard::trainer {
 // dropout=0.5 replace=0 dtype=float32 normalize=0". Numbers are exact (a value that six digits
 // do not round-trip is written with as many as it needs).
 std::string ConfigFingerprint(const TrainerOptions& options, int world_size);
+
+// --infer: OK when a checkpoint whose fingerprint is `checkpoint_config` holds the model that
+// `options` build (task, model, hidden, layers: the fanout count of a node task, normalize:
+// the input it was trained on); else FailedPrecondition naming `checkpoint` and every setting
+// that differs, with both values. The feature and class dims are the parameters' shapes
+// (checkpoint.h, LoadCheckpointModel).
+absl::Status CheckSameModel(absl::string_view checkpoint_config, const TrainerOptions& options,
+                            absl::string_view checkpoint);
 
 }  // namespace graphshard::trainer
 

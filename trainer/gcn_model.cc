@@ -92,6 +92,46 @@ torch::Tensor GcnImpl::Forward(const BatchTensors& batch) {
   return h.slice(0, 0, batch.batch_size);
 }
 
+int64_t GcnImpl::InferenceDim(int64_t pass) const {
+  const auto layers = static_cast<int64_t>(convs_->size());
+  // Pass p writes what layer min(p, L - 1) outputs (t_p has layer p's width).
+  const int64_t layer = pass < layers ? pass : layers - 1;
+  return convs_->ptr<GcnConvImpl>(static_cast<size_t>(layer))->lin->weight.size(0);
+}
+
+InferenceRows GcnImpl::InferPass(int64_t pass, const BatchTensors& block) {
+  const EdgeTensors& e = block.edges[0];
+  const torch::Tensor& x = block.x[0];
+  const int64_t seeds = block.batch_size;
+  const auto layers = static_cast<int64_t>(convs_->size());
+  // Every in-edge of a seed is in the block: 1 + its in-degree is its degree with the loop.
+  const torch::Tensor inv_sqrt =
+      torch::ones({seeds}, x.options())
+          .index_add(0, e.dst, torch::ones({e.dst.size(0)}, x.options()))
+          .pow(-0.5)
+          .unsqueeze(1);
+  auto project = [&](int64_t layer, const torch::Tensor& h) {
+    return MatmulWt(h, convs_[static_cast<size_t>(layer)]->as<GcnConvImpl>()->lin->weight,
+                    compute_.matmul);
+  };
+  InferenceRows out;
+  if (pass == 0) {
+    out.rows = inv_sqrt * project(0, x.slice(0, 0, seeds));
+    return out;
+  }
+  const int64_t k = pass - 1;
+  torch::Tensor sum = x.slice(0, 0, seeds).clone().index_add_(0, e.dst, x.index_select(0, e.src));
+  torch::Tensor z = inv_sqrt * sum + convs_[static_cast<size_t>(k)]->as<GcnConvImpl>()->bias;
+  if (k == layers - 1) {
+    out.rows = z;
+    return out;
+  }
+  torch::Tensor h = torch::relu(z);
+  if (k == layers - 2) out.embedding = h;
+  out.rows = inv_sqrt * project(k + 1, h);
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGcnModel(const ServerMetadata& md,
                                                              const ModelOptions& o) {
   ASSIGN_OR_RETURN(const int64_t in, HomogeneousFeatureDim(md, "gcn"));

@@ -9,6 +9,7 @@
 #include "common/registry.h"
 #include "rpc/security.h"
 #include "trainer/communicator.h"
+#include "trainer/inference.h"
 #include "trainer/options.h"
 #include "trainer/rendezvous.h"
 #include "trainer/server_set.h"
@@ -65,6 +66,7 @@ absl::Status Run(const TrainerOptions& options) {
   if (!comm.ok()) return comm.status();
   RunEnvironment env{.local_rank = rdv->local_rank,
                      .log_is_terminal = ::isatty(STDERR_FILENO) == 1};
+  if (options.infer) return RunInference(options, *servers, **comm, std::cout, std::cerr, env);
   absl::StatusOr<TrainSummary> summary =
       RunTraining(options, *servers, **comm, std::cout, std::cerr, env);
   if (!summary.ok()) return summary.status();

@@ -37,6 +37,13 @@ struct ComputeOptions {
   MatmulDtype matmul = MatmulDtype::kFloat32;
 };
 
+// One pass of full-graph inference (trainer/inference.h) over a block: the rows it computes
+// for the block's seeds, and the last hidden layer's output for them where this pass has it.
+struct InferenceRows {
+  torch::Tensor rows;       // [batch_size, InferenceDim(pass)] float32
+  torch::Tensor embedding;  // [batch_size, hidden] after its activation, or undefined
+};
+
 class GnnModelImpl : public torch::nn::Module {
  public:
   // Logits of the seeds: [batch_size, num_classes], float32.
@@ -47,6 +54,21 @@ class GnnModelImpl : public torch::nn::Module {
     std::vector<torch::Tensor> out(batch.x.size());
     out[static_cast<size_t>(batch.seed_type)] = Forward(batch);
     return out;
+  }
+
+  // Full-graph inference, layer by layer (DistDGL's way): pass p reads, for every node, the
+  // rows pass p - 1 wrote (pass 0: the features) over its whole in-neighbourhood (a one-hop
+  // block with fanout -1, seeds first) and computes the seeds' rows: the next pass's input, or
+  // after the last pass the logits. Evaluation mode (no dropout). 0 passes: the model has no
+  // layer-wise form.
+  virtual int64_t InferencePasses() const { return 0; }
+  virtual int64_t InferenceDim(int64_t pass) const {
+    (void)pass;
+    return 0;
+  }
+  virtual InferenceRows InferPass(int64_t pass, const BatchTensors& block) {
+    (void)pass, (void)block;
+    return {};
   }
 
   void set_compute(const ComputeOptions& compute) { compute_ = compute; }

@@ -164,6 +164,14 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
                   "rendezvous and Gloo collective timeout", positive);
   rpc::AddSecurityFlags(flags, &o.security);
   RegisterLinkFlags(flags, o.link);
+  flags.AddBool("infer", &o.infer,
+                "full-graph inference instead of training: load --checkpoint-dir's model,\n"
+                "compute every node's outputs layer by layer, write them to --out");
+  flags.AddString("out", &o.out_dir, "DIR",
+                  "--infer: per-part .npy files (orig_id, logits, predictions, embeddings)", false);
+  AddEnum(flags, "eval", &o.eval,
+          "sampled: val/test seeds over sampled neighbourhoods (training fanouts);\n"
+          "full: full-graph inference (exact full-neighbourhood accuracy)");
 }
 
 }  // namespace
@@ -235,6 +243,23 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");
+  }
+  if ((o.infer || o.eval == EvalMode::kFull) && o.temporal) {
+    return absl::InvalidArgumentError(
+        "--infer and --eval full use full neighbourhoods: they do not apply with --temporal");
+  }
+  if (o.eval == EvalMode::kFull && o.task != Task::kNode) {
+    return absl::InvalidArgumentError("--eval full is for node tasks (--task node)");
+  }
+  if (o.infer && (o.checkpoint_dir.empty() || o.out_dir.empty())) {
+    return absl::InvalidArgumentError(
+        "--infer needs --checkpoint-dir DIR (the trained model) and --out DIR (the outputs)");
+  }
+  if (o.infer && o.task != Task::kNode) {
+    return absl::InvalidArgumentError("--infer is for node tasks (--task node)");
+  }
+  if (!o.infer && !o.out_dir.empty()) {
+    return absl::InvalidArgumentError("--out is for --infer");
   }
   if (o.resume && o.checkpoint_dir.empty()) {
     return absl::InvalidArgumentError("--resume needs --checkpoint-dir");

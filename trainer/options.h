@@ -75,6 +75,11 @@ struct TrainerOptions {
   rpc::SecurityFlags security;             // --token-file, --tls-*: read at start-up
                                            // (rpc/security.h, docs/SECURITY.md)
   LinkOptions link{};                      // --task link's flags (link_task.h)
+  // Full-graph inference (inference.h): --infer loads --checkpoint-dir's model and writes every
+  // node's outputs to --out instead of training; --eval full evaluates that way while training.
+  bool infer = false;                      // --infer
+  std::string out_dir;                     // --out DIR (with --infer)
+  EvalMode eval = EvalMode::kSampled;      // --eval sampled|full
 };
 
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
@@ -83,7 +88,8 @@ std::string TrainerUsage(absl::Span<const ModelInfo> models);
 // Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
 // flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
 // --registry/--servers, unknown models, devices, backends or dtypes, --resume without
-// --checkpoint-dir. NotFound-free: the registry is read later.
+// --checkpoint-dir, --infer without --checkpoint-dir or --out (or with --task graph), --out
+// without --infer. NotFound-free: the registry is read later.
 // A bare "--help" returns a Cancelled status carrying the usage text (caller prints, exits 0).
 // --model must name a row of `models` (RegisteredModels(); the table must outlive the call)
 // whose task is --task's.

@@ -98,6 +98,19 @@ torch::Tensor GraphSageImpl::Forward(const BatchTensors& batch) {
   return x.slice(0, 0, batch.batch_size);
 }
 
+int64_t GraphSageImpl::InferenceDim(int64_t pass) const {
+  return pass == options_.num_layers - 1 ? options_.out_channels : options_.hidden_channels;
+}
+
+InferenceRows GraphSageImpl::InferPass(int64_t pass, const BatchTensors& block) {
+  const EdgeTensors& e = block.edges[0];
+  const torch::Tensor& x = block.x[0];
+  InferenceRows out;
+  out.rows = Layer(static_cast<size_t>(pass), x, x.slice(0, 0, block.batch_size), e.src, e.dst);
+  if (pass == options_.num_layers - 2) out.embedding = out.rows;
+  return out;
+}
+
 HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels,
                                int64_t num_layers, double dropout, std::vector<int> outputs,
                                int64_t out_channels)

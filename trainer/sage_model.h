@@ -58,6 +58,11 @@ class GraphSageImpl : public GnnModelImpl {
                         const torch::Tensor& edge_dst);
   // A homogeneous batch: the seeds' logits; trimmed per layer unless compute().trim is off.
   torch::Tensor Forward(const BatchTensors& batch) override;
+  // One pass per layer: conv l (and ReLU but the last) of the seeds; the embedding is the
+  // output of the last hidden layer (pass L - 2).
+  int64_t InferencePasses() const override { return options_.num_layers; }
+  int64_t InferenceDim(int64_t pass) const override;
+  InferenceRows InferPass(int64_t pass, const BatchTensors& block) override;
 
  private:
   // Conv i, then ReLU and dropout unless it is the last.

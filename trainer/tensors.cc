@@ -68,7 +68,7 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
   for (int64_t i = 0; i < (link ? 0 : batch.batch_size); ++i) {
     int64_t label, id;
     std::memcpy(&label, seeds.labels.data + i * 8, 8);
-    if (label < 0 || label >= num_classes) {
+    if (num_classes > 0 && (label < 0 || label >= num_classes)) {
       std::memcpy(&id, seeds.ids.data + i * 8, 8);
       return absl::InvalidArgumentError(absl::StrCat("seed ", id, " (", seeds.node_type,
                                                      ") has label ", label,

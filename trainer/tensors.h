@@ -88,7 +88,8 @@ std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_lay
 // Tensors over the batch's own memory, without copying (each tensor keeps `batch.owner`, and so
 // the message or the mapping, alive); an int64 array at an address not 8-aligned is copied.
 // Features keep their transport dtype (float16/bfloat16 as sent). InvalidArgument if a seed's
-// label is outside [0, num_classes) (an unlabelled node in a split, or the wrong label space).
+// label is outside [0, num_classes) (an unlabelled node in a split, or the wrong label space);
+// num_classes 0: not checked (full-graph inference reads unlabelled nodes too, label -1).
 absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes);
 
 // Converts 16-bit features to float32 in place (where the tensors are: on the GPU after the copy).

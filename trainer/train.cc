@@ -18,6 +18,7 @@
 #include "trainer/config_fingerprint.h"
 #include "trainer/epoch_loop.h"
 #include "trainer/host_register.h"
+#include "trainer/inference.h"
 #include "trainer/session.h"
 #include "trainer/shards.h"
 #include "trainer/task.h"
@@ -63,17 +64,34 @@ absl::StatusOr<CheckpointPosition> StartPosition(const TrainerOptions& options, 
   return start;
 }
 
+// What --eval full needs besides the epoch loop: the servers, the collectives, the log.
+struct FullEval {
+  ServerSet& servers;
+  Communicator& comm;
+  std::ostream& log;
+};
+
 // One epoch from `first_step`: training, its reductions, evaluation when due, its report.
 absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t first_step,
                       const TrainingSums& carried, const Shards& shards, EpochLoop& loop,
-                      const Session& session, RunReport& report) {
+                      Session& session, RunReport& report, const FullEval& full) {
   ASSIGN_OR_RETURN(const EpochResult trained, loop.Train(epoch, first_step, carried));
   EpochReport r;
   r.epoch = epoch;
   RETURN_IF_ERROR(report.ReduceEpoch(trained.local, r));
   RunReport::SetTraining(trained.sums.loss_sum, trained.sums.correct, trained.sums.seen, r);
   const auto eval_start = Clock::now();
-  if (EvaluationDue(options, epoch)) {
+  if (EvaluationDue(options, epoch) && options.eval == EvalMode::kFull) {
+    // Full-graph inference (inference.h): every node over its whole neighbourhood, so the
+    // accuracy of every val and test node, exactly. Its counts are over all ranks already.
+    ASSIGN_OR_RETURN(const InferenceResult inferred,
+                     InferFullGraph(options, full.servers, full.comm, session, shards.shares, "",
+                                    full.log));
+    const double own = full.comm.rank() == 0 ? 1.0 : 0.0;
+    RETURN_IF_ERROR(report.ReduceEvaluation(own * inferred.val_correct, own * inferred.val_total,
+                                            own * inferred.test_correct,
+                                            own * inferred.test_total, r));
+  } else if (EvaluationDue(options, epoch)) {
     ASSIGN_OR_RETURN(EvalCounts val, loop.Evaluate(shards.val, epoch));
     ASSIGN_OR_RETURN(EvalCounts test, loop.Evaluate(shards.test, epoch));
     if (options.task == Task::kLink) {
@@ -114,6 +132,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, plan.num_layers, comm,
                                    ConfigFingerprint(options, comm.world_size())));
+  if (options.eval == EvalMode::kFull) RETURN_IF_ERROR(CheckInferable(options, md, *session));
   ASSIGN_OR_RETURN(const CheckpointPosition start, StartPosition(options, *session, rank, log));
   ASSIGN_OR_RETURN(std::unique_ptr<RunReport> report,
                    RunReport::Create(options, comm, out, log, env.log_is_terminal,
@@ -129,7 +148,8 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
     if (first_step > 0 && rank == 0) {
       carried = {.loss_sum = start.loss_sum, .correct = start.correct, .seen = start.seen};
     }
-    RETURN_IF_ERROR(RunEpoch(options, epoch, first_step, carried, shards, loop, *session, *report));
+    RETURN_IF_ERROR(RunEpoch(options, epoch, first_step, carried, shards, loop, *session, *report,
+                             FullEval{servers, comm, log}));
     if (!options.checkpoint_dir.empty() && rank == 0) {
       RETURN_IF_ERROR(session->Save({.epoch = epoch + 1, .step = 0}));
     }

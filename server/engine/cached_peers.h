@@ -76,6 +76,11 @@ class CachedPeers final : public Peers {
   }
   void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                       Callback<std::vector<FeatureBlock>> done) override;
+  // Layer tables change from run to run: never cached.
+  void GatherTable(int part, uint64_t table, std::vector<TypedIds> items, FeatureDtype dtype,
+                   Callback<std::vector<FeatureBlock>> done) override {
+    inner_.GatherTable(part, table, std::move(items), dtype, std::move(done));
+  }
   const LocalPart* MappedPart(int part) override { return inner_.MappedPart(part); }
   const LocalPart* SamplingPart(int part) override { return inner_.SamplingPart(part); }
 

@@ -70,7 +70,40 @@ void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype d
 }
 
 LocalPart::LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits)
-    : part_(std::move(part)), limits_(limits) {}
+    : owned_part_(std::move(part)), part_(owned_part_.get()), limits_(limits) {}
+
+absl::StatusOr<std::unique_ptr<LocalPart>> LocalPart::WithNodeRows(
+    const LocalPart& base, std::vector<common::NodeShard> shards) {
+  if (shards.size() != base.node_types_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(shards.size(), " node row tables for ",
+                                                   base.node_types_.size(), " node types"));
+  }
+  for (size_t t = 0; t < shards.size(); ++t) {
+    const common::NodeShard& b = *base.node_types_[t].shard;
+    common::NodeShard& s = shards[t];
+    if (s.begin != b.begin || s.end != b.end || s.feat_dim < 0 ||
+        std::ssize(s.features) != b.num_rows() * s.feat_dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node rows of '", b.ntype, "': ids [", s.begin, ", ", s.end, "), ",
+          s.features.size(), " values of dim ", s.feat_dim, "; the part owns [", b.begin, ", ",
+          b.end, ")"));
+    }
+    s.ntype = b.ntype;
+    s.labels = b.labels;
+    s.orig_ids = b.orig_ids;
+    s.splits = b.splits;
+  }
+  auto view = std::unique_ptr<LocalPart>(new LocalPart(nullptr, base.limits_));
+  view->part_ = base.part_;
+  view->own_shards_ = std::move(shards);
+  view->node_types_ = base.node_types_;
+  for (size_t t = 0; t < view->node_types_.size(); ++t) {
+    view->node_types_[t].shard = &view->own_shards_[t];
+  }
+  view->edge_types_ = base.edge_types_;
+  view->target_type_ = base.target_type_;
+  return view;
+}
 
 absl::StatusOr<std::unique_ptr<LocalPart>> LocalPart::Create(
     std::unique_ptr<const common::PartitionPart> part, Limits limits) {

@@ -36,6 +36,13 @@ class LocalPart {
   // Never fails for a loaded part; StatusOr keeps the Create contract.
   static absl::StatusOr<std::unique_ptr<LocalPart>> Create(
       std::unique_ptr<const common::PartitionPart> part, Limits limits);
+  // The same part with other node rows (full-graph inference's layer tables, layer_tables.h):
+  // `shards[t]` replaces node type t's feat_dim and features (ids, labels, orig ids and splits
+  // stay `base`'s); edges, books and limits are `base`'s, which must outlive the result.
+  // InvalidArgument unless there is one shard per node type, with base's id range and
+  // features of [rows, feat_dim].
+  static absl::StatusOr<std::unique_ptr<LocalPart>> WithNodeRows(
+      const LocalPart& base, std::vector<common::NodeShard> shards);
 
   const common::PartitionPart& part() const { return *part_; }
   const Limits& limits() const { return limits_; }
@@ -86,7 +93,9 @@ class LocalPart {
   // Validates the item (edge type, fanout, seeds owned) and returns how many edges it samples.
   absl::StatusOr<int64_t> ItemEdges(const HopItem& item, bool replace) const;
 
-  std::unique_ptr<const common::PartitionPart> part_;
+  std::unique_ptr<const common::PartitionPart> owned_part_;  // null for WithNodeRows views
+  const common::PartitionPart* part_ = nullptr;
+  std::vector<common::NodeShard> own_shards_;  // WithNodeRows: node_types_[t].shard points here
   Limits limits_;
   std::vector<NodeType> node_types_;
   std::vector<EdgeType> edge_types_;

@@ -5,6 +5,7 @@
 // one request per part covering every edge type (node type). The gRPC implementation is
 // server/grpc_peers.h; tests may wire LocalParts together directly.
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -27,6 +28,13 @@ class Peers {
                             Callback<std::vector<HopResult>> done) = 0;
   virtual void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                               Callback<std::vector<FeatureBlock>> done) = 0;
+  // As GatherFeatures, for the rows of layer table `table` (nonzero; layer_tables.h) instead
+  // of the features. Unimplemented unless the implementation reaches tables.
+  virtual void GatherTable(int part, uint64_t table, std::vector<TypedIds> items,
+                           FeatureDtype dtype, Callback<std::vector<FeatureBlock>> done) {
+    (void)part, (void)table, (void)items, (void)dtype;
+    done(absl::UnimplementedError("these peers do not serve layer tables"));
+  }
 
   // Part `part` readable in this process (e.g. a same-host peer's part mapped read-only), or
   // nullptr: the engine then asks GatherFeatures. When not null, the engine copies that part's

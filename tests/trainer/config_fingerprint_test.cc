@@ -102,6 +102,10 @@ std::vector<FieldCase> Fields() {
       {"collective_timeout_s", false, None, [](TrainerOptions& o) { o.collective_timeout_s = 1; }},
       {"security", false, None, [](TrainerOptions& o) { o.security.token_file = "/job/token"; }},
       {"link", true, LinkTask, [](TrainerOptions& o) { o.link.neg_ratio = 3; }},
+      // Inference reads the model; it neither changes it nor draws randomness.
+      {"infer", false, None, [](TrainerOptions& o) { o.infer = true; }},
+      {"out_dir", false, None, [](TrainerOptions& o) { o.out_dir = "/out"; }},
+      {"eval", false, None, [](TrainerOptions& o) { o.eval = EvalMode::kFull; }},
   };
 }
 
@@ -156,6 +160,30 @@ TEST(ConfigFingerprint, KeepsTheSpellingOfEarlierCheckpoints) {
   EXPECT_EQ(ConfigFingerprint(graph, 3),
             "task=graph layers=3 model=gin hidden=64 fanouts=10,5 batch=256 seed=0 world=3 "
             "lr=0.01 wd=0.0005 dropout=0.5 replace=0 dtype=float16 normalize=0");
+}
+
+// --infer accepts a checkpoint of the same model trained with other optimisation settings, and
+// names every model setting that differs.
+TEST(CheckSameModel, AcceptsOtherTrainingSettingsAndNamesModelDifferences) {
+  TrainerOptions trained;
+  trained.fanouts = {25, 10};
+  trained.lr = 0.5;
+  trained.batch_size = 7;
+  const std::string config = ConfigFingerprint(trained, 4);
+  TrainerOptions infer;  // fanouts 10,5: as many layers
+  EXPECT_TRUE(CheckSameModel(config, infer, "ck").ok());
+  infer.hidden = 32;
+  infer.model = "gcn";
+  infer.fanouts = {5};
+  infer.normalize_features = true;
+  absl::Status s = CheckSameModel(config, infer, "ck/checkpoint.pt");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  for (const char* want : {"ck/checkpoint.pt", "model sage there, gcn here", "hidden 64 there, 32 here",
+                           "layers 2 there, 1 here", "normalize 0 there, 1 here"}) {
+    EXPECT_NE(s.message().find(want), absl::string_view::npos) << want << " in " << s.message();
+  }
+  EXPECT_EQ(CheckSameModel("garbage", TrainerOptions{}, "ck").code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

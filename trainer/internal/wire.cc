@@ -246,6 +246,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
     link->set_neg_ratio(o.link.neg_ratio);
     link->set_neg_sampling(o.link.degree_negatives ? v1::NEG_DEGREE : v1::NEG_UNIFORM);
   }
+  r.set_table(o.table);
   return r;
 }
 
