@@ -14,16 +14,17 @@
 #   fuzz           the `fuzz` preset (build-fuzz/): every libFuzzer target for
 #                  GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/)
 # GRAPHSHARD_STAGES="..." picks them (space-separated); the default is "default", and with CI=1
-# all five (what .ci/run runs).
+# $ci_stages below (what .ci/run runs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+ci_stages="default thread-safety tsan"
 ci=0
 [[ "${CI:-}" == 1 || "${CI:-}" == true ]] && ci=1
 if [[ -n "${GRAPHSHARD_STAGES:-}" ]]; then
   stages=" ${GRAPHSHARD_STAGES} "
 elif ((ci)); then
-  stages=" default asan thread-safety tsan fuzz "
+  stages=" $ci_stages "
 else
   stages=" default "
 fi

@@ -23,6 +23,16 @@ import subprocess
 import sys
 import time
 
+# Files clang 14 cannot parse, for reasons that are not ours, and why. They are listed (not
+# silently passed) in the summary; one that parses again is reported so that it comes off.
+CANNOT_PARSE = {
+    # Debian's LibTorch 1.13 headers under clang 14 + libstdc++ 12 in C++20: std::vector of the
+    # incomplete c10::IValue is instantiated eagerly (constexpr vector), "arithmetic on a
+    # pointer to an incomplete type". gcc accepts them.
+    "trainer/epoch_loop.cc": "LibTorch headers do not compile with clang 14 in C++20",
+    "trainer/input_pipeline.cc": "LibTorch headers do not compile with clang 14 in C++20",
+}
+
 # Flags of gcc that clang does not know or that do not matter for a syntax check.
 DROP_PREFIXES = ("-fsanitize", "-fno-sanitize", "-flto", "-fno-fat-lto", "-Werror")
 
@@ -129,14 +139,27 @@ def main():
         return rel, r.returncode, r.stderr
 
     start = time.time()
-    failed = []
+    failed, unparsed = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.j)) as pool:
         for rel, rc, err in pool.map(check, sorted(entries.items())):
+            if rel in CANNOT_PARSE:
+                if rc == 0 or "-Wthread-safety" in err:
+                    print(f"thread_safety: {rel} parses now: take it off CANNOT_PARSE",
+                          file=sys.stderr)
+                    if rc != 0:
+                        failed.append(rel)
+                        sys.stderr.write(err)
+                else:
+                    unparsed.append(rel)
+                continue
             if rc != 0:
                 failed.append(rel)
                 sys.stderr.write(err)
-    print(f"thread_safety: {len(entries) - len(failed)}/{len(entries)} files that use locks "
-          f"pass -Wthread-safety ({skipped} compile commands without any; "
+    for rel in unparsed:
+        print(f"thread_safety: NOT CHECKED: {rel}: {CANNOT_PARSE[rel]}", file=sys.stderr)
+    print(f"thread_safety: {len(entries) - len(failed) - len(unparsed)}/{len(entries)} files "
+          f"that use locks pass -Wthread-safety, {len(unparsed)} not checked "
+          f"({skipped} compile commands without any; "
           f"{time.time() - start:.0f} s)", file=sys.stderr)
     if failed:
         print("thread_safety: FAILED: " + " ".join(failed), file=sys.stderr)
