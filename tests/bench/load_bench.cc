@@ -11,7 +11,8 @@
 // (seconds the client waited for each batch; the first of a stream includes opening it), the
 // throughput, and the servers' summed RSS: its samples, and the least-squares slope over the
 // run after its first fifth (warm-up: pools, rings and caches fill), in MiB per minute, with the
-// growth over that window as a fraction of the mean ("flat" = no leak). Stream errors are
+// growth over that window as a fraction of the mean ("flat" = no leak), and the slopes of its
+// anonymous (heap) and shared-memory (batch segments) parts. Stream errors are
 // counted and printed; a run with any exits 1. tests/bench/load_bench.sh starts the servers.
 
 #include <algorithm>
@@ -48,15 +49,22 @@ struct Flags {
   int sample_ms = 1000;
 };
 
-// VmRSS of `pid` in MiB; -1 if it cannot be read (the process is gone).
-double RssMib(int pid) {
+// A process's resident memory in MiB: all of it, its anonymous part (heap, stacks) and its
+// shared-memory part (the batch segments it wrote, which the clients also map).
+struct Rss {
+  double total = 0, anon = 0, shmem = 0;
+};
+Rss RssOf(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
+  Rss r;
   while (std::getline(in, line)) {
     long long kib = 0;
-    if (std::sscanf(line.c_str(), "VmRSS: %lld", &kib) == 1) return static_cast<double>(kib) / 1024.0;
+    if (std::sscanf(line.c_str(), "VmRSS: %lld", &kib) == 1) r.total = static_cast<double>(kib) / 1024.0;
+    if (std::sscanf(line.c_str(), "RssAnon: %lld", &kib) == 1) r.anon = static_cast<double>(kib) / 1024.0;
+    if (std::sscanf(line.c_str(), "RssShmem: %lld", &kib) == 1) r.shmem = static_cast<double>(kib) / 1024.0;
   }
-  return -1;
+  return r;
 }
 
 std::vector<int64_t> TrainSplit(const std::string& address) {
@@ -118,13 +126,20 @@ int Run(const Flags& f) {
   const double end = start + f.seconds;
 
   // RSS sampler: every --sample-ms until the clients are done.
-  std::vector<double> sample_t, sample_rss;
+  std::vector<double> sample_t, sample_rss, sample_anon, sample_shmem;
   std::thread sampler([&] {
     while (!stop.load()) {
-      double sum = 0;
-      for (int pid : f.server_pids) sum += std::max(0.0, RssMib(pid));
+      Rss sum;
+      for (int pid : f.server_pids) {
+        const Rss r = RssOf(pid);
+        sum.total += r.total;
+        sum.anon += r.anon;
+        sum.shmem += r.shmem;
+      }
       sample_t.push_back(Now() - start);
-      sample_rss.push_back(sum);
+      sample_rss.push_back(sum.total);
+      sample_anon.push_back(sum.anon);
+      sample_shmem.push_back(sum.shmem);
       std::this_thread::sleep_for(std::chrono::milliseconds(f.sample_ms));
     }
   });
@@ -164,12 +179,14 @@ int Run(const Flags& f) {
               "\"stream_errors\": %lld}\n",
               static_cast<double>(totals.batches) / wall, static_cast<double>(totals.seeds) / wall,
               wall, f.batch_size, static_cast<long long>(totals.errors));
-  // RSS: slope after the warm-up fifth.
-  std::vector<double> x, y;
+  // RSS: slope after the warm-up fifth, of the total and of its anonymous and shared parts.
+  std::vector<double> x, y, y_anon, y_shmem;
   for (size_t i = 0; i < sample_t.size(); ++i) {
     if (sample_t[i] >= 0.2 * wall) {
       x.push_back(sample_t[i] / 60.0);
       y.push_back(sample_rss[i]);
+      y_anon.push_back(sample_anon[i]);
+      y_shmem.push_back(sample_shmem[i]);
     }
   }
   const double slope = Slope(x, y);
@@ -179,19 +196,21 @@ int Run(const Flags& f) {
   const double window_min = x.empty() ? 0 : x.back() - x.front();
   std::string series;
   for (size_t i = 0; i < sample_t.size(); ++i) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%s[%.1f, %.1f]", i ? ", " : "", sample_t[i], sample_rss[i]);
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s[%.1f, %.1f, %.1f, %.1f]", i ? ", " : "", sample_t[i],
+                  sample_rss[i], sample_anon[i], sample_shmem[i]);
     series += buf;
   }
   std::printf("{\"name\": \"load_server_rss_slope\", \"value\": %.3f, \"unit\": \"MiB/min\", "
               "\"window_s\": %.1f, \"growth_fraction\": %.4f, \"rss_mean_mib\": %.1f, "
               "\"rss_first_mib\": %.1f, \"rss_last_mib\": %.1f, \"rss_max_mib\": %.1f, "
-              "\"samples\": [%s]}\n",
+              "\"anon_slope\": %.3f, \"shmem_slope\": %.3f, "
+              "\"samples_t_total_anon_shmem\": [%s]}\n",
               slope, 60 * window_min, mean == 0 ? 0 : slope * window_min / mean, mean,
               sample_rss.empty() ? 0 : sample_rss.front(),
               sample_rss.empty() ? 0 : sample_rss.back(),
               sample_rss.empty() ? 0 : *std::max_element(sample_rss.begin(), sample_rss.end()),
-              series.c_str());
+              Slope(x, y_anon), Slope(x, y_shmem), series.c_str());
   return totals.errors == 0 && !latencies.empty() ? 0 : 1;
 }
 
