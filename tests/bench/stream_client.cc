@@ -44,7 +44,8 @@ double Now() {
 
 Totals StreamOnce(const StreamParams& f, const std::string& address,
                   const std::vector<int64_t>& seeds, bool shm, uint64_t shuffle_seed,
-                  int num_batches, ClientRing* client) {
+                  int num_batches, ClientRing* client,
+                  const std::function<void(double)>& on_batch) {
   const double cpu0 = ThreadCpuSeconds();
   auto stub = v1::PartitionService::NewStub(rpc::MakeChannel(address));
   v1::StreamBatchesRequest r;
@@ -76,7 +77,9 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
   Totals t;
   v1::Minibatch m;
   volatile uint64_t sink = 0;
+  double asked = Now();
   while (reader->Read(&m)) {
+    if (on_batch) on_batch(Now() - asked);
     std::shared_ptr<const shm::ShmSegment> seg;  // the last batch's is released here
     if (m.shm_ring() && attached == 0) {
       attached = m.shm_ring_serial();
@@ -89,6 +92,7 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
         std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
                      std::string(opened.status().message()).c_str());
         ctx.TryCancel();  // else Finish waits for a server that waits for this reader
+        t.errors = 1;
         break;
       }
       seg = *opened;
@@ -102,9 +106,13 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
       for (size_t i = 0; i < len; i += 4096) sink = sink + static_cast<unsigned char>(p[i]);
       t.feature_bytes += static_cast<int64_t>(len);
     }
+    asked = Now();
   }
   grpc::Status s = reader->Finish();
-  if (!s.ok()) std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
+  if (!s.ok()) {
+    std::fprintf(stderr, "stream from %s: %s\n", address.c_str(), s.error_message().c_str());
+    t.errors = 1;
+  }
   if (attached != 0) ring.Detach(attached);
   t.client_cpu_s = ThreadCpuSeconds() - cpu0;
   return t;

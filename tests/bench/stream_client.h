@@ -6,6 +6,7 @@
 // (server_bench.cc, cross_host.cc).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,9 @@ struct StreamParams {
 struct Totals {
   int64_t batches = 0, seeds = 0, edges = 0, feature_bytes = 0;
   double client_cpu_s = 0;  // CPU time of the client threads themselves
+  int64_t errors = 0;       // streams that ended with an error (printed on stderr)
   void Add(const Totals& o) {
+    errors += o.errors;
     batches += o.batches;
     seeds += o.seeds;
     edges += o.edges;
@@ -51,9 +54,12 @@ struct ClientRing {
 
 // One client stream of `num_batches` (0: p.batches) batches from `address` over `seeds`;
 // decodes each (maps shm when `shm`) and touches its features. Errors go to stderr.
+// `on_batch` (optional) gets each batch's latency: seconds the client waited for it (the read;
+// the first one includes opening the stream).
 Totals StreamOnce(const StreamParams& p, const std::string& address,
                   const std::vector<int64_t>& seeds, bool shm, uint64_t shuffle_seed,
-                  int num_batches = 0, ClientRing* client = nullptr);
+                  int num_batches = 0, ClientRing* client = nullptr,
+                  const std::function<void(double)>& on_batch = nullptr);
 
 // A server's Stats (10 s deadline); nullopt if it does not answer.
 std::optional<v1::Stats> StatsAt(const std::string& address);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Load benchmark (issue 18, point 6): 16 streaming clients for 60 s against 2 real
+# graphshard-server processes on this host; prints load_bench's JSON lines (per-batch latency
+# p50/p99, throughput, the servers' RSS samples and slope: tests/bench/load_bench.cc).
+#
+#   tests/bench/load_bench.sh                      # after deploy/build.sh (build/bin)
+#   BIN_DIR=... GRAPH=cora|products CLIENTS=16 SECONDS_=60 tests/bench/load_bench.sh
+#
+# GRAPH=products (default) generates a products-like graph of NODES (default 100000) nodes
+# (graphshard-partition generate, seed 1); GRAPH=cora uses tests/data/cora. Either is split into
+# 2 random parts. Extra arguments go to load_bench (e.g. --batch-size 1024 --fanouts 15,10,5).
+# Results also go to $OUT/results.jsonl (default ./load-bench-out). Not a test: nothing here
+# passes or fails on a figure; a stream error or a server that dies makes it exit 1.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN_DIR=${BIN_DIR:-$ROOT/build/bin}
+OUT=${OUT:-$ROOT/load-bench-out}
+GRAPH=${GRAPH:-products}
+NODES=${NODES:-100000}
+CLIENTS=${CLIENTS:-16}
+SECONDS_=${SECONDS_:-60}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-load-bench.XXXXXX")
+mkdir -p "$OUT"
+log() { echo "[load-bench +${SECONDS}s] $*" >&2; }
+pids=()
+cleanup() {
+  local status=$?
+  ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
+  for p in "${pids[@]}"; do timeout 20 tail --pid="$p" -f /dev/null || kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap cleanup EXIT
+for b in graphshard-partition graphshard-server load_bench; do
+  [[ -x $BIN_DIR/$b ]] || { echo "load_bench.sh: $BIN_DIR/$b not built" >&2; exit 1; }
+done
+
+input=$ROOT/tests/data/cora
+undirected=(--undirected)
+if [[ $GRAPH == products ]]; then
+  log "generating a products-like graph of $NODES nodes"
+  timeout 600 "$BIN_DIR/graphshard-partition" generate --kind products --seed 1 \
+    --num-nodes "$NODES" --out "$WORK/input" >"$OUT/generate.log" 2>&1
+  input=$WORK/input
+  undirected=()
+fi
+timeout 600 "$BIN_DIR/graphshard-partition" partition --input "$input" --parts 2 --method random \
+  "${undirected[@]}" --seed 1 --out "$WORK/parts" >"$OUT/partition.log" 2>&1
+
+for k in 0 1; do
+  "$BIN_DIR/graphshard-server" --partition "$WORK/parts" --part "$k" --listen 127.0.0.1:0 \
+    --registry "$WORK/registry" >"$OUT/server_$k.log" 2>&1 &
+  pids+=($!)
+done
+for k in 0 1; do
+  for _ in $(seq 600); do [[ -s $WORK/registry/part_$k ]] && break; sleep 0.1; done
+  [[ -s $WORK/registry/part_$k ]] || { cat "$OUT/server_$k.log" >&2; echo "server $k did not register" >&2; exit 1; }
+done
+servers="$(cat "$WORK/registry/part_0"),$(cat "$WORK/registry/part_1")"
+log "servers $servers (pids ${pids[*]}); $CLIENTS clients for $SECONDS_ s"
+status=0
+timeout $((SECONDS_ + 300)) "$BIN_DIR/load_bench" --servers "$servers" \
+  --server-pids "${pids[0]},${pids[1]}" --clients "$CLIENTS" --seconds "$SECONDS_" "$@" \
+  | tee -a "$OUT/results.jsonl" || status=$?
+for p in "${pids[@]}"; do
+  kill -0 "$p" 2>/dev/null || { echo "load_bench.sh: server $p died (see $OUT/server_*.log)" >&2; status=1; }
+done
+exit "$status"
