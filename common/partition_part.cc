@@ -208,6 +208,7 @@ absl::Status PartitionPart::LoadEdges(const EdgeTypeInfo& info) {
     ASSIGN_OR_RETURN(s.dst_degree, OpenInt64(rel, {dst->num_nodes}));
     RETURN_IF_ERROR(CheckIdsInRange(s.dst_degree, 0, std::numeric_limits<int64_t>::max(),
                                     absl::StrCat(dir_, "/", rel)));
+  }
   std::string time_rel = EdgeFilePath(part_, etype, "time.npy");
   if (manifest_.files.count(time_rel) > 0) {
     ASSIGN_OR_RETURN(s.time, OpenInt64(time_rel, {e}));

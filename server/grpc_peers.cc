@@ -10,6 +10,7 @@
 #include "common/registry.h"
 #include "common/status_macros.h"
 #include "rpc/channel.h"
+#include "rpc/health.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
 #include "server/proto_convert.h"
@@ -151,9 +152,41 @@ absl::StatusOr<std::shared_ptr<GrpcPeers::Peer>> GrpcPeers::PeerFor(int part) {
                                           rotation_[part]) % replicas.size();
   auto peer = std::make_shared<Peer>();
   peer->address = replicas[pick];
-  peer->stub = v1::PartitionService::NewStub(rpc::MakeChannel(peer->address, options_.rpc));
+  peer->channel = rpc::MakeChannel(peer->address, options_.rpc);
+  peer->stub = v1::PartitionService::NewStub(peer->channel);
   peers_[part] = peer;
   return peer;
+}
+
+GrpcPeers::~GrpcPeers() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_probe_ = true;
+  }
+  if (probe_.joinable()) probe_.join();
+}
+
+void GrpcPeers::StartLivenessProbe(absl::Duration every) {
+  probe_ = std::thread([this, every] { ProbeLoop(every); });
+}
+
+void GrpcPeers::ProbeLoop(absl::Duration every) {
+  while (true) {
+    std::vector<std::pair<int, std::shared_ptr<Peer>>> resolved;
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_probe_), every)) return;
+      for (int p = 0; p < std::ssize(peers_); ++p) {
+        if (peers_[p] != nullptr) resolved.emplace_back(p, peers_[p]);
+      }
+    }
+    for (const auto& [part, peer] : resolved) {
+      const absl::Status health = rpc::CheckHealth(peer->channel, absl::Now() + every);
+      // Unimplemented: a server without the health service answers, so it is alive.
+      if (health.ok() || absl::IsUnimplemented(health)) continue;
+      Forget(part, peer->address, absl::StrCat("health check: ", health.ToString()));
+    }
+  }
 }
 
 void GrpcPeers::Forget(int part, const std::string& address, const std::string& why) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -65,6 +66,14 @@ struct PeerOptions {
 class GrpcPeers final : public engine::Peers {
  public:
   explicit GrpcPeers(PeerOptions options) : options_(std::move(options)) {}
+  ~GrpcPeers() override;  // stops the liveness probe (at most one health check, bounded)
+
+  // Liveness of peers this server uses (issue 17: a stopped peer is noticed within 2x the
+  // stall timeout even when no call is in flight, e.g. every row cached or the part mapped):
+  // every `every`, each resolved peer gets a health check with deadline `every`; one that
+  // fails for want of the peer is forgotten and logged ("peer part P at ADDR lost (...)") as a
+  // failed call would be. Call once.
+  void StartLivenessProbe(absl::Duration every);
 
   void SampleOneHop(int part, engine::OneHopRequest request,
                     Callback<std::vector<engine::HopResult>> done) override;
@@ -95,8 +104,10 @@ class GrpcPeers final : public engine::Peers {
  private:
   struct Peer {
     std::string address;
+    std::shared_ptr<grpc::Channel> channel;
     std::shared_ptr<v1::PartitionService::Stub> stub;
   };
+  void ProbeLoop(absl::Duration every);
   // Unavailable naming the part if it cannot be resolved.
   absl::StatusOr<std::shared_ptr<Peer>> PeerFor(int part);
   // After a failed call to `address` for want of the peer (`why`): the next call resolves `part`
@@ -122,6 +133,8 @@ class GrpcPeers final : public engine::Peers {
   };
   std::map<int, LossLog> lost_ ABSL_GUARDED_BY(mu_);  // per part: the last loss logged
   std::map<std::string, std::string> proofs_ ABSL_GUARDED_BY(mu_);  // address -> proof
+  bool stop_probe_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread probe_;
   // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.
   enum class Mapping { kUndecided, kMapped, kRpc };
   absl::Mutex map_mu_;

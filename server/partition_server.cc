@@ -95,6 +95,8 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
   peers.self_part = options.part;
   peers.limits = options.limits;
   s->peers_ = std::make_unique<GrpcPeers>(std::move(peers));
+  // A stopped peer is noticed (and logged) within the stall timeout, calls in flight or not.
+  if (s->local_->num_parts() > 1) s->peers_->StartLivenessProbe(options.stall_timeout / 2);
   const int threads = options.threads > 0 ? options.threads
                                           : static_cast<int>(std::thread::hardware_concurrency());
   engine::Peers* network_peers = s->peers_.get();

@@ -52,7 +52,7 @@ class ResumingStreamTest : public ::testing::Test {
     options_.batch_size = 16;
     options_.epoch = 2;
     options_.first_batch = 1;
-    options_.num_epochs = 3;
+    options_.num_epochs = 20;  // more batches than can be in flight: the kill breaks the stream
     options_.fanouts = {5, 5};
   }
 
