@@ -34,8 +34,7 @@ void DeferredUnlinks::Run() {
   while (!stop_) {
     const absl::Time next =
         names_.empty() ? absl::Now() + absl::Seconds(1) : names_.front().first;
-    auto wake = [this] { return stop_; };
-    mu_.AwaitWithDeadline(absl::Condition(&wake), next);
+    mu_.AwaitWithDeadline(absl::Condition(&stop_), next);
     std::vector<std::string> due;
     const absl::Time now = absl::Now();
     while (!names_.empty() && names_.front().first <= now) {
