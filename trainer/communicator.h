@@ -80,11 +80,17 @@ class KeyValueStore {
   virtual absl::Status Set(const std::string& key, const std::string& value) = 0;
   // Waits for the key up to the store's timeout: DeadlineExceeded then.
   virtual absl::StatusOr<std::string> Get(const std::string& key) = 0;
+  // Whether the key is set, without waiting for it.
+  virtual absl::StatusOr<bool> Contains(const std::string& key) = 0;
 };
 
 // Unavailable naming the address when the ranks do not meet within timeout_s.
 absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousConfig& config,
                                                               double timeout_s);
+// One more client connection to the store that CreateTcpStore / CreateGlooCommunicator set up
+// (rank 0's, already running), every call bounded by timeout_s: for RankHeartbeats.
+absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(const RendezvousConfig& config,
+                                                               double timeout_s);
 
 struct NcclOptions {
   int local_rank = 0;      // the rank's GPU is cuda:(local_rank % visible devices)

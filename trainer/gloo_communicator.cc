@@ -120,6 +120,14 @@ class TcpKeyValueStore final : public KeyValueStore {
       return absl::UnavailableError(absl::StrCat("rendezvous store set '", key, "': ", e.what()));
     }
   }
+  absl::StatusOr<bool> Contains(const std::string& key) override {
+    try {
+      return store_->check({key});
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("rendezvous store check '", key, "': ", e.what()));
+    }
+  }
   absl::StatusOr<std::string> Get(const std::string& key) override {
     try {
       std::vector<uint8_t> v = store_->get(key);
@@ -157,6 +165,23 @@ absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousCo
         "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", config.master_addr,
         ":", config.master_port, " (MASTER_ADDR:MASTER_PORT) failed within ", timeout_s,
         "s: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(const RendezvousConfig& config,
+                                                               double timeout_s) {
+  c10d::TCPStoreOptions opts;
+  opts.port = config.master_port;
+  opts.isServer = false;
+  opts.waitWorkers = false;
+  opts.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
+  try {
+    return std::unique_ptr<KeyValueStore>(
+        new TcpKeyValueStore(c10::make_intrusive<c10d::TCPStore>(config.master_addr, opts)));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("connecting to the rendezvous store at ",
+                                               config.master_addr, ":", config.master_port,
+                                               ": ", e.what()));
   }
 }
 

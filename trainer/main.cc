@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "trainer/communicator.h"
 #include "trainer/inference.h"
 #include "trainer/options.h"
+#include "trainer/rank_heartbeats.h"
 #include "trainer/rendezvous.h"
 #include "trainer/server_set.h"
 #include "trainer/train.h"
@@ -36,6 +38,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOpti
   }
   return CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = options.collective_timeout_s});
 }
+
+// Each heartbeat write or read waits at most this long for the store (rank 0's).
+constexpr double kHeartbeatStoreTimeoutS = 5;
 
 absl::Status Run(const TrainerOptions& options) {
   absl::StatusOr<RendezvousConfig> rdv = ParseRendezvous(ProcessEnv());
@@ -64,6 +69,20 @@ absl::Status Run(const TrainerOptions& options) {
 
   absl::StatusOr<std::unique_ptr<Communicator>> comm = MakeCommunicator(options, *rdv);
   if (!comm.ok()) return comm.status();
+  if ((*comm)->world_size() > 1) {
+    // A failed collective then names the lost rank (rank_heartbeats.h).
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> beats =
+        ConnectTcpStore(*rdv, kHeartbeatStoreTimeoutS);
+    if (beats.ok()) {
+      *comm = WithLossDiagnosis(
+          *std::move(comm),
+          std::make_unique<RankHeartbeats>(*std::move(beats), rdv->rank, rdv->world_size,
+                                           absl::StrCat(rdv->master_addr, ":", rdv->master_port)));
+    } else {
+      std::cerr << "warning: no heartbeats (a lost rank will not be named): "
+                << beats.status().message() << std::endl;
+    }
+  }
   RunEnvironment env{.local_rank = rdv->local_rank,
                      .log_is_terminal = ::isatty(STDERR_FILENO) == 1};
   if (options.infer) return RunInference(options, *servers, **comm, std::cout, std::cerr, env);

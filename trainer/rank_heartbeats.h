@@ -1,0 +1,62 @@
+#ifndef GRAPHSHARD_TRAINER_RANK_HEARTBEATS_H_
+#define GRAPHSHARD_TRAINER_RANK_HEARTBEATS_H_
+
+// Which trainer was lost, when a collective fails (issue 17, point 4). Every rank counts a
+// heartbeat in the rendezvous store (key "graphshard/heartbeat/<rank>") every `every`, from its
+// own thread and its own store connection. After a failed collective, DiagnoseLoss() reads
+// every other rank's count twice, 2.5 x `every` apart: a rank whose count did not move is named
+// lost; a store that cannot be reached, or does not answer within `store_deadline`, names rank
+// 0, which hosts it.
+//
+// No store call can hang the trainer: c10d's TCPStore client (libtorch 1.13) may block in a
+// socket read far past its timeout when the network to rank 0 is cut (e2e.netns_multihost
+// showed it), so the heartbeat thread is detached and owns the connection (shared state), and
+// DiagnoseLoss waits for its reads on a deadline, leaving a stuck read behind. Torch-free;
+// thread-safe.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "trainer/communicator.h"
+
+namespace graphshard::trainer {
+
+class RankHeartbeats {
+ public:
+  // `store` is this rank's own connection (not the one a process group uses); `where` names the
+  // store for messages (MASTER_ADDR:MASTER_PORT).
+  RankHeartbeats(std::unique_ptr<KeyValueStore> store, int rank, int world_size,
+                 std::string where, absl::Duration every = absl::Seconds(1),
+                 absl::Duration store_deadline = absl::Seconds(5));
+  ~RankHeartbeats();  // stops the beats; never waits for a store call
+  RankHeartbeats(const RankHeartbeats&) = delete;
+  RankHeartbeats& operator=(const RankHeartbeats&) = delete;
+
+  // A sentence for the failure message: "lost rank(s): 1 of 2 (no heartbeat ...)", "the
+  // rendezvous store at H:P (hosted by rank 0) is unreachable: rank 0 is lost (...)", or
+  // "every other rank still beats (...)". Returns within 2.5 x `every` + 2 x `store_deadline`.
+  std::string DiagnoseLoss();
+
+  static std::string Key(int rank);
+
+  struct Shared;  // the store and the stop flag, shared with the (detached) threads
+
+ private:
+  std::shared_ptr<Shared> shared_;
+  const int rank_;
+  const int world_size_;
+  const std::string where_;
+  const absl::Duration every_;
+  const absl::Duration store_deadline_;
+};
+
+// `comm` whose failed collectives name the lost rank(s): the status of the first failure gets
+// "; " + heartbeats->DiagnoseLoss() appended (same code).
+std::unique_ptr<Communicator> WithLossDiagnosis(std::unique_ptr<Communicator> comm,
+                                                std::unique_ptr<RankHeartbeats> heartbeats);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_RANK_HEARTBEATS_H_
