@@ -20,7 +20,10 @@ What changes against the NeighborLoader version:
 becomes
     loader = graphshard.Loader(registry=R, split="train", num_neighbors=[15, 10, 5],
                                batch_size=1024, device=device)
-and the rest (batch.x, batch.edge_index, batch.y[:batch.batch_size]) stays. With device=...,
+and the rest (batch.x, batch.edge_index, batch.y[:batch.batch_size]) stays. The batches carry
+PyG's num_sampled_nodes / num_sampled_edges in hop order, so PyG's trim_to_layer works as with
+NeighborLoader (--trim on, the default), and --precision bf16 is plain torch.autocast: the same
+work as graphshard-trainer's defaults (--trim on, --precision auto). With device=...,
 batches arrive on the GPU already (copied ahead on a side stream); without it, call
 batch.to(device) as usual.
 """
@@ -55,6 +58,12 @@ def main():
     ap.add_argument("--prefetch", type=int, default=4, help="batches copied to the device ahead")
     ap.add_argument("--feature-dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--eval", action="store_true", help="test accuracy after the last epoch")
+    ap.add_argument("--trim", default="on", choices=["on", "off"],
+                    help="PyG's trim_to_layer: layer l computes only the nodes the next layers "
+                         "need (the batch's num_sampled_nodes / num_sampled_edges per hop)")
+    ap.add_argument("--precision", default="auto", choices=["auto", "fp32", "tf32", "bf16"],
+                    help="matmuls: bf16 = torch.autocast(bfloat16) over the forward pass "
+                         "(weights, loss, Adam in float32); auto = bf16 on cuda, fp32 on cpu")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -70,6 +79,21 @@ def main():
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    precision = args.precision
+    if precision == "auto":
+        precision = "bf16" if device.type == "cuda" else "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+
+    def forward(batch, x):
+        """The model over one batch (the seeds' rows first), trimmed and autocast by flag."""
+        hops = {}
+        if args.trim == "on":
+            hops = dict(num_sampled_nodes_per_hop=batch.num_sampled_nodes,
+                        num_sampled_edges_per_hop=batch.num_sampled_edges)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+            out = model(x, batch.edge_index, **hops)[:batch.batch_size]
+        return out.float()
 
     epochs = []
     for epoch in range(1, args.epochs + 1):
@@ -88,7 +112,7 @@ def main():
                 break
             opt.zero_grad()
             x = batch.x.float()  # 16-bit transport widens here, on the device
-            out = model(x, batch.edge_index)[:batch.batch_size]
+            out = forward(batch, x)
             loss = F.cross_entropy(out, batch.y[:batch.batch_size])
             loss.backward()
             opt.step()
@@ -103,7 +127,8 @@ def main():
         epochs.append(rec)
         print(json.dumps(rec), flush=True)
 
-    summary = {"name": "pyg_products_train", "device": str(device),
+    summary = {"name": "pyg_products_train", "device": str(device), "trim": args.trim,
+               "precision": precision,
                "cuda_host_registered": loader.cuda_host_registered,
                "epochs": len(epochs), "last_epoch_time_s": epochs[-1]["time_s"],
                "last_data_wait_s": epochs[-1]["data_wait_s"],
@@ -115,7 +140,7 @@ def main():
         correct = total = 0
         with torch.no_grad():
             for batch in test:
-                pred = model(batch.x.float(), batch.edge_index)[:batch.batch_size].argmax(1)
+                pred = forward(batch, batch.x.float()).argmax(1)
                 correct += int((pred == batch.y[:batch.batch_size]).sum())
                 total += batch.batch_size
         summary["test_acc"] = round(correct / max(total, 1), 4)
