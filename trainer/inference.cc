@@ -78,10 +78,10 @@ absl::Status Barrier(Communicator& comm, const absl::Status& mine) {
 absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
                       const ServerMetadata& md, GnnModelImpl& model, torch::Device device,
                       int64_t pass, int64_t passes, uint64_t in_table, uint64_t out_table,
-                      ShareRows& rows) {
+                      ShareRows& rows, int64_t& batch_size) {
   StreamOptions so;
   so.seeds = rows.ids;
-  so.batch_size = options.batch_size;
+  so.batch_size = batch_size;
   so.shuffle = false;
   so.fanouts = {-1};
   so.feature_dtype = pass == 0 ? options.feature_dtype : FeatureDtype::kFloat32;
@@ -94,10 +94,31 @@ absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
     table_md.feat_dim = dim;
     table_md.node_types[static_cast<size_t>(md.target)].feat_dim = dim;
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<BatchStream> stream, client.StreamBatches(so, table_md));
-  const bool last = pass == passes - 1;
+  // A block's whole in-neighbourhood of a wide table can be above the server's budget per
+  // request (--max-request-mib), refused before any work when the stream starts: halve the
+  // block until it fits (the outputs are the same whatever the block size).
+  std::unique_ptr<BatchStream> stream;
+  absl::optional<MinibatchData> first;
   for (;;) {
-    ASSIGN_OR_RETURN(absl::optional<MinibatchData> batch, stream->Next());
+    so.batch_size = batch_size;
+    ASSIGN_OR_RETURN(stream, client.StreamBatches(so, table_md));
+    absl::StatusOr<absl::optional<MinibatchData>> next = stream->Next();
+    if (next.ok()) {
+      first = *std::move(next);
+      break;
+    }
+    if (!absl::IsResourceExhausted(next.status()) || batch_size == 1) return next.status();
+    stream.reset();
+    batch_size = (batch_size + 1) / 2;
+  }
+  const bool last = pass == passes - 1;
+  for (bool have_first = true;; have_first = false) {
+    absl::optional<MinibatchData> batch;
+    if (have_first) {
+      batch = std::move(first);
+    } else {
+      ASSIGN_OR_RETURN(batch, stream->Next());
+    }
     if (!batch.has_value()) break;
     const NodeBlockData& seeds = batch->nodes[static_cast<size_t>(batch->seed_block)];
     std::vector<int64_t> ids(static_cast<size_t>(batch->batch_size));
@@ -231,16 +252,24 @@ absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerS
   model.eval();
   const auto start = Clock::now();
   absl::Status status;
+  int64_t block = options.batch_size;  // nodes per block; halved where the server's budget asks
   for (int64_t pass = 0; pass < passes && status.ok(); ++pass) {
     const uint64_t in_table = pass == 0 ? 0 : base + static_cast<uint64_t>(pass);
     const uint64_t out_table = base + static_cast<uint64_t>(pass) + 1;
     const auto pass_start = Clock::now();
+    const int64_t block_before = block;
     for (ShareRows& r : rows) {
       if (r.ids.empty()) continue;
       PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
       status = RunShare(options, client, md, model, session.state().device, pass, passes,
-                        in_table, out_table, r);
+                        in_table, out_table, r, block);
       if (!status.ok()) break;
+    }
+    if (block != block_before) {
+      log << absl::StrFormat(
+          "rank %d: inference pass %d: blocks of %d nodes (not %d): the server's budget per "
+          "request (--max-request-mib) does not hold %d nodes' whole in-neighbourhoods\n",
+          comm.rank(), pass + 1, block, block_before, block_before);
     }
     status = Barrier(comm, status);
     if (pass > 0) {  // the input table is read by nobody any more
@@ -248,6 +277,7 @@ absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerS
         (void)servers.clients[static_cast<size_t>(r.share.part)]->DropTable(in_table);
       }
     }
+    if (!status.ok()) break;
     log << absl::StrFormat("rank %d: inference pass %d of %d in %.3f s\n", comm.rank(), pass + 1,
                            passes,
                            std::chrono::duration<double>(Clock::now() - pass_start).count());

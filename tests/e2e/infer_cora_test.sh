@@ -19,8 +19,10 @@ launch() {  # launch NAME TRAINERS [trainer flags...]: output to WORK/NAME.*, se
   local name=$1 trainers=$2
   shift 2
   STATUS=0
+  # shellcheck disable=SC2086  # LAUNCH_EXTRA: more launcher flags, word-split
   timeout 300 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers "$trainers" \
-    --bin-dir "$BIN" --registry "$WORK/registry_$name" --server-wait-s 60 -- "$@" \
+    --bin-dir "$BIN" --registry "$WORK/registry_$name" --server-wait-s 60 ${LAUNCH_EXTRA:-} \
+    -- "$@" \
     >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || STATUS=$?
 }
 expect_refused() {  # expect_refused NAME PATTERN: the run failed and its errors name PATTERN
@@ -55,6 +57,15 @@ launch sage_infer3 3 "${SAGE[@]}" --infer --checkpoint-dir "$WORK/ck_sage" --out
   fail "3 trainers: expected part_0/chunk_{0,1}/ and part_1/"
 "$PY" "$SRC/tests/e2e/infer_reference.py" "$WORK/cora2" "$WORK/out3" sage --tol 1e-5 ||
   fail "3 trainers: inference differs from the full-graph reference"
+# Servers whose budget per request (8 MiB) cannot hold 64 Cora nodes' whole in-neighbourhoods
+# (1433 features): the blocks are halved until they fit, and the outputs stay the same.
+LAUNCH_EXTRA="--server-arg=--max-request-mib=8" launch sage_infer_budget 2 "${SAGE[@]}" \
+  --infer --checkpoint-dir "$WORK/ck_sage" --out "$WORK/out_budget"
+((STATUS == 0)) || { show "$WORK/sage_infer_budget.stderr"; fail "--infer under a small budget exited $STATUS"; }
+grep -q "inference pass 1: blocks of [0-9]* nodes (not 64)" "$WORK/sage_infer_budget.stderr" ||
+  { show "$WORK/sage_infer_budget.stderr"; fail "small budget: the blocks were not reduced (or not said)"; }
+"$PY" "$SRC/tests/e2e/infer_reference.py" "$WORK/cora2" "$WORK/out_budget" sage --tol 1e-5 ||
+  fail "small budget: inference differs from the full-graph reference"
 # --eval full after the last epoch saw the weights of the final checkpoint: its accuracies are
 # those --infer reports for that checkpoint.
 "$PY" - "$(tail -n 1 "$WORK/gcn_train.stdout")" "$(tail -n 1 "$WORK/gcn_infer.stdout")" <<'PY' ||
