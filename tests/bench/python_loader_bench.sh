@@ -143,7 +143,7 @@ stop_servers() { kill "${SERVER_PIDS[@]}" 2>/dev/null; wait "${SERVER_PIDS[@]}" 
 trap stop_servers EXIT
 # The example as PyG users run it today (untrimmed, fp32) and with PyG's own trim_to_layer +
 # bf16 autocast (the C++ trainer's defaults: the same work per step).
-for variant in ${PYG_VARIANTS:-"untrimmed_fp32 trimmed_bf16"}; do
+for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_bf16}; do
   case $variant in
     untrimmed_fp32) vflags=(--trim off --precision fp32) ;;
     trimmed_bf16) vflags=(--trim on --precision bf16) ;;
