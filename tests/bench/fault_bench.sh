@@ -81,6 +81,7 @@ import json, sys
 t = [r["time_s"] for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "epoch"]
 print(sum(t) / len(t) if t else "")' "$OUT/$name.metrics.jsonl" 2>/dev/null)
   if ((status != 0)) || [[ -z $FP || -z $EPOCH_S ]]; then
+    grep -v "progress:" "$OUT/$name.err" | tail -40 >&2  # what went wrong, in the caller's log
     emit "{\"name\": \"fault_bench_$name\", \"error\": \"launcher status $status (see $OUT/$name.err)\"}"
     return 1
   fi
