@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-ci_stages="default thread-safety tsan"
+ci_stages="default thread-safety tsan fuzz"
 ci=0
 [[ "${CI:-}" == 1 || "${CI:-}" == true ]] && ci=1
 if [[ -n "${GRAPHSHARD_STAGES:-}" ]]; then

@@ -104,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t at = header->message_bytes;
   std::vector<uint64_t> table(header->num_arrays);
   if (at + 8 * table.size() > header->payload_bytes) fuzz::Fail("table outside the payload");
-  std::memcpy(table.data(), payload + at, 8 * table.size());
+  // (memcpy's pointers must not be null even for 0 bytes: an empty vector's data() may be.)
+  if (!table.empty()) std::memcpy(table.data(), payload + at, 8 * table.size());
   at += 8 * table.size();
   absl::Status checked = transport::CheckArrayTable(*header, table);
   fuzz::CheckErrorNamesSomething(checked, "CheckArrayTable");

@@ -22,13 +22,17 @@ std::vector<std::string> SplitSections(const uint8_t* data, size_t size, size_t 
   return out;
 }
 
-void WriteFileOrDie(const std::string& path, absl::string_view contents) {
+bool WriteInputFile(const std::string& path, absl::string_view contents) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   f.close();
-  if (!f) {
+  return static_cast<bool>(f);
+}
+
+void WriteFileOrDie(const std::string& path, absl::string_view contents) {
+  if (!WriteInputFile(path, contents)) {
     std::fprintf(stderr, "fuzz harness: cannot write %s\n", path.c_str());
     std::abort();
   }

@@ -27,6 +27,10 @@ std::vector<std::string> SplitSections(const uint8_t* data, size_t size, size_t 
 // harness's own failure, not a finding).
 void WriteFileOrDie(const std::string& path, absl::string_view contents);
 
+// The same for a path the input chose: false (nothing to fuzz) where it cannot be a file, e.g.
+// "a/b" after "a" was written as a file, or a name that is an existing folder.
+bool WriteInputFile(const std::string& path, absl::string_view contents);
+
 // A status the code under test may return: anything but OK must name what went wrong, so an
 // empty message is a finding (the contract of STYLE.md: errors say what and where).
 void CheckErrorNamesSomething(const absl::Status& status, absl::string_view what);

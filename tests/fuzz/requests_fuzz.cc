@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/partition_part.h"
 #include "proto/graphshard.pb.h"
 #include "server/engine/in_process_peers.h"
@@ -33,7 +35,10 @@ struct Cluster {
 Cluster& TheCluster() {
   static Cluster* cluster = [] {
     auto* c = new Cluster;
-    if (!testing::WriteTinyPartition(c->dir.path(), kParts).ok()) Fail("WriteTinyPartition");
+    const std::string out = c->dir.Sub("tiny");
+    if (auto written = testing::WriteTinyPartition(out, kParts); !written.ok()) {
+      Fail(absl::StrCat("WriteTinyPartition: ", written.status().ToString()));
+    }
     engine::Limits limits;
     limits.max_fanout = 8;
     limits.max_hops = 3;
@@ -41,8 +46,8 @@ Cluster& TheCluster() {
     limits.max_request_ids = 4096;
     std::vector<const engine::LocalPart*> views;
     for (int p = 0; p < kParts; ++p) {
-      auto part = common::PartitionPart::Load(c->dir.path(), p);
-      if (!part.ok()) Fail("loading the tiny partition");
+      auto part = common::PartitionPart::Load(out, p);
+      if (!part.ok()) Fail(absl::StrCat("loading the tiny partition: ", part.status().ToString()));
       auto local = engine::LocalPart::Create(std::move(*part), limits);
       if (!local.ok()) Fail("LocalPart::Create");
       views.push_back(local->get());
