@@ -125,6 +125,11 @@ std::string PrometheusText(const v1::Stats& s, const MetricsLabels& labels) {
   w.Metric("graphshard_peer_shm_bytes_received_total", "counter",
            "Bytes of peer answers received through shared memory.",
            d(s.peer_shm_bytes_received()));
+  w.Metric("graphshard_peer_rounds_total", "counter",
+           "Waits for other parts' servers while building batches (a hop, the gather).",
+           d(s.peer_rounds()));
+  w.Metric("graphshard_peer_requests_total", "counter",
+           "Requests to other parts' servers while building batches.", d(s.peer_requests()));
   BatchBuild(s.batch_build(), w);
   w.Family("graphshard_stream_build_wall_seconds_total", "counter",
            "Wall time of building streamed batches, per phase.");

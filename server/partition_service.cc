@@ -273,8 +273,7 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext* context,
     timer.set_ok(batch.ok());
     if (!batch.ok()) return rpc::ToGrpcStatus(batch.status());
     ToProto(*batch, response);
-    stats_.RecordBatchBuild(
-        absl::Seconds(batch->profile.sample.wall_s + batch->profile.gather.wall_s));
+    stats_.RecordBatchBuild(batch->profile);
     stats_.AddBatch();
     stats_.AddSampledEdges(batch->NumSampledEdges());
     stats_.AddBytesSent(batch->PayloadBytes());

@@ -35,6 +35,15 @@ void ServerStats::AddBuildProfile(const engine::BuildProfile& profile) {
   build_.sample += profile.sample;
   build_.gather += profile.gather;
   build_.finish += profile.finish;
+  build_.peer_rounds += profile.peer_rounds;
+  build_.peer_requests += profile.peer_requests;
+}
+
+void ServerStats::RecordBatchBuild(const engine::BuildProfile& profile) {
+  batch_build_.Record((profile.sample.wall_s + profile.gather.wall_s) * 1000);
+  absl::MutexLock lock(&mu_);
+  build_.peer_rounds += profile.peer_rounds;
+  build_.peer_requests += profile.peer_requests;
 }
 
 void ServerStats::AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s) {
@@ -61,6 +70,8 @@ void ServerStats::Fill(v1::Stats* out) {
   }
   out->set_sampled_edges(sampled_edges_);
   out->set_batches_built(batches_built_);
+  out->set_peer_rounds(build_.peer_rounds);
+  out->set_peer_requests(build_.peer_requests);
   out->set_bytes_sent(bytes_sent_);
   out->set_shm_bytes(shm_bytes_);
   out->set_shm_segments_created(shm_created_);

@@ -49,10 +49,9 @@ class ServerStats {
   void AddShmRingStall() { Add(&shm_ring_stalls_, 1); }
   // Stats.stream_* (proto/graphshard.proto), and the batch's build time to Stats.batch_build.
   void AddBuildProfile(const engine::BuildProfile& profile);
-  // Stats.batch_build alone (a SampleMinibatch answer). Lock-free.
-  void RecordBatchBuild(absl::Duration build) {
-    batch_build_.Record(absl::ToDoubleMilliseconds(build));
-  }
+  // A SampleMinibatch answer: its build time to Stats.batch_build and its round trips to
+  // Stats.peer_rounds / peer_requests (not Stats.stream_*).
+  void RecordBatchBuild(const engine::BuildProfile& profile);
   void AddWriterTimes(double wait_build_s, double wait_ring_s, double write_s);
   // Where calls to peers count their bytes (Stats.peer_*); a call that may end after this
   // object holds the shared_ptr.

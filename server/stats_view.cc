@@ -65,6 +65,13 @@ std::string StatsLine(const std::string& name, const std::string& address,
                   " out_mb ", Fixed(static_cast<double>(c.bytes_sent()) / kMb, 1));
   absl::StrAppend(&line, " peer_mb_per_s ", rate(PeerBytes(c), PeerBytes(p), kMb, 1),
                   " peer_mb ", Fixed(static_cast<double>(PeerBytes(c)) / kMb, 1));
+  const int64_t built = c.batch_build().count() - p.batch_build().count();
+  absl::StrAppend(&line, " peer_rounds_per_batch ",
+                  prev != nullptr && built > 0
+                      ? Fixed(static_cast<double>(c.peer_rounds() - p.peer_rounds()) /
+                                  static_cast<double>(built),
+                              2)
+                      : std::string("n/a"));
   if (c.has_peer_cache()) {
     const int64_t hits = c.peer_cache().hits() - p.peer_cache().hits();
     const int64_t lookups = hits + c.peer_cache().misses() - p.peer_cache().misses();

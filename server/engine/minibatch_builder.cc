@@ -58,7 +58,7 @@ absl::Status ValidateSeeds(const LocalPart& local, const MinibatchRequest& r, in
 absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
                     const std::vector<int64_t>& seed_times, int hop,
                     std::vector<NodeIndex>& types, std::vector<EdgeBlock>& edges,
-                    const internal::LinkSeeds* link) {
+                    const internal::LinkSeeds* link, BuildProfile& profile) {
   const bool temporal = request.sampling.temporal != TemporalMode::kOff;
   const int k = local.num_parts();
   const auto& etypes = local.edge_types();
@@ -98,6 +98,7 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
     for (const HopItem& item : requests[p].items) item_sizes[p].push_back(item.seeds.size());
   }
 
+  int64_t requests_sent = 0;  // on this thread: AskParts calls `remote` before it waits
   ASSIGN_OR_RETURN(
       auto results,
       (internal::AskParts<std::vector<HopResult>>(
@@ -107,9 +108,12 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
               done(mapped->SampleOneHop(r, request.cancelled));  // a same-host peer's part
               return;
             }
+            ++requests_sent;
             peers.SampleOneHop(p, std::move(r), std::move(done));
           },
           [&](const OneHopRequest& r) { return local.SampleOneHop(r, request.cancelled); })));
+  profile.peer_requests += requests_sent;
+  profile.peer_rounds += requests_sent > 0 ? 1 : 0;
 
   // Offsets of each seed's neighbours inside its item's result.
   std::vector<std::vector<std::vector<int64_t>>> offsets(k);
@@ -188,7 +192,7 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
 // straight from the part into the output while the requests to the other owners are in flight:
 // one copy instead of gather -> message -> decode -> output.
 absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
-                       Minibatch& batch) {
+                       Minibatch& batch, BuildProfile& profile) {
   const FeaturePlacer& place = request.place_features;
   std::vector<NodeBlock>& nodes = batch.nodes;
   const FeatureDtype dtype = batch.feature_dtype;
@@ -301,15 +305,19 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequ
     }
     return std::vector<FeatureBlock>{};
   };
+  int64_t requests_sent = 0;  // on this thread: AskParts calls `remote` before it waits
   asked[self] = any_direct;
   ASSIGN_OR_RETURN(
       auto results,
       (internal::AskParts<std::vector<FeatureBlock>>(
           requests, asked, self,
           [&](int p, std::vector<TypedIds> r, Peers::Callback<std::vector<FeatureBlock>> done) {
+            ++requests_sent;
             peers.GatherFeatures(p, std::move(r), dtype, std::move(done));
           },
           write_direct)));
+  profile.peer_requests += requests_sent;
+  profile.peer_rounds += requests_sent > 0 ? 1 : 0;
   for (size_t t = 0; t < nodes.size(); ++t) {
     NodeBlock& block = nodes[t];
     const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
@@ -482,7 +490,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     RETURN_IF_ERROR(CheckCancelled(request));
     std::vector<int64_t> before(types.size());
     for (size_t t = 0; t < types.size(); ++t) before[t] = std::ssize(types[t].ids);
-    RETURN_IF_ERROR(RunHop(local, peers, request, seed_times, hop, types, edges, link));
+    RETURN_IF_ERROR(RunHop(local, peers, request, seed_times, hop, types, edges, link, profile));
     for (size_t t = 0; t < types.size(); ++t) {
       sampled_nodes[t].push_back(std::ssize(types[t].ids) - before[t]);
     }
@@ -508,7 +516,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     out.edges.push_back(std::move(edges[e]));
   }
   RETURN_IF_ERROR(CheckCancelled(request));
-  RETURN_IF_ERROR(GatherAll(local, peers, request, out));
+  RETURN_IF_ERROR(GatherAll(local, peers, request, out, profile));
   clock.Lap(&profile.gather);
   out.profile = profile;
   return out;

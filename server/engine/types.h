@@ -167,6 +167,12 @@ struct EdgeBlock {
 // the feature rows, and a stream's finisher (EpochStream::Hooks::finish, e.g. packing).
 struct BuildProfile {
   common::ThreadUsage sample, gather, finish;
+  // Calls to other parts' servers (engine::Peers; a same-host part read in-process is not one):
+  // `peer_requests` requests in `peer_rounds` rounds, a round being one wait for every part
+  // asked at once (a hop, the feature gather). PyG's distributed sampler waits once per edge
+  // type per hop; this builder once per hop (docs/SERVER.md, "Round trips").
+  int64_t peer_rounds = 0;
+  int64_t peer_requests = 0;
 };
 
 // What a stream's finisher or FeaturePlacer attaches to a batch (Minibatch::attachment): the

@@ -107,8 +107,9 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 8, f"{len(lines)} lines, want 4 rounds x 2 servers"
 line = re.compile(r"^\d\d:\d\d:\d\d part (\d) 127\.0\.0\.1:\d+ streams \d+ batches_per_s (\S+) "
                   r"build_p50_ms (\S+) build_p99_ms (\S+) out_mb_per_s (\S+) out_mb (\S+) "
-                  r"peer_mb_per_s (\S+) peer_mb (\S+) cache_hit (\S+)$")
-busy = cached = peer = 0
+                  r"peer_mb_per_s (\S+) peer_mb (\S+) peer_rounds_per_batch (\S+) "
+                  r"cache_hit (\S+)$")
+busy = cached = peer = rounds = 0
 for l in lines:
     m = line.match(l)
     assert m, f"unexpected line: {l!r}"
@@ -118,14 +119,18 @@ for l in lines:
         assert 0 < float(p50) <= float(p99), l
     if m.group(7) != "n/a" and float(m.group(7)) > 0:
         peer += 1
-    if m.group(9) != "n/a":
+    if m.group(9) != "n/a" and float(m.group(9)) > 0:
+        rounds += 1
+        assert float(m.group(9)) <= 3, l  # 2 hops + the gather, at most
+    if m.group(10) != "n/a":
         cached += 1
-        assert 0 <= float(m.group(9)) <= 1, l
+        assert 0 <= float(m.group(10)) <= 1, l
 assert [line.match(l).group(1) for l in lines] == ["0", "1"] * 4, "one line per server per round"
 assert busy >= 2, f"only {busy} lines saw batches built"
 # Isolated peers with a 1 MiB cache: remote rows cross the network, some from the cache.
 assert peer >= 2, f"only {peer} lines saw peer traffic"
 assert cached >= 2, f"only {cached} lines had cache lookups"
+assert rounds >= 2, f"only {rounds} lines saw round trips to the other part"
 PY
 
 for k in 0 1; do scrape "${PORTS[$k]}" "$WORK/after_$k.prom"; done

@@ -68,7 +68,11 @@ TEST(StatsLine, RatesAndQuantilesAreOverTheInterval) {
   StatsSnapshot cur{SomeStats(30, 5000000, {0, 0, 0, 10, 0, 0, 0, 20}), 102};
   EXPECT_EQ(StatsLine("part 0", "h:1", &prev, cur),
             "part 0 h:1 streams 2 batches_per_s 10.0 build_p50_ms 15.0 build_p99_ms 19.9 "
-            "out_mb_per_s 2.0 out_mb 5.0 peer_mb_per_s 0.2 peer_mb 0.5");
+            "out_mb_per_s 2.0 out_mb 5.0 peer_mb_per_s 0.2 peer_mb 0.5 peer_rounds_per_batch 0.00");
+  // 20 builds, 80 rounds: 4 per batch.
+  cur.stats.set_peer_rounds(80);
+  EXPECT_TRUE(absl::StrContains(StatsLine("part 0", "h:1", &prev, cur),
+                                " peer_rounds_per_batch 4.00"));
 }
 
 TEST(StatsLine, SaysNaWhereNothingWasMeasured) {
@@ -76,7 +80,7 @@ TEST(StatsLine, SaysNaWhereNothingWasMeasured) {
   // No previous snapshot: totals only.
   EXPECT_EQ(StatsLine("part 1", "h:2", nullptr, cur),
             "part 1 h:2 streams 2 batches_per_s n/a build_p50_ms n/a build_p99_ms n/a "
-            "out_mb_per_s n/a out_mb 5.0 peer_mb_per_s n/a peer_mb 0.5");
+            "out_mb_per_s n/a out_mb 5.0 peer_mb_per_s n/a peer_mb 0.5 peer_rounds_per_batch n/a");
   // No batch in the interval: rate 0, no latency.
   StatsSnapshot same{cur.stats, 103};
   EXPECT_TRUE(absl::StrContains(StatsLine("part 1", "h:2", &cur, same),
@@ -179,6 +183,38 @@ TEST(ServerMetrics, BuildLatencyIsRecordedAndMetricsPortPublished) {
       rpc::FetchStats(rpc::MakeChannel("127.0.0.1:1"), absl::Now() + absl::Seconds(2));
   EXPECT_FALSE(dead.ok());
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+// Round trips per batch (issue 16, point 6): a 2-hop batch of part 0's seeds samples their
+// in-edges at home (an edge is stored with its destination's part), then needs the other part
+// for the second hop and for the feature gather: 2 rounds of 1 request each, over RPC; with the
+// other part read in-process (same host, --peer-sampling local, --peer-features local) none.
+TEST(ServerMetrics, CountsRoundTripsToOtherPartsPerBatch) {
+  for (const bool over_rpc : {true, false}) {
+    SCOPED_TRACE(over_rpc ? "peers over RPC" : "peers read in-process");
+    testing::TestCluster cluster(testing::ReadCora(), 2, {}, {},
+                                 over_rpc ? PeerFeatures::kRpc : PeerFeatures::kLocal,
+                                 over_rpc ? PeerSampling::kRpc : PeerSampling::kLocal);
+    auto channel = rpc::MakeChannel(cluster.server(0).address());
+    absl::StatusOr<v1::Stats> before = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(before.ok()) << before.status();
+    v1::GetSplitRequest split_request;
+    split_request.set_split("test");
+    v1::GetSplitResponse split;
+    ASSERT_TRUE(cluster.Stub(0)->GetSplit(testing::Context().get(), split_request, &split).ok());
+    ASSERT_GE(split.ids().size(), 8u * 128);
+    v1::SampleMinibatchRequest request;
+    request.set_seeds(split.ids().substr(0, 8 * 128));  // 128 seeds: both parts at every hop
+    request.mutable_sampling()->add_fanouts(5);
+    request.mutable_sampling()->add_fanouts(5);
+    v1::Minibatch batch;
+    ASSERT_TRUE(cluster.Stub(0)->SampleMinibatch(testing::Context().get(), request, &batch).ok());
+    absl::StatusOr<v1::Stats> after = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(after->peer_rounds() - before->peer_rounds(), over_rpc ? 2 : 0);
+    EXPECT_EQ(after->peer_requests() - before->peer_requests(), over_rpc ? 2 : 0);
+    EXPECT_TRUE(absl::StrContains(PrometheusText(*after, {}), "graphshard_peer_rounds_total"));
+  }
 }
 
 }  // namespace
