@@ -84,6 +84,7 @@ std::string SplitFilePath(int part, absl::string_view ntype, absl::string_view s
 // part_<k>/edge_splits/<etype>/<split>.npy: int64 [2, n], row 0 sources, row 1 destinations
 // (global ids; every destination owned by part k). file "dst_degree" (no split): int64
 // [num dst nodes], every destination's number of training edges (degree-biased negatives).
+// file "<split>_time" (edge types with times): int64 [n], each supervision edge's time.
 std::string EdgeSplitFilePath(int part, absl::string_view etype, absl::string_view file);
 
 }  // namespace graphshard::common

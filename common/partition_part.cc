@@ -196,6 +196,11 @@ absl::Status PartitionPart::LoadEdges(const EdgeTypeInfo& info) {
       ASSIGN_OR_RETURN(absl::Span<const int64_t> both, OpenInt64(rel, {2, n}));
       EdgeSplitView view{both.subspan(0, static_cast<size_t>(n)),
                          both.subspan(static_cast<size_t>(n))};
+      const std::string time_rel = EdgeSplitFilePath(part_, etype, absl::StrCat(split, "_time"));
+      if (manifest_.files.count(time_rel) > 0) {
+        ASSIGN_OR_RETURN(view.time, OpenInt64(time_rel, {n}));
+        view.has_time = true;
+      }
       RETURN_IF_ERROR(CheckIdsInRange(view.src, 0, src->num_nodes,
                                       absl::StrCat(dir_, "/", rel, " (row 0, sources)")));
       RETURN_IF_ERROR(CheckIdsInRange(view.dst, dst_begin, dst_end,

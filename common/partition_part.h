@@ -38,6 +38,9 @@ struct NodeShard {
 struct EdgeSplitView {
   absl::Span<const int64_t> src;
   absl::Span<const int64_t> dst;
+  // edge_splits/<et>/<split>_time.npy, when the manifest lists it: each edge's time [size()].
+  bool has_time = false;
+  absl::Span<const int64_t> time{};
   int64_t size() const { return static_cast<int64_t>(src.size()); }
 };
 

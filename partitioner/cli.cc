@@ -137,6 +137,10 @@ FlagSpec PartitionSpec() {
         "--seed; val/test edges leave the message-passing graph"},
        {"target-edge-type", "SRC__REL__DST",
         "the edge type --edge-split splits (default: the only one)"},
+       {"edge-split-order", "auto|random|time",
+        "--edge-split's cut: time = chronological (train earliest, test latest;\n"
+        "each supervision edge keeps its time), random = seeded shuffle; auto (default):\n"
+        "time when the edge type has edge times"},
        {"reverse-edge-type", "DST__REL__SRC",
         "the edge type holding the target's edges reversed, split with it\n"
         "(default: DST__rev_REL__SRC when present, as --undirected adds)"}},
@@ -423,11 +427,15 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
     split.seed = o.seed;
     split.edge_type = p.values["target-edge-type"];
     split.reverse_edge_type = p.values["reverse-edge-type"];
+    if (p.values.count("edge-split-order")) {
+      CLI_USAGE_IF_ERROR(ParseEdgeSplitOrder(p.values["edge-split-order"], split.order));
+    }
     absl::Status s = SplitEdges(*graph, split);
     if (!s.ok()) return Failure(s);
-  } else if (p.values.count("target-edge-type") || p.values.count("reverse-edge-type")) {
-    return Usage(
-        absl::InvalidArgumentError("--target-edge-type and --reverse-edge-type need --edge-split"));
+  } else if (p.values.count("target-edge-type") || p.values.count("reverse-edge-type") ||
+             p.values.count("edge-split-order")) {
+    return Usage(absl::InvalidArgumentError(
+        "--target-edge-type, --reverse-edge-type and --edge-split-order need --edge-split"));
   }
   auto manifest = PartitionGraph(*graph, o, p.values["out"]);
   if (!manifest.ok()) return Failure(manifest.status());

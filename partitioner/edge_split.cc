@@ -64,16 +64,19 @@ SplitOf Lookup(const Candidates& c, const std::vector<SplitOf>& split, Key k) {
 // Keeps the edges of `t` for which `drop(s, d)` is false; edge ids become positions.
 template <typename Drop>
 void RemoveEdges(EdgeTypeData& t, Drop drop) {
-  std::vector<int64_t> src, dst;
+  std::vector<int64_t> src, dst, time;
   src.reserve(static_cast<size_t>(t.num_edges()));
   dst.reserve(static_cast<size_t>(t.num_edges()));
+  const bool timed = !t.time.empty();
   for (int64_t e = 0; e < t.num_edges(); ++e) {
     if (drop(t.src_ids[e], t.dst_ids[e])) continue;
     src.push_back(t.src_ids[e]);
     dst.push_back(t.dst_ids[e]);
+    if (timed) time.push_back(t.time[e]);  // times stay aligned with the kept edges
   }
   t.src_ids = Array<int64_t>::Owned(std::move(src));
   t.dst_ids = Array<int64_t>::Owned(std::move(dst));
+  if (timed) t.time = Array<int64_t>::Owned(std::move(time));
 }
 
 absl::StatusOr<int> FindEdgeType(const Graph& g, const std::string& name) {
@@ -114,6 +117,20 @@ absl::StatusOr<int> FindReverse(const Graph& g, int te, const std::string& name)
 
 }  // namespace
 
+absl::Status ParseEdgeSplitOrder(absl::string_view text, EdgeSplitOrder& out) {
+  if (text == "auto") {
+    out = EdgeSplitOrder::kAuto;
+  } else if (text == "random") {
+    out = EdgeSplitOrder::kRandom;
+  } else if (text == "time") {
+    out = EdgeSplitOrder::kTime;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--edge-split-order \"", text, "\": expected auto, random or time"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseEdgeSplit(absl::string_view text, EdgeSplitOptions& out) {
   std::vector<std::string> parts = absl::StrSplit(text, ',');
   double v[3];
@@ -151,31 +168,62 @@ absl::Status SplitEdges(Graph& g, const EdgeSplitOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--edge-split: edge type ", t.Name(), " has no edge to split"));
   }
-  // A seeded shuffle of the candidates, cut into val, test, train.
+  const bool timed = !t.time.empty();
+  if (o.order == EdgeSplitOrder::kTime && !timed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--edge-split-order time: edge type ", t.Name(),
+        " has no edge times (give the input edge_time.npy, or edge_time__", t.Name(), ".npy)"));
+  }
+  const bool by_time =
+      o.order == EdgeSplitOrder::kTime || (o.order == EdgeSplitOrder::kAuto && timed);
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
-  common::SplitMix64 rng(common::MixSeed(o.seed, 0x6c696e6b73706c74ULL));  // "linksplt"
-  for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.Below(i)]);
+  auto time_of = [&](int64_t p) { return t.time[c.first_edge[static_cast<size_t>(p)]]; };
+  if (by_time) {
+    // Chronological (a temporal split): ordered by (time, src, dst); candidates are ascending
+    // by key already, so a stable sort by time breaks ties by key.
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](int64_t a, int64_t b) { return time_of(a) < time_of(b); });
+  } else {
+    // A seeded shuffle of the candidates.
+    common::SplitMix64 rng(common::MixSeed(o.seed, 0x6c696e6b73706c74ULL));  // "linksplt"
+    for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.Below(i)]);
+  }
   auto count = [n](double f) { return static_cast<int64_t>(std::llround(f * static_cast<double>(n))); };
   const int64_t n_val = std::min(n, count(o.val));
   const int64_t n_test = std::min(n - n_val, count(o.test));
   // Fractions adding up to 1 leave no candidate out, whatever the rounding.
   const bool all = o.train + o.val + o.test >= 1 - 1e-9;
   const int64_t n_train = all ? n - n_val - n_test : std::min(n - n_val - n_test, count(o.train));
+  const int64_t n_none = n - n_val - n_test - n_train;
+  // The cut, in perm order: shuffled, val, test, train (then message passing only); by time,
+  // message passing only (the earliest), train, val, test (the latest).
+  const std::vector<std::pair<SplitOf, int64_t>> segments =
+      by_time ? std::vector<std::pair<SplitOf, int64_t>>{{kNone, n_none}, {kTrain, n_train},
+                                                         {kVal, n_val}, {kTest, n_test}}
+              : std::vector<std::pair<SplitOf, int64_t>>{{kVal, n_val}, {kTest, n_test},
+                                                         {kTrain, n_train}, {kNone, n_none}};
   std::vector<SplitOf> split(static_cast<size_t>(n), kNone);
-  std::vector<int64_t> bounds = {0, n_val, n_val + n_test, n_val + n_test + n_train};
-  const SplitOf names[] = {kVal, kTest, kTrain};
   std::map<std::string, EdgeSplitData> out;
-  for (int s = 0; s < 3; ++s) {
-    std::vector<int64_t> src, dst;
-    for (int64_t i = bounds[s]; i < bounds[s + 1]; ++i) {
+  int64_t begin = 0;
+  for (const auto& [which, size] : segments) {
+    const int64_t end = begin + size;
+    if (which == kNone) {
+      begin = end;
+      continue;
+    }
+    std::vector<int64_t> src, dst, time;
+    for (int64_t i = begin; i < end; ++i) {
       const int64_t p = perm[static_cast<size_t>(i)];
-      split[static_cast<size_t>(p)] = names[s];
+      split[static_cast<size_t>(p)] = which;
       src.push_back(t.src_ids[c.first_edge[static_cast<size_t>(p)]]);
       dst.push_back(t.dst_ids[c.first_edge[static_cast<size_t>(p)]]);
+      if (timed) time.push_back(time_of(p));
     }
-    const char* name = names[s] == kVal ? "val" : names[s] == kTest ? "test" : "train";
-    out[name] = {Array<int64_t>::Owned(std::move(src)), Array<int64_t>::Owned(std::move(dst))};
+    const char* name = which == kVal ? "val" : which == kTest ? "test" : "train";
+    out[name] = {Array<int64_t>::Owned(std::move(src)), Array<int64_t>::Owned(std::move(dst)),
+                 timed ? Array<int64_t>::Owned(std::move(time)) : Array<int64_t>()};
+    begin = end;
   }
   auto held_out = [&](SplitOf s) { return s == kVal || s == kTest; };
   RemoveEdges(t, [&](int64_t s, int64_t d) {

@@ -10,6 +10,10 @@
 //   - they are shuffled with `seed` and cut: round(val * n) val, round(test * n) test, then
 //     round(train * n) train (at most what is left; all of it when the fractions add up to 1);
 //     the rest is message passing only;
+//   - chronological instead (EdgeSplitOrder::kTime, the default for an edge type with times):
+//     ordered by (time, src, dst) and cut so that the message-passing-only edges are the
+//     earliest, then train, val, and test the latest (a temporal split);
+//   - each supervision edge keeps its edge's time (EdgeSplitData::time) when the type has times;
 //   - val and test edges are removed from the message-passing edges (both directions within a
 //     node type, and the reversed edge from the reverse edge type, below), so evaluation
 //     never sees its targets; train edges stay (the sampler leaves a batch's own supervision
@@ -26,6 +30,9 @@
 
 namespace graphshard::partitioner {
 
+// How the candidates are cut: kAuto = kTime when the edge type has edge times, else kRandom.
+enum class EdgeSplitOrder { kAuto, kRandom, kTime };
+
 struct EdgeSplitOptions {
   double train = 0.85;
   double val = 0.05;
@@ -37,7 +44,11 @@ struct EdgeSplitOptions {
   // director for director__director_to_movie__movie; PyG's RandomLinkSplit rev_edge_types);
   // empty = "<dst>__rev_<rel>__<src>" when the graph has it (what --undirected adds).
   std::string reverse_edge_type;
+  EdgeSplitOrder order = EdgeSplitOrder::kAuto;  // --edge-split-order auto|random|time
 };
+
+// "auto", "random" or "time"; InvalidArgument naming the text otherwise.
+absl::Status ParseEdgeSplitOrder(absl::string_view text, EdgeSplitOrder& out);
 
 // Parses "train,val,test" fractions (each in [0, 1], sum <= 1 + 1e-9). InvalidArgument naming
 // the text otherwise.
@@ -46,7 +57,8 @@ absl::Status ParseEdgeSplit(absl::string_view text, EdgeSplitOptions& out);
 // Validates `g` (ValidateGraph) and applies the split. InvalidArgument naming what is missing:
 // an empty edge_type on a graph with several edge types (listing them), an unknown edge type or
 // reverse edge type (or one whose node types are not edge_type's swapped),
-// bad fractions, an edge type that already has edge splits, or fewer than one candidate edge.
+// bad fractions, a time order on an edge type without times, an edge type that already has
+// edge splits, or fewer than one candidate edge.
 absl::Status SplitEdges(Graph& g, const EdgeSplitOptions& options);
 
 }  // namespace graphshard::partitioner

@@ -99,6 +99,10 @@ absl::Status ValidateEdgeType(const Graph& g, const EdgeTypeData& t) {
       return Bad("edge type ", t.Name(), ": edge split ", name, " has ", split.src_ids.size(),
                  " sources but ", split.dst_ids.size(), " targets");
     }
+    if (!split.time.empty() && split.time.size() != split.src_ids.size()) {
+      return Bad("edge type ", t.Name(), ": edge split ", name, " has ", split.time.size(),
+                 " times for ", split.src_ids.size(), " edges");
+    }
     for (int64_t i = 0; i < split.src_ids.size(); ++i) {
       const int64_t a = split.src_ids[i], b = split.dst_ids[i];
       if (a < 0 || a >= ns || b < 0 || b >= nd) {

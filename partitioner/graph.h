@@ -98,6 +98,9 @@ struct NodeTypeData {
 struct EdgeSplitData {
   Array<int64_t> src_ids;
   Array<int64_t> dst_ids;
+  // [n] or empty: each supervision edge's time (its edge's), the seed time of temporal link
+  // sampling (PyG's edge_label_time).
+  Array<int64_t> time;
 };
 
 // Edge e is src_ids[e] -> dst_ids[e]; e is its edge id within this edge type.

@@ -264,11 +264,14 @@ absl::Status WriteEdgeSplits(const Plan& plan, internal::AtomicDir& dir, common:
     if (!t.split_reverse.empty()) m.edge_split_reverse[et] = t.split_reverse;
     std::vector<int64_t> degree(static_cast<size_t>(plan.g.node_types[d].num_nodes), 0);
     for (const auto& [name, split] : t.splits) {
-      std::vector<std::vector<int64_t>> src(plan.num_parts), dst(plan.num_parts);
+      std::vector<std::vector<int64_t>> src(plan.num_parts), dst(plan.num_parts),
+          time(plan.num_parts);
+      const bool timed = !split.time.empty();
       for (int64_t i = 0; i < split.src_ids.size(); ++i) {
         const int p = plan.parts[d][split.dst_ids[i]];
         src[p].push_back(rs.new_of[split.src_ids[i]]);
         dst[p].push_back(rd.new_of[split.dst_ids[i]]);
+        if (timed) time[p].push_back(split.time[i]);
         if (name == "train") ++degree[rd.new_of[split.dst_ids[i]]];
       }
       std::vector<int64_t>& sizes = m.edge_splits[et][name];
@@ -278,6 +281,10 @@ absl::Status WriteEdgeSplits(const Plan& plan, internal::AtomicDir& dir, common:
         src[p].insert(src[p].end(), dst[p].begin(), dst[p].end());
         RETURN_IF_ERROR(
             w.Write<int64_t>(common::EdgeSplitFilePath(p, et, name), {2, n}, src[p]));
+        if (timed) {  // <split>_time.npy: each supervision edge's time, the same order
+          RETURN_IF_ERROR(w.Write<int64_t>(
+              common::EdgeSplitFilePath(p, et, absl::StrCat(name, "_time")), {n}, time[p]));
+        }
       }
     }
     for (int p = 0; p < plan.num_parts; ++p) {

@@ -31,6 +31,9 @@ absl::Status CheckTemporalData(const TrainerOptions& o, const ServerMetadata& md
         hetero ? "edge_time__<src>__<rel>__<dst>.npy" : "edge_time.npy", ", or ",
         hetero ? "node_time__<type>.npy" : "node_time.npy", " for the neighbours' times)"));
   }
+  // Link prediction seeds each supervision edge at its own time (edge_splits/<et>/
+  // <split>_time.npy, written from the edge times; the server names it when missing).
+  if (o.task == Task::kLink) return absl::OkStatus();
   const NodeTypeInfo& seeds = md.node_types[static_cast<size_t>(md.target)];
   if (!seeds.has_time) {
     return absl::FailedPreconditionError(absl::StrCat(

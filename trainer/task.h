@@ -35,7 +35,8 @@ TaskPlan PlanTask(const TrainerOptions& options);
 // FailedPrecondition unless the partition suits the task: --task graph needs a
 // graph-classification (TU) dataset (graph_task.h, FindGraphTask), node and link tasks refuse
 // one, --task link needs the edge type with edge splits (link_task.h, FindLinkEdgeType), and
-// --temporal needs edge times and the seed type's node times (the message names the files).
+// --temporal needs edge times and, for node seeds, the seed type's node times (the message
+// names the files; a link task's seed times are its edge splits' times, checked by the server).
 absl::Status CheckTaskData(const TrainerOptions& options, const ServerMetadata& metadata);
 
 // PlanTask, and for --task link the predicted edge type (FindLinkEdgeType's errors).

@@ -77,11 +77,9 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
           : std::min<int64_t>(r.batch_size, std::ssize(r.seeds));
   RETURN_IF_ERROR(CheckCost(MinibatchCost(local, seed_type, batch, r.sampling, hops), lim,
                             absl::StrCat("a batch of ", batch, " seeds")));
-  RETURN_IF_ERROR(ValidateTemporal(local, r.sampling, seed_type, /*seed_times_given=*/false));
-  if (r.link.enabled() && r.sampling.temporal != TemporalMode::kOff) {
-    return absl::InvalidArgumentError(
-        "temporal sampling of a link stream is not supported yet (docs/SERVER.md)");
-  }
+  // A link stream's seed times are its supervision edges' times (ValidateLink checks them).
+  RETURN_IF_ERROR(ValidateTemporal(local, r.sampling, seed_type,
+                                   /*seed_times_given=*/r.link.enabled()));
   return hops;
 }
 
@@ -153,7 +151,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   std::unique_ptr<const internal::LinkPlan> link;
   if (request.link.enabled()) {
     ASSIGN_OR_RETURN(internal::LinkPlan plan, internal::ValidateLink(local, request.link,
-                                                                   request.sampling.disjoint,
+                                                                   request.sampling,
                                                                    request.seeds));
     seed_type = plan.dst_type;
     link = std::make_unique<const internal::LinkPlan>(std::move(plan));

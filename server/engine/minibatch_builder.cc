@@ -461,7 +461,8 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
   }
   LinkLabels labels;
   if (link != nullptr) {
-    // Every endpoint is a seed (hop 0 of its type), each once, in order of first appearance.
+    // Every endpoint is a seed (hop 0 of its type), each once (per tree), in order of first
+    // appearance.
     const LinkPlan& plan = *link->plan;
     const auto m = link->src.size();
     labels.edge_type = local.edge_types()[static_cast<size_t>(plan.edge_type)].name;
@@ -470,9 +471,21 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
     labels.dst.resize(m);
     labels.label.assign(m, 0.0f);
     std::fill(labels.label.begin(), labels.label.begin() + link->num_pos, 1.0f);
+    // Disjoint (temporal) link batches, as PyG's LinkNeighborLoader: every endpoint is sampled
+    // in a tree of its own at its edge's time: the source of positive i is tree i (its negatives
+    // share it: same node, same time, the same sample), the destination of supervision edge k
+    // tree num_pos + k (a negative at its positive's time).
+    const auto num_pos = static_cast<size_t>(link->num_pos);
     for (size_t i = 0; i < m; ++i) {
-      labels.src[i] = types[static_cast<size_t>(plan.src_type)].Add(0, link->src[i]);
-      labels.dst[i] = types[static_cast<size_t>(plan.dst_type)].Add(0, link->dst[i]);
+      const auto src_tree = disjoint ? static_cast<int64_t>(i % num_pos) : 0;
+      const auto dst_tree = disjoint ? static_cast<int64_t>(num_pos + i) : 0;
+      labels.src[i] = types[static_cast<size_t>(plan.src_type)].Add(src_tree, link->src[i]);
+      labels.dst[i] = types[static_cast<size_t>(plan.dst_type)].Add(dst_tree, link->dst[i]);
+    }
+    if (temporal) {
+      seed_times.assign(num_pos + m, 0);
+      for (size_t i = 0; i < num_pos; ++i) seed_times[i] = link->time[i];
+      for (size_t k = 0; k < m; ++k) seed_times[num_pos + k] = link->time[k];
     }
   }
   for (size_t i = 0; i < request.seeds.size(); ++i) {

@@ -44,7 +44,9 @@ RequestCost MinibatchCost(const LocalPart& local, int seed_type, int64_t num_see
   const auto& types = local.node_types();
   const auto& etypes = local.edge_types();
   const size_t nt = types.size();
-  const double trees = sampling.disjoint ? static_cast<double>(num_seeds) : 1.0;
+  // Temporal sampling is disjoint (a tree per seed), whatever the flag says.
+  const bool disjoint = sampling.disjoint || sampling.temporal != TemporalMode::kOff;
+  const double trees = disjoint ? static_cast<double>(num_seeds) : 1.0;
   std::vector<double> frontier(nt, 0), total(nt, 0), cap(nt, 0);
   for (size_t t = 0; t < nt; ++t) cap[t] = trees * static_cast<double>(types[t].book->num_nodes());
   std::vector<double> edges_left(etypes.size());
@@ -73,7 +75,7 @@ RequestCost MinibatchCost(const LocalPart& local, int seed_type, int64_t num_see
       total[t] += frontier[t];
     }
   }
-  const double node_bytes = sampling.disjoint ? kDisjointNodeBytes : kNodeBytes;
+  const double node_bytes = disjoint ? kDisjointNodeBytes : kNodeBytes;
   for (size_t t = 0; t < nt; ++t) {
     cost.nodes += total[t];
     cost.bytes +=

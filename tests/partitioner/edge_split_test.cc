@@ -1,18 +1,24 @@
 // Edge splits for link prediction (partitioner/edge_split.h): the cut of undirected pairs, the
 // removal of held-out edges (both directions, and from the reverse relation), determinism, the
-// files each part gets, and the refusals naming what is missing.
+// files each part gets, the chronological split of timed edges (with each edge's time), and
+// the refusals naming what is missing.
 
 #include "partitioner/edge_split.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/partition_part.h"
 #include "partitioner/partition.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/temporal_fixture.h"
 
 namespace graphshard::partitioner {
 namespace {
@@ -194,6 +200,86 @@ TEST(EdgeSplit, PartsHoldTheEdgesOfTheirDestinationsAndTrainingDegrees) {
     }
   }
   EXPECT_EQ(total_train, g.edge_types[0].splits.at("train").src_ids.size());
+}
+
+// Edges with times are cut chronologically by default (train earliest, test latest), each
+// supervision edge keeps its edge's time, the times survive the removal of held-out edges, and
+// every part gets <split>_time.npy aligned with <split>.npy; --edge-split-order random still
+// shuffles.
+TEST(EdgeSplit, TimedEdgesAreCutChronologicallyAndKeepTheirTimes) {
+  Graph g = testing::TemporalTestGraph(80, 5, 1000, /*seed=*/4);
+  const auto edge_time = testing::EdgeTimeOf(g);
+  Graph shuffled = g;
+  EdgeSplitOptions o;
+  o.train = 0.7;
+  o.val = 0.1;
+  o.test = 0.2;
+  ASSERT_TRUE(SplitEdges(g, o).ok());
+  const EdgeTypeData& t = g.edge_types[0];
+  ASSERT_EQ(t.time.size(), t.num_edges()) << "times must stay aligned with the kept edges";
+  for (int64_t e = 0; e < t.num_edges(); ++e) {
+    EXPECT_EQ(t.time[e], edge_time.at({t.src_ids[e], t.dst_ids[e]}));
+  }
+  auto times = [&](const std::string& name) {
+    const EdgeSplitData& s = t.splits.at(name);
+    EXPECT_EQ(s.time.size(), s.src_ids.size()) << name;
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < s.time.size(); ++i) {
+      EXPECT_EQ(s.time[i], edge_time.at({s.src_ids[i], s.dst_ids[i]})) << name << " " << i;
+      out.push_back(s.time[i]);
+    }
+    return out;
+  };
+  const auto train = times("train"), val = times("val"), test = times("test");
+  ASSERT_FALSE(train.empty() || val.empty() || test.empty());
+  EXPECT_LE(*std::max_element(train.begin(), train.end()),
+            *std::min_element(val.begin(), val.end()));
+  EXPECT_LE(*std::max_element(val.begin(), val.end()),
+            *std::min_element(test.begin(), test.end()));
+  EXPECT_TRUE(std::is_sorted(test.begin(), test.end()));
+
+  testing::ScratchDir tmp;
+  PartitionOptions po;
+  po.num_parts = 2;
+  po.seed = 1;
+  ASSERT_TRUE(PartitionGraph(g, po, tmp.Sub("p")).ok());
+  std::vector<std::unique_ptr<common::PartitionPart>> parts;
+  std::vector<int64_t> orig_of(80, -1);  // global id -> input id
+  for (int p = 0; p < 2; ++p) {
+    auto part = common::PartitionPart::Load(tmp.Sub("p"), p);
+    ASSERT_TRUE(part.ok()) << part.status();
+    const common::NodeShard* n = (*part)->FindNodes("node");
+    for (int64_t r = 0; r < n->num_rows(); ++r) orig_of[n->begin + r] = n->orig_ids[r];
+    parts.push_back(*std::move(part));
+  }
+  int64_t loaded = 0;
+  for (const auto& part : parts) {
+    for (const auto& [name, view] : part->FindEdges("node__to__node")->splits) {
+      ASSERT_TRUE(view.has_time) << name;
+      ASSERT_EQ(view.time.size(), view.src.size());
+      for (int64_t i = 0; i < view.size(); ++i) {
+        EXPECT_EQ(view.time[i], edge_time.at({orig_of[view.src[i]], orig_of[view.dst[i]]}));
+        ++loaded;
+      }
+    }
+  }
+  EXPECT_EQ(loaded, static_cast<int64_t>(train.size() + val.size() + test.size()));
+
+  o.order = EdgeSplitOrder::kRandom;
+  o.seed = 3;
+  ASSERT_TRUE(SplitEdges(shuffled, o).ok());
+  const auto& rtrain = shuffled.edge_types[0].splits.at("train").time;
+  const auto& rtest = shuffled.edge_types[0].splits.at("test").time;
+  ASSERT_EQ(rtest.size(), static_cast<int64_t>(test.size()));
+  EXPECT_LT(*std::min_element(rtest.span().begin(), rtest.span().end()),
+            *std::max_element(rtrain.span().begin(), rtrain.span().end()))
+      << "a random split mixes times";
+
+  Graph untimed = RingGraph();
+  o.order = EdgeSplitOrder::kTime;
+  absl::Status s = SplitEdges(untimed, o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("has no edge times"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/manifest.h"
 #include "common/rng.h"
 
 namespace graphshard::engine::internal {
@@ -21,7 +22,8 @@ std::string SplitNames(const common::EdgeShard& shard) {
 }  // namespace
 
 absl::StatusOr<LinkPlan> ValidateLink(const LocalPart& local, const LinkSampling& link,
-                                      bool disjoint, absl::Span<const int64_t> positions) {
+                                      const SamplingConfig& sampling,
+                                      absl::Span<const int64_t> positions) {
   LinkPlan plan;
   plan.config = link;
   plan.edge_type = local.EdgeTypeIndex(link.edge_type);
@@ -52,8 +54,18 @@ absl::StatusOr<LinkPlan> ValidateLink(const LocalPart& local, const LinkSampling
                                                    " is outside 0..",
                                                    local.limits().max_neg_ratio));
   }
-  if (disjoint) {
-    return absl::InvalidArgumentError("link prediction streams do not take disjoint sampling");
+  plan.temporal = sampling.temporal != TemporalMode::kOff;
+  if (sampling.disjoint && !plan.temporal) {
+    return absl::InvalidArgumentError(
+        "link prediction streams take disjoint sampling only with temporal sampling");
+  }
+  if (plan.temporal && !plan.split.has_time) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "temporal link prediction: the '", link.split, "' edges of ", et.name,
+        " have no times (",
+        common::EdgeSplitFilePath(local.part_index(), et.name, absl::StrCat(link.split, "_time")),
+        "); partition an input with edge times (edge_time.npy, or edge_time__", et.name,
+        ".npy) with --edge-split"));
   }
   // The relation holding the edges reversed, as the partitioner recorded it.
   plan.reverse_edge_type = et.shard->split_reverse.empty()
@@ -102,6 +114,7 @@ LinkSeeds MakeLinkSeeds(const LocalPart& local, const LinkPlan& plan,
   for (int64_t p : positions) {
     s.src.push_back(plan.split.src[static_cast<size_t>(p)]);
     s.dst.push_back(plan.split.dst[static_cast<size_t>(p)]);
+    if (plan.temporal) s.time.push_back(plan.split.time[static_cast<size_t>(p)]);
   }
   const int64_t num_dst =
       local.node_types()[static_cast<size_t>(plan.dst_type)].book->num_nodes();
@@ -119,6 +132,7 @@ LinkSeeds MakeLinkSeeds(const LocalPart& local, const LinkPlan& plan,
       }
       s.src.push_back(s.src[static_cast<size_t>(i)]);
       s.dst.push_back(d);
+      if (plan.temporal) s.time.push_back(s.time[static_cast<size_t>(i)]);
     }
   }
   // The positives leave message passing: the edge itself, its reverse within one node type

@@ -1,13 +1,17 @@
 // Link-prediction epoch streams (types.h, LinkSampling) over in-process parts on an inline
 // executor: the batch's supervision edges and their seeds, no target leakage (no sampled edge
 // equals a positive of its batch, in either direction, though the graph holds them all),
-// determinism of the negatives, degree-biased negatives, and the refusals.
+// determinism of the negatives, degree-biased negatives, and the refusals. Temporal link
+// streams (PyG's edge_label_time): every endpoint in its own tree at its edge's time, no
+// sampled edge later than (strict: at) that time, no supervision edge in message passing.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "common/executor.h"
 #include "partitioner/edge_split.h"
@@ -15,6 +19,7 @@
 #include "server/engine/epoch_stream.h"
 #include "tests/server/engine/in_process_parts.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/temporal_fixture.h"
 
 namespace graphshard::engine {
 namespace {
@@ -250,6 +255,166 @@ TEST_F(LinkStreamTest, RefusesNamingWhatIsMissing) {
   auto refused = EpochStream::Start(*plain->parts[0], *peers, executor_, Request(), 1);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("--edge-split"));
+}
+
+// A directed graph with node and edge times (few distinct times: ties), split chronologically
+// 70/10/20, in 2 parts.
+class TemporalLinkStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = testing::TemporalTestGraph(200, 8, 30, /*seed=*/9);
+    edge_time_ = testing::EdgeTimeOf(graph_);
+    for (const auto& [edge, time] : edge_time_) in_times_[edge.second].push_back(time);
+    partitioner::EdgeSplitOptions o;
+    o.train = 0.7;
+    o.val = 0.1;
+    o.test = 0.2;
+    ASSERT_TRUE(partitioner::SplitEdges(graph_, o).ok());
+    partitioner::PartitionOptions po;
+    po.num_parts = 2;
+    po.seed = 1;
+    ASSERT_TRUE(partitioner::PartitionGraph(graph_, po, tmp_.Sub("p")).ok());
+    auto parts = testing::LoadInProcessParts(tmp_.Sub("p"));
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    parts_ = *std::move(parts);
+    peers_ = parts_.Peers();
+  }
+  StreamRequest Request(const std::string& split, TemporalMode mode) const {
+    StreamRequest r;
+    const auto& view = parts_.parts[0]->part().FindEdges(kEdgeType)->splits.at(split);
+    for (int64_t i = 0; i < view.size(); ++i) r.seeds.push_back(i);
+    r.batch_size = 16;
+    r.shuffle_seed = 4;
+    r.sampling.fanouts = {-1, -1};  // every eligible in-edge: the check sees all of them
+    r.sampling.temporal = mode;
+    r.link.edge_type = kEdgeType;
+    r.link.split = split;
+    r.link.neg_ratio = 2;
+    return r;
+  }
+  std::vector<Minibatch> ReadAll(StreamRequest r) {
+    auto stream = EpochStream::Start(*parts_.parts[0], *peers_, executor_, std::move(r), 2);
+    EXPECT_TRUE(stream.ok()) << stream.status();
+    std::vector<Minibatch> out;
+    while (stream.ok()) {
+      auto next = (*stream)->Next();
+      EXPECT_TRUE(next.ok()) << next.status();
+      if (!next.ok() || !next->has_value()) break;
+      out.push_back(**std::move(next));
+    }
+    return out;
+  }
+  // The input id of row `row` of block `n`.
+  int64_t Orig(const NodeBlock& n, int64_t row) const {
+    return parts_.orig_of[static_cast<size_t>(n.ids[static_cast<size_t>(row)])];
+  }
+
+  struct Checked {
+    int64_t edges = 0, later = 0, same_time = 0, unknown = 0, positives_sampled = 0;
+    int64_t later_in_graph = 0;  // in-edges of hop-0 nodes later than their tree's time
+  };
+  Checked Check(const std::vector<Minibatch>& batches) {
+    Checked c;
+    for (const Minibatch& m : batches) {
+      const NodeBlock& n = m.nodes[0];
+      const auto P = m.link.num_pos;
+      const auto M = static_cast<int64_t>(m.link.src.size());
+      EXPECT_EQ(n.tree.size(), n.ids.size()) << "temporal link batches are disjoint";
+      // Each tree's time: the time of its supervision edge's positive (input edge times).
+      std::vector<int64_t> tree_time(static_cast<size_t>(P + M), -1);
+      std::set<Pair> positives;
+      for (int64_t k = 0; k < M; ++k) {
+        const int64_t s_row = m.link.src[static_cast<size_t>(k)];
+        const int64_t d_row = m.link.dst[static_cast<size_t>(k)];
+        EXPECT_EQ(n.tree[static_cast<size_t>(s_row)], k % P) << "source tree";
+        EXPECT_EQ(n.tree[static_cast<size_t>(d_row)], P + k) << "destination tree";
+        const int64_t i = k % P;
+        const int64_t ps = Orig(n, m.link.src[static_cast<size_t>(i)]);
+        const int64_t pd = Orig(n, m.link.dst[static_cast<size_t>(i)]);
+        const int64_t t = edge_time_.at({ps, pd});
+        tree_time[static_cast<size_t>(P + k)] = t;
+        if (k < P) {
+          tree_time[static_cast<size_t>(k)] = t;
+          positives.insert({ps, pd});
+          positives.insert({pd, ps});
+        }
+      }
+      for (size_t row = 0; row < static_cast<size_t>(n.num_sampled_nodes[0]); ++row) {
+        const int64_t t = tree_time[static_cast<size_t>(n.tree[row])];
+        for (int64_t x : in_times_[Orig(n, static_cast<int64_t>(row))]) {
+          c.later_in_graph += x > t ? 1 : 0;
+        }
+      }
+      const EdgeBlock& e = m.edges[0];
+      for (size_t k = 0; k < e.src.size(); ++k) {
+        ++c.edges;
+        const Pair edge{Orig(n, e.src[k]), Orig(n, e.dst[k])};
+        EXPECT_EQ(n.tree[static_cast<size_t>(e.src[k])], n.tree[static_cast<size_t>(e.dst[k])]);
+        c.positives_sampled += positives.count(edge);
+        auto it = edge_time_.find(edge);
+        if (it == edge_time_.end()) {
+          ++c.unknown;
+          continue;
+        }
+        const int64_t t = tree_time[static_cast<size_t>(n.tree[static_cast<size_t>(e.dst[k])])];
+        c.later += it->second > t ? 1 : 0;
+        c.same_time += it->second == t ? 1 : 0;
+      }
+    }
+    return c;
+  }
+
+  testing::ScratchDir tmp_;
+  partitioner::Graph graph_;
+  std::map<Pair, int64_t> edge_time_;
+  std::map<int64_t, std::vector<int64_t>> in_times_;  // input dst -> its in-edges' times
+  testing::InProcessParts parts_;
+  std::unique_ptr<InProcessPeers> peers_;
+  common::InlineExecutor executor_;
+};
+
+TEST_F(TemporalLinkStreamTest, NoSampledEdgeIsLaterThanItsTreesSeedEdge) {
+  for (const char* split : {"train", "test"}) {
+    const std::vector<Minibatch> batches = ReadAll(Request(split, TemporalMode::kAtOrBefore));
+    ASSERT_FALSE(batches.empty()) << split;
+    const Checked c = Check(batches);
+    EXPECT_GT(c.edges, 100) << split;
+    EXPECT_EQ(c.unknown, 0) << split;
+    EXPECT_EQ(c.later, 0) << split;
+    EXPECT_EQ(c.positives_sampled, 0) << split << ": a supervision edge passed messages";
+    EXPECT_GT(c.same_time, 0) << split << ": ties at the seed time are eligible (<=)";
+    EXPECT_GT(c.later_in_graph, 0) << split << ": the times must make the test meaningful";
+  }
+}
+
+TEST_F(TemporalLinkStreamTest, StrictModeExcludesEdgesAtTheSeedTime) {
+  const Checked c = Check(ReadAll(Request("train", TemporalMode::kBefore)));
+  EXPECT_GT(c.edges, 100);
+  EXPECT_EQ(c.unknown, 0);
+  EXPECT_EQ(c.later, 0);
+  EXPECT_EQ(c.same_time, 0);
+  EXPECT_EQ(c.positives_sampled, 0);
+}
+
+TEST_F(TemporalLinkStreamTest, SplitsWithoutTimesAreRefusedNamingTheFile) {
+  // Edge times, but supervision edges without them (a folder written before splits had times).
+  for (auto& [name, split] : graph_.edge_types[0].splits) split.time = {};
+  partitioner::PartitionOptions po;
+  po.num_parts = 2;
+  po.seed = 1;
+  ASSERT_TRUE(partitioner::PartitionGraph(graph_, po, tmp_.Sub("old")).ok());
+  auto parts = testing::LoadInProcessParts(tmp_.Sub("old"));
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto peers = parts->Peers();
+  auto s = EpochStream::Start(*parts->parts[0], *peers, executor_,
+                              Request("train", TemporalMode::kAtOrBefore), 1);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("part_0/edge_splits/node__to__node/train_time.npy"));
+  // Without temporal sampling the same folder serves link batches.
+  EXPECT_TRUE(EpochStream::Start(*parts->parts[0], *peers, executor_,
+                                 Request("train", TemporalMode::kOff), 1)
+                  .ok());
 }
 
 }  // namespace
