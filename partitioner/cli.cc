@@ -138,9 +138,9 @@ FlagSpec PartitionSpec() {
        {"target-edge-type", "SRC__REL__DST",
         "the edge type --edge-split splits (default: the only one)"},
        {"edge-split-order", "auto|random|time",
-        "--edge-split's cut: time = chronological (train earliest, test latest;\n"
-        "each supervision edge keeps its time), random = seeded shuffle; auto (default):\n"
-        "time when the edge type has edge times"},
+        "--edge-split's cut: time = chronological (train earliest, test latest),\n"
+        "random = seeded shuffle; auto (default): time when the edge type has\n"
+        "edge times. Timed edges keep their times (edge_splits/*/<split>_time.npy)"},
        {"reverse-edge-type", "DST__REL__SRC",
         "the edge type holding the target's edges reversed, split with it\n"
         "(default: DST__rev_REL__SRC when present, as --undirected adds)"}},

@@ -54,7 +54,8 @@ check_help "graphshard-partition partition" --input --parts --out --method --see
   --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
   --drop-self-loops --force --quiet --progress-every-s --allow-nonfinite
 # Link prediction's edge splits (issue 19).
-check_help "graphshard-partition partition" --edge-split --target-edge-type --reverse-edge-type
+check_help "graphshard-partition partition" --edge-split --target-edge-type --reverse-edge-type \
+  --edge-split-order
 check_help "graphshard-partition inspect" --json --no-verify
 # The tool's own --help lists every subcommand's flags.
 out=$(timeout 20 "$BIN/graphshard-partition" --help) || fail "graphshard-partition --help failed"
