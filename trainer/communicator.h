@@ -2,10 +2,10 @@
 #define GRAPHSHARD_TRAINER_COMMUNICATOR_H_
 
 // Collectives among the trainers, over plain buffers (no Torch in this header): gradients and
-// parameters are passed as spans of their contiguous storage. Implementations: Gloo over a c10d
-// TCPStore rendezvous (CPU), NCCL (GPU; its unique id exchanged through the same kind of
-// TCPStore), and a local one for a single process. Every rank must call the same collectives in
-// the same order. Not thread-safe: one thread drives a communicator.
+// parameters are passed as spans of their contiguous storage. Implementations: Gloo (CPU) and
+// NCCL (GPU), both meeting through the job's rendezvous store (a KeyValueStore:
+// trainer/rendezvous_store.h), and a local one for a single process. Every rank must call the
+// same collectives in the same order. Not thread-safe: one thread drives a communicator.
 // Every operation fails (never hangs past the timeout) when a peer is gone or late.
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "trainer/rendezvous.h"
 
@@ -61,36 +62,47 @@ absl::StatusOr<std::vector<std::string>> AllGatherStrings(Communicator& comm,
 // World of one: every collective is the identity.
 std::unique_ptr<Communicator> CreateLocalCommunicator();
 
-struct GlooOptions {
-  double timeout_s = 300;  // rendezvous (TCPStore) and each collective
-};
-
-// Rendezvous at MASTER_ADDR:MASTER_PORT (rank 0 hosts the TCPStore) and a ProcessGroupGloo.
-// The Gloo device binds GLOO_SOCKET_IFNAME if set, 127.0.0.1 when MASTER_ADDR is a loopback
-// address (all ranks on this host), else this host's default address. Unavailable or
-// DeadlineExceeded, naming the address, when the peers do not meet in time.
-absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
-                                                                     const GlooOptions& options);
-
-// A rendezvous key-value store (c10d's TCPStore at MASTER_ADDR:MASTER_PORT, rank 0 hosting it).
-// Thread-safe.
+// A rendezvous key-value store: rank 0 serves it at MASTER_ADDR:MASTER_PORT, bound to that
+// address only and behind the job token (trainer/rendezvous_store.h). Every call is bounded: a
+// store that does not answer is an error (Unavailable / DeadlineExceeded naming the store and
+// the key), never a hang. Thread-safe.
 class KeyValueStore {
  public:
   virtual ~KeyValueStore() = default;
+  // How long Get(key) and Wait wait by default; also the deadline of every other call.
+  virtual absl::Duration timeout() const = 0;
   virtual absl::Status Set(const std::string& key, const std::string& value) = 0;
-  // Waits for the key up to the store's timeout: DeadlineExceeded then.
-  virtual absl::StatusOr<std::string> Get(const std::string& key) = 0;
-  // Whether the key is set, without waiting for it.
-  virtual absl::StatusOr<bool> Contains(const std::string& key) = 0;
+  // Waits for the key up to `wait`: DeadlineExceeded naming it then.
+  virtual absl::StatusOr<std::string> Get(const std::string& key, absl::Duration wait) = 0;
+  absl::StatusOr<std::string> Get(const std::string& key) { return Get(key, timeout()); }
+  // Sets `desired` if the key holds `expected` (or is unset and `expected` is empty); returns
+  // the key's value afterwards.
+  virtual absl::StatusOr<std::string> CompareSet(const std::string& key,
+                                                 const std::string& expected,
+                                                 const std::string& desired) = 0;
+  // Adds `delta` to the key's decimal value (0 when unset); returns the sum.
+  virtual absl::StatusOr<int64_t> Add(const std::string& key, int64_t delta) = 0;
+  // Whether every key is set, without waiting for them.
+  virtual absl::StatusOr<bool> Check(const std::vector<std::string>& keys) = 0;
+  absl::StatusOr<bool> Contains(const std::string& key) { return Check({key}); }
+  // Waits until every key is set, up to `wait`: DeadlineExceeded naming those still unset.
+  virtual absl::Status Wait(const std::vector<std::string>& keys, absl::Duration wait) = 0;
+  // Whether the key was set.
+  virtual absl::StatusOr<bool> Delete(const std::string& key) = 0;
+  virtual absl::StatusOr<int64_t> NumKeys() = 0;
 };
 
-// Unavailable naming the address when the ranks do not meet within timeout_s.
-absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousConfig& config,
-                                                              double timeout_s);
-// One more client connection to the store that CreateTcpStore / CreateGlooCommunicator set up
-// (rank 0's, already running), every call bounded by timeout_s: for RankHeartbeats.
-absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(const RendezvousConfig& config,
-                                                               double timeout_s);
+struct GlooOptions {
+  double timeout_s = 300;  // Gloo's rendezvous and each collective
+};
+
+// A ProcessGroupGloo over `store` (the job's rendezvous store, kept by the communicator: on rank
+// 0 it serves the others). The Gloo device binds GLOO_SOCKET_IFNAME if set, 127.0.0.1 when
+// MASTER_ADDR is a loopback address (all ranks on this host), else this host's default
+// address. Unavailable, naming MASTER_ADDR:MASTER_PORT, when the peers do not meet in time.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
+    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+    const GlooOptions& options);
 
 struct NcclOptions {
   int local_rank = 0;      // the rank's GPU is cuda:(local_rank % visible devices)

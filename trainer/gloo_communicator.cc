@@ -1,9 +1,12 @@
-// The Gloo side of communicator.h: the only file of the trainer that includes c10d.
+// The Gloo side of communicator.h: the only file of the trainer that includes c10d. Gloo meets
+// its peers through the job's rendezvous store (rendezvous_store.h), seen as a c10d::Store.
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,10 +14,10 @@
 // the GPU machine's 2.11 alike); older releases installed them as c10d/.
 #if __has_include(<torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>)
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #else
 #include <c10d/ProcessGroupGloo.hpp>
-#include <c10d/TCPStore.hpp>
+#include <c10d/Store.hpp>
 #endif
 
 #include "absl/strings/match.h"
@@ -109,88 +112,78 @@ class GlooCommunicator final : public Communicator {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
 };
 
-class TcpKeyValueStore final : public KeyValueStore {
+// c10d's Store interface over the job's rendezvous store (rendezvous_store.h), for
+// ProcessGroupGloo: every call keeps that store's deadlines; a failure is thrown, as c10d's own
+// stores do, and CreateGlooCommunicator turns it into a status. c10d's "no timeout" (0) is the
+// store's timeout: nothing here waits without end.
+class RendezvousC10dStore final : public c10d::Store {
  public:
-  explicit TcpKeyValueStore(c10::intrusive_ptr<c10d::TCPStore> store) : store_(std::move(store)) {}
-  absl::Status Set(const std::string& key, const std::string& value) override {
-    try {
-      store_->set(key, std::vector<uint8_t>(value.begin(), value.end()));
-      return absl::OkStatus();
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(absl::StrCat("rendezvous store set '", key, "': ", e.what()));
-    }
+  explicit RendezvousC10dStore(std::shared_ptr<KeyValueStore> store)
+      : c10d::Store(std::chrono::milliseconds(absl::ToInt64Milliseconds(store->timeout()))),
+        store_(std::move(store)) {}
+
+  // c10d::Store::clone() is pure virtual in newer LibTorch (2.x, the GPU machine's), absent in
+  // Debian's 1.13: declared without `override` so that it overrides where it exists.
+  c10::intrusive_ptr<c10d::Store> clone() {  // NOLINT(modernize-use-override)
+    auto copy = c10::make_intrusive<RendezvousC10dStore>(store_);
+    copy->setTimeout(timeout_);
+    return copy;
   }
-  absl::StatusOr<bool> Contains(const std::string& key) override {
-    try {
-      return store_->check({key});
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(
-          absl::StrCat("rendezvous store check '", key, "': ", e.what()));
-    }
+
+  void set(const std::string& key, const std::vector<uint8_t>& value) override {
+    Throw(store_->Set(key, std::string(value.begin(), value.end())));
   }
-  absl::StatusOr<std::string> Get(const std::string& key) override {
-    try {
-      std::vector<uint8_t> v = store_->get(key);
-      return std::string(v.begin(), v.end());
-    } catch (const std::exception& e) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("rendezvous store get '", key, "': ", e.what()));
-    }
+  std::vector<uint8_t> compareSet(const std::string& key, const std::vector<uint8_t>& expected,
+                                  const std::vector<uint8_t>& desired) override {
+    return Bytes(store_->CompareSet(key, std::string(expected.begin(), expected.end()),
+                                    std::string(desired.begin(), desired.end())));
+  }
+  std::vector<uint8_t> get(const std::string& key) override {
+    return Bytes(store_->Get(key, Wait(timeout_)));
+  }
+  int64_t add(const std::string& key, int64_t value) override {
+    return Value(store_->Add(key, value));
+  }
+  bool deleteKey(const std::string& key) override { return Value(store_->Delete(key)); }
+  bool check(const std::vector<std::string>& keys) override { return Value(store_->Check(keys)); }
+  int64_t getNumKeys() override { return Value(store_->NumKeys()); }
+  void wait(const std::vector<std::string>& keys) override {
+    Throw(store_->Wait(keys, Wait(timeout_)));
+  }
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    Throw(store_->Wait(keys, Wait(timeout)));
   }
 
  private:
-  c10::intrusive_ptr<c10d::TCPStore> store_;
-};
+  absl::Duration Wait(std::chrono::milliseconds ms) const {
+    return ms.count() > 0 ? absl::Milliseconds(ms.count()) : store_->timeout();
+  }
+  static void Throw(const absl::Status& s) {
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  }
+  template <typename T>
+  static T Value(absl::StatusOr<T> v) {
+    Throw(v.status());
+    return *std::move(v);
+  }
+  static std::vector<uint8_t> Bytes(absl::StatusOr<std::string> v) {
+    Throw(v.status());
+    return std::vector<uint8_t>(v->begin(), v->end());
+  }
 
-c10::intrusive_ptr<c10d::TCPStore> MakeStore(const RendezvousConfig& config,
-                                             std::chrono::milliseconds timeout) {
-  c10d::TCPStoreOptions store_opts;
-  store_opts.port = config.master_port;
-  store_opts.isServer = config.rank == 0;
-  store_opts.numWorkers = static_cast<size_t>(config.world_size);
-  store_opts.waitWorkers = true;
-  store_opts.timeout = timeout;
-  return c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_opts);
-}
+  std::shared_ptr<KeyValueStore> store_;
+};
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateTcpStore(const RendezvousConfig& config,
-                                                              double timeout_s) {
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
-  try {
-    return std::unique_ptr<KeyValueStore>(new TcpKeyValueStore(MakeStore(config, timeout)));
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat(
-        "rendezvous of rank ", config.rank, " of ", config.world_size, " at ", config.master_addr,
-        ":", config.master_port, " (MASTER_ADDR:MASTER_PORT) failed within ", timeout_s,
-        "s: ", e.what()));
-  }
-}
-
-absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(const RendezvousConfig& config,
-                                                               double timeout_s) {
-  c10d::TCPStoreOptions opts;
-  opts.port = config.master_port;
-  opts.isServer = false;
-  opts.waitWorkers = false;
-  opts.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
-  try {
-    return std::unique_ptr<KeyValueStore>(
-        new TcpKeyValueStore(c10::make_intrusive<c10d::TCPStore>(config.master_addr, opts)));
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("connecting to the rendezvous store at ",
-                                               config.master_addr, ":", config.master_port,
-                                               ": ", e.what()));
-  }
-}
-
-absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const RendezvousConfig& config,
-                                                                     const GlooOptions& options) {
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
+    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+    const GlooOptions& options) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
   const std::string where = absl::StrCat(config.master_addr, ":", config.master_port);
   try {
-    auto store = MakeStore(config, timeout);
+    auto c10d_store = c10::make_intrusive<RendezvousC10dStore>(std::move(store));
 
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
@@ -201,10 +194,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const Rende
       pg_opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     pg_opts->threads = 1;
-    auto pg =
-        c10::make_intrusive<c10d::ProcessGroupGloo>(store, config.rank, config.world_size, pg_opts);
+    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(c10d_store, config.rank,
+                                                          config.world_size, pg_opts);
     return std::unique_ptr<Communicator>(
-        new GlooCommunicator(config.rank, config.world_size, timeout, store, pg));
+        new GlooCommunicator(config.rank, config.world_size, timeout, c10d_store, pg));
   } catch (const c10::Error& e) {
     return absl::UnavailableError(
         absl::StrCat("rendezvous of rank ", config.rank, " of ", config.world_size, " at ", where,

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "common/registry.h"
 #include "rpc/security.h"
 #include "trainer/communicator.h"
@@ -14,6 +13,7 @@
 #include "trainer/options.h"
 #include "trainer/rank_heartbeats.h"
 #include "trainer/rendezvous.h"
+#include "trainer/rendezvous_store.h"
 #include "trainer/server_set.h"
 #include "trainer/train.h"
 
@@ -21,22 +21,26 @@ namespace graphshard::trainer {
 namespace {
 
 absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOptions& options,
-                                                               const RendezvousConfig& rdv) {
+                                                               const RendezvousConfig& rdv,
+                                                               const rpc::RpcOptions& rpc) {
   const bool nccl =
       options.backend == Backend::kNccl ||
       (options.backend == Backend::kAuto && options.device == DeviceKind::kCuda && HaveNccl());
   if (rdv.world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
     return CreateLocalCommunicator();
   }
+  // Rank 0 serves the store on MASTER_ADDR:MASTER_PORT, with the job token and TLS of the
+  // trainer's other calls (rendezvous_store.h).
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
+      CreateRendezvousStore(rdv, rpc, options.collective_timeout_s);
+  if (!store.ok()) return store.status();
   if (nccl) {
-    absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
-        CreateTcpStore(rdv, options.collective_timeout_s);
-    if (!store.ok()) return store.status();
     return CreateNcclCommunicator(
         rdv, *std::move(store),
         NcclOptions{.local_rank = rdv.local_rank, .timeout_s = options.collective_timeout_s});
   }
-  return CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = options.collective_timeout_s});
+  return CreateGlooCommunicator(rdv, *std::move(store),
+                                GlooOptions{.timeout_s = options.collective_timeout_s});
 }
 
 // Each heartbeat write or read waits at most this long for the store (rank 0's).
@@ -61,23 +65,32 @@ absl::Status Run(const TrainerOptions& options) {
       !s.ok()) {
     return s;
   }
+  if (rdv->world_size > 1 && rdv->rank == 0 &&
+      discovery.client.rpc.credentials == rpc::CredentialsKind::kTls &&
+      discovery.client.rpc.tls.key_pem.empty()) {
+    // Found now rather than after the servers: the other ranks would wait for it.
+    return absl::InvalidArgumentError(
+        "rank 0 serves the rendezvous store (MASTER_ADDR:MASTER_PORT): under TLS (--tls-ca) "
+        "it needs --tls-cert and --tls-key");
+  }
   if (!discovery.client.rpc.token.empty() && !options.registry_dir.empty()) {
     if (absl::Status s = common::CheckRegistryFolder(options.registry_dir); !s.ok()) return s;
   }
   absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
   if (!servers.ok()) return servers.status();
 
-  absl::StatusOr<std::unique_ptr<Communicator>> comm = MakeCommunicator(options, *rdv);
+  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+      MakeCommunicator(options, *rdv, discovery.client.rpc);
   if (!comm.ok()) return comm.status();
   if ((*comm)->world_size() > 1) {
     // A failed collective then names the lost rank (rank_heartbeats.h).
     absl::StatusOr<std::unique_ptr<KeyValueStore>> beats =
-        ConnectTcpStore(*rdv, kHeartbeatStoreTimeoutS);
+        ConnectRendezvousStore(*rdv, discovery.client.rpc, kHeartbeatStoreTimeoutS);
     if (beats.ok()) {
       *comm = WithLossDiagnosis(
           *std::move(comm),
           std::make_unique<RankHeartbeats>(*std::move(beats), rdv->rank, rdv->world_size,
-                                           absl::StrCat(rdv->master_addr, ":", rdv->master_port)));
+                                           JoinHostPort(rdv->master_addr, rdv->master_port)));
     } else {
       std::cerr << "warning: no heartbeats (a lost rank will not be named): "
                 << beats.status().message() << std::endl;

@@ -8,11 +8,13 @@
 // lost; a store that cannot be reached, or does not answer within `store_deadline`, names rank
 // 0, which hosts it.
 //
-// No store call can hang the trainer: c10d's TCPStore client (libtorch 1.13) may block in a
-// socket read far past its timeout when the network to rank 0 is cut (e2e.netns_multihost
-// showed it), so the heartbeat thread is detached and owns the connection (shared state), and
-// DiagnoseLoss waits for its reads on a deadline, leaving a stuck read behind. Torch-free;
-// thread-safe.
+// No store call can hang the trainer: every call of the rendezvous store's client
+// (rendezvous_store.h, gRPC) has a deadline (`store_deadline` for this connection). The heartbeat
+// thread is still detached and owns the connection (shared state), and DiagnoseLoss still waits
+// for its reads on a deadline of its own: c10d's TCPStore client, which this store replaced,
+// blocked in a socket read far past its timeout when the network to rank 0 was cut
+// (e2e.netns_multihost), and the diagnosis must not depend on any one client keeping its
+// deadlines. Torch-free; thread-safe.
 
 #include <memory>
 #include <string>

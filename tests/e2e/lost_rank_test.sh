@@ -5,6 +5,7 @@
 # ones that must say which rank was lost).
 # 1. kill -9 of rank 1 mid-run: rank 0 fails within 30 s, non-zero, naming "lost rank(s): 1";
 # 2. kill -9 of rank 0 (the host of the rendezvous store): rank 1 fails naming rank 0 as lost.
+# Meanwhile rank 0's rendezvous store listens on MASTER_ADDR (127.0.0.1) only.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-trainer
@@ -41,6 +42,13 @@ run_pair() {
     ((SECONDS < deadline)) || { show "$WORK/$name.0.err"; show "$WORK/$name.1.err"; fail "$name: epoch 2 not reached"; }
     sleep 0.05
   done
+  # Rank 0's rendezvous store listens on MASTER_ADDR only (issue 18 point 1): 127.0.0.1 (gRPC
+  # binds it on a dual-stack socket, shown as [::ffff:127.0.0.1]), no wildcard address.
+  local listening
+  listening=$(ss -Hltn "sport = :$port" | awk '{print $4}' | sed 's/^\[::ffff:\(.*\)\]/\1/' |
+    sort -u | tr '\n' ' ')
+  [[ $listening == "127.0.0.1:$port " ]] ||
+    fail "$name: the rendezvous store listens on '$listening', expected 127.0.0.1:$port only"
   local trainer
   trainer=$(pgrep -P "${PID[$victim]}" -x graphshard-trai || true)  # the trainer under `timeout`
   [[ -n $trainer ]] || fail "$name: no process of rank $victim"

@@ -21,6 +21,7 @@
 #include "partitioner/read_input.h"
 #include "partitioner/tu_dataset.h"
 #include "tests/server/test_cluster.h"
+#include "trainer/rendezvous_store.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -74,8 +75,14 @@ std::vector<RankResult> TrainRanks(const TrainerOptions& o, int world) {
       rdv.master_port = port;
       rdv.rank = r;
       rdv.world_size = world;
+      absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
+          CreateRendezvousStore(rdv, rpc::RpcOptions{}, 60);
+      if (!store.ok()) {
+        res.summary = store.status();
+        return;
+      }
       absl::StatusOr<std::unique_ptr<Communicator>> gloo =
-          CreateGlooCommunicator(rdv, GlooOptions{.timeout_s = 60});
+          CreateGlooCommunicator(rdv, *std::move(store), GlooOptions{.timeout_s = 60});
       if (!gloo.ok()) {
         res.summary = gloo.status();
         return;
