@@ -26,8 +26,8 @@ namespace {
 // the client's deadline is the wait plus this, and the store stops waiting this much before the
 // call's deadline.
 constexpr absl::Duration kWaitMargin = absl::Seconds(2);
-// Ranks that find no store yet ask again this often.
-constexpr absl::Duration kConnectRetry = absl::Milliseconds(200);
+// Ranks that find no store yet ask again after this (each attempt waits for a connection).
+constexpr absl::Duration kConnectAttempt = absl::Seconds(2);
 
 // The store's deadline for a waiting call: `wait_ms` (<= 0: none given) and the call's deadline.
 absl::Time WaitDeadline(int64_t wait_ms, const grpc::ServerContext& ctx) {
@@ -108,15 +108,18 @@ class StoreClient final : public KeyValueStore {
   absl::Duration timeout() const override { return timeout_; }
 
   absl::Status Set(const std::string& key, const std::string& value) override {
-    return SetBy(key, value, absl::Now() + timeout_);
+    return SetBy(key, value, absl::Now() + timeout_, false);
   }
-  absl::Status SetBy(const std::string& key, const std::string& value, absl::Time deadline) {
+  // `connecting`: the call waits for a connection up to its deadline (see Call).
+  absl::Status SetBy(const std::string& key, const std::string& value, absl::Time deadline,
+                     bool connecting) {
     pb::SetRequest req;
     req.set_key(key);
     req.set_value(value);
     pb::SetResponse resp;
-    return Call(absl::StrCat("set ", ShowKey(key)), deadline,
-                [&](grpc::ClientContext* c) { return stub_->Set(c, req, &resp); });
+    return Call(
+        absl::StrCat("set ", ShowKey(key)), deadline,
+        [&](grpc::ClientContext* c) { return stub_->Set(c, req, &resp); }, connecting);
   }
   absl::StatusOr<std::string> Get(const std::string& key, absl::Duration wait) override {
     pb::GetRequest req;
@@ -171,12 +174,13 @@ class StoreClient final : public KeyValueStore {
                          [&](grpc::ClientContext* c) { return stub_->Delete(c, req, &resp); }));
     return resp.deleted();
   }
-  absl::StatusOr<int64_t> NumKeys() override { return NumKeysBy(absl::Now() + timeout_); }
-  absl::StatusOr<int64_t> NumKeysBy(absl::Time deadline) {
+  absl::StatusOr<int64_t> NumKeys() override { return NumKeysBy(absl::Now() + timeout_, false); }
+  absl::StatusOr<int64_t> NumKeysBy(absl::Time deadline, bool connecting) {
     pb::NumKeysRequest req;
     pb::NumKeysResponse resp;
-    RETURN_IF_ERROR(Call("num-keys", deadline,
-                         [&](grpc::ClientContext* c) { return stub_->NumKeys(c, req, &resp); }));
+    RETURN_IF_ERROR(Call(
+        "num-keys", deadline, [&](grpc::ClientContext* c) { return stub_->NumKeys(c, req, &resp); },
+        connecting));
     return resp.num_keys();
   }
 
@@ -189,13 +193,17 @@ class StoreClient final : public KeyValueStore {
     return absl::StrCat(keys.size(), " keys");
   }
 
-  // One call with `deadline`, not waiting for a connection (a store that cannot be reached is
-  // UNAVAILABLE at once); errors name the store and the call.
+  // One call with `deadline`; errors name the store and the call. Unless `connecting`, a store
+  // that cannot be reached is UNAVAILABLE at once. With `connecting` the call waits for the
+  // connection, and its thread drives the connection attempts meanwhile: gRPC 1.51 advances a
+  // handshake only while some call polls the channel (else its backup poller, every 5 s), so
+  // retrying calls that fail at once leaves a TLS handshake to time out (seen: rank 1 never met
+  // rank 0 under --tls-mutual).
   template <typename F>
-  absl::Status Call(const std::string& what, absl::Time deadline, F&& f) {
+  absl::Status Call(const std::string& what, absl::Time deadline, F&& f, bool connecting = false) {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(deadline));
-    ctx.set_wait_for_ready(false);
+    ctx.set_wait_for_ready(connecting);
     const grpc::Status s = f(&ctx);
     if (s.ok()) return absl::OkStatus();
     absl::Status status = rpc::FromGrpcStatus(s);
@@ -330,11 +338,19 @@ absl::StatusOr<std::unique_ptr<KeyValueStore>> CreateRendezvousStore(const Rende
     server = *std::move(started);
   }
   auto client = std::make_unique<StoreClient>(where, rpc, timeout);
-  // Check in; rank 0's store may not be up yet: ask again until the deadline.
-  absl::Status in = client->SetBy(RankKey(config.rank), "joined", deadline);
-  while (absl::IsUnavailable(in) && absl::Now() + kConnectRetry < deadline) {
-    absl::SleepFor(kConnectRetry);
-    in = client->SetBy(RankKey(config.rank), "joined", deadline);
+  // Check in; rank 0's store may not be up yet: short attempts that wait for a connection, until
+  // the deadline.
+  absl::Status in;
+  do {
+    in = client->SetBy(RankKey(config.rank), "joined",
+                       std::min(deadline, absl::Now() + kConnectAttempt), true);
+  } while ((absl::IsUnavailable(in) || absl::IsDeadlineExceeded(in)) && absl::Now() < deadline);
+  if (absl::IsDeadlineExceeded(in)) {
+    // Why no connection came: a call that does not wait reports the channel's last error
+    // (refused, TLS handshake, ...).
+    absl::Status why =
+        client->SetBy(RankKey(config.rank), "joined", absl::Now() + absl::Seconds(1), false);
+    if (why.ok() || absl::IsUnavailable(why)) in = why;
   }
   if (!in.ok()) return failed(in);
   if (server == nullptr) return std::unique_ptr<KeyValueStore>(std::move(client));
@@ -353,7 +369,7 @@ absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectRendezvousStore(
     const RendezvousConfig& config, const rpc::RpcOptions& rpc, double timeout_s) {
   const std::string where = JoinHostPort(config.master_addr, config.master_port);
   auto client = std::make_unique<StoreClient>(where, rpc, absl::Seconds(timeout_s));
-  if (absl::StatusOr<int64_t> n = client->NumKeysBy(absl::Now() + absl::Seconds(timeout_s));
+  if (absl::StatusOr<int64_t> n = client->NumKeysBy(absl::Now() + absl::Seconds(timeout_s), true);
       !n.ok()) {
     return absl::Status(n.status().code(), absl::StrCat("connecting to the rendezvous store at ",
                                                         where, ": ", n.status().message()));

@@ -225,8 +225,9 @@ class RendezvousStoreTlsTest : public ::testing::Test {
     delete dir_;
   }
   // A trainer's options: --tls-ca, and --tls-cert/--tls-key when `with_pair`.
-  static rpc::RpcOptions Options(bool with_pair, const std::string& token) {
+  static rpc::RpcOptions Options(bool with_pair, const std::string& token, bool mutual = false) {
     rpc::SecurityFlags f;
+    f.tls_mutual = mutual;
     f.tls_ca = *dir_ + "/ca.pem";
     if (with_pair) {
       f.tls_cert = *dir_ + "/node.pem";
@@ -256,6 +257,29 @@ TEST_F(RendezvousStoreTlsTest, TlsWithTheTokenWorksAndPlaintextIsRefused) {
   EXPECT_TRUE(absl::IsUnauthenticated(no_token)) << no_token;
   EXPECT_EQ(Client("127.0.0.1", server->port(), Options(false, kToken))->Get("k").value_or(""),
             "v");
+}
+
+TEST_F(RendezvousStoreTlsTest, RanksMeetOverMutualTlsWhenRankZeroComesLast) {
+  // Rank 1 retries until rank 0 serves; its attempts must carry a TLS handshake through (calls
+  // that fail at once and sleep left it to time out: gRPC 1.51 polls a connection only while a
+  // call waits on it).
+  const uint16_t port = FreePort();
+  RendezvousConfig one;
+  one.master_port = port;
+  one.rank = 1;
+  one.world_size = 2;
+  RendezvousConfig zero = one;
+  zero.rank = 0;
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> late;
+  std::thread rank1([&] { late = CreateRendezvousStore(one, Options(true, kToken, true), 30); });
+  absl::SleepFor(absl::Seconds(3));
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> host =
+      CreateRendezvousStore(zero, Options(true, kToken, true), 30);
+  rank1.join();
+  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_TRUE(late.ok()) << late.status();
+  ASSERT_TRUE((*late)->Set("k", "v").ok());
+  EXPECT_EQ((*host)->Get("k").value_or(""), "v");
 }
 
 TEST_F(RendezvousStoreTlsTest, ATlsStoreNeedsACertificate) {
