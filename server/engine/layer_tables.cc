@@ -110,9 +110,15 @@ absl::StatusOr<std::shared_ptr<const LocalPart>> LayerTables::View(uint64_t tabl
     shards.push_back(std::move(s));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<LocalPart> view, LocalPart::WithNodeRows(base_, shards));
-  // The view's spans point into the table's rows: it keeps the table (not the map) alive.
-  std::shared_ptr<const LocalPart> shared(view.release(),
-                                          [keep = it->second](const LocalPart* p) { delete p; });
+  // The view's spans point into the table's rows: it keeps the table (not the map) alive. The
+  // deleter lets go of the table when the view goes: a shared_ptr's deleter lives as long as its
+  // control block, which the table's weak_ptr to the view keeps, so a `keep` held until then
+  // would be a cycle and the table would leak (LeakSanitizer, LayerTablesTest).
+  std::shared_ptr<const LocalPart> shared(
+      view.release(), [keep = it->second](const LocalPart* p) mutable {
+        delete p;
+        keep.reset();
+      });
   tab.sealed = true;
   tab.view = shared;
   return shared;
