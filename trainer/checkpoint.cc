@@ -129,7 +129,8 @@ absl::Status LoadCheckpointModel(
           "checkpoint ", path, " holds parameters of another model: ", e.what_without_backtrace()));
     }
     for (const auto& [name, sizes] : want) {
-      const torch::Tensor& got = state.model->named_parameters()[name];
+      // By value: named_parameters() returns a temporary dict (a reference would dangle).
+      const torch::Tensor got = state.model->named_parameters()[name];
       if (got.sizes().vec() != sizes) {
         return absl::FailedPreconditionError(absl::StrCat(
             "checkpoint ", path, ": parameter ", name, " is ", c10::str(got.sizes()),

@@ -136,6 +136,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
           "GCN normalisation, loss and Adam state stay float32); auto: bf16 on\n"
           "cuda, fp32 on cpu");
+  flags.AddBool("deterministic", &o.deterministic,
+                "deterministic kernels only (torch.use_deterministic_algorithms;\n"
+                "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"
+                "the same run gives bitwise the same weights; slower on cuda");
   flags.AddString("checkpoint-dir", &o.checkpoint_dir, "DIR",
                   "write checkpoints here (atomic), at epoch ends and every N steps", false);
   flags.AddInt64("checkpoint-every", &o.checkpoint_every, "N",

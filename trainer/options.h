@@ -58,6 +58,8 @@ struct TrainerOptions {
   Trimming trim = Trimming::kOn;           // --trim on|off: per-layer trimming (sage, gcn)
   Precision precision = Precision::kAuto;  // --precision auto|fp32|tf32|bf16: matmuls
                                            // (model.h; ResolvePrecision)
+  bool deterministic = false;              // --deterministic: torch's deterministic kernels
+                                           // (CUDA: bitwise-reproducible weights; slower)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
   int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
   bool resume = false;                     // --resume from checkpoint_dir's checkpoint

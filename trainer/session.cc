@@ -1,5 +1,6 @@
 #include "trainer/session.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -60,6 +61,15 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
   state->model->set_compute(
       {.trim = options.trim == Trimming::kOn,
        .matmul = precision == Precision::kBf16 ? MatmulDtype::kBFloat16 : MatmulDtype::kFloat32});
+  if (options.deterministic) {
+    // --deterministic: torch.use_deterministic_algorithms(True). CUDA's index_add (SAGE and
+    // GCN aggregation, index_select's backward) then sorts instead of using atomics; cuBLAS
+    // needs a fixed workspace, read when its first handle is created (after this point: no
+    // matmul has run yet). Process-wide, like PyTorch's setting. An op without a
+    // deterministic kernel throws (the step fails with its name) rather than vary silently.
+    setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  }
   if (device.cuda) {
     // --precision tf32: cuBLAS may use TF32 tensor cores for float32 matmuls (PyTorch's
     // torch.set_float32_matmul_precision("high")); process-wide, like PyTorch's setting. On the

@@ -15,7 +15,8 @@
 # Prints JSON lines: per run the mean epoch time (from the trainers' --metrics-file); then
 # {"name": "fault_epoch_time", "value": faulty, "baseline": fault_free, "ratio": ...} and
 # {"name": "fault_weights_equal", "value": true|false} comparing the two runs' weights
-# fingerprints (they must be equal: a resumed stream carries the same batches). Everything
+# fingerprints (they must be equal: a resumed stream carries the same batches, and the
+# trainers run --deterministic: CUDA's atomic index_add is not bitwise reproducible). Everything
 # (logs, metrics) goes under $OUT (default ./fault-bench-out). A failed run prints a JSON line
 # with "error"; nothing is estimated. Knobs: NODES, EPOCHS, KILL_EVERY, DEVICE, RUN_TIMEOUT,
 # TRAINER_EXTRA (more trainer flags, e.g. "--hidden 16 --fanouts 5,5" for a CPU dry run).
@@ -47,7 +48,8 @@ if [[ ! -s $WORK/parts/graphshard.json ]]; then
   fi
 fi
 TRAINER=(--model sage --epochs "$EPOCHS" --eval-every 0 --hidden 256 --fanouts "15,10,5"
-         --batch-size 1024 --seed 1 --device "$DEVICE" --stall-timeout-s 10 --server-wait-s 120)
+         --batch-size 1024 --seed 1 --device "$DEVICE" --stall-timeout-s 10 --server-wait-s 120
+         --deterministic)
 # shellcheck disable=SC2206  # word-split on purpose: more trainer flags (the later ones win)
 TRAINER+=(${TRAINER_EXTRA:-})
 

@@ -6,7 +6,8 @@
 #    waits for the server (--server-wait-s), resumes when it is continued;
 # 2. kill -9 of server 1 mid-run and a restart on a new port (its registry entry rewritten):
 #    the trainer and server 0 (its peer) find it again;
-# the run finishes with the uninterrupted run's weights fingerprint, bit for bit.
+# the run finishes with the uninterrupted run's weights fingerprint, bit for bit (both runs
+# under --deterministic, the flag the GPU fault benchmark uses: every op it runs has a kernel).
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-trainer
@@ -29,7 +30,7 @@ start_server() {
   done
 }
 FLAGS=(--registry "$REG" --model sage --epochs 30 --eval-every 30 --hidden 16 --fanouts "5,5"
-       --batch-size 8 --seed 3 --stall-timeout-s 2 --server-wait-s 30)
+       --batch-size 8 --seed 3 --stall-timeout-s 2 --server-wait-s 30 --deterministic)
 fingerprint() { sed -n 's/^rank 0 weights_fingerprint \([0-9a-f]*\)$/\1/p' "$1"; }
 # wait_epoch LOG N: until the trainer has finished epoch N (bounded).
 wait_epoch() {
