@@ -40,9 +40,9 @@ class Communicator {
   virtual absl::Status AllReduce(absl::Span<float> data, ReduceOp op) = 0;
   virtual absl::Status AllReduce(absl::Span<double> data, ReduceOp op) = 0;
   virtual absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) = 0;
-  // As AllReduce(Span<float>), but may return once the work is queued, before it is done; the
-  // next collective, or Flush(), first waits for it, with the timeout. Every communicator runs it
-  // at once today: NCCL's queued version let the ranks' weights diverge (nccl_communicator.cc).
+  // As AllReduce(Span<float>), but may return once the work is queued, before it is done (NCCL:
+  // on the stream LibTorch queues on, so what is queued after it sees the result); the next
+  // collective, or Flush(), first waits for it, with the timeout. Gloo runs it at once.
   virtual absl::Status QueueAllReduce(absl::Span<float> data, ReduceOp op) {
     return AllReduce(data, op);
   }

@@ -3,11 +3,14 @@
 // on the device's legacy default stream, where LibTorch queues its kernels, so gradients are
 // complete before the all-reduce starts and the optimizer step sees its result. Each call waits
 // for completion by polling, so that a dead or late peer becomes an error after timeout_s
-// (ncclCommAbort) instead of a hang. QueueAllReduce waits too (see there).
+// (ncclCommAbort) instead of a hang. QueueAllReduce (the gradients) waits only until NCCL has
+// put the all-reduce on the stream, and leaves the wait for its completion to the next
+// collective, so that the CPU queues the next step's kernels while the GPU runs this one.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -45,6 +48,7 @@ class NcclCommunicator final : public Communicator {
         comm_(comm),
         store_(std::move(store)) {}
   ~NcclCommunicator() override {
+    if (queued_done_ != nullptr) cudaEventDestroy(queued_done_);
     if (comm_ != nullptr) ncclCommDestroy(comm_);
     if (scratch_ != nullptr) cudaFree(scratch_);
   }
@@ -62,10 +66,38 @@ class NcclCommunicator final : public Communicator {
                                "ncclAllReduce"));
     return Wait("all-reduce");
   }
-  // Not left running: the base class's default (AllReduce, which waits). With the wait left to
-  // the next collective (commit 8267a9a), the two ranks of a 2 x H100 run ended with different
-  // weights (tests/bench/RESULTS.md, "NCCL ranks diverged"): the optimizer step was not ordered
-  // after the all-reduce. Queueing comes back with the all-reduce on LibTorch's own stream.
+  // Left running on the stream: what LibTorch queues after it (the division, the optimizer
+  // step) runs after it on the GPU; the next collective (or Flush) waits for it, bounded. The
+  // communicator is non-blocking, so ncclAllReduce may return ncclInProgress before the kernel
+  // is on the stream: Enqueued() waits for that first. Commit 8267a9a recorded its event right
+  // away, ahead of the all-reduce, and the two ranks' weights diverged (tests/bench/RESULTS.md,
+  // "NCCL ranks diverged"). GRAPHSHARD_NCCL_WAIT_EACH_STEP=1 waits every step instead (the
+  // earlier behaviour, for comparison).
+  absl::Status QueueAllReduce(absl::Span<float> data, ReduceOp op) override {
+    if (wait_each_step_) return AllReduce(data, op);
+    if (data.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(Usable());
+    RETURN_IF_ERROR(Flush());
+    if (queued_done_ == nullptr) {
+      RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&queued_done_, cudaEventDisableTiming),
+                                 "cudaEventCreate"));
+    }
+    RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
+                                             ToNccl(op), comm_, cudaStreamLegacy),
+                               "ncclAllReduce"));
+    RETURN_IF_ERROR(Enqueued("all-reduce"));
+    RETURN_IF_ERROR(
+        CudaStatus(cudaEventRecord(queued_done_, cudaStreamLegacy), "cudaEventRecord"));
+    queued_ = true;
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override {
+    if (!queued_) return absl::OkStatus();
+    RETURN_IF_ERROR(Usable());
+    RETURN_IF_ERROR(Poll("queued all-reduce", [this] { return cudaEventQuery(queued_done_); }));
+    queued_ = false;
+    return absl::OkStatus();
+  }
   absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
     return HostAllReduce(data.data(), data.size() * sizeof(double), data.size(), ncclFloat64, op);
   }
@@ -108,9 +140,17 @@ class NcclCommunicator final : public Communicator {
     return CudaStatus(cudaMemcpy(host, scratch_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   }
 
-  // Waits for everything queued on the default stream.
+  // Waits for everything queued on the default stream (a queued all-reduce too).
   absl::Status Wait(absl::string_view what) {
-    return Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); });
+    RETURN_IF_ERROR(Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); }));
+    queued_ = false;
+    return absl::OkStatus();
+  }
+
+  // Waits until NCCL has queued the last call's work on the stream (ncclInProgress over), not
+  // for the work itself: Poll's query reports done at once.
+  absl::Status Enqueued(absl::string_view what) {
+    return Poll(what, [] { return cudaSuccess; });
   }
 
   // Polls `query` (a CUDA stream or event query) until it reports done, NCCL reports an error or
@@ -150,6 +190,12 @@ class NcclCommunicator final : public Communicator {
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   bool aborted_ = false;
+  cudaEvent_t queued_done_ = nullptr;  // recorded after the last QueueAllReduce
+  bool queued_ = false;                // that all-reduce is not known to be done
+  const bool wait_each_step_ = [] {
+    const char* v = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
+    return v != nullptr && std::string(v) == "1";
+  }();
 };
 
 }  // namespace

@@ -43,6 +43,7 @@
 # Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
+# SERVER_THREADS (each server's --threads; 0 = (cores - 2 x trainers) / servers),
 # RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # EXTRA_TARGETS (more build targets, e.g. server_bench), GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
@@ -58,6 +59,7 @@ WORK=${WORK:-/tmp/gs-gpu-bench}
 BUILD=${BUILD:-$ROOT/build-gpu}
 JOBS=${JOBS:-$(nproc)}
 EPOCHS=${EPOCHS:-2}
+SERVER_THREADS=${SERVER_THREADS:-0}
 METHOD=${METHOD:-random}
 FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
@@ -187,6 +189,7 @@ run_config() {
   fi
   local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
   local threads=$(((CORES - 2 * trainers) / servers))
+  ((SERVER_THREADS > 0)) && threads=$SERVER_THREADS
   ((threads >= 1)) || threads=1
   local metrics=$OUT/$name.metrics.jsonl
   rm -f "$metrics"
