@@ -120,7 +120,10 @@ if ! command -v ip >/dev/null && compgen -G ".devdeps/iproute2_*.deb" >/dev/null
 fi
 if ! command -v ip >/dev/null && [[ -x $DEPS/sbin/ip || -x $DEPS/bin/ip ]]; then
   iproute_libs=$DEPS/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu
-  ip() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$DEPS/sbin/ip" "$@"; }
+  # Debian 12's package has bin/ip; its sbin/ip is an absolute link to /bin/ip (not there).
+  IP_BIN=$DEPS/bin/ip
+  [[ -x $IP_BIN ]] || IP_BIN=$DEPS/sbin/ip
+  ip() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$IP_BIN" "$@"; }
   tc() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$DEPS/sbin/tc" "$@"; }
   # `ip netns exec NS tc ...` runs tc by path, outside this shell's functions.
   TC=$DEPS/sbin/tc
