@@ -2,7 +2,8 @@
 # Issue 18 point 1, end to end with the real binaries (docs/SECURITY.md):
 #  1. graphshard-launch --tls self-signed --tls-mutual (a fresh CA, certificates and job token
 #     for the run): 2 servers + 2 GraphSAGE trainers train Cora over TLS with the token, the
-#     servers asking their peers over gRPC (no bulk port under TLS).
+#     servers asking their peers over gRPC (no bulk port under TLS); then --tls self-signed
+#     alone (server certificates only) for 3 epochs.
 #  2. One server started by hand with a token file and TLS: graphshard-health without the token,
 #     with a wrong one, and over plaintext is refused; with both it passes. A token file others
 #     may read is refused at start, naming its mode.
@@ -24,6 +25,20 @@ grep -q "security: job token .*, TLS self-signed (mutual)" "$WORK/stderr" ||
   fail "the launcher did not announce the token and TLS"
 grep -q "serving at .* (job token, mutual TLS)" "$WORK/stderr" ||
   fail "the servers did not report token and mutual TLS"
+[[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
+
+# Server certificates only (no --tls-mutual): trainers, peers and the trainers' rendezvous
+# store verify the servers' certificates and show the token; nobody needs a client certificate.
+note "launching 2 servers + 2 trainers with --tls self-signed (not mutual)"
+status=0
+timeout 300 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers 2 --bin-dir "$BIN" \
+  --registry "$WORK/registry_tls" --server-wait-s 60 --tls self-signed -- \
+  --model sage --epochs 3 --eval-every 3 --seed 1 >"$WORK/stdout1" 2>"$WORK/stderr1" || status=$?
+((status == 0)) || { show "$WORK/stderr1"; fail "graphshard-launch --tls self-signed (not mutual) exited with status $status"; }
+expect_summary "$WORK/stdout1" 0.3 2
+grep -q "security: job token .*, TLS self-signed" "$WORK/stderr1" ||
+  { show "$WORK/stderr1"; fail "the launcher did not announce TLS"; }
+grep -q "(mutual)" "$WORK/stderr1" && { show "$WORK/stderr1"; fail "mutual TLS without --tls-mutual"; }
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 
 note "one server by hand: who the health check lets in"
