@@ -6,9 +6,6 @@
 #include "trainer/rendezvous_store.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "rpc/security.h"
+#include "tests/testing/free_port.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -44,18 +42,7 @@ std::unique_ptr<KeyValueStore> Client(const std::string& host, int port, const r
   return MakeRendezvousStoreClient(JoinHostPort(host, port), rpc, timeout);
 }
 
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using graphshard::testing::FreePort;
 
 TEST(RendezvousStoreTest, AnswersEveryCallOfTheStoreInterface) {
   auto server = StartOn("127.0.0.1", WithToken(kToken));

@@ -4,9 +4,6 @@
 // through StreamBatches and, the servers being on this host, shared memory.
 #include "trainer/train.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -21,6 +18,7 @@
 #include "partitioner/read_input.h"
 #include "partitioner/tu_dataset.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/free_port.h"
 #include "trainer/rendezvous_store.h"
 
 namespace graphshard::trainer {
@@ -38,18 +36,7 @@ std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
 
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using graphshard::testing::FreePort;
 
 struct RankResult {
   absl::StatusOr<TrainSummary> summary = absl::UnknownError("not run");
