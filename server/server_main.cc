@@ -15,6 +15,7 @@
 #include "common/progress.h"
 #include "common/registry.h"
 #include "rpc/security.h"
+#include "server/malloc_tuning.h"
 #include "server/partition_server.h"
 
 namespace {
@@ -63,6 +64,7 @@ struct Flags {
   int64_t max_request_edges = graphshard::engine::Limits{}.max_request_edges;
   int64_t max_request_mib = graphshard::engine::Limits{}.max_request_bytes >> 20;
   bool shm = true;
+  int64_t malloc_reuse_mib = 256;  // server/malloc_tuning.h
   std::string peer_features = "local";
   std::string peer_sampling = "local";
   bool isolated_peers = false;
@@ -117,6 +119,10 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   flags.AddInt64("max-request-mib", &f.max_request_mib, "MIB",
                  "budget of one request: MiB of arrays (ids, edges, feature rows)");
   flags.AddBool("shm", &f.shm, "send batches to same-host trainers through shared memory");
+  flags.AddInt64("malloc-reuse-mib", &f.malloc_reuse_mib, "MIB",
+                 "glibc keeps freed blocks up to this size for reuse (GLIBC_TUNABLES mmap\n"
+                 "threshold; trim threshold 2x; set at start by re-executing once): a\n"
+                 "batch's big buffers cost no fresh pages. 0 = glibc's defaults");
   flags.AddString("peer-features", &f.peer_features, "local|rpc",
                   "local: read feature rows of same-host peers from their mmap'ed parts in\n"
                   "--partition; rpc: always ask peers with GatherFeatures");
@@ -172,6 +178,12 @@ int main(int argc, char** argv) {
     std::fputs(flags.Usage().c_str(), stdout);
     return 0;
   }
+  if (f.malloc_reuse_mib < 0 || f.malloc_reuse_mib > 65536) {
+    std::fprintf(stderr, "graphshard-server: --malloc-reuse-mib must be 0..65536\n");
+    return graphshard::common::kExitUsageError;
+  }
+  // Before any thread starts: the new image starts over from here with the tunables set.
+  graphshard::server::ReexecWithMallocTunables(argv, f.malloc_reuse_mib);
 
   // Block the stop signals in every thread (gRPC's included); main waits for them below.
   sigset_t stop_signals;

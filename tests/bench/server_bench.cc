@@ -43,6 +43,7 @@
 #include "rpc/channel.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
+#include "server/malloc_tuning.h"
 #include "server/partition_server.h"
 #include "server/proto_convert.h"
 #include "shm/ring.h"
@@ -560,6 +561,10 @@ int main(int argc, char** argv) {
                          "  MODES: %s\n", graphshard::bench::CrossHostModes().c_str());
     return 2;
   }
+  // In-process servers get the allocator settings graphshard-server starts with
+  // (server/malloc_tuning.h); GRAPHSHARD_MALLOC_TUNED=1 in the environment keeps glibc's
+  // defaults (the baseline of that change).
+  if (f.cross.attach.empty()) graphshard::server::ReexecWithMallocTunables(argv, 256);
   if (f.cross_host) return graphshard::bench::RunCrossHost(f.cross);
   return graphshard::bench::Run(f);
 }

@@ -39,6 +39,8 @@ check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib -
 # Cost limits (issue 18; docs/SERVER.md, "Limits").
 check_help graphshard-server --max-client-streams --memory-budget-mib --client-memory-mib \
   --max-request-nodes --max-request-edges --max-request-mib
+# glibc's allocator thresholds (docs/SERVER.md, "Memory reuse").
+check_help graphshard-server --malloc-reuse-mib
 check_help graphshard-health --registry --parts --servers --timeout-s --replicas
 # The live view (issue 20, docs/SERVER.md "Live view").
 check_help graphshard-server --metrics-listen --progress-every-s
