@@ -89,6 +89,8 @@ std::vector<FieldCase> Fields() {
       {"precision", true, None, [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
        }},
+      // The same computation in another summation order (CUDA's index_add), as trim.
+      {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
       {"checkpoint_every", false, None, [](TrainerOptions& o) { o.checkpoint_every = 3; }},
       {"resume", false, None, [](TrainerOptions& o) { o.resume = true; }},
