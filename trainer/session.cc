@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
     // GCN aggregation, index_select's backward) then sorts instead of using atomics; cuBLAS
     // needs a fixed workspace, read when its first handle is created (after this point: no
     // matmul has run yet). Process-wide, like PyTorch's setting. An op without a
-    // deterministic kernel throws (the step fails with its name) rather than vary silently.
+    // deterministic kernel throws: the run fails with torch's message naming the op
+    // (RunTraining's catch) rather than vary silently.
     setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   }
