@@ -146,6 +146,22 @@ TEST(PrometheusText, HasCumulativeBucketsTypesAndEscapedLabels) {
   }
 }
 
+// One [5, 5] minibatch on part 0 of the first `num_seeds` seeds of `split`.
+void SampleOnPartZero(testing::TestCluster& cluster, const std::string& split_name,
+                      size_t num_seeds) {
+  v1::GetSplitRequest split_request;
+  split_request.set_split(split_name);
+  v1::GetSplitResponse split;
+  ASSERT_TRUE(cluster.Stub(0)->GetSplit(testing::Context().get(), split_request, &split).ok());
+  ASSERT_GE(split.ids().size(), 8 * num_seeds);
+  v1::SampleMinibatchRequest request;
+  request.set_seeds(split.ids().substr(0, 8 * num_seeds));
+  request.mutable_sampling()->add_fanouts(5);
+  request.mutable_sampling()->add_fanouts(5);
+  v1::Minibatch batch;
+  ASSERT_TRUE(cluster.Stub(0)->SampleMinibatch(testing::Context().get(), request, &batch).ok());
+}
+
 // A real server: batches it builds land in Stats.batch_build (fetched through the tools' one
 // client, rpc::FetchStats), and the endpoint's port is published in GetMetadata.
 TEST(ServerMetrics, BuildLatencyIsRecordedAndMetricsPortPublished) {
@@ -162,16 +178,7 @@ TEST(ServerMetrics, BuildLatencyIsRecordedAndMetricsPortPublished) {
   auto channel = rpc::MakeChannel(cluster.server(0).address());
   absl::StatusOr<v1::Stats> before = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(before.ok()) << before.status();
-  v1::GetSplitRequest split_request;
-  split_request.set_split("train");
-  v1::GetSplitResponse split;
-  ASSERT_TRUE(cluster.Stub(0)->GetSplit(testing::Context().get(), split_request, &split).ok());
-  v1::SampleMinibatchRequest request;
-  request.set_seeds(split.ids().substr(0, 8 * 16));
-  request.mutable_sampling()->add_fanouts(5);
-  request.mutable_sampling()->add_fanouts(5);
-  v1::Minibatch batch;
-  ASSERT_TRUE(cluster.Stub(0)->SampleMinibatch(testing::Context().get(), request, &batch).ok());
+  ASSERT_NO_FATAL_FAILURE(SampleOnPartZero(cluster, "train", 16));
   absl::StatusOr<v1::Stats> after = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->batch_build().count(), before->batch_build().count() + 1);
@@ -198,17 +205,8 @@ TEST(ServerMetrics, CountsRoundTripsToOtherPartsPerBatch) {
     auto channel = rpc::MakeChannel(cluster.server(0).address());
     absl::StatusOr<v1::Stats> before = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
     ASSERT_TRUE(before.ok()) << before.status();
-    v1::GetSplitRequest split_request;
-    split_request.set_split("test");
-    v1::GetSplitResponse split;
-    ASSERT_TRUE(cluster.Stub(0)->GetSplit(testing::Context().get(), split_request, &split).ok());
-    ASSERT_GE(split.ids().size(), 8u * 128);
-    v1::SampleMinibatchRequest request;
-    request.set_seeds(split.ids().substr(0, 8 * 128));  // 128 seeds: both parts at every hop
-    request.mutable_sampling()->add_fanouts(5);
-    request.mutable_sampling()->add_fanouts(5);
-    v1::Minibatch batch;
-    ASSERT_TRUE(cluster.Stub(0)->SampleMinibatch(testing::Context().get(), request, &batch).ok());
+    // 128 seeds: both parts at every hop.
+    ASSERT_NO_FATAL_FAILURE(SampleOnPartZero(cluster, "test", 128));
     absl::StatusOr<v1::Stats> after = rpc::FetchStats(channel, absl::Now() + absl::Seconds(10));
     ASSERT_TRUE(after.ok()) << after.status();
     EXPECT_EQ(after->peer_rounds() - before->peer_rounds(), over_rpc ? 2 : 0);
