@@ -10,6 +10,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -270,14 +271,19 @@ class TemporalLinkStreamTest : public ::testing::Test {
     o.val = 0.1;
     o.test = 0.2;
     ASSERT_TRUE(partitioner::SplitEdges(graph_, o).ok());
-    partitioner::PartitionOptions po;
-    po.num_parts = 2;
-    po.seed = 1;
-    ASSERT_TRUE(partitioner::PartitionGraph(graph_, po, tmp_.Sub("p")).ok());
-    auto parts = testing::LoadInProcessParts(tmp_.Sub("p"));
+    auto parts = PartitionInTwo("p");
     ASSERT_TRUE(parts.ok()) << parts.status();
     parts_ = *std::move(parts);
     peers_ = parts_.Peers();
+  }
+  // graph_ in 2 random parts under tmp_/name, loaded in this process.
+  absl::StatusOr<testing::InProcessParts> PartitionInTwo(const std::string& name) {
+    partitioner::PartitionOptions po;
+    po.num_parts = 2;
+    po.seed = 1;
+    absl::Status written = partitioner::PartitionGraph(graph_, po, tmp_.Sub(name)).status();
+    if (!written.ok()) return written;
+    return testing::LoadInProcessParts(tmp_.Sub(name));
   }
   StreamRequest Request(const std::string& split, TemporalMode mode) const {
     StreamRequest r;
@@ -399,11 +405,7 @@ TEST_F(TemporalLinkStreamTest, StrictModeExcludesEdgesAtTheSeedTime) {
 TEST_F(TemporalLinkStreamTest, SplitsWithoutTimesAreRefusedNamingTheFile) {
   // Edge times, but supervision edges without them (a folder written before splits had times).
   for (auto& [name, split] : graph_.edge_types[0].splits) split.time = {};
-  partitioner::PartitionOptions po;
-  po.num_parts = 2;
-  po.seed = 1;
-  ASSERT_TRUE(partitioner::PartitionGraph(graph_, po, tmp_.Sub("old")).ok());
-  auto parts = testing::LoadInProcessParts(tmp_.Sub("old"));
+  auto parts = PartitionInTwo("old");
   ASSERT_TRUE(parts.ok()) << parts.status();
   auto peers = parts->Peers();
   auto s = EpochStream::Start(*parts->parts[0], *peers, executor_,
