@@ -12,7 +12,8 @@
 
 namespace graphshard::trainer {
 
-absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts) {
+absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts,
+                                                       Assignment mode) {
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     return absl::InvalidArgumentError(
         absl::StrCat("rank ", rank, " is not in [0, world size ", world_size, ")"));
@@ -21,7 +22,9 @@ absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size,
     return absl::InvalidArgumentError(absl::StrCat("num_parts ", num_parts, " must be >= 1"));
   }
   std::vector<ServerShare> shares;
-  if (world_size >= num_parts) {
+  if (mode == Assignment::kSpread) {
+    for (int part = 0; part < num_parts; ++part) shares.push_back({part, rank, world_size});
+  } else if (world_size >= num_parts) {
     const int part = rank % num_parts;
     // Trainers on `part` are part, part + K, ...: there are ceil((M - part) / K) of them.
     const int num_chunks = (world_size - part + num_parts - 1) / num_parts;
@@ -45,7 +48,8 @@ std::string Listed(absl::string_view what, const std::vector<int>& ids) {
 
 absl::StatusOr<std::vector<ServerShare>> AssignHostLocal(int rank,
                                                          absl::Span<const std::string> rank_hosts,
-                                                         absl::Span<const std::string> part_hosts) {
+                                                         absl::Span<const std::string> part_hosts,
+                                                         Assignment mode) {
   const int world_size = static_cast<int>(rank_hosts.size());
   const int num_parts = static_cast<int>(part_hosts.size());
   if (rank < 0 || rank >= world_size) {
@@ -80,7 +84,7 @@ absl::StatusOr<std::vector<ServerShare>> AssignHostLocal(int rank,
                                       " but runs no trainer"));
     }
   }
-  if (!shared) return AssignServers(rank, world_size, num_parts);  // no host has both
+  if (!shared) return AssignServers(rank, world_size, num_parts, mode);  // no host has both
   if (!problems.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "host-local assignment: ", absl::StrJoin(problems, "; "),
@@ -94,7 +98,7 @@ absl::StatusOr<std::vector<ServerShare>> AssignHostLocal(int rank,
   const int local = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
   ASSIGN_OR_RETURN(
       std::vector<ServerShare> shares,
-      AssignServers(local, static_cast<int>(ranks.size()), static_cast<int>(parts.size())));
+      AssignServers(local, static_cast<int>(ranks.size()), static_cast<int>(parts.size()), mode));
   for (ServerShare& share : shares) share.part = parts[static_cast<size_t>(share.part)];
   return shares;
 }

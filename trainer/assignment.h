@@ -8,6 +8,9 @@
 //    r / K. Every seed goes to exactly one trainer.
 //  - M < K: trainer r reads every server p with p mod M == r, all of each part's seeds.
 // The same rule is used for train, val and test seeds.
+// Assignment::kSpread (--assignment spread) instead gives every trainer every part, chunk r of
+// M: each server then streams to every trainer, each trainer merges every server's stream, and
+// a trainer is fed by all servers rather than by one (2 trainers on 2 parts: 2 streams each).
 // Across hosts (AssignHostLocal) the rule is applied within each host: a trainer reads only
 // servers on its own host, and a host's parts are split among that host's trainers.
 // Pure functions; thread-safe.
@@ -18,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "trainer/choices.h"
 
 namespace graphshard::trainer {
 
@@ -29,7 +33,8 @@ struct ServerShare {
 
 // The shares of trainer `rank`, ascending by part; never empty. InvalidArgument unless
 // 0 <= rank < world_size and num_parts >= 1.
-absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts);
+absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts,
+                                                       Assignment mode = Assignment::kPart);
 
 // Host-local assignment (DESIGN.md, "Which trainer reads from which server"). rank_hosts[r] is
 // the host id of rank r (shm::HostId()), part_hosts[p] that of part p's server. Ranks are grouped
@@ -37,7 +42,8 @@ absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size,
 // rule applies within each host: a host with T trainers and P parts gives its trainer i (the
 // i-th lowest rank there) part i mod P, chunk i / P, when T >= P, else the parts j with
 // j mod T == i (j, i: indices among the host's parts and trainers). One host is exactly
-// AssignServers(rank, world_size, num_parts).
+// AssignServers(rank, world_size, num_parts, mode); with kSpread a trainer reads every part of
+// its host, chunk i of T.
 // A layout where no trainer shares a host with any server (servers on their own nodes, as in
 // the SLURM heterogeneous job) falls back to AssignServers: every batch crosses the network
 // anyway. FailedPrecondition, naming the hosts with their ranks or parts, when some hosts have
@@ -46,7 +52,8 @@ absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size,
 // outside rank_hosts or no parts.
 absl::StatusOr<std::vector<ServerShare>> AssignHostLocal(int rank,
                                                          absl::Span<const std::string> rank_hosts,
-                                                         absl::Span<const std::string> part_hosts);
+                                                         absl::Span<const std::string> part_hosts,
+                                                         Assignment mode = Assignment::kPart);
 
 // The contiguous chunk `chunk` of `num_chunks` nearly equal chunks of `ids` (sizes differ by at
 // most one; the first n % num_chunks chunks are the longer ones). Requires

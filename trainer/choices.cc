@@ -19,6 +19,8 @@ constexpr Choice<Precision> kPrecisions[] = {{Precision::kAuto, "auto"},
                                              {Precision::kBf16, "bf16"}};
 constexpr Choice<EvalMode> kEvalModes[] = {{EvalMode::kSampled, "sampled"},
                                            {EvalMode::kFull, "full"}};
+constexpr Choice<Assignment> kAssignments[] = {{Assignment::kPart, "part"},
+                                               {Assignment::kSpread, "spread"}};
 constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},
                                             {FeatureDtype::kBFloat16, "bfloat16"}};
@@ -52,6 +54,10 @@ absl::Span<const Choice<Precision>> ChoicesOf<Precision>() {
 template <>
 absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>() {
   return kEvalModes;
+}
+template <>
+absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>() {
+  return kAssignments;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

@@ -26,6 +26,8 @@ enum class Trimming { kOn, kOff };            // --trim on|off
 enum class EvalMode { kSampled, kFull };      // --eval sampled|full (full: inference.h)
 // --precision auto|fp32|tf32|bf16; auto: bf16 on cuda, fp32 on cpu (ResolvePrecision).
 enum class Precision { kAuto, kFp32, kTf32, kBf16 };
+// --assignment part|spread: which of its host's parts a trainer reads (assignment.h).
+enum class Assignment { kPart, kSpread };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -35,7 +37,7 @@ struct Choice {
 };
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
-// H2dMode, Backend, Trimming, Precision, EvalMode and FeatureDtype.
+// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -52,6 +54,8 @@ template <>
 absl::Span<const Choice<Precision>> ChoicesOf<Precision>();
 template <>
 absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>();
+template <>
+absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

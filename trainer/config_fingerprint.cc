@@ -43,7 +43,9 @@ std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
           : "",
       // Written only where it is not fp32, the precision of every earlier checkpoint, so that
       // those keep their spelling and still resume.
-      precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)));
+      precision == Precision::kFp32 ? "" : absl::StrCat(" precision=", NameOf(precision)),
+      // Which seeds each rank's steps take; written only where not the default (part).
+      o.assignment == Assignment::kPart ? "" : absl::StrCat(" assignment=", NameOf(o.assignment)));
 }
 
 absl::Status CheckSameModel(absl::string_view checkpoint_config, const TrainerOptions& options,

@@ -371,7 +371,7 @@ absl::Status RunInferenceImpl(const TrainerOptions& options, ServerSet& servers,
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
                    AllGatherStrings(comm, shm::HostId()));
   ASSIGN_OR_RETURN(const std::vector<ServerShare> shares,
-                   AssignHostLocal(rank, rank_hosts, servers.host_ids));
+                   AssignHostLocal(rank, rank_hosts, servers.host_ids, options.assignment));
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, std::ssize(options.fanouts), comm,
                                    ConfigFingerprint(options, comm.world_size())));

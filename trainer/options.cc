@@ -136,6 +136,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
           "GCN normalisation, loss and Adam state stay float32); auto: bf16 on\n"
           "cuda, fp32 on cpu");
+  AddEnum(flags, "assignment", &o.assignment,
+          "which of its host's parts a trainer reads: part = trainer i of a host\n"
+          "reads part i mod P (a part's trainers split its seeds); spread = every\n"
+          "trainer reads every part of its host, 1/T of each part's seeds (more\n"
+          "streams per server, each trainer fed by every server)");
   flags.AddBool("deterministic", &o.deterministic,
                 "deterministic kernels only (torch.use_deterministic_algorithms;\n"
                 "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"

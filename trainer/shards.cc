@@ -8,9 +8,9 @@ namespace graphshard::trainer {
 
 absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
                                   const std::vector<std::string>& rank_hosts,
-                                  const std::string& link_edge_type) {
+                                  const std::string& link_edge_type, Assignment mode) {
   ASSIGN_OR_RETURN(std::vector<ServerShare> shares,
-                   AssignHostLocal(rank, rank_hosts, servers.host_ids));
+                   AssignHostLocal(rank, rank_hosts, servers.host_ids, mode));
   Shards shards;
   shards.shares = shares;
   for (const ServerShare& share : shares) {

@@ -29,7 +29,8 @@ struct Shards {
 // the servers' GetSplit.
 absl::StatusOr<Shards> LoadShards(ServerSet& servers, int rank,
                                   const std::vector<std::string>& rank_hosts,
-                                  const std::string& link_edge_type = "");
+                                  const std::string& link_edge_type = "",
+                                  Assignment mode = Assignment::kPart);
 
 // The training shards of `epoch`: `shards.train`, or with TaskPlan::redraw_train_shards this
 // epoch's EpochChunk of each part.

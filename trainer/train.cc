@@ -120,7 +120,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
                    AllGatherStrings(comm, shm::HostId()));
   ASSIGN_OR_RETURN(const Shards shards,
-                   LoadShards(servers, rank, rank_hosts, plan.link_edge_type));
+                   LoadShards(servers, rank, rank_hosts, plan.link_edge_type, options.assignment));
   LogShards(log, rank, md, shards, device, comm);
   for (const ServerShare& s : shards.shares) {
     const auto part = static_cast<size_t>(s.part);

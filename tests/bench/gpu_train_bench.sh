@@ -21,7 +21,9 @@
 #     _bf16: --precision (matmuls); without them the trainer's defaults; _xhost: the servers
 #     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
-#     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local
+#     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local;
+#     _spread (before _xhost): trainer --assignment spread (every trainer reads every server
+#     of its host, 1/T of each part's seeds) instead of the default part
 #   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
@@ -170,8 +172,9 @@ declare -A EPOCH_TIME=() SEEDS_PER_S=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
-  local link=${10:-}
+  local link=${10:-} assignment=${11:-}
   local model_flags=() server_flags=()
+  [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
   case $peers in
     _xhost) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
@@ -274,7 +277,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -287,7 +290,7 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[9]}" "${BASH_REMATCH[10]}"
+    "${BASH_REMATCH[10]}" "${BASH_REMATCH[11]}" "${BASH_REMATCH[9]#_}"
 done
 
 # Link prediction next to node classification of the same config in this run (value: link

@@ -19,13 +19,15 @@ std::vector<int64_t> Iota(int64_t begin, int64_t n) {
 }
 
 // Every trainer's seeds over all parts: disjoint, covering, each from the part that owns it.
-void ExpectDisjointAndCovering(int world_size, int num_parts, int64_t seeds_per_part) {
+void ExpectDisjointAndCovering(int world_size, int num_parts, int64_t seeds_per_part,
+                               Assignment mode = Assignment::kPart) {
   std::vector<std::vector<int64_t>> part_ids;
   for (int p = 0; p < num_parts; ++p) part_ids.push_back(Iota(p * 1000, seeds_per_part + p));
   std::multiset<int64_t> seen;
   std::set<int> parts_read;
   for (int r = 0; r < world_size; ++r) {
-    absl::StatusOr<std::vector<ServerShare>> shares = AssignServers(r, world_size, num_parts);
+    absl::StatusOr<std::vector<ServerShare>> shares =
+        AssignServers(r, world_size, num_parts, mode);
     ASSERT_TRUE(shares.ok()) << shares.status();
     ASSERT_FALSE(shares->empty());
     for (const ServerShare& s : *shares) {
@@ -106,14 +108,16 @@ TEST(AssignServers, RejectsBadArguments) {
 // server on the reading trainer's host; returns the shares of each rank.
 std::vector<std::vector<ServerShare>> ExpectHostLocal(const std::vector<std::string>& rank_hosts,
                                                       const std::vector<std::string>& part_hosts,
-                                                      int64_t seeds_per_part) {
+                                                      int64_t seeds_per_part,
+                                                      Assignment mode = Assignment::kPart) {
   const int num_parts = static_cast<int>(part_hosts.size());
   std::vector<std::vector<int64_t>> part_ids;
   for (int p = 0; p < num_parts; ++p) part_ids.push_back(Iota(p * 1000, seeds_per_part + p));
   std::multiset<int64_t> seen;
   std::vector<std::vector<ServerShare>> all;
   for (int r = 0; r < std::ssize(rank_hosts); ++r) {
-    absl::StatusOr<std::vector<ServerShare>> shares = AssignHostLocal(r, rank_hosts, part_hosts);
+    absl::StatusOr<std::vector<ServerShare>> shares =
+        AssignHostLocal(r, rank_hosts, part_hosts, mode);
     EXPECT_TRUE(shares.ok()) << shares.status();
     if (!shares.ok()) return {};
     EXPECT_FALSE(shares->empty()) << "rank " << r;
@@ -249,6 +253,45 @@ TEST(AssignHostLocal, RejectsBadArguments) {
   EXPECT_EQ(AssignHostLocal(2, {"A", "A"}, {"A"}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AssignHostLocal(0, {"A"}, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AssignServers, SpreadReadsEveryPartAndStillCoversEachSeedOnce) {
+  for (int m = 1; m <= 5; ++m) {
+    for (int k = 1; k <= 5; ++k) {
+      ExpectDisjointAndCovering(m, k, 23, Assignment::kSpread);
+      for (int r = 0; r < m; ++r) {
+        absl::StatusOr<std::vector<ServerShare>> shares =
+            AssignServers(r, m, k, Assignment::kSpread);
+        ASSERT_TRUE(shares.ok());
+        ASSERT_EQ(shares->size(), static_cast<size_t>(k)) << "M=" << m << " K=" << k;
+        for (int p = 0; p < k; ++p) {
+          EXPECT_EQ((*shares)[static_cast<size_t>(p)].part, p);
+          EXPECT_EQ((*shares)[static_cast<size_t>(p)].chunk, r);
+          EXPECT_EQ((*shares)[static_cast<size_t>(p)].num_chunks, m);
+        }
+      }
+    }
+  }
+}
+
+TEST(AssignHostLocal, SpreadStaysOnTheHostAndSplitsEveryLocalPart) {
+  // 2 nodes x 2 trainers, 2 parts each: every trainer reads both parts of its node, half each.
+  const std::vector<std::string> ranks = {"A", "A", "B", "B"};
+  const std::vector<std::string> parts = {"A", "B", "A", "B"};
+  std::vector<std::vector<ServerShare>> shares =
+      ExpectHostLocal(ranks, parts, 11, Assignment::kSpread);
+  ASSERT_EQ(shares.size(), 4u);
+  const std::vector<int> parts_of_host[] = {{0, 2}, {0, 2}, {1, 3}, {1, 3}};
+  for (size_t r = 0; r < 4; ++r) {
+    ASSERT_EQ(shares[r].size(), 2u) << "rank " << r;
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(shares[r][i].part, parts_of_host[r][i]);
+      EXPECT_EQ(shares[r][i].chunk, static_cast<int>(r % 2));
+      EXPECT_EQ(shares[r][i].num_chunks, 2);
+    }
+  }
+  // The refusals do not depend on the mode.
+  EXPECT_FALSE(AssignHostLocal(0, {"A", "B"}, {"A", "A"}, Assignment::kSpread).ok());
 }
 
 TEST(ChunkOf, ChunksDifferByAtMostOne) {

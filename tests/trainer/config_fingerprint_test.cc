@@ -89,6 +89,8 @@ std::vector<FieldCase> Fields() {
       {"precision", true, None, [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
        }},
+      // Which seeds make up each rank's steps.
+      {"assignment", true, None, [](TrainerOptions& o) { o.assignment = Assignment::kSpread; }},
       // The same computation in another summation order (CUDA's index_add), as trim.
       {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
