@@ -71,7 +71,8 @@ absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
                                                    options_.world_size));
   }
   ASSIGN_OR_RETURN(shares_,
-                   trainer::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids));
+                   trainer::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids,
+                                             options_.assignment));
   shards_.clear();
   for (const trainer::ServerShare& share : shares_) {
     trainer::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];

@@ -43,6 +43,9 @@ struct LoaderOptions {
   double server_wait_s = 60;
   double rpc_timeout_s = 60;
   int max_held_batches = 8;  // ring segments a stream may have alive in this process
+  // Which of its host's parts this rank reads (trainer/assignment.h), as the trainer's
+  // --assignment (default spread).
+  trainer::Assignment assignment = trainer::Assignment::kSpread;
   // The job token's file (mode 0600); "" = $GRAPHSHARD_TOKEN, else no token (docs/SECURITY.md).
   std::string token_file;
 };

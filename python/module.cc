@@ -20,9 +20,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
 #include "python/cuda_host.h"
 #include "python/loader_core.h"
 #include "shm/ring.h"
+#include "trainer/choices.h"
 #include "trainer/epoch_plan.h"
 #include "trainer/rendezvous.h"
 
@@ -180,7 +182,7 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
                                     int64_t batch_size, bool shuffle, bool replace, uint64_t seed,
                                     const std::string& feature_dtype, int rank, int world_size,
                                     double server_wait_s, double rpc_timeout_s,
-                                    int max_held_batches) {
+                                    int max_held_batches, const std::string& assignment) {
   LoaderOptions o;
   o.registry_dir = std::move(registry);
   o.servers = std::move(servers);
@@ -196,6 +198,9 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.server_wait_s = server_wait_s;
   o.rpc_timeout_s = rpc_timeout_s;
   o.max_held_batches = max_held_batches;
+  const absl::optional<trainer::Assignment> a = trainer::FromName<trainer::Assignment>(assignment);
+  if (!a) throw py::value_error("assignment='" + assignment + "': expected part or spread");
+  o.assignment = *a;
   absl::StatusOr<std::unique_ptr<LoaderCore>> core;
   {
     py::gil_scoped_release release;
@@ -236,7 +241,7 @@ PYBIND11_MODULE(_graphshard, m) {
            py::arg("split"), py::arg("fanouts"), py::arg("batch_size"), py::arg("shuffle"),
            py::arg("replace"), py::arg("seed"), py::arg("feature_dtype"), py::arg("rank"),
            py::arg("world_size"), py::arg("server_wait_s"), py::arg("rpc_timeout_s"),
-           py::arg("max_held_batches"))
+           py::arg("max_held_batches"), py::arg("assignment") = "spread")
       .def("metadata",
            [](const LoaderCore& c) { return graphshard::python::MetadataToPython(c.metadata()); })
       .def("assign",

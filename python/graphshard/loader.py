@@ -36,6 +36,9 @@ class Loader:
         initialized (the ranks all-gather their host ids and step counts through it, in the
         constructor).
     feature_dtype: "float32", "float16" or "bfloat16" on the wire (and in the batch's x).
+    assignment: which servers of its host this rank reads, as graphshard-trainer's --assignment:
+        "spread" (every server of the host, 1/T of each part's seeds for T ranks there) or
+        "part" (rank i of a host reads its part i mod P).
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
@@ -55,7 +58,8 @@ class Loader:
                  batch_size=256, shuffle=None, replace=False, seed=0, epoch=1,
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
-                 rpc_timeout_s=60.0, output="auto", device=None, prefetch=2):
+                 rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
+                 assignment="spread"):
         if (registry is None) == (servers is None):
             raise ValueError("give exactly one of registry=DIR and servers=[host:port, ...]")
         if output not in ("auto", "pyg", "plain"):
@@ -102,7 +106,7 @@ class Loader:
             shuffle=self.shuffle, replace=bool(replace), seed=int(seed),
             feature_dtype=feature_dtype, rank=self.rank, world_size=self.world_size,
             server_wait_s=float(server_wait_s), rpc_timeout_s=float(rpc_timeout_s),
-            max_held_batches=int(max_held_batches))
+            max_held_batches=int(max_held_batches), assignment=str(assignment))
         self.metadata = self._client.metadata()
         self.device = None
         self.prefetch = int(prefetch)

@@ -22,8 +22,9 @@
 #     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
 #     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local;
-#     _spread (before _xhost): trainer --assignment spread (every trainer reads every server
-#     of its host, 1/T of each part's seeds) instead of the default part
+#     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
+#     server of its host, 1/T of each part's seeds; the default) / part (trainer i of a host
+#     reads its part i mod P)
 #   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
@@ -43,6 +44,7 @@
 # "error" instead of figures; nothing is estimated.
 #
 # Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
+# SERVER_EXTRA (more server flags, word-split, each passed as --server-arg=FLAG),
 # EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
 # SERVER_THREADS (each server's --threads; 0 = (cores - 2 x trainers) / servers),
@@ -175,11 +177,13 @@ run_config() {
   local link=${10:-} assignment=${11:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
+  local a
+  for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
   case $peers in
-    _xhost) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
+    _xhost) server_flags+=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
                           --server-arg=--peer-features=rpc) ;;
-    _xhostgrpc) server_flags=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
+    _xhostgrpc) server_flags+=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
                               --server-arg=--peer-features=rpc --server-arg=--peer-transport=grpc) ;;
   esac
   [[ -n $trim ]] && model_flags+=(--trim "$trim")
@@ -277,7 +281,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}

@@ -60,8 +60,13 @@ TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
     ASSERT_TRUE(core.ok()) << core.status();
     EXPECT_EQ((*core)->StartEpoch(1, 1).code(), absl::StatusCode::kFailedPrecondition);
     ASSERT_TRUE((*core)->Assign(hosts).ok());
-    ASSERT_EQ((*core)->shares().size(), 1u);
-    EXPECT_EQ((*core)->shares()[0].part, rank);  // one host: rank r reads part r
+    // One host, default assignment (spread): rank r reads both parts, chunk r of 2 each.
+    ASSERT_EQ((*core)->shares().size(), 2u);
+    for (int p = 0; p < 2; ++p) {
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].part, p);
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].chunk, rank);
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].num_chunks, 2);
+    }
     steps = std::max(steps, (*core)->natural_steps());
     cores.push_back(*std::move(core));
   }
@@ -87,6 +92,21 @@ TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
   }
   EXPECT_EQ(static_cast<int64_t>(seen.size()), total);  // every train seed, once or more
   EXPECT_EQ(total, 140);                                // Cora's public train split
+}
+
+TEST(LoaderCore, PartAssignmentReadsOnePartPerRank) {
+  graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
+  const std::vector<std::string> hosts(2, shm::HostId());
+  for (int rank = 0; rank < 2; ++rank) {
+    LoaderOptions o = Options(cluster, rank, 2);
+    o.assignment = trainer::Assignment::kPart;
+    auto core = LoaderCore::Connect(o);
+    ASSERT_TRUE(core.ok()) << core.status();
+    ASSERT_TRUE((*core)->Assign(hosts).ok());
+    ASSERT_EQ((*core)->shares().size(), 1u);
+    EXPECT_EQ((*core)->shares()[0].part, rank);  // one host: rank r reads part r
+    EXPECT_EQ((*core)->shares()[0].num_chunks, 1);
+  }
 }
 
 TEST(LoaderCore, AStoppedServerIsAnErrorNamingIt) {
