@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "common/half.h"
+#include "common/half_rows.h"
 
 namespace graphshard::engine {
 namespace {
@@ -39,12 +39,10 @@ void ConvertRow(const char* src, FeatureDtype from, int64_t n, FeatureDtype to, 
     ConvertFloatRow(tmp.data(), n, to, dst);
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, src + 2 * i, 2);
-    const float f = from == FeatureDtype::kFloat16 ? common::HalfToFloat(h)
-                                                   : common::BFloat16ToFloat(h);
-    std::memcpy(dst + 4 * i, &f, 4);
+  if (from == FeatureDtype::kFloat16) {
+    common::HalfsToFloat(src, n, dst);
+  } else {
+    common::BFloat16sToFloat(src, n, dst);
   }
 }
 

@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/half.h"
+#include "common/half_rows.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "server/engine/request_cost.h"
@@ -51,16 +51,10 @@ void ConvertFloatRow(const float* src, int64_t n, FeatureDtype dtype, char* dst)
       std::memcpy(dst, src, static_cast<size_t>(n) * 4);
       break;
     case FeatureDtype::kFloat16:
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t h = common::FloatToHalf(src[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
+      common::FloatsToHalf(src, n, dst);
       break;
     case FeatureDtype::kBFloat16:
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t h = common::FloatToBFloat16(src[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
+      common::FloatsToBFloat16(src, n, dst);
       break;
   }
 }
