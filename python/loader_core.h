@@ -44,8 +44,8 @@ struct LoaderOptions {
   double rpc_timeout_s = 60;
   int max_held_batches = 8;  // ring segments a stream may have alive in this process
   // Which of its host's parts this rank reads (trainer/assignment.h), as the trainer's
-  // --assignment (default spread).
-  trainer::Assignment assignment = trainer::Assignment::kSpread;
+  // --assignment (default part).
+  trainer::Assignment assignment = trainer::Assignment::kPart;
   // The job token's file (mode 0600); "" = $GRAPHSHARD_TOKEN, else no token (docs/SECURITY.md).
   std::string token_file;
 };

@@ -241,7 +241,7 @@ PYBIND11_MODULE(_graphshard, m) {
            py::arg("split"), py::arg("fanouts"), py::arg("batch_size"), py::arg("shuffle"),
            py::arg("replace"), py::arg("seed"), py::arg("feature_dtype"), py::arg("rank"),
            py::arg("world_size"), py::arg("server_wait_s"), py::arg("rpc_timeout_s"),
-           py::arg("max_held_batches"), py::arg("assignment") = "spread")
+           py::arg("max_held_batches"), py::arg("assignment") = "part")
       .def("metadata",
            [](const LoaderCore& c) { return graphshard::python::MetadataToPython(c.metadata()); })
       .def("assign",

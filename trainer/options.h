@@ -58,7 +58,7 @@ struct TrainerOptions {
   Trimming trim = Trimming::kOn;           // --trim on|off: per-layer trimming (sage, gcn)
   Precision precision = Precision::kAuto;  // --precision auto|fp32|tf32|bf16: matmuls
                                            // (model.h; ResolvePrecision)
-  Assignment assignment = Assignment::kSpread;  // --assignment part|spread (assignment.h)
+  Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)
   bool deterministic = false;              // --deterministic: torch's deterministic kernels
                                            // (CUDA: bitwise-reproducible weights; slower)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)

@@ -37,8 +37,8 @@ class Loader:
         constructor).
     feature_dtype: "float32", "float16" or "bfloat16" on the wire (and in the batch's x).
     assignment: which servers of its host this rank reads, as graphshard-trainer's --assignment:
-        "spread" (every server of the host, 1/T of each part's seeds for T ranks there) or
-        "part" (rank i of a host reads its part i mod P).
+        "part" (rank i of a host reads its part i mod P) or "spread" (every server of the host,
+        1/T of each part's seeds for T ranks there).
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
@@ -59,7 +59,7 @@ class Loader:
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
-                 assignment="spread"):
+                 assignment="part"):
         if (registry is None) == (servers is None):
             raise ValueError("give exactly one of registry=DIR and servers=[host:port, ...]")
         if output not in ("auto", "pyg", "plain"):

@@ -23,8 +23,8 @@
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
 #     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local;
 #     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
-#     server of its host, 1/T of each part's seeds; the default) / part (trainer i of a host
-#     reads its part i mod P)
+#     server of its host, 1/T of each part's seeds) / part (trainer i of a host reads its part
+#     i mod P; the default)
 #   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
@@ -37,7 +37,9 @@
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
 # and full-queue wait, seconds per epoch and rank; server_cpu_util, the servers' share of the
-# machine's cores over the last epoch; peak_gpu_memory_mib, the largest rank's high-water mark
+# machine's cores over the last epoch; steady_epoch_time_s, the mean of the epochs between the
+# first and the last (the last is flattered by the batches built ahead during the one before:
+# use EPOCHS >= 4 and this figure for steady state); peak_gpu_memory_mib, the largest rank's high-water mark
 # of tensor memory in the last epoch), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
 # JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
@@ -261,6 +263,11 @@ print(json.dumps({
                "precision": precision, "task": task or "node"},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
+    # Steady state: the mean of the epochs between the first (start-up) and the last (which
+    # got its first batches built during the epoch before and builds none ahead, so it reads
+    # fast by up to prefetch x streams batches); null below 3 epochs.
+    "steady_epoch_time_s": (round(sum(r["time_s"] for r in epochs[1:-1]) / (n - 2), 3)
+                            if n >= 3 else None),
     "seeds_per_s": round(last["seeds_per_s"], 1),
     "step_time_s": round(last["step_time_s"], 5),
     "data_wait_fraction": round(last["data_wait_fraction"], 4),

@@ -2,7 +2,8 @@
 # End to end on Cora: partition (2 parts, undirected), then deploy/graphshard-launch with 2
 # servers and 2 GraphSAGE trainers. The launcher's last stdout line must be the bare JSON
 # summary with test_acc >= 0.75, and both ranks must end with the same weights fingerprint
-# (gradients all-reduced: the replicas never diverge).
+# (gradients all-reduced: the replicas never diverge). Then the same with --assignment spread:
+# each rank reads both servers (half of each part's seeds), with the same guarantees.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
@@ -15,3 +16,17 @@ expect_summary "$WORK/stdout" 0.75 2
 expect_same_weights "$WORK/stderr"
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 note "ok: fingerprint $FINGERPRINT"
+
+note "launching 2 servers + 2 trainers, --assignment spread"
+launch_2x2 540 "$WORK/cora2" --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1 \
+  --assignment spread
+expect_summary "$WORK/stdout" 0.75 2
+expect_same_weights "$WORK/stderr"
+for r in 0 1; do
+  for p in 0 1; do
+    grep -q "^\[trainer $r\] rank $r reads part $p (chunk $r of 2)" "$WORK/stderr" ||
+      fail "spread: rank $r does not read chunk $r of 2 of part $p"
+  done
+done
+[[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
+note "ok (spread): fingerprint $FINGERPRINT"

@@ -60,13 +60,8 @@ TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
     ASSERT_TRUE(core.ok()) << core.status();
     EXPECT_EQ((*core)->StartEpoch(1, 1).code(), absl::StatusCode::kFailedPrecondition);
     ASSERT_TRUE((*core)->Assign(hosts).ok());
-    // One host, default assignment (spread): rank r reads both parts, chunk r of 2 each.
-    ASSERT_EQ((*core)->shares().size(), 2u);
-    for (int p = 0; p < 2; ++p) {
-      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].part, p);
-      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].chunk, rank);
-      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].num_chunks, 2);
-    }
+    ASSERT_EQ((*core)->shares().size(), 1u);
+    EXPECT_EQ((*core)->shares()[0].part, rank);  // one host, default (part): rank r reads part r
     steps = std::max(steps, (*core)->natural_steps());
     cores.push_back(*std::move(core));
   }
@@ -94,18 +89,21 @@ TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
   EXPECT_EQ(total, 140);                                // Cora's public train split
 }
 
-TEST(LoaderCore, PartAssignmentReadsOnePartPerRank) {
+TEST(LoaderCore, SpreadAssignmentReadsEveryPartOfTheHost) {
   graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
   const std::vector<std::string> hosts(2, shm::HostId());
   for (int rank = 0; rank < 2; ++rank) {
     LoaderOptions o = Options(cluster, rank, 2);
-    o.assignment = trainer::Assignment::kPart;
+    o.assignment = trainer::Assignment::kSpread;
     auto core = LoaderCore::Connect(o);
     ASSERT_TRUE(core.ok()) << core.status();
     ASSERT_TRUE((*core)->Assign(hosts).ok());
-    ASSERT_EQ((*core)->shares().size(), 1u);
-    EXPECT_EQ((*core)->shares()[0].part, rank);  // one host: rank r reads part r
-    EXPECT_EQ((*core)->shares()[0].num_chunks, 1);
+    ASSERT_EQ((*core)->shares().size(), 2u);  // both parts, chunk `rank` of 2 each
+    for (int p = 0; p < 2; ++p) {
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].part, p);
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].chunk, rank);
+      EXPECT_EQ((*core)->shares()[static_cast<size_t>(p)].num_chunks, 2);
+    }
   }
 }
 

@@ -90,7 +90,7 @@ std::vector<FieldCase> Fields() {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
        }},
       // Which seeds make up each rank's steps.
-      {"assignment", true, None, [](TrainerOptions& o) { o.assignment = Assignment::kPart; }},
+      {"assignment", true, None, [](TrainerOptions& o) { o.assignment = Assignment::kSpread; }},
       // The same computation in another summation order (CUDA's index_add), as trim.
       {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
@@ -153,17 +153,16 @@ TEST(ConfigFingerprint, ChangesWithWorldSize) {
   EXPECT_NE(ConfigFingerprint(TrainerOptions{}, 1), ConfigFingerprint(TrainerOptions{}, 2));
 }
 
-// Checkpoints written before --assignment were of assignment part (its only rule then).
+// Checkpoints written before --assignment were of assignment part (the default).
 TEST(ConfigFingerprint, KeepsTheSpellingOfEarlierCheckpoints) {
-  TrainerOptions node;
-  node.assignment = Assignment::kPart;
-  EXPECT_EQ(ConfigFingerprint(node, 1),
+  EXPECT_EQ(ConfigFingerprint(TrainerOptions{}, 1),
             "task=node layers=0 model=sage hidden=64 fanouts=10,5 batch=256 seed=0 world=1 "
             "lr=0.01 wd=0 dropout=0.5 replace=0 dtype=float32 normalize=0");
-  EXPECT_EQ(ConfigFingerprint(TrainerOptions{}, 1),
-            ConfigFingerprint(node, 1) + " assignment=spread");  // the default since then
+  TrainerOptions spread;
+  spread.assignment = Assignment::kSpread;
+  EXPECT_EQ(ConfigFingerprint(spread, 1),
+            ConfigFingerprint(TrainerOptions{}, 1) + " assignment=spread");
   TrainerOptions graph;
-  graph.assignment = Assignment::kPart;
   GraphTask(graph);
   graph.weight_decay = 5e-4;
   graph.feature_dtype = FeatureDtype::kFloat16;
