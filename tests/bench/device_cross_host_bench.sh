@@ -142,12 +142,12 @@ ifA=gsxA$tag ifB=gsxB$tag
 ifA=${ifA:0:15} ifB=${ifB:0:15}
 addrA=10.78.0.1 addrB=10.78.0.2
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-xhost.XXXXXX")
-SERVER_PIDS=()
+SERVER_PIDS=() SAMPLE_PIDS=()
 cleanup() {
   local p
-  for p in "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${SAMPLE_PIDS[@]}" "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   sleep 1
-  for p in "${SERVER_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${SAMPLE_PIDS[@]}" "${SERVER_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   ip netns del "$nsA" 2>/dev/null || true
   ip netns del "$nsB" 2>/dev/null || true
   rm -rf "$WORK"
@@ -179,7 +179,7 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
   reg=$WORK/registry-$mode
   bar=$WORK/barrier-$mode
   mkdir -p "$reg" "$bar"
-  SERVER_PIDS=()
+  SERVER_PIDS=() SAMPLE_PIDS=()
   for k in 0 1; do
     ns=$nsA addr=$addrA
     ((k == 1)) && ns=$nsB addr=$addrB
@@ -191,6 +191,10 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
   for k in 0 1; do
     for _ in $(seq 600); do [[ -s $reg/part_$k ]] && break; sleep 0.1; done
     [[ -s $reg/part_$k ]] || { cat "$OUT/netns_${mode}_server$k.log" >&2; log "server $k did not start"; exit 1; }
+    # $! is the subshell running the `ip` function, not the server: find the server itself
+    # (its CPU is what --server-pids samples; the re-exec for the malloc tunables keeps its pid).
+    pid=$(pgrep -f -- "graphshard-server --partition $P2 --part $k --listen" | head -1)
+    SAMPLE_PIDS[k]=${pid:-${SERVER_PIDS[k]}}
   done
   if [[ $mode == *cache* ]]; then
     for k in 0 1; do
@@ -208,7 +212,7 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
     ns=$nsA dev=$ifA side=A
     ((k == 1)) && ns=$nsB dev=$ifB side=B
     ip netns exec "$ns" timeout "${NETNS_TIMEOUT:-900}" "$BIN/server_bench" --attach "$addrs" \
-      --client-parts "$k" --attach-name "netns_${mode}_$side" --server-pids "${SERVER_PIDS[k]}" \
+      --client-parts "$k" --attach-name "netns_${mode}_$side" --server-pids "${SAMPLE_PIDS[k]}" \
       --net-dev "$dev" --link-gbit "$LINK_GBIT" --barrier "$bar:2" --clients "$CLIENTS" \
       --feature-dtype "$DTYPES" --batches "$B" --threads "$HALF" --warmup-batches "$WARMUP" \
       >"$WORK/side_$k.jsonl" 2>"$OUT/netns_${mode}_clients$k.err" &
@@ -252,9 +256,10 @@ for key in keys:
     for r in out:
         print(json.dumps(r))
 PY
-  for p in "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  # The servers themselves (SAMPLE_PIDS), then the subshells that started them.
+  for p in "${SAMPLE_PIDS[@]}" "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${SERVER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  SERVER_PIDS=()
+  SERVER_PIDS=() SAMPLE_PIDS=()
   log "netns $mode done"
 done
 log "all done: $RESULTS"
