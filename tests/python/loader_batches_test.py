@@ -158,7 +158,8 @@ def main():
         # Bad options are ValueErrors / graphshard.Error naming the option, not crashes.
         for bad, mention in [(dict(split="nope"), "split"), (dict(batch_size=0), "batch_size"),
                              (dict(num_neighbors=[0]), "num_neighbors"),
-                             (dict(feature_dtype="int8"), "feature_dtype")]:
+                             (dict(feature_dtype="int8"), "feature_dtype"),
+                             (dict(assignment="round-robin"), "assignment")]:
             try:
                 graphshard.Loader(registry=registry, **bad)
             except (ValueError, graphshard.Error) as e:
