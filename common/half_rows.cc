@@ -5,6 +5,7 @@
 #include "common/half.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define GRAPHSHARD_HALF_ROWS_X86 1
 #endif
@@ -46,9 +47,14 @@ void ScalarFromBFloat16(const char* src, int64_t n, char* dst) {
 
 #ifdef GRAPHSHARD_HALF_ROWS_X86
 
+// AVX2 (whose check includes the OS saving the YMM registers) and F16C (CPUID leaf 1, ECX bit
+// 29; clang 14's __builtin_cpu_supports does not know "f16c").
 bool CpuHasVectors() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  if (!__builtin_cpu_supports("avx2")) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & (1u << 29)) != 0;
 }
 
 __attribute__((target("avx2,f16c"))) void VectorToHalf(const float* src, int64_t n, char* dst) {
