@@ -13,37 +13,30 @@
 namespace graphshard::common {
 namespace {
 
-void ScalarToHalf(const float* src, int64_t n, char* dst) {
+// half.h's rule, one element at a time: float32 -> 16 bits ...
+template <uint16_t (*kNarrow)(float)>
+void ScalarTo(const float* src, int64_t n, char* dst) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = FloatToHalf(src[i]);
+    const uint16_t h = kNarrow(src[i]);
     std::memcpy(dst + 2 * i, &h, 2);
   }
 }
 
-void ScalarToBFloat16(const float* src, int64_t n, char* dst) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = FloatToBFloat16(src[i]);
-    std::memcpy(dst + 2 * i, &h, 2);
-  }
-}
-
-void ScalarFromHalf(const char* src, int64_t n, char* dst) {
+// ... and 16 bits -> float32.
+template <float (*kWiden)(uint16_t)>
+void ScalarFrom(const char* src, int64_t n, char* dst) {
   for (int64_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);
-    const float f = HalfToFloat(h);
+    const float f = kWiden(h);
     std::memcpy(dst + 4 * i, &f, 4);
   }
 }
 
-void ScalarFromBFloat16(const char* src, int64_t n, char* dst) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, src + 2 * i, 2);
-    const float f = BFloat16ToFloat(h);
-    std::memcpy(dst + 4 * i, &f, 4);
-  }
-}
+constexpr auto ScalarToHalf = ScalarTo<FloatToHalf>;
+constexpr auto ScalarToBFloat16 = ScalarTo<FloatToBFloat16>;
+constexpr auto ScalarFromHalf = ScalarFrom<HalfToFloat>;
+constexpr auto ScalarFromBFloat16 = ScalarFrom<BFloat16ToFloat>;
 
 #ifdef GRAPHSHARD_HALF_ROWS_X86
 
@@ -109,44 +102,38 @@ __attribute__((target("avx2"))) void VectorFromBFloat16(const char* src, int64_t
   ScalarFromBFloat16(src + 2 * i, n - i, dst + 4 * i);
 }
 
-const bool kVectors = CpuHasVectors();
-
-#else
-
-constexpr bool kVectors = false;
-
 #endif  // GRAPHSHARD_HALF_ROWS_X86
+
+// The four conversions, chosen on first use (a function-local static: thread-safe, and no
+// dependence on the order of static initialisation).
+struct Kernels {
+  bool vectorised;
+  void (*to_half)(const float*, int64_t, char*);
+  void (*to_bfloat16)(const float*, int64_t, char*);
+  void (*from_half)(const char*, int64_t, char*);
+  void (*from_bfloat16)(const char*, int64_t, char*);
+};
+
+Kernels Choose() {
+#ifdef GRAPHSHARD_HALF_ROWS_X86
+  if (CpuHasVectors()) {
+    return {true, VectorToHalf, VectorToBFloat16, VectorFromHalf, VectorFromBFloat16};
+  }
+#endif
+  return {false, ScalarToHalf, ScalarToBFloat16, ScalarFromHalf, ScalarFromBFloat16};
+}
+
+const Kernels& K() {
+  static const Kernels kernels = Choose();
+  return kernels;
+}
 
 }  // namespace
 
-bool HalfRowsVectorised() { return kVectors; }
-
-void FloatsToHalf(const float* src, int64_t n, char* dst) {
-#ifdef GRAPHSHARD_HALF_ROWS_X86
-  if (kVectors) return VectorToHalf(src, n, dst);
-#endif
-  ScalarToHalf(src, n, dst);
-}
-
-void FloatsToBFloat16(const float* src, int64_t n, char* dst) {
-#ifdef GRAPHSHARD_HALF_ROWS_X86
-  if (kVectors) return VectorToBFloat16(src, n, dst);
-#endif
-  ScalarToBFloat16(src, n, dst);
-}
-
-void HalfsToFloat(const char* src, int64_t n, char* dst) {
-#ifdef GRAPHSHARD_HALF_ROWS_X86
-  if (kVectors) return VectorFromHalf(src, n, dst);
-#endif
-  ScalarFromHalf(src, n, dst);
-}
-
-void BFloat16sToFloat(const char* src, int64_t n, char* dst) {
-#ifdef GRAPHSHARD_HALF_ROWS_X86
-  if (kVectors) return VectorFromBFloat16(src, n, dst);
-#endif
-  ScalarFromBFloat16(src, n, dst);
-}
+bool HalfRowsVectorised() { return K().vectorised; }
+void FloatsToHalf(const float* src, int64_t n, char* dst) { K().to_half(src, n, dst); }
+void FloatsToBFloat16(const float* src, int64_t n, char* dst) { K().to_bfloat16(src, n, dst); }
+void HalfsToFloat(const char* src, int64_t n, char* dst) { K().from_half(src, n, dst); }
+void BFloat16sToFloat(const char* src, int64_t n, char* dst) { K().from_bfloat16(src, n, dst); }
 
 }  // namespace graphshard::common
