@@ -94,7 +94,10 @@ void BulkPeers::SampleOneHop(int part, engine::OneHopRequest request,
                       done(answer.status());
                       return;
                     }
-                    done(DecodeHopResults(*std::move(answer), items));
+                    done(engine::Answer<std::vector<engine::HopResult>>::Deferred(
+                        [answer = *std::move(answer), items]() mutable {
+                          return DecodeHopResults(std::move(answer), items);
+                        }));
                   });
 }
 
@@ -126,7 +129,10 @@ void BulkPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
                       done(answer.status());
                       return;
                     }
-                    done(DecodeFeatureBlocks(*std::move(answer), ids_per_item, dtype));
+                    done(engine::Answer<std::vector<engine::FeatureBlock>>::Deferred(
+                        [answer = *std::move(answer), ids_per_item, dtype]() mutable {
+                          return DecodeFeatureBlocks(std::move(answer), ids_per_item, dtype);
+                        }));
                   });
 }
 

@@ -74,12 +74,13 @@ void Issue(std::shared_ptr<v1::PartitionService::Stub> stub, const std::string& 
           done(Annotate(rpc::FromGrpcStatus(status), part, address));
           return;
         }
-        absl::StatusOr<Result> result = FromProto(call->response);
-        if (!result.ok()) {
-          done(Annotate(result.status(), part, address));
-          return;
-        }
-        done(std::move(result));
+        // Decoding the message runs where the answer is taken (the builder), not on gRPC's
+        // callback thread.
+        done(engine::Answer<Result>::Deferred([call, part, address]() -> absl::StatusOr<Result> {
+          absl::StatusOr<Result> result = FromProto(call->response);
+          if (!result.ok()) return Annotate(result.status(), part, address);
+          return result;
+        }));
       });
 }
 

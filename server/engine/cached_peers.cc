@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/half_rows.h"
@@ -294,13 +295,18 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
     done(a->Merge({}));
     return;
   }
+  // The merge (every remote row of the batch written once more) runs where the answer is
+  // taken, on the builder's thread, not on the transport's.
   inner_.GatherFeatures(part, std::move(misses), wire,
-                        [a, done = std::move(done)](absl::StatusOr<std::vector<FeatureBlock>> r) {
-                          if (!r.ok()) {
-                            done(r.status());
-                            return;
-                          }
-                          done(a->Merge(*r));
+                        [a, done = std::move(done)](Answer<std::vector<FeatureBlock>> r) {
+                          done(Answer<std::vector<FeatureBlock>>::Deferred(
+                              [a, r = std::move(r)]() mutable
+                              -> absl::StatusOr<std::vector<FeatureBlock>> {
+                                absl::StatusOr<std::vector<FeatureBlock>> misses =
+                                    std::move(r).Take();
+                                if (!misses.ok()) return misses.status();
+                                return a->Merge(*misses);
+                              }));
                         });
 }
 
@@ -413,13 +419,13 @@ absl::Status CachedPeers::FillPart(int part, const std::vector<TypedIds>& rows) 
       struct State {
         absl::Mutex mu;
         bool done ABSL_GUARDED_BY(mu) = false;
-        absl::StatusOr<std::vector<FeatureBlock>> result ABSL_GUARDED_BY(mu);
+        std::optional<Answer<std::vector<FeatureBlock>>> answer ABSL_GUARDED_BY(mu);
       };
       auto state = std::make_shared<State>();
       inner_.GatherFeatures(part, {std::move(ask)}, store,
-                            [state](absl::StatusOr<std::vector<FeatureBlock>> r) {
+                            [state](Answer<std::vector<FeatureBlock>> r) {
                               absl::MutexLock lock(&state->mu);
-                              state->result = std::move(r);
+                              state->answer = std::move(r);
                               state->done = true;
                             });
       const absl::Time deadline = absl::Now() + options_.fill_timeout;
@@ -432,8 +438,9 @@ absl::Status CachedPeers::FillPart(int part, const std::vector<TypedIds>& rows) 
               absl::FormatDuration(options_.fill_timeout)));
         }
       }
-      if (!state->result.ok()) return state->result.status();
-      const std::vector<FeatureBlock>& got = *state->result;
+      absl::StatusOr<std::vector<FeatureBlock>> result = std::move(*state->answer).Take();
+      if (!result.ok()) return result.status();
+      const std::vector<FeatureBlock>& got = *result;
       const int64_t n = end - begin;
       if (got.size() != 1 || got[0].feat_dim != feat_dim || std::ssize(got[0].labels) != n ||
           std::ssize(got[0].features) != n * row_bytes) {

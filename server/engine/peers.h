@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "server/engine/types.h"
 
@@ -16,14 +17,47 @@ namespace graphshard::engine {
 
 class LocalPart;
 
+// A peer's answer as handed over, finished by whoever takes it. A transport calls back on its
+// own I/O thread (one per connection at a time): what costs CPU after the bytes arrived
+// (decoding, merging cached rows, widening) goes into a deferred answer, so that it runs on the
+// thread that waits for the answer (a batch builder) and the I/O thread goes back to reading.
+// Implicit from a ready result, so that `done(result)` and `done(status)` read as before.
+template <typename T>
+class Answer {
+ public:
+  Answer(absl::StatusOr<T> ready) : ready_(std::move(ready)) {}  // NOLINT: implicit on purpose
+  Answer(absl::Status error) : ready_(std::move(error)) {}       // NOLINT
+  Answer(T value) : ready_(std::move(value)) {}                  // NOLINT
+  // `finish` runs once, in Take(), on the taker's thread.
+  static Answer Deferred(absl::AnyInvocable<absl::StatusOr<T>() &&> finish) {
+    Answer a(absl::InternalError("deferred answer"));
+    a.finish_ = std::move(finish);
+    return a;
+  }
+  Answer(Answer&&) = default;
+  Answer& operator=(Answer&&) = default;
+
+  // The result, finished here if it was deferred. Call once.
+  absl::StatusOr<T> Take() && {
+    if (finish_) return std::move(finish_)();
+    return std::move(ready_);
+  }
+
+ private:
+  absl::StatusOr<T> ready_;
+  absl::AnyInvocable<absl::StatusOr<T>() &&> finish_;
+};
+
 class Peers {
  public:
   template <typename T>
-  using Callback = std::function<void(absl::StatusOr<T>)>;
+  using Callback = std::function<void(Answer<T>)>;
 
   virtual ~Peers() = default;
   // Each call invokes `done` exactly once, possibly on another thread, possibly before it
-  // returns. Implementations must be thread-safe and put a deadline on every remote call.
+  // returns; `done` should not finish a deferred answer there (it would run on the transport's
+  // thread) but hand it to the waiting thread. Implementations must be thread-safe and put a
+  // deadline on every remote call.
   virtual void SampleOneHop(int part, OneHopRequest request,
                             Callback<std::vector<HopResult>> done) = 0;
   virtual void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,

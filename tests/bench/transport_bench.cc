@@ -157,7 +157,9 @@ int PeerPath(const Flags& f, double tcp_bps) {
   auto measure = [&](engine::Peers& peers) {
     auto issue = [&](std::function<void(bool)> done) {
       peers.GatherFeatures(1, {{type.name, ids}}, engine::FeatureDtype::kFloat32,
-                           [done](absl::StatusOr<std::vector<engine::FeatureBlock>> r) {
+                           [done](engine::Answer<std::vector<engine::FeatureBlock>> a) {
+                             absl::StatusOr<std::vector<engine::FeatureBlock>> r =
+                                 std::move(a).Take();
                              if (!r.ok()) {
                                std::fprintf(stderr, "transport_bench: %s\n",
                                             std::string(r.status().message()).c_str());

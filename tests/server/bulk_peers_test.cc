@@ -207,8 +207,8 @@ TEST_F(BulkPeersTest, PeerErrorsKeepTheirCodeAndNameThePart) {
   BulkPeers peers(grpc, client, absl::Seconds(10));
   std::promise<absl::StatusOr<std::vector<engine::FeatureBlock>>> got;
   peers.GatherFeatures(1, {{"node", {-5}}}, engine::FeatureDtype::kFloat32,
-                       [&got](absl::StatusOr<std::vector<engine::FeatureBlock>> r) {
-                         got.set_value(std::move(r));
+                       [&got](engine::Answer<std::vector<engine::FeatureBlock>> r) {
+                         got.set_value(std::move(r).Take());
                        });
   auto future = got.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);

@@ -79,8 +79,8 @@ class CachedPeersTest : public ::testing::Test {
     absl::StatusOr<std::vector<FeatureBlock>> got;
     absl::Notification done;
     peers.GatherFeatures(part, std::move(items), dtype,
-                         [&](absl::StatusOr<std::vector<FeatureBlock>> r) {
-                           got = std::move(r);
+                         [&](Answer<std::vector<FeatureBlock>> r) {
+                           got = std::move(r).Take();
                            done.Notify();
                          });
     done.WaitForNotification();
