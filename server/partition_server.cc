@@ -140,7 +140,7 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
     s->metrics_port_ = s->metrics_http_->port();
     service.metrics_port = s->metrics_port_;
   }
-  s->executor_ = std::make_unique<AsioExecutor>(threads);
+  s->executor_ = std::make_unique<AsioExecutor>(threads, "gs-build");
   s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,
                                                        s->stats_, service);
 

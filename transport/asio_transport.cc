@@ -1,6 +1,8 @@
 #include "transport/asio_transport.h"
 
 #include <algorithm>
+#include <pthread.h>
+
 #include <future>
 #include <utility>
 
@@ -27,8 +29,18 @@ std::string PeerName(const Endpoint& peer) {
   return peer.name.empty() ? peer.address : absl::StrCat(peer.name, " at ", peer.address);
 }
 
-void StartThreads(asio::io_context& io, int n, std::vector<std::thread>& threads) {
-  for (int i = 0; i < std::max(1, n); ++i) threads.emplace_back([&io] { io.run(); });
+// Threads carry names (at most 15 characters) so that `top -H` tells an operator which of a
+// server's pools is busy.
+void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
+
+void StartThreads(asio::io_context& io, int n, const char* name,
+                  std::vector<std::thread>& threads) {
+  for (int i = 0; i < std::max(1, n); ++i) {
+    threads.emplace_back([&io, name] {
+      NameThisThread(name);
+      io.run();
+    });
+  }
 }
 
 }  // namespace
@@ -52,7 +64,7 @@ AsioClient::AsioClient(AsioOptions options)
     : options_(options),
       work_(std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
           io_.get_executor())) {
-  StartThreads(io_, options_.io_threads, threads_);
+  StartThreads(io_, options_.io_threads, "gs-peer-io", threads_);
 }
 
 AsioClient::~AsioClient() {
@@ -291,7 +303,7 @@ absl::StatusOr<std::unique_ptr<AsioServer>> AsioServer::Start(const std::string&
   }
   s->port_ = s->acceptor_.local_endpoint().port();
   s->Accept();
-  StartThreads(s->io_, options.io_threads, s->threads_);
+  StartThreads(s->io_, options.io_threads, "gs-bulk-io", s->threads_);
   return s;
 }
 
@@ -411,6 +423,8 @@ void AsioServer::Serve(const std::shared_ptr<FramedSocket>& socket, Frame frame,
   };
   asio::post(handler_pool_, [fn = &handler->second, body = std::move(frame.body),
                              reply = std::move(reply)]() mutable {
+    static thread_local const bool named = (NameThisThread("gs-bulk-serve"), true);
+    (void)named;
     (*fn)(std::move(body), std::move(reply));
   });
 }

@@ -172,11 +172,19 @@ struct CachedPeers::Assembly {
   std::vector<std::vector<int64_t>> hit_row;    // per item and id: cached row or -1
   std::vector<int> miss_item;                   // per item: its index among the misses, or -1
 
-  absl::StatusOr<std::vector<FeatureBlock>> Merge(const std::vector<FeatureBlock>& misses) const;
+  // The answer in request order: rows point into the cache and into `misses` (kept alive by
+  // the blocks); only rows of another dtype are converted (written once).
+  absl::StatusOr<std::vector<FeatureBlock>> Merge(std::vector<FeatureBlock> misses) const;
 };
 
 absl::StatusOr<std::vector<FeatureBlock>> CachedPeers::Assembly::Merge(
-    const std::vector<FeatureBlock>& misses) const {
+    std::vector<FeatureBlock> misses_in) const {
+  struct Held {
+    std::shared_ptr<const PartRows> rows;
+    std::vector<FeatureBlock> misses;
+  };
+  auto held = std::make_shared<Held>(Held{rows, std::move(misses_in)});
+  const std::vector<FeatureBlock>& misses = held->misses;
   std::vector<FeatureBlock> out(items.size());
   std::vector<float> tmp;
   const int64_t out_elem = common::FeatureBytes(dtype), wire_elem = common::FeatureBytes(wire);
@@ -205,20 +213,34 @@ absl::StatusOr<std::vector<FeatureBlock>> CachedPeers::Assembly::Merge(
     b.feat_dim = feat_dim;
     const int64_t row_out = feat_dim * out_elem;
     const int64_t row_store = feat_dim * common::FeatureBytes(store);
-    b.features.resize(static_cast<size_t>(std::ssize(ids) * row_out));
+    const int64_t num_hits = std::ssize(ids) - num_misses;
+    // Only rows of another dtype than asked are written here; the others are pointed at.
+    const int64_t converted = (store != dtype ? num_hits : 0) + (wire != dtype ? num_misses : 0);
+    b.features.resize(static_cast<size_t>(converted * row_out));
     b.labels.resize(ids.size());
-    int64_t next_miss = 0;
+    b.rows.resize(ids.size());
+    b.keep = held;
+    int64_t next_miss = 0, next_converted = 0;
     for (size_t j = 0; j < ids.size(); ++j) {
-      char* dst = b.features.data() + static_cast<int64_t>(j) * row_out;
       const int64_t r = hit_row[i][j];
+      const char* src = nullptr;
+      FeatureDtype from = dtype;
       if (r >= 0) {
-        ConvertRow(cached[i]->features.data() + r * row_store, store, feat_dim, dtype, dst, tmp);
+        src = cached[i]->features.data() + r * row_store;
+        from = store;
         b.labels[j] = cached[i]->labels[static_cast<size_t>(r)];
       } else {
-        ConvertRow(fb->features.data() + next_miss * feat_dim * wire_elem, wire, feat_dim, dtype,
-                   dst, tmp);
+        src = fb->features.data() + next_miss * feat_dim * wire_elem;
+        from = wire;
         b.labels[j] = fb->labels[static_cast<size_t>(next_miss)];
         ++next_miss;
+      }
+      if (from == dtype) {
+        b.rows[j] = src;
+      } else {
+        char* dst = b.features.data() + next_converted++ * row_out;
+        ConvertRow(src, from, feat_dim, dtype, dst, tmp);
+        b.rows[j] = dst;
       }
     }
   }
@@ -305,7 +327,7 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
                                 absl::StatusOr<std::vector<FeatureBlock>> misses =
                                     std::move(r).Take();
                                 if (!misses.ok()) return misses.status();
-                                return a->Merge(*misses);
+                                return a->Merge(*std::move(misses));
                               }));
                         });
 }

@@ -329,12 +329,12 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequ
       }
       const FeatureBlock& fb = (*results[s.part])[s.item];
       if (fb.feat_dim != block.feat_dim || std::ssize(fb.labels) <= s.pos ||
-          fb.features.size() != fb.labels.size() * row_bytes) {
+          !fb.HasRowsOf(static_cast<int64_t>(row_bytes))) {
         return absl::InternalError(absl::StrCat("part ", s.part, " answered a malformed block"));
       }
       if (row_bytes > 0) {
-        std::memcpy(out[t].data() + j * row_bytes, fb.features.data() + s.pos * row_bytes,
-                    row_bytes);
+        std::memcpy(out[t].data() + j * row_bytes,
+                    fb.Row(s.pos, static_cast<int64_t>(row_bytes)), row_bytes);
       }
       block.labels[j] = fb.labels[s.pos];
     }

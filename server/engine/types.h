@@ -76,6 +76,21 @@ struct FeatureBlock {
   int64_t feat_dim = 0;
   std::vector<char> features;
   std::vector<int64_t> labels;  // [n]; -1 = unlabelled
+  // Rows that live elsewhere (CachedPeers' answers to the engine: cached rows and the peer's
+  // answer as received, never copied into one block): when not empty, row j is rows[j], and
+  // `features` holds only the rows that had to be converted (rows[] may point into it); `keep`
+  // keeps the memory alive. Row() reads either kind.
+  std::vector<const char*> rows;
+  std::shared_ptr<const void> keep;
+
+  const char* Row(int64_t j, int64_t row_bytes) const {
+    return rows.empty() ? features.data() + j * row_bytes : rows[static_cast<size_t>(j)];
+  }
+  // Whether the block holds labels.size() rows of `row_bytes` (either kind).
+  bool HasRowsOf(int64_t row_bytes) const {
+    return rows.empty() ? std::ssize(features) == std::ssize(labels) * row_bytes
+                        : rows.size() == labels.size();
+  }
 };
 
 struct SamplingConfig {

@@ -206,14 +206,29 @@ run_config() {
   # Server CPU: every 0.25 s, the servers' total CPU ticks and how many epochs have ended.
   local cpu_log=$WORK/$name.server_cpu
   : >"$cpu_log"
+  # Every second, also each server thread's ticks by thread name (gs-build, gs-bulk-serve,
+  # gs-bulk-io, gs-peer-io, gRPC's own, ...) into $cpu_log.threads.
+  : >"$cpu_log.threads"
   (
+    beat=0
     while sleep 0.25; do
       ticks=0
+      now=$(date +%s.%N) epochs=$(grep -c '"event": *"epoch"' "$metrics" 2>/dev/null)
       for pid in $(pgrep -x graphshard-serv); do
         read -r -a st <"/proc/$pid/stat" 2>/dev/null || continue
         ticks=$((ticks + st[13] + st[14]))
+        if ((beat % 4 == 0)); then
+          for task in /proc/$pid/task/*; do
+            # comm may hold spaces: the fields after its closing parenthesis.
+            line=$(<"$task/stat") 2>/dev/null || continue
+            comm=${line#*(}; comm=${comm%)*}; rest=${line##*) }
+            read -r -a f <<<"$rest"
+            echo "$now $epochs ${comm// /_} $((f[11] + f[12]))"
+          done >>"$cpu_log.threads"
+        fi
       done
-      echo "$(date +%s.%N) $(grep -c '"event": *"epoch"' "$metrics" 2>/dev/null) $ticks"
+      beat=$((beat + 1))
+      echo "$now $epochs $ticks"
     done >>"$cpu_log"
   ) &
   local sampler=$!
@@ -254,6 +269,25 @@ end = next((s for s in samples if s[1] >= n), None)
 util = None
 if start and end and end[0] > start[0]:
     util = round((end[2] - start[2]) / float(hz) / (end[0] - start[0]) / int(cores), 4)
+# Cores busy per server thread name over the last epoch (all servers together): the names'
+# summed ticks at the sample after epoch n-1 ended and at the one after epoch n ended.
+threads = {}
+try:
+    rows = [l.split() for l in open(cpu_log + ".threads")]
+    rows = [(float(r[0]), int(r[1]), r[2], int(r[3])) for r in rows if len(r) == 4]
+    times = sorted({r[0] for r in rows})
+    t0 = next((t for t in times if any(r[0] == t and r[1] >= n - 1 for r in rows)), None)
+    t1 = next((t for t in times if any(r[0] == t and r[1] >= n for r in rows)), None)
+    if t0 is not None and t1 is not None and t1 > t0:
+        per = {}
+        for t in (t0, t1):
+            for (tt, _, comm, ticks) in rows:
+                if tt == t:
+                    per.setdefault(comm, [0, 0])[0 if t == t0 else 1] += ticks
+        threads = {c: round((b - a) / float(hz) / (t1 - t0), 2) for c, (a, b) in per.items()
+                   if b > a}
+except (OSError, ValueError):
+    pass
 print(json.dumps({
     "name": f"gpu_train_{name}", "value": round(last["time_s"], 3), "unit": "s/epoch",
     "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
@@ -277,6 +311,7 @@ print(json.dumps({
     "pipeline_stage_s": round(last.get("pipeline_stage_s", 0), 3),
     "pipeline_full_wait_s": round(last.get("pipeline_full_wait_s", 0), 3),
     "server_cpu_util": util,
+    "server_thread_cores": threads,
     "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
     "steps": last["steps"], "run_wall_s": int(wall)}))
 PY

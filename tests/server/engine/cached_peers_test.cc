@@ -85,7 +85,22 @@ class CachedPeersTest : public ::testing::Test {
                          });
     done.WaitForNotification();
     EXPECT_TRUE(got.ok()) << got.status();
-    return got.ok() ? *std::move(got) : std::vector<FeatureBlock>{};
+    if (!got.ok()) return {};
+    // The cache answers with rows pointing into its rows and the peer's answer: read them as
+    // the engine does (Row), flattened, so that the tests compare bytes.
+    for (FeatureBlock& b : *got) {
+      const int64_t row_bytes = b.feat_dim * common::FeatureBytes(dtype);
+      EXPECT_TRUE(b.HasRowsOf(row_bytes));
+      if (b.rows.empty()) continue;
+      std::vector<char> flat;
+      for (size_t j = 0; j < b.labels.size(); ++j) {
+        const char* row = b.Row(static_cast<int64_t>(j), row_bytes);
+        flat.insert(flat.end(), row, row + row_bytes);
+      }
+      b.features = std::move(flat);
+      b.rows.clear();
+    }
+    return *std::move(got);
   }
 
   testing::ScratchDir tmp_;
