@@ -16,6 +16,8 @@ namespace {
 
 // How many seeds a sampling loop goes between two looks at its CancelFn.
 constexpr size_t kCancelCheckEvery = 4096;
+// How many rows ahead a feature gather prefetches (random reads from the mapped part).
+constexpr size_t kRowsAhead = 4;
 
 // Floyd's algorithm: k distinct positions in [0, n), each k-subset equally likely, in O(k).
 // Small k use a linear scan of the chosen set (faster than hashing for the usual fanouts).
@@ -311,8 +313,19 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
         static_cast<size_t>(shard.feat_dim) * static_cast<size_t>(common::FeatureBytes(dtype));
     b.features.resize(items[i].ids.size() * row_bytes);
     b.labels.resize(items[i].ids.size());
-    for (size_t j = 0; j < items[i].ids.size(); ++j) {
-      const int64_t row = items[i].ids[j] - shard.begin;
+    const std::vector<int64_t>& ids = items[i].ids;
+    const size_t src_row_bytes = static_cast<size_t>(shard.feat_dim) * sizeof(float);
+    for (size_t j = 0; j < ids.size(); ++j) {
+      // Rows are random reads from the mapped part: the row kRowsAhead ahead is fetched while
+      // this one is copied (CheckOwned checked every id above).
+      if (j + kRowsAhead < ids.size()) {
+        const int64_t ahead = ids[j + kRowsAhead] - shard.begin;
+        const char* next = reinterpret_cast<const char*>(shard.features.data() +
+                                                         ahead * shard.feat_dim);
+        for (size_t b = 0; b < src_row_bytes; b += 64) __builtin_prefetch(next + b);
+        __builtin_prefetch(shard.labels.data() + ahead);
+      }
+      const int64_t row = ids[j] - shard.begin;
       WriteFeatureRow(shard, row, dtype, b.features.data() + j * row_bytes);
       b.labels[j] = shard.labels[row];
     }

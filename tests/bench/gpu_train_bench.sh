@@ -220,7 +220,7 @@ run_config() {
         if ((beat % 4 == 0)); then
           for task in /proc/$pid/task/*; do
             # comm may hold spaces: the fields after its closing parenthesis.
-            line=$(<"$task/stat") 2>/dev/null || continue
+            line=$(cat "$task/stat" 2>/dev/null) || continue
             comm=${line#*(}; comm=${comm%)*}; rest=${line##*) }
             read -r -a f <<<"$rest"
             echo "$now $epochs ${comm// /_} $((f[11] + f[12]))"
@@ -269,15 +269,17 @@ end = next((s for s in samples if s[1] >= n), None)
 util = None
 if start and end and end[0] > start[0]:
     util = round((end[2] - start[2]) / float(hz) / (end[0] - start[0]) / int(cores), 4)
-# Cores busy per server thread name over the last epoch (all servers together): the names'
-# summed ticks at the sample after epoch n-1 ended and at the one after epoch n ended.
+# Cores busy per server thread name at steady state (all servers together): the names' summed
+# ticks at the sample after epoch 1 ended and at the one after epoch n-1 ended (the last epoch's
+# batches were mostly built during the one before); the last epoch when n < 3.
 threads = {}
 try:
     rows = [l.split() for l in open(cpu_log + ".threads")]
     rows = [(float(r[0]), int(r[1]), r[2], int(r[3])) for r in rows if len(r) == 4]
     times = sorted({r[0] for r in rows})
-    t0 = next((t for t in times if any(r[0] == t and r[1] >= n - 1 for r in rows)), None)
-    t1 = next((t for t in times if any(r[0] == t and r[1] >= n for r in rows)), None)
+    lo, hi = (1, n - 1) if n >= 3 else (n - 1, n)
+    t0 = next((t for t in times if any(r[0] == t and r[1] >= lo for r in rows)), None)
+    t1 = next((t for t in times if any(r[0] == t and r[1] >= hi for r in rows)), None)
     if t0 is not None and t1 is not None and t1 > t0:
         per = {}
         for t in (t0, t1):
