@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
 #include "python/cuda_host.h"
 #include "python/loader_core.h"
@@ -199,7 +200,11 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.rpc_timeout_s = rpc_timeout_s;
   o.max_held_batches = max_held_batches;
   const absl::optional<trainer::Assignment> a = trainer::FromName<trainer::Assignment>(assignment);
-  if (!a) throw py::value_error("assignment='" + assignment + "': expected part or spread");
+  if (!a) {
+    throw py::value_error(absl::StrCat(
+        "assignment='", assignment, "': expected ",
+        absl::StrJoin(trainer::NamesOf<trainer::Assignment>(), " or ")));
+  }
   o.assignment = *a;
   absl::StatusOr<std::unique_ptr<LoaderCore>> core;
   {
