@@ -127,6 +127,21 @@ std::vector<std::vector<TypedIds>> ChooseHotRows(const LocalPart& local, int64_t
   return out;
 }
 
+void CachedPeers::TypeRows::MaybeDense() {
+  if (row_of.empty() || std::ssize(row_of) > std::numeric_limits<int32_t>::max()) return;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const auto& [id, row] : row_of) {
+    lo = std::min(lo, id);
+    hi = std::max(hi, id);
+  }
+  const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
+  if (range > static_cast<uint64_t>(std::ssize(row_of)) * 4) return;  // 4 x 4 B <= 16 B a row
+  dense_begin = lo;
+  dense.assign(range, -1);
+  for (const auto& [id, row] : row_of) dense[static_cast<size_t>(id - lo)] = static_cast<int32_t>(row);
+  absl::flat_hash_map<int64_t, int64_t>().swap(row_of);
+}
+
 const CachedPeers::TypeRows* CachedPeers::PartRows::Find(const std::string& node_type) const {
   for (const TypeRows& t : types) {
     if (t.node_type == node_type) return &t;
@@ -283,9 +298,9 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
     TypedIds miss{items[i].node_type, {}};
     for (size_t j = 0; j < items[i].ids.size(); ++j) {
       if (t != nullptr) {
-        auto it = t->row_of.find(items[i].ids[j]);
-        if (it != t->row_of.end()) {
-          hit[j] = it->second;
+        const int64_t r = t->RowOf(items[i].ids[j]);
+        if (r >= 0) {
+          hit[j] = r;
           continue;
         }
       }
@@ -480,6 +495,7 @@ absl::Status CachedPeers::FillPart(int part, const std::vector<TypedIds>& rows) 
         return NotCached(part);
       }
     }
+    dst.MaybeDense();
     num_rows += std::ssize(want.ids);
     bytes += std::ssize(want.ids) * CacheRowBytes(feat_dim, store);
   }

@@ -137,7 +137,10 @@ TEST_F(CachedPeersTest, ChoosesTheRemoteRowsWithTheMostInEdgesThatFitTheBudget) 
 
 TEST_F(CachedPeersTest, AnswersAreByteIdenticalToThePeersForEveryDtype) {
   const int64_t half_budget = std::ssize(RemoteInEdges()) / 2 * CacheRowBytes(12, FeatureDtype::kFloat32);
-  for (int64_t capacity : {int64_t{0}, half_budget, int64_t{1} << 30}) {
+  // Three rows (spread over the part's ids: looked up in the hash map), half the candidates
+  // and all of them (a dense table over their id range).
+  const int64_t three_rows = 3 * CacheRowBytes(12, FeatureDtype::kFloat32) + 1;
+  for (int64_t capacity : {int64_t{0}, three_rows, half_budget, int64_t{1} << 30}) {
     CachedPeers cached(local(), *peers_, Options(capacity));
     ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
     for (FeatureDtype dtype :
