@@ -75,6 +75,7 @@ absl::Status RunHop(const LocalPart& local, Peers& peers, const MinibatchRequest
     if (fanout == 0 || dst.frontier_begin == frontier_end[etypes[e].dst]) continue;
     std::vector<int> item_of(k, -1);
     const common::PartitionBook& book = *local.node_types()[etypes[e].dst].book;
+    slots[e].reserve(static_cast<size_t>(frontier_end[etypes[e].dst] - dst.frontier_begin));
     for (int64_t j = dst.frontier_begin; j < frontier_end[etypes[e].dst]; ++j) {
       int p = book.Owner(dst.ids[j]);
       if (item_of[p] < 0) {
