@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 #include "absl/synchronization/notification.h"
@@ -86,9 +88,13 @@ class CachedPeersTest : public ::testing::Test {
     done.WaitForNotification();
     EXPECT_TRUE(got.ok()) << got.status();
     if (!got.ok()) return {};
-    // The cache answers with rows pointing into its rows and the peer's answer: read them as
-    // the engine does (Row), flattened, so that the tests compare bytes.
-    for (FeatureBlock& b : *got) {
+    Flatten(*got, dtype);
+    return *std::move(got);
+  }
+  // The cache answers with rows pointing into its rows and the peer's answer: read them as the
+  // engine does (Row), flattened, so that the tests compare bytes.
+  static void Flatten(std::vector<FeatureBlock>& blocks, FeatureDtype dtype) {
+    for (FeatureBlock& b : blocks) {
       const int64_t row_bytes = b.feat_dim * common::FeatureBytes(dtype);
       EXPECT_TRUE(b.HasRowsOf(row_bytes));
       if (b.rows.empty()) continue;
@@ -100,7 +106,6 @@ class CachedPeersTest : public ::testing::Test {
       b.features = std::move(flat);
       b.rows.clear();
     }
-    return *std::move(got);
   }
 
   testing::ScratchDir tmp_;
@@ -167,6 +172,41 @@ TEST_F(CachedPeersTest, AnswersAreByteIdenticalToThePeersForEveryDtype) {
       EXPECT_LE(c.bytes, capacity);
     }
   }
+}
+
+// The merge of cached rows with the peer's answer is deferred: the transport's thread only hands
+// the answer over; the rows are put together where it is taken.
+TEST_F(CachedPeersTest, TheMergeRunsWhereTheAnswerIsTakenNotOnTheTransportThread) {
+  testing::TransportLikePeers transport(*peers_);
+  CachedPeers cached(local(), transport, Options(int64_t{1} << 30));
+  ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
+  transport.Forget();  // the fill's answers were finished on the fill thread
+  std::optional<Answer<std::vector<FeatureBlock>>> answer;
+  std::thread::id called_on;
+  absl::Notification called;
+  const std::vector<TypedIds> request = MixedRequest();  // hits and misses
+  cached.GatherFeatures(1, request, FeatureDtype::kFloat32,
+                        [&](Answer<std::vector<FeatureBlock>> a) {
+                          answer = std::move(a);
+                          called_on = std::this_thread::get_id();
+                          called.Notify();
+                        });
+  ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_NE(called_on, std::this_thread::get_id()) << "the transport called back inline";
+  EXPECT_TRUE(transport.finished_on().empty()) << "finished before it was taken";
+  absl::StatusOr<std::vector<FeatureBlock>> got = std::move(*answer).Take();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(transport.finished_on(), std::vector<std::thread::id>{std::this_thread::get_id()});
+  Flatten(*got, FeatureDtype::kFloat32);
+  absl::StatusOr<std::vector<FeatureBlock>> want =
+      remote().GatherFeatures(request, FeatureDtype::kFloat32);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    EXPECT_EQ((*got)[i].features, (*want)[i].features) << "item " << i;
+    EXPECT_EQ((*got)[i].labels, (*want)[i].labels) << "item " << i;
+  }
+  EXPECT_GT(cached.counters().hits, 0);
 }
 
 // Float32 rows asked as float16 (bfloat16) are the float32 rows rounded to that format (nearest

@@ -10,9 +10,11 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/partition_part.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/local_part.h"
@@ -92,6 +94,73 @@ class CountingPeers final : public engine::Peers {
   std::vector<std::atomic<int>> gathers_;
   int failing_ = -1;
   absl::Status error_;
+};
+
+// Answers as a transport does: on a thread of its own (one per request), handing over a deferred
+// answer; records the threads the answers were finished on (they must be the waiters', never
+// the transport's: engine::Answer).
+class TransportLikePeers final : public engine::Peers {
+ public:
+  explicit TransportLikePeers(engine::Peers& inner) : inner_(inner) {}
+  ~TransportLikePeers() override {
+    std::vector<std::thread> threads;
+    {
+      absl::MutexLock lock(&mu_);
+      threads.swap(threads_);
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  void SampleOneHop(int part, engine::OneHopRequest request,
+                    Callback<std::vector<engine::HopResult>> done) override {
+    inner_.SampleOneHop(part, std::move(request),
+                        [this, done](engine::Answer<std::vector<engine::HopResult>> a) {
+                          HandOver(std::move(a), done);
+                        });
+  }
+  void GatherFeatures(int part, std::vector<engine::TypedIds> items, engine::FeatureDtype dtype,
+                      Callback<std::vector<engine::FeatureBlock>> done) override {
+    inner_.GatherFeatures(part, std::move(items), dtype,
+                          [this, done](engine::Answer<std::vector<engine::FeatureBlock>> a) {
+                            HandOver(std::move(a), done);
+                          });
+  }
+  std::vector<std::thread::id> finished_on() {
+    absl::MutexLock lock(&mu_);
+    return finished_on_;
+  }
+  std::vector<std::thread::id> transport_threads() {
+    absl::MutexLock lock(&mu_);
+    return transport_threads_;
+  }
+  void Forget() {
+    absl::MutexLock lock(&mu_);
+    finished_on_.clear();
+  }
+
+ private:
+  template <typename T>
+  void HandOver(engine::Answer<T> answer, Callback<T> done) {
+    absl::MutexLock lock(&mu_);
+    threads_.emplace_back([this, answer = std::move(answer), done]() mutable {
+      {
+        absl::MutexLock seen(&mu_);
+        transport_threads_.push_back(std::this_thread::get_id());
+      }
+      done(engine::Answer<T>::Deferred([this, answer = std::move(answer)]() mutable {
+        {
+          absl::MutexLock seen(&mu_);
+          finished_on_.push_back(std::this_thread::get_id());
+        }
+        return std::move(answer).Take();
+      }));
+    });
+  }
+
+  engine::Peers& inner_;
+  absl::Mutex mu_;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread::id> finished_on_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread::id> transport_threads_ ABSL_GUARDED_BY(mu_);
 };
 
 // TinyGraph (partition_fixture.h) written in two parts and loaded in-process; part 0's own

@@ -105,6 +105,23 @@ TEST_F(MinibatchBuilderTest, SameRequestGivesSameBatch) {
   testing::ExpectSameBatch(*a, *b);
 }
 
+// Peers answer on their transport's thread; decoding and merging (the deferred part of an
+// answer) must run on the builder's thread, which waits anyway, so that the transport's thread
+// goes back to reading.
+TEST_F(MinibatchBuilderTest, AnswersAreFinishedOnTheBuildersThreadNotTheTransports) {
+  testing::TransportLikePeers transport(*peers_);
+  const MinibatchRequest r = Request({2, 2});
+  absl::StatusOr<Minibatch> got = BuildMinibatch(*parts_.parts[0], transport, r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<Minibatch> want = Build(r);
+  ASSERT_TRUE(want.ok()) << want.status();
+  testing::ExpectSameBatch(*got, *want);
+  const std::vector<std::thread::id> finished = transport.finished_on();
+  ASSERT_FALSE(finished.empty()) << "the batch asked part 1 nothing";
+  EXPECT_EQ(finished.size(), transport.transport_threads().size());
+  for (std::thread::id t : finished) EXPECT_EQ(t, std::this_thread::get_id());
+}
+
 TEST_F(MinibatchBuilderTest, BadRequestsAreInvalidArgumentBeforeAnyPeerIsAsked) {
   const int64_t foreign = parts_.parts[1]->part().FindNodes("node")->begin;
   struct Case {
