@@ -339,10 +339,10 @@ void CachedPeers::GatherFeatures(int part, std::vector<TypedIds> items, FeatureD
                           done(Answer<std::vector<FeatureBlock>>::Deferred(
                               [a, r = std::move(r)]() mutable
                               -> absl::StatusOr<std::vector<FeatureBlock>> {
-                                absl::StatusOr<std::vector<FeatureBlock>> misses =
+                                absl::StatusOr<std::vector<FeatureBlock>> answered =
                                     std::move(r).Take();
-                                if (!misses.ok()) return misses.status();
-                                return a->Merge(*std::move(misses));
+                                if (!answered.ok()) return answered.status();
+                                return a->Merge(*std::move(answered));
                               }));
                         });
 }

@@ -322,7 +322,7 @@ absl::StatusOr<std::vector<FeatureBlock>> LocalPart::GatherFeatures(
         const int64_t ahead = ids[j + kRowsAhead] - shard.begin;
         const char* next = reinterpret_cast<const char*>(shard.features.data() +
                                                          ahead * shard.feat_dim);
-        for (size_t b = 0; b < src_row_bytes; b += 64) __builtin_prefetch(next + b);
+        for (size_t at = 0; at < src_row_bytes; at += 64) __builtin_prefetch(next + at);
         __builtin_prefetch(shard.labels.data() + ahead);
       }
       const int64_t row = ids[j] - shard.begin;
