@@ -1,8 +1,8 @@
 #include "transport/asio_transport.h"
 
-#include <algorithm>
 #include <pthread.h>
 
+#include <algorithm>
 #include <future>
 #include <utility>
 

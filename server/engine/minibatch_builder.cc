@@ -337,10 +337,8 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequ
       if (s.item < 0) continue;
       if (j + kRowsAhead < block.ids.size() && row_bytes > 0) {
         const Slot& ahead = where[t][j + kRowsAhead];
-        if (ahead.item >= 0 && ahead.part == s.part) {
-          if (const char* row = answered_row(ahead, static_cast<int64_t>(row_bytes))) {
-            for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
-          }
+        if (const char* row = answered_row(ahead, static_cast<int64_t>(row_bytes))) {
+          for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
         }
       }
       if (!results[s.part].has_value() || std::ssize(*results[s.part]) <= s.item) {
