@@ -22,7 +22,7 @@
 #     Reported: each side's JSON (`netns_<mode>_A_*`, `_B_*`, with the veth's tx/rx bytes/s and
 #     utilisation = max(tx, rx) / link rate), and summed: `netns_<mode>_<dtype>_<n>clients_
 #     batches_per_s`, `..._link_utilisation` (the busier side), and the ratio to samehost.
-# Knobs: BENCH_BATCHES (60 per client), CLIENTS (1,2,4), DTYPES (float32,float16), CACHE_MIB
+# Knobs: BENCH_BATCHES (60 per client), PREFETCH (8: batches each server stream builds ahead), CLIENTS (1,2,4), DTYPES (float32,float16), CACHE_MIB
 #   (256), WARMUP (4 batches per client, untimed, ring kept), CPUS (taskset list), METHOD (metis),
 #   SMALL=1 (a 200k-node generated graph with random parts instead: a quick check anywhere),
 #   BUILD_DIR (build-dev; SKIP_BUILD=1 uses it as it is), BENCH_DATA (/tmp/gsdata), MODES (empty:
@@ -78,6 +78,7 @@ else
 fi
 P2=$(readlink -f "$P2")
 B=${BENCH_BATCHES:-60}
+PREFETCH=${PREFETCH:-8}  # batches each server stream builds ahead (>= 1)
 CLIENTS=${CLIENTS:-1,2,4}
 DTYPES=${DTYPES:-float32,float16}
 CACHE_MIB=${CACHE_MIB:-256}
@@ -97,7 +98,7 @@ RESULTS=$OUT/cross_host.jsonl
 [[ -n $MODES ]] && set -x
 [[ -z $MODES ]] || timeout "${XHOST_TIMEOUT:-1800}" "${PIN[@]}" "$BIN/server_bench" --partition "$P2" \
   --cross-host "$MODES" --clients "$CLIENTS" --feature-dtype "$DTYPES" --batches "$B" \
-  --threads "$J" --prefetch 8 --peer-cache-mib "$CACHE_MIB" --warmup-batches "$WARMUP" \
+  --threads "$J" --prefetch "$PREFETCH" --peer-cache-mib "$CACHE_MIB" --warmup-batches "$WARMUP" \
   2>"$OUT/cross_host.err" | tee -a "$RESULTS" || log "cross-host section: exit $?"
 { set +x; } 2>/dev/null
 log "cross-host section done"
@@ -184,7 +185,7 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
     ns=$nsA addr=$addrA
     ((k == 1)) && ns=$nsB addr=$addrB
     ip netns exec "$ns" "$BIN/graphshard-server" --partition "$P2" --part "$k" \
-      --listen "$addr:0" --registry "$reg" --threads "$HALF" --prefetch 8 --rpc-timeout-s 120 \
+      --listen "$addr:0" --registry "$reg" --threads "$HALF" --prefetch "$PREFETCH" --rpc-timeout-s 120 \
       "${flags[@]}" >"$OUT/netns_${mode}_server$k.log" 2>&1 &
     SERVER_PIDS+=($!)
   done
