@@ -231,10 +231,15 @@ absl::StatusOr<std::vector<FeatureBlock>> CachedPeers::Assembly::Merge(
     const int64_t num_hits = std::ssize(ids) - num_misses;
     // Only rows of another dtype than asked are written here; the others are pointed at.
     const int64_t converted = (store != dtype ? num_hits : 0) + (wire != dtype ? num_misses : 0);
-    b.features.resize(static_cast<size_t>(converted * row_out));
+    struct Kept {
+      std::shared_ptr<const Held> held;
+      std::vector<char> converted;
+    };
+    auto kept = std::make_shared<Kept>(Kept{held, {}});
+    kept->converted.resize(static_cast<size_t>(converted * row_out));
     b.labels.resize(ids.size());
     b.rows.resize(ids.size());
-    b.keep = held;
+    b.keep = kept;
     int64_t next_miss = 0, next_converted = 0;
     for (size_t j = 0; j < ids.size(); ++j) {
       const int64_t r = hit_row[i][j];
@@ -253,7 +258,7 @@ absl::StatusOr<std::vector<FeatureBlock>> CachedPeers::Assembly::Merge(
       if (from == dtype) {
         b.rows[j] = src;
       } else {
-        char* dst = b.features.data() + next_converted++ * row_out;
+        char* dst = kept->converted.data() + next_converted++ * row_out;
         ConvertRow(src, from, feat_dim, dtype, dst, tmp);
         b.rows[j] = dst;
       }

@@ -77,9 +77,9 @@ struct FeatureBlock {
   std::vector<char> features;
   std::vector<int64_t> labels;  // [n]; -1 = unlabelled
   // Rows that live elsewhere (CachedPeers' answers to the engine: cached rows and the peer's
-  // answer as received, never copied into one block): when not empty, row j is rows[j], and
-  // `features` holds only the rows that had to be converted (rows[] may point into it); `keep`
-  // keeps the memory alive. Row() reads either kind.
+  // answer as received, never copied into one block): when not empty, row j is rows[j],
+  // `features` is empty, and `keep` keeps every row pointed at alive (copies of the block stay
+  // valid). Row() reads either kind.
   std::vector<const char*> rows;
   std::shared_ptr<const void> keep;
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -178,7 +179,8 @@ TEST_F(CachedPeersTest, AnswersAreByteIdenticalToThePeersForEveryDtype) {
 // the answer over; the rows are put together where it is taken.
 TEST_F(CachedPeersTest, TheMergeRunsWhereTheAnswerIsTakenNotOnTheTransportThread) {
   testing::TransportLikePeers transport(*peers_);
-  CachedPeers cached(local(), transport, Options(int64_t{1} << 30));
+  auto owned = std::make_unique<CachedPeers>(local(), transport, Options(int64_t{1} << 30));
+  CachedPeers& cached = *owned;
   ASSERT_TRUE(cached.WaitFilled(absl::Seconds(30)));
   transport.Forget();  // the fill's answers were finished on the fill thread
   std::optional<Answer<std::vector<FeatureBlock>>> answer;
@@ -194,9 +196,16 @@ TEST_F(CachedPeersTest, TheMergeRunsWhereTheAnswerIsTakenNotOnTheTransportThread
   ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_NE(called_on, std::this_thread::get_id()) << "the transport called back inline";
   EXPECT_TRUE(transport.finished_on().empty()) << "finished before it was taken";
-  absl::StatusOr<std::vector<FeatureBlock>> got = std::move(*answer).Take();
-  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<FeatureBlock>> taken = std::move(*answer).Take();
+  ASSERT_TRUE(taken.ok()) << taken.status();
   EXPECT_EQ(transport.finished_on(), std::vector<std::thread::id>{std::this_thread::get_id()});
+  EXPECT_GT(cached.counters().hits, 0);
+  // The blocks point at cached rows and at the peer's answer: a copy stays valid after the
+  // original blocks, the answer and the cache itself are gone.
+  std::optional<std::vector<FeatureBlock>> got(*taken);
+  taken = absl::UnknownError("gone");
+  answer.reset();
+  owned.reset();
   Flatten(*got, FeatureDtype::kFloat32);
   absl::StatusOr<std::vector<FeatureBlock>> want =
       remote().GatherFeatures(request, FeatureDtype::kFloat32);
@@ -206,7 +215,34 @@ TEST_F(CachedPeersTest, TheMergeRunsWhereTheAnswerIsTakenNotOnTheTransportThread
     EXPECT_EQ((*got)[i].features, (*want)[i].features) << "item " << i;
     EXPECT_EQ((*got)[i].labels, (*want)[i].labels) << "item " << i;
   }
-  EXPECT_GT(cached.counters().hits, 0);
+}
+
+// The cache's answers point at its rows, the peer's answer and rows converted for the request:
+// copies of the blocks stay valid when the answer and the cache are gone (ASan checks the reads).
+TEST_F(CachedPeersTest, CopiesOfAnswersOutliveTheAnswerAndTheCache) {
+  for (FeatureDtype wire : {FeatureDtype::kFloat32, FeatureDtype::kFloat16}) {
+    auto cached = std::make_unique<CachedPeers>(local(), *peers_, Options(int64_t{1} << 30, wire));
+    ASSERT_TRUE(cached->WaitFilled(absl::Seconds(30)));
+    const std::vector<FeatureBlock> want = Gather(*cached, 1, MixedRequest(), FeatureDtype::kFloat32);
+    absl::StatusOr<std::vector<FeatureBlock>> got;
+    absl::Notification done;
+    cached->GatherFeatures(1, MixedRequest(), FeatureDtype::kFloat32,
+                           [&](Answer<std::vector<FeatureBlock>> a) {
+                             got = std::move(a).Take();
+                             done.Notify();
+                           });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::vector<FeatureBlock> copy = *got;
+    got = absl::UnknownError("gone");
+    cached.reset();
+    Flatten(copy, FeatureDtype::kFloat32);
+    ASSERT_EQ(copy.size(), want.size());
+    for (size_t i = 0; i < copy.size(); ++i) {
+      EXPECT_EQ(copy[i].features, want[i].features) << "wire " << static_cast<int>(wire) << " item " << i;
+      EXPECT_EQ(copy[i].labels, want[i].labels);
+    }
+  }
 }
 
 // Float32 rows asked as float16 (bfloat16) are the float32 rows rounded to that format (nearest
