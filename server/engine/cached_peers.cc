@@ -1,6 +1,7 @@
 #include "server/engine/cached_peers.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -26,7 +27,8 @@ const char* DtypeName(FeatureDtype d) {
 
 // Writes n elements at `src` (dtype `from`) as `to` at `dst`. Only the conversions a peer makes
 // (float32 -> 16-bit, with ConvertFloatRow) and exact widening (16-bit -> float32) happen here;
-// 16-bit -> another 16-bit never does (it would round twice). `tmp` holds an aligned copy.
+// 16-bit -> another 16-bit never does (it would round twice). `tmp` holds an aligned copy of a
+// float32 row that is not 4-byte aligned (rows of a cache or an answer always are).
 void ConvertRow(const char* src, FeatureDtype from, int64_t n, FeatureDtype to, char* dst,
                 std::vector<float>& tmp) {
   if (n <= 0) return;  // a type without features: src and dst may be null
@@ -35,6 +37,10 @@ void ConvertRow(const char* src, FeatureDtype from, int64_t n, FeatureDtype to, 
     return;
   }
   if (from == FeatureDtype::kFloat32) {
+    if (reinterpret_cast<std::uintptr_t>(src) % alignof(float) == 0) {
+      ConvertFloatRow(reinterpret_cast<const float*>(src), n, to, dst);
+      return;
+    }
     tmp.resize(static_cast<size_t>(n));
     std::memcpy(tmp.data(), src, static_cast<size_t>(n) * 4);
     ConvertFloatRow(tmp.data(), n, to, dst);

@@ -319,28 +319,12 @@ absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequ
           write_direct)));
   profile.peer_requests += requests_sent;
   profile.peer_rounds += requests_sent > 0 ? 1 : 0;
-  // The answered rows are random reads too (a cache's rows, in no useful order): each is
-  // prefetched kRowsAhead rows before it is copied.
-  auto answered_row = [&](const Slot& s, int64_t row_bytes) -> const char* {
-    if (s.item < 0 || !results[s.part].has_value() || std::ssize(*results[s.part]) <= s.item) {
-      return nullptr;
-    }
-    const FeatureBlock& fb = (*results[s.part])[s.item];
-    if (std::ssize(fb.labels) <= s.pos || !fb.HasRowsOf(row_bytes)) return nullptr;
-    return fb.Row(s.pos, row_bytes);
-  };
   for (size_t t = 0; t < nodes.size(); ++t) {
     NodeBlock& block = nodes[t];
     const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
     for (size_t j = 0; j < block.ids.size(); ++j) {
       const Slot& s = where[t][j];
       if (s.item < 0) continue;
-      if (j + kRowsAhead < block.ids.size() && row_bytes > 0) {
-        const Slot& ahead = where[t][j + kRowsAhead];
-        if (const char* row = answered_row(ahead, static_cast<int64_t>(row_bytes))) {
-          for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
-        }
-      }
       if (!results[s.part].has_value() || std::ssize(*results[s.part]) <= s.item) {
         return absl::InternalError(absl::StrCat("part ", s.part, " answered too few blocks"));
       }

@@ -217,6 +217,49 @@ TEST_F(CachedPeersTest, TheMergeRunsWhereTheAnswerIsTakenNotOnTheTransportThread
   }
 }
 
+// Answers every gather with its first block cut short by one row's bytes (a buggy or hostile
+// peer).
+class TruncatingPeers final : public Peers {
+ public:
+  explicit TruncatingPeers(Peers& inner) : inner_(inner) {}
+  void SampleOneHop(int part, OneHopRequest request, Callback<std::vector<HopResult>> done) override {
+    inner_.SampleOneHop(part, std::move(request), std::move(done));
+  }
+  void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
+                      Callback<std::vector<FeatureBlock>> done) override {
+    inner_.GatherFeatures(part, std::move(items), dtype,
+                          [done, dtype](Answer<std::vector<FeatureBlock>> a) {
+                            absl::StatusOr<std::vector<FeatureBlock>> r = std::move(a).Take();
+                            if (r.ok() && !r->empty() && !(*r)[0].features.empty()) {
+                              const int64_t row = (*r)[0].feat_dim * common::FeatureBytes(dtype);
+                              (*r)[0].features.resize((*r)[0].features.size() - row);
+                            }
+                            done(std::move(r));
+                          });
+  }
+
+ private:
+  Peers& inner_;
+};
+
+// A peer whose answer is short by a row gets DataLoss naming it, not rows read past its buffer
+// (float16 peer rows for a float32 request: the cache checks and converts the peer's rows).
+TEST_F(CachedPeersTest, AMalformedPeerAnswerIsDataLossNamingThePeer) {
+  TruncatingPeers bad(*peers_);
+  CachedPeers cached(local(), bad, Options(0, FeatureDtype::kFloat16));
+  absl::StatusOr<std::vector<FeatureBlock>> got;
+  absl::Notification done;
+  cached.GatherFeatures(1, MixedRequest(), FeatureDtype::kFloat32,
+                        [&](Answer<std::vector<FeatureBlock>> a) {
+                          got = std::move(a).Take();
+                          done.Notify();
+                        });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_NE(got.status().message().find("part 1"), absl::string_view::npos) << got.status();
+}
+
 // The cache's answers point at its rows, the peer's answer and rows converted for the request:
 // copies of the blocks stay valid when the answer and the cache are gone (ASan checks the reads).
 TEST_F(CachedPeersTest, CopiesOfAnswersOutliveTheAnswerAndTheCache) {
