@@ -125,6 +125,9 @@ absl::StatusOr<FileInfo> ParseFileInfo(const json& j, const std::string& path,
   if (!parsed.ok()) return f.Error("dtype", parsed.status().message());
   info.dtype = *parsed;
   ASSIGN_OR_RETURN(info.shape, f.IntList("shape"));
+  if (!ShapeFits(info.shape, DTypeSize(info.dtype))) {
+    return f.Error("shape", "has a negative dim or more bytes than fit in 64 bits");
+  }
   ASSIGN_OR_RETURN(info.checksum, f.String("checksum"));
   return info;
 }

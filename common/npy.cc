@@ -58,6 +58,14 @@ absl::StatusOr<DType> ParseDTypeName(absl::string_view name) {
 
 size_t DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 8; }
 
+bool ShapeFits(absl::Span<const int64_t> shape, size_t elem_size) {
+  int64_t bytes = static_cast<int64_t>(elem_size);
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) return false;
+  }
+  return true;
+}
+
 int64_t NpyHeader::NumElements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -109,6 +117,9 @@ absl::StatusOr<NpyHeader> ParseNpyHeader(absl::Span<const char> file, const std:
       return absl::DataLossError(absl::StrCat(path, ": bad shape ", *shape));
     }
     header.shape.push_back(dim);
+  }
+  if (!ShapeFits(header.shape, DTypeSize(header.dtype))) {
+    return absl::DataLossError(absl::StrCat(path, ": shape ", *shape, " is too large"));
   }
   return header;
 }

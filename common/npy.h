@@ -39,6 +39,11 @@ struct NpyHeader {
   int64_t NumElements() const;
 };
 
+// Whether every dim of `shape` is >= 0 and the array's bytes (`elem_size` each) fit in an
+// int64_t; shapes come from files and manifests, so NumElements() and byte counts are computed
+// only for shapes that pass this.
+bool ShapeFits(absl::Span<const int64_t> shape, size_t elem_size);
+
 // Parses the header at the start of `file`; DataLoss (bad magic, version, dict, Fortran order,
 // big-endian, unsupported dtype) naming `path`.
 absl::StatusOr<NpyHeader> ParseNpyHeader(absl::Span<const char> file, const std::string& path);

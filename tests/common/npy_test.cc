@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include "common/checksum.h"
@@ -35,6 +36,25 @@ TEST(NpyHeaderTest, BadMagicIsDataLossNamingFile) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("bad.npy"));
+}
+
+TEST(NpyHeaderTest, ShapeWhoseBytesOverflowIsDataLossNamingFile) {
+  // 2^32 x 2^32 float32 elements: the element count alone wraps a 64-bit integer.
+  std::string header = EncodeNpyHeader(DType::kFloat32, {int64_t{1} << 32, int64_t{1} << 32});
+  auto parsed = ParseNpyHeader(absl::Span<const char>(header.data(), header.size()), "big.npy");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("big.npy"));
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("too large"));
+}
+
+TEST(NpyHeaderTest, ShapeFitsChecksSignAndBytes) {
+  EXPECT_TRUE(ShapeFits({}, 8));
+  EXPECT_TRUE(ShapeFits({0, int64_t{1} << 62}, 8));
+  EXPECT_TRUE(ShapeFits({int64_t{1} << 30, 1 << 29}, 8));
+  EXPECT_FALSE(ShapeFits({-1}, 4));
+  EXPECT_FALSE(ShapeFits({int64_t{1} << 61}, 4));
+  EXPECT_FALSE(ShapeFits({std::numeric_limits<int64_t>::min()}, 4));
 }
 
 TEST(NpyFileTest, WriteOpenRoundTripWithChecksum) {

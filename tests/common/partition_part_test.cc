@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -68,6 +69,19 @@ TEST_F(PartitionPartTest, IntactFolderLoads) {
     EXPECT_NE((*part)->FindNodes("node"), nullptr);
     EXPECT_NE((*part)->FindEdges("node__to__node"), nullptr);
   }
+}
+
+TEST_F(PartitionPartTest, ManifestFileShapeThatOverflowsIsRefusedNamingIt) {
+  // The fuzzer's find: a files[] shape of INT64_MIN made the load's byte total overflow.
+  const std::string rel = NodeFilePath(0, "node", "label.npy");
+  manifest_.files[rel].shape = {std::numeric_limits<int64_t>::min()};
+  ASSERT_TRUE(WriteManifest(dir_, manifest_).ok());
+  const std::string error = LoadError();
+  EXPECT_THAT(error, HasSubstr(rel));
+  EXPECT_THAT(error, HasSubstr("shape"));
+  manifest_.files[rel].shape = {int64_t{1} << 40, int64_t{1} << 40};
+  ASSERT_TRUE(WriteManifest(dir_, manifest_).ok());
+  EXPECT_THAT(LoadError(), HasSubstr("more bytes than fit"));
 }
 
 TEST_F(PartitionPartTest, MissingFileNamesIt) {
