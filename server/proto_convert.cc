@@ -45,6 +45,7 @@ void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p
   p->set_batch_size(b.batch_size);
   p->set_seed_type(b.seed_type);
   p->set_feature_dtype(ToProto(b.feature_dtype));
+  p->set_features_omitted(b.features_omitted);
   for (const engine::NodeBlock& n : b.nodes) {
     v1::NodeBlock* pn = p->add_nodes();
     pn->set_node_type(n.node_type);
@@ -274,6 +275,7 @@ absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p) {
   ASSIGN_OR_RETURN(c.feature_dtype, FromProto(p.feature_dtype()));
   ASSIGN_OR_RETURN(c.temporal, FromProto(p.temporal()));
   ASSIGN_OR_RETURN(c.temporal_strategy, FromProto(p.temporal_strategy()));
+  c.without_features = p.without_features();
   return c;
 }
 

@@ -212,6 +212,29 @@ absl::Status PartitionClient::DropTable(uint64_t table) {
                   absl::StrCat("DropTable(", table, ")"), Label());
 }
 
+absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_type,
+                                                        absl::Span<const int64_t> ids,
+                                                        int64_t feat_dim, FeatureDtype dtype) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::GatherFeaturesRequest req;
+  v1::TypedIds* item = req.add_items();
+  item->set_node_type(node_type);
+  item->set_ids(common::ToBytes<int64_t>(ids));
+  req.set_dtype(internal::ToProto(dtype));
+  v1::GatherFeaturesResponse resp;
+  const std::string call = absl::StrCat("GatherFeatures(", ids.size(), " '", node_type, "' rows)");
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));
+  const int64_t want = std::ssize(ids) * feat_dim * FeatureBytes(dtype);
+  if (resp.items_size() != 1 || resp.items(0).feat_dim() != feat_dim ||
+      !resp.shm_name().empty() ||
+      std::ssize(resp.items(0).features().data()) != want) {
+    return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": the answer is not ",
+                                            ids.size(), " rows of ", feat_dim, " features"));
+  }
+  return std::move(*resp.mutable_items(0)->mutable_features()->mutable_data());
+}
+
 namespace {
 
 // Cancels a call whose caller has waited longer than `timeout` for its next message (Arm()

@@ -60,6 +60,9 @@ struct StreamOptions {
   // Nonzero: node rows from this layer table (full-graph inference), not the features; the
   // metadata given to StreamBatches then has the table's dims as feat_dim.
   uint64_t table = 0;
+  // The batches without feature rows (the trainer's device feature store has them), labels of
+  // the seeds only (proto SamplingConfig.without_features).
+  bool without_features = false;
 };
 
 struct ClientOptions {
@@ -120,6 +123,12 @@ class PartitionClient {
   absl::StatusOr<int64_t> PutRows(uint64_t table, int64_t dim, absl::Span<const int64_t> ids,
                                   absl::Span<const float> rows);
   absl::Status DropTable(uint64_t table);
+  // The feature rows ([ids, feat_dim] in `dtype`, row-major) of `ids` of `node_type`, all owned
+  // here (the trainer's device feature store loads every part's rows with this). DataLoss when
+  // the answer's size is not ids x feat_dim.
+  absl::StatusOr<std::string> GatherRows(const std::string& node_type,
+                                         absl::Span<const int64_t> ids, int64_t feat_dim,
+                                         FeatureDtype dtype);
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
   // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before

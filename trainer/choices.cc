@@ -21,6 +21,8 @@ constexpr Choice<EvalMode> kEvalModes[] = {{EvalMode::kSampled, "sampled"},
                                            {EvalMode::kFull, "full"}};
 constexpr Choice<Assignment> kAssignments[] = {{Assignment::kPart, "part"},
                                                {Assignment::kSpread, "spread"}};
+constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kServer, "server"},
+                                                       {FeatureStoreKind::kDevice, "device"}};
 constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},
                                             {FeatureDtype::kBFloat16, "bfloat16"}};
@@ -58,6 +60,10 @@ absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>() {
 template <>
 absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>() {
   return kAssignments;
+}
+template <>
+absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>() {
+  return kFeatureStores;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

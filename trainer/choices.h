@@ -28,6 +28,8 @@ enum class EvalMode { kSampled, kFull };      // --eval sampled|full (full: infe
 enum class Precision { kAuto, kFp32, kTf32, kBf16 };
 // --assignment part|spread: which of its host's parts a trainer reads (assignment.h).
 enum class Assignment { kPart, kSpread };
+// --feature-store server|device: where a batch's feature rows come from (feature_store.h).
+enum class FeatureStoreKind { kServer, kDevice };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -37,7 +39,8 @@ struct Choice {
 };
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
-// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment and FeatureDtype.
+// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind and
+// FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -56,6 +59,8 @@ template <>
 absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>();
 template <>
 absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>();
+template <>
+absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

@@ -23,6 +23,9 @@ struct NodeTypeInfo {
   int64_t feat_dim = 0;     // 0 = no features (the model learns an input vector)
   int64_t num_classes = 0;  // 0 = unlabelled
   bool has_time = false;    // node times (temporal seed times)
+  // [num_parts + 1]: part p owns ids [part_offsets[p], part_offsets[p + 1]); empty from a
+  // server that does not say.
+  std::vector<int64_t> part_offsets{};
 };
 
 struct EdgeTypeInfo {
@@ -114,6 +117,9 @@ struct MinibatchData {
   int64_t epoch = 0;
   int64_t batch_index = 0;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  // Asked without features (StreamOptions::without_features): every NodeBlockData::features
+  // is empty, only the seeds' labels are set, and every id is inside its type's node range.
+  bool features_omitted = false;
   bool shared_memory = false;  // arrays came through shared memory
   bool pinned = false;         // ... in a segment registered for DMA (trainer/host_register.h)
   std::vector<NodeBlockData> nodes;  // ServerMetadata::node_types order

@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "shm/ring.h"
 #include "trainer/epoch_plan.h"
+#include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
@@ -163,6 +164,20 @@ EpochLoop::EpochLoop(const TrainerOptions& options, const TaskPlan& plan, Server
 
 EpochLoop::~EpochLoop() = default;
 
+absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
+  if (options_.feature_store != FeatureStoreKind::kDevice) return 0;
+  if (store_ == nullptr) {
+    ASSIGN_OR_RETURN(store_,
+                     FeatureStore::Load(
+                         servers_.metadata,
+                         [this](int part) -> absl::StatusOr<PartitionClient*> {
+                           return servers_.clients[static_cast<size_t>(part)];
+                         },
+                         {.device = session_.state().device, .dtype = options_.feature_dtype}));
+  }
+  return store_->bytes();
+}
+
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule, int64_t first_step,
     bool train, int64_t epoch, int64_t num_epochs) {
@@ -187,6 +202,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     so.temporal_last = options_.temporal_strategy == "last";
     so.feature_dtype = options_.feature_dtype;
     so.client_host_id = host_id_;
+    so.without_features = store_ != nullptr;
     if (!plan_.link_edge_type.empty()) {  // training negatives as asked; evaluation: uniform
       so.link = {.edge_type = plan_.link_edge_type,
                  .split = shards[i].split,
@@ -218,6 +234,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
   po.device = session_.state().device;
   po.normalize_features = options_.normalize_features;
   po.num_classes = servers_.metadata.num_classes;
+  po.store = store_;
   return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
 }
 

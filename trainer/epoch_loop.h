@@ -27,6 +27,7 @@
 namespace graphshard::trainer {
 
 class InputPipeline;  // input_pipeline.h
+class FeatureStore;   // feature_store.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -54,6 +55,11 @@ class EpochLoop {
   ~EpochLoop();
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
+
+  // --feature-store device: loads every node's feature rows onto the session's device (once;
+  // before the first Train). Returns the bytes loaded (0 with --feature-store server). The
+  // servers' errors; ResourceExhausted when the device cannot hold them.
+  absl::StatusOr<int64_t> LoadFeatureStore();
 
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
   // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch
@@ -90,6 +96,7 @@ class EpochLoop {
   const std::string host_id_;
   int64_t steps_this_process_ = 0;
   std::unique_ptr<TrainInput> input_;
+  std::shared_ptr<const FeatureStore> store_;  // --feature-store device
 };
 
 }  // namespace graphshard::trainer

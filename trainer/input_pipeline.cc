@@ -140,6 +140,17 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
       sources.clear();
     }
   }
+  if (t.x_are_ids) {
+    // Gathered on the current (copy) stream, so the batch's event covers it.
+    if (options_.store == nullptr) {
+      return absl::FailedPreconditionError(
+          "a batch came without feature rows, but this trainer holds none (--feature-store)");
+    }
+    for (size_t i = 0; i < t.x.size(); ++i) {
+      t.x[i] = options_.store->Rows(static_cast<int>(i), t.x[i]);
+    }
+    t.x_are_ids = false;
+  }
   ToFloatFeatures(t);
   if (options_.normalize_features) {
     for (torch::Tensor& x : t.x) {

@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
 #include "trainer/batch_client.h"
+#include "trainer/feature_store.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -41,6 +42,9 @@ struct PipelineOptions {
 
   bool normalize_features = false;      // x / max(row sum, 1)
   int64_t num_classes = 1;              // labels of seeds are checked against it
+  // --feature-store device: batches come without rows (BatchTensors::x_are_ids); their rows
+  // are gathered from here on the device. Null: batches carry their rows.
+  std::shared_ptr<const FeatureStore> store;
 };
 
 class InputPipeline {

@@ -141,6 +141,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
           "reads part i mod P (a part's trainers split its seeds); spread = every\n"
           "trainer reads every part of its host, 1/T of each part's seeds (more\n"
           "streams per server, each trainer fed by every server)");
+  AddEnum(flags, "feature-store", &o.feature_store,
+          "server = every batch carries its feature rows; device = the trainer\n"
+          "loads every node's features from the servers onto its device once\n"
+          "(--feature-dtype, the whole graph's rows on each trainer) and the\n"
+          "servers send ids only: less server CPU and no row copies per batch");
   flags.AddBool("deterministic", &o.deterministic,
                 "deterministic kernels only (torch.use_deterministic_algorithms;\n"
                 "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"
@@ -249,6 +254,10 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (o.temporal_strict) o.temporal = true;
   if (flags.IsSet("temporal-strategy") && !o.temporal) {
     return absl::InvalidArgumentError("--temporal-strategy needs --temporal");
+  }
+  if (o.feature_store == FeatureStoreKind::kDevice && o.task == Task::kGraph) {
+    return absl::InvalidArgumentError(
+        "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");

@@ -8,7 +8,6 @@
 #include "trainer/epoch_plan.h"
 
 namespace graphshard::trainer {
-namespace {
 
 torch::Dtype TorchDtype(FeatureDtype d) {
   switch (d) {
@@ -21,6 +20,8 @@ torch::Dtype TorchDtype(FeatureDtype d) {
   }
   return torch::kFloat32;
 }
+
+namespace {
 
 // A tensor over `view` that holds `owner`; copied when misaligned for its dtype.
 torch::Tensor Over(const ByteView& view, std::vector<int64_t> sizes, torch::Dtype dtype,
@@ -81,9 +82,12 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
     t.batch_size = link ? seeds.num_sampled_nodes[0] : batch.batch_size;
     t.seed_type = seed_block;
     const torch::Dtype fdtype = TorchDtype(batch.feature_dtype);
+    t.x_are_ids = batch.features_omitted;
     for (const NodeBlockData& n : batch.nodes) {
       t.num_nodes.push_back(n.num_nodes);
-      t.x.push_back(Over(n.features, {n.num_nodes, n.feat_dim}, fdtype, batch.owner));
+      t.x.push_back(batch.features_omitted
+                        ? Over(n.ids, {n.num_nodes}, torch::kInt64, batch.owner)
+                        : Over(n.features, {n.num_nodes, n.feat_dim}, fdtype, batch.owner));
     }
     t.y = link ? torch::empty({0}, torch::kInt64)
                : Over(seeds.labels, {seeds.num_nodes}, torch::kInt64, batch.owner)

@@ -44,6 +44,10 @@ struct BatchTensors {
   int seed_type = 0;
   std::vector<torch::Tensor> x;  // [n_t, feat_dim_t] float32 after ToFloatFeatures (16-bit as
                                  // sent before); [n_t, 0] for a type without features
+  // The batch came without feature rows (MinibatchData::features_omitted): x[t] holds node
+  // type t's global ids (int64 [n_t]) until the input pipeline gathers their rows from its
+  // FeatureStore (feature_store.h) and clears this.
+  bool x_are_ids = false;
   std::vector<int64_t> num_nodes;
   torch::Tensor y;  // int64 [batch_size]: labels of the seeds
   std::vector<EdgeTensors> edges;
@@ -80,6 +84,9 @@ struct LayerExtent {
   std::vector<int64_t> out_nodes;  // per node type
   std::vector<int64_t> edges;      // per edge type
 };
+
+// The torch dtype of feature rows sent in `dtype`.
+torch::Dtype TorchDtype(FeatureDtype dtype);
 
 // One extent per layer, or none when the batch has fewer hops than `num_layers` (no trimming:
 // every layer then runs over the whole batch).

@@ -142,6 +142,13 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
                                       .start_step = start.step}));
 
   EpochLoop loop(options, plan, servers, comm, *session, shards, report->progress());
+  if (options.feature_store == FeatureStoreKind::kDevice) {
+    const absl::Time load_start = absl::Now();
+    ASSIGN_OR_RETURN(const int64_t store_bytes, loop.LoadFeatureStore());
+    log << absl::StrFormat("rank %d holds every feature row on %s: %.1f MiB in %.2f s\n", rank,
+                           device.name, static_cast<double>(store_bytes) / (1 << 20),
+                           absl::ToDoubleSeconds(absl::Now() - load_start));
+  }
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;
     TrainingSums carried;  // rank 0 carries the sums of a resumed epoch's first steps

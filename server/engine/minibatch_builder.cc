@@ -1,5 +1,6 @@
 #include "server/engine/minibatch_builder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -188,12 +189,47 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
   return t < 0 ? nullptr : part.node_types()[t].shard;
 }
 
+// Without features (SamplingConfig::without_features): no rows, the seeds' labels only (the
+// seeds are owned by the local part; link batches need none), -1 elsewhere. The placer still
+// runs, with empty rows, so that the batch's other arrays go where they would.
+absl::Status LabelSeedsOnly(const LocalPart& local, const MinibatchRequest& request,
+                            Minibatch& batch) {
+  if (request.place_features) {
+    ASSIGN_OR_RETURN(std::vector<absl::Span<char>> out,
+                     request.place_features(batch, std::vector<size_t>(batch.nodes.size(), 0)));
+    if (out.size() != batch.nodes.size()) {
+      return absl::InternalError("the feature placer returned the wrong number of spans");
+    }
+    for (size_t t = 0; t < batch.nodes.size(); ++t) {
+      batch.nodes[t].placed = true;
+      batch.nodes[t].placed_features = out[t];
+    }
+  }
+  for (NodeBlock& block : batch.nodes) block.labels.assign(block.ids.size(), -1);
+  if (!batch.link.edge_type.empty()) return absl::OkStatus();
+  for (NodeBlock& block : batch.nodes) {
+    if (block.node_type != batch.seed_type) continue;
+    const common::NodeShard* shard = ShardOf(local, block.node_type);
+    const size_t seeds = std::min(request.seeds.size(), block.ids.size());
+    for (size_t j = 0; j < seeds; ++j) {
+      const int64_t id = block.ids[j];
+      if (shard == nullptr || id < shard->begin || id >= shard->end) {
+        return absl::InternalError(absl::StrCat("seed ", id, " of '", block.node_type,
+                                                "' is not in the local part"));
+      }
+      block.labels[j] = shard->labels[id - shard->begin];
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Features and labels of every node, one request per owner covering every node type. Rows of
 // parts readable in this process (our own, and same-host peers that `peers` mapped) are copied
 // straight from the part into the output while the requests to the other owners are in flight:
 // one copy instead of gather -> message -> decode -> output.
 absl::Status GatherAll(const LocalPart& local, Peers& peers, const MinibatchRequest& request,
                        Minibatch& batch, BuildProfile& profile) {
+  if (request.sampling.without_features) return LabelSeedsOnly(local, request, batch);
   const FeaturePlacer& place = request.place_features;
   std::vector<NodeBlock>& nodes = batch.nodes;
   const FeatureDtype dtype = batch.feature_dtype;
@@ -516,6 +552,7 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
   out.seed_type = local.node_types()[seed_type].name;
   out.link = std::move(labels);
   out.feature_dtype = request.sampling.feature_dtype;
+  out.features_omitted = request.sampling.without_features;
   for (size_t t = 0; t < types.size(); ++t) {
     NodeBlock block;
     block.node_type = local.node_types()[t].name;

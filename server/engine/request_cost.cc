@@ -78,8 +78,9 @@ RequestCost MinibatchCost(const LocalPart& local, int seed_type, int64_t num_see
   const double node_bytes = disjoint ? kDisjointNodeBytes : kNodeBytes;
   for (size_t t = 0; t < nt; ++t) {
     cost.nodes += total[t];
-    cost.bytes +=
-        total[t] * (node_bytes + RowBytes(local, static_cast<int>(t), sampling.feature_dtype));
+    const double row_bytes =
+        sampling.without_features ? 0 : RowBytes(local, static_cast<int>(t), sampling.feature_dtype);
+    cost.bytes += total[t] * (node_bytes + row_bytes);
   }
   cost.bytes += cost.edges * kEdgeBytes;
   return cost;

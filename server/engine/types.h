@@ -101,6 +101,9 @@ struct SamplingConfig {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   TemporalMode temporal = TemporalMode::kOff;
   TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
+  // No feature rows in the batch, labels of the seeds only (-1 elsewhere): the client holds
+  // the features (proto SamplingConfig.without_features).
+  bool without_features = false;
 };
 
 // Link prediction (PyG's LinkNeighborLoader): a stream whose seeds are positions in the local
@@ -203,6 +206,7 @@ struct Minibatch {
   int64_t batch_size = 0;
   std::string seed_type;
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  bool features_omitted = false;  // SamplingConfig::without_features
   std::vector<NodeBlock> nodes;
   std::vector<EdgeBlock> edges;
   LinkLabels link{};  // link streams only

@@ -3,7 +3,10 @@
 # servers and 2 GraphSAGE trainers. The launcher's last stdout line must be the bare JSON
 # summary with test_acc >= 0.75, and both ranks must end with the same weights fingerprint
 # (gradients all-reduced: the replicas never diverge). Then the same with --assignment spread:
-# each rank reads both servers (half of each part's seeds), with the same guarantees.
+# each rank reads both servers (half of each part's seeds), with the same guarantees. Then the
+# first run again with --feature-store device: every trainer loads all feature rows from the
+# servers once and the batches come as ids and labels; the weights must be the first run's bit
+# for bit (same batches, same rows, gathered on the trainer instead of the server).
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
@@ -16,6 +19,7 @@ expect_summary "$WORK/stdout" 0.75 2
 expect_same_weights "$WORK/stderr"
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 note "ok: fingerprint $FINGERPRINT"
+server_fingerprint=$FINGERPRINT
 
 note "launching 2 servers + 2 trainers, --assignment spread"
 launch_2x2 540 "$WORK/cora2" --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1 \
@@ -30,3 +34,17 @@ for r in 0 1; do
 done
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 note "ok (spread): fingerprint $FINGERPRINT"
+
+note "launching 2 servers + 2 trainers, --feature-store device"
+launch_2x2 540 "$WORK/cora2" --model sage --epochs 40 --eval-every 10 --weight-decay 5e-4 --seed 1 \
+  --feature-store device
+expect_summary "$WORK/stdout" 0.75 2
+expect_same_weights "$WORK/stderr"
+for r in 0 1; do
+  grep -q "^\[trainer $r\] rank $r holds every feature row on cpu: 14.8 MiB" "$WORK/stderr" ||
+    fail "device store: rank $r did not load Cora's 2708 x 1433 float32 rows"
+done
+[[ $FINGERPRINT == "$server_fingerprint" ]] ||
+  fail "device store: weights $FINGERPRINT differ from the server-fed run's $server_fingerprint"
+[[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
+note "ok (device store): same fingerprint $FINGERPRINT"

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/bytes.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
@@ -75,18 +76,6 @@ absl::StatusOr<std::vector<int64_t>> HopPrefix(absl::Span<const int64_t> counts,
   return prefix;
 }
 
-v1::FeatureDtype ToProto(FeatureDtype d) {
-  switch (d) {
-    case FeatureDtype::kFloat16:
-      return v1::FLOAT16;
-    case FeatureDtype::kBFloat16:
-      return v1::BFLOAT16;
-    case FeatureDtype::kFloat32:
-      break;
-  }
-  return v1::FLOAT32;
-}
-
 absl::StatusOr<FeatureDtype> FromProto(v1::FeatureDtype d) {
   switch (d) {
     case v1::FLOAT32:
@@ -140,6 +129,18 @@ absl::Status DecodeLinkLabels(const v1::LinkLabels& l, const ServerMetadata& md,
 
 }  // namespace
 
+v1::FeatureDtype ToProto(FeatureDtype d) {
+  switch (d) {
+    case FeatureDtype::kFloat16:
+      return v1::FLOAT16;
+    case FeatureDtype::kBFloat16:
+      return v1::BFLOAT16;
+    case FeatureDtype::kFloat32:
+      break;
+  }
+  return v1::FLOAT32;
+}
+
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   ServerMetadata out;
   out.part = m.part();
@@ -171,11 +172,23 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
       return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(), "' has feat_dim ",
                                               t.feat_dim(), ", num_classes ", t.num_classes()));
     }
-    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time()});
+    std::vector<int64_t> offsets(t.part_offsets().begin(), t.part_offsets().end());
+    if (!offsets.empty() &&
+        (std::ssize(offsets) != out.num_parts + 1 || offsets.front() != 0 ||
+         offsets.back() != t.num_nodes() || !std::is_sorted(offsets.begin(), offsets.end()))) {
+      return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(),
+                                              "' has part_offsets [",
+                                              absl::StrJoin(offsets, ", "), "], not ",
+                                              out.num_parts + 1, " rising offsets from 0 to ",
+                                              t.num_nodes()));
+    }
+    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time(),
+                              std::move(offsets)});
   }
   if (out.node_types.empty()) {  // an older server: the homogeneous summary only
     out.target_type = out.target_type.empty() ? "node" : out.target_type;
-    out.node_types.push_back({out.target_type, out.num_nodes, out.feat_dim, out.num_classes});
+    out.node_types.push_back({out.target_type, out.num_nodes, out.feat_dim, out.num_classes,
+                              false, out.part_offsets});
   }
   auto index_of = [&](const std::string& name) {
     for (size_t i = 0; i < out.node_types.size(); ++i) {
@@ -237,6 +250,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   }
   if (o.temporal_last) r.mutable_sampling()->set_temporal_strategy(v1::TEMPORAL_LAST);
   r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
+  r.mutable_sampling()->set_without_features(o.without_features);
   r.set_client_host_id(o.client_host_id);
   r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments
   if (!o.link.edge_type.empty()) {
@@ -274,6 +288,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   b.shared_memory = shm != nullptr;
   b.pinned = shm != nullptr && shm->registered();
   ASSIGN_OR_RETURN(b.feature_dtype, FromProto(m->feature_dtype()));
+  b.features_omitted = m->features_omitted();
   const int64_t elem = FeatureBytes(b.feature_dtype);
   if (m->nodes_size() != std::ssize(md.node_types) || m->edges_size() != std::ssize(md.edge_types)) {
     return absl::DataLossError(absl::StrCat("minibatch has ", m->nodes_size(), " node and ",
@@ -305,8 +320,20 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
                                               " bytes is not a multiple of 8"));
     }
     nb.num_nodes = static_cast<int64_t>(nb.ids.size / sizeof(int64_t));
-    RETURN_IF_ERROR(CheckLength(nb.features, nb.num_nodes * nb.feat_dim, elem,
-                                nb.node_type + " features"));
+    RETURN_IF_ERROR(CheckLength(nb.features, b.features_omitted ? 0 : nb.num_nodes * nb.feat_dim,
+                                elem, nb.node_type + " features"));
+    if (b.features_omitted) {
+      // The trainer gathers these rows by id from its own copy: every id must be a row of it.
+      for (int64_t j = 0; j < nb.num_nodes; ++j) {
+        int64_t id;
+        std::memcpy(&id, nb.ids.data + j * 8, 8);
+        if (id < 0 || id >= t.num_nodes) {
+          return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " id ", id,
+                                                  " at row ", j, " is outside the type's ",
+                                                  t.num_nodes, " nodes"));
+        }
+      }
+    }
     RETURN_IF_ERROR(CheckLength(nb.labels, nb.num_nodes, 8, nb.node_type + " labels"));
     nb.num_sampled_nodes.assign(n.num_sampled_nodes().begin(), n.num_sampled_nodes().end());
     b.nodes.push_back(std::move(nb));
