@@ -73,6 +73,47 @@ TEST(DecodeMinibatch, ReadsAValidBatchInPlace) {
   EXPECT_FALSE(b->shared_memory);
 }
 
+// --feature-store device: no rows, and every id must be a row of the trainer's copy.
+TEST(DecodeMinibatch, ABatchWithoutFeaturesHasNoRowsAndIdsInsideTheGraph) {
+  v1::Metadata md;
+  md.set_num_parts(1);
+  md.set_feat_dim(2);
+  md.set_num_classes(3);
+  md.set_target_type("node");
+  v1::NodeTypeMeta* t = md.add_node_types();
+  t->set_name("node");
+  t->set_num_nodes(10);
+  t->set_feat_dim(2);
+  t->set_num_classes(3);
+  for (int64_t o : {0, 10}) t->add_part_offsets(o);
+  absl::StatusOr<ServerMetadata> meta = DecodeMetadata(md);
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ(meta->node_types[0].part_offsets, (std::vector<int64_t>{0, 10}));
+
+  v1::Minibatch lean = ValidBatch();
+  lean.set_features_omitted(true);
+  lean.mutable_nodes(0)->mutable_features()->clear_data();
+  absl::StatusOr<MinibatchData> b = DecodeMinibatch(std::make_shared<v1::Minibatch>(lean), *meta);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(b->features_omitted);
+  EXPECT_EQ(b->nodes[0].features.size, 0u);
+
+  v1::Minibatch with_rows = ValidBatch();  // says omitted, sends rows anyway
+  with_rows.set_features_omitted(true);
+  EXPECT_EQ(DecodeMinibatch(std::make_shared<v1::Minibatch>(with_rows), *meta).status().code(),
+            absl::StatusCode::kDataLoss);
+
+  v1::Minibatch outside = lean;  // id 10 of a 10-node graph
+  outside.mutable_nodes(0)->mutable_ids()->set_data(common::ToBytes<int64_t>({7, 10, 9}));
+  absl::Status s = DecodeMinibatch(std::make_shared<v1::Minibatch>(outside), *meta).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("id 10 at row 1"));
+
+  t->clear_part_offsets();  // offsets that do not cover the type's nodes
+  for (int64_t o : {0, 11}) t->add_part_offsets(o);
+  EXPECT_EQ(DecodeMetadata(md).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   auto expect_data_loss = [&](v1::Minibatch m, absl::string_view mention) {
     absl::StatusOr<MinibatchData> b =

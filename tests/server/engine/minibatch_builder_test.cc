@@ -122,6 +122,41 @@ TEST_F(MinibatchBuilderTest, AnswersAreFinishedOnTheBuildersThreadNotTheTranspor
   for (std::thread::id t : finished) EXPECT_EQ(t, std::this_thread::get_id());
 }
 
+// --feature-store device: the same batch, without rows; the seeds' labels only; no peer is
+// asked for rows.
+TEST_F(MinibatchBuilderTest, WithoutFeaturesTheBatchIsTheSameWithoutRowsAndNoPeerIsAskedForRows) {
+  MinibatchRequest r = Request({2, 2});
+  absl::StatusOr<Minibatch> full = Build(r);
+  ASSERT_TRUE(full.ok()) << full.status();
+  const int gathers_before = counting_->gathers(1);
+  ASSERT_GT(gathers_before, 0) << "the full batch asked part 1 for no rows";
+  r.sampling.without_features = true;
+  absl::StatusOr<Minibatch> lean = Build(r);
+  ASSERT_TRUE(lean.ok()) << lean.status();
+  EXPECT_EQ(counting_->gathers(1), gathers_before);
+  EXPECT_TRUE(lean->features_omitted);
+  EXPECT_FALSE(full->features_omitted);
+  ASSERT_EQ(lean->nodes.size(), full->nodes.size());
+  for (size_t t = 0; t < lean->nodes.size(); ++t) {
+    const NodeBlock& a = lean->nodes[t];
+    const NodeBlock& b = full->nodes[t];
+    EXPECT_EQ(a.ids, b.ids);
+    EXPECT_EQ(a.num_sampled_nodes, b.num_sampled_nodes);
+    EXPECT_EQ(a.feat_dim, b.feat_dim);
+    EXPECT_GT(b.feat_dim, 0);
+    EXPECT_TRUE(a.FeatureData().empty());
+    ASSERT_EQ(a.labels.size(), b.labels.size());
+    for (size_t j = 0; j < a.labels.size(); ++j) {
+      EXPECT_EQ(a.labels[j], j < seeds_.size() ? b.labels[j] : -1) << "row " << j;
+    }
+  }
+  ASSERT_EQ(lean->edges.size(), full->edges.size());
+  for (size_t e = 0; e < lean->edges.size(); ++e) {
+    EXPECT_EQ(lean->edges[e].src, full->edges[e].src);
+    EXPECT_EQ(lean->edges[e].dst, full->edges[e].dst);
+  }
+}
+
 TEST_F(MinibatchBuilderTest, BadRequestsAreInvalidArgumentBeforeAnyPeerIsAsked) {
   const int64_t foreign = parts_.parts[1]->part().FindNodes("node")->begin;
   struct Case {
