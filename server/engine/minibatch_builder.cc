@@ -194,6 +194,8 @@ const common::NodeShard* ShardOf(const LocalPart& part, const std::string& node_
 // runs, with empty rows, so that the batch's other arrays go where they would.
 absl::Status LabelSeedsOnly(const LocalPart& local, const MinibatchRequest& request,
                             Minibatch& batch) {
+  // Labels first: the placer sizes the batch's memory by them.
+  for (NodeBlock& block : batch.nodes) block.labels.assign(block.ids.size(), -1);
   if (request.place_features) {
     ASSIGN_OR_RETURN(std::vector<absl::Span<char>> out,
                      request.place_features(batch, std::vector<size_t>(batch.nodes.size(), 0)));
@@ -205,7 +207,6 @@ absl::Status LabelSeedsOnly(const LocalPart& local, const MinibatchRequest& requ
       batch.nodes[t].placed_features = out[t];
     }
   }
-  for (NodeBlock& block : batch.nodes) block.labels.assign(block.ids.size(), -1);
   if (!batch.link.edge_type.empty()) return absl::OkStatus();
   for (NodeBlock& block : batch.nodes) {
     if (block.node_type != batch.seed_type) continue;

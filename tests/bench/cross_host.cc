@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/manifest.h"
@@ -50,6 +51,10 @@ const std::vector<Mode>& AllModes() {
       {"crosshost_bulk_cache", true, F::kRpc, S::kRpc, true, kF32, true},
       {"crosshost_bulk_f16wire", true, F::kRpc, S::kRpc, false, kF16, true},
       {"crosshost_bulk_cache_f16wire", true, F::kRpc, S::kRpc, true, kF16, true},
+      // "_norows": the clients ask for batches without feature rows (a trainer with
+      // --feature-store device); Measure reads the suffix.
+      {"samehost_norows", false, F::kLocal, S::kLocal, false, kF32},
+      {"crosshost_bulk_norows", true, F::kRpc, S::kRpc, false, kF32, true},
   };
   return modes;
 }
@@ -190,6 +195,7 @@ std::map<std::string, double> Measure(const CrossHostFlags& f, const std::string
   for (v1::FeatureDtype dtype : f.dtypes) {
     StreamParams sp = f.stream;
     sp.dtype = dtype;
+    sp.without_features = absl::EndsWith(mode, "_norows");
     for (int n : f.clients) {
       std::vector<int> clients;
       for (int c = 0; c < n; ++c) {

@@ -56,6 +56,7 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
   r.set_num_batches(num_batches > 0 ? num_batches : f.batches);
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
+  r.mutable_sampling()->set_without_features(f.without_features);
   if (shm) {
     // A same-host client proves it (shm/host_proof.h): the proof named in GetMetadata.
     grpc::ClientContext mctx;

@@ -30,6 +30,8 @@ struct StreamParams {
   std::vector<int32_t> fanouts = {15, 10, 5};
   v1::FeatureDtype dtype = v1::FLOAT32;
   bool ring = true;  // read reused ring segments (else one-shot segments)
+  // Ids and labels only, no feature rows (the trainer's --feature-store device).
+  bool without_features = false;
 };
 
 struct Totals {

@@ -248,6 +248,44 @@ TEST_F(StreamTest, SharedMemoryBatchesEqualInlineBatches) {
   EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
 }
 
+// --feature-store device: the same batches without rows (features_omitted, seeds' labels
+// only), inline and in shared-memory segments sized for them.
+TEST_F(StreamTest, BatchesWithoutFeaturesAreTheSameBatchesWithoutRowsInlineAndInSharedMemory) {
+  v1::StreamBatchesRequest r = Request(Split(0, "test"), 128);
+  std::vector<v1::Minibatch> full = ReadAll(0, r);
+  r.mutable_sampling()->set_without_features(true);
+  std::vector<v1::Minibatch> lean = ReadAll(0, r);
+  testing::SetSameHost(*cluster_->Stub(0), r);
+  std::vector<v1::Minibatch> lean_shm = ReadAll(0, r);
+  ASSERT_EQ(lean.size(), full.size());
+  ASSERT_EQ(lean_shm.size(), full.size());
+  for (size_t i = 0; i < full.size(); ++i) {
+    EXPECT_FALSE(full[i].features_omitted());
+    EXPECT_TRUE(lean[i].features_omitted());
+    EXPECT_TRUE(lean_shm[i].features_omitted());
+    ASSERT_FALSE(lean_shm[i].shm_name().empty());
+    testing::Decoded a = testing::Decode(lean[i]);
+    testing::Decoded b = testing::Decode(full[i]);
+    testing::Decoded c = testing::Decode(lean_shm[i]);  // maps and unlinks
+    EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
+    EXPECT_EQ(c.nodes["node"].ids, b.nodes["node"].ids);
+    EXPECT_TRUE(a.nodes["node"].features.empty());
+    EXPECT_TRUE(c.nodes["node"].features.empty());
+    EXPECT_FALSE(b.nodes["node"].features.empty());
+    const int64_t seeds = full[i].batch_size();
+    const std::vector<int64_t>& labels = b.nodes["node"].labels;
+    ASSERT_EQ(a.nodes["node"].labels.size(), labels.size());
+    for (size_t j = 0; j < labels.size(); ++j) {
+      const int64_t want = static_cast<int64_t>(j) < seeds ? labels[j] : -1;
+      EXPECT_EQ(a.nodes["node"].labels[j], want) << "batch " << i << " row " << j;
+      EXPECT_EQ(c.nodes["node"].labels[j], want) << "batch " << i << " row " << j;
+    }
+    EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
+    EXPECT_EQ(c.edges["node__to__node"].dst, b.edges["node__to__node"].dst);
+  }
+  EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
+}
+
 // The ring (issue 4's "ring of shm segments the trainer maps"): a reader that releases each
 // batch before the next gets them in reused segments, byte for byte the inline batches.
 TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
