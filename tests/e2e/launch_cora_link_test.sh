@@ -4,7 +4,7 @@
 # (GraphSAGE encoder, dot-product decoder, BCE). The summary must report test AUC >= 0.90
 # (GAE reports about 0.91 on Cora), MRR and Hits@10 in [0, 1]; both ranks end with the same
 # weights. The same on IMDB's director -> movie edges (heterogeneous), test AUC >= 0.80 after 3
-# epochs. Then the refusals: --task link on a partition without edge splits, and an edge type
+# epochs, and again with --feature-store device (the same weights). Then the refusals: --task link on a partition without edge splits, and an edge type
 # the graph lacks, each exit non-zero naming what is missing.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
@@ -52,6 +52,17 @@ print(f"imdb test_auc {s['test_auc']:.4f} test_mrr {s['test_mrr']:.4f}", file=sy
 assert s["test_auc"] >= 0.80, f"test_auc {s['test_auc']} < 0.80"
 PY
 expect_same_weights "$WORK/stderr"
+hetero_link_fingerprint=$FINGERPRINT
+
+# The same with --feature-store device (link batches as ids, both types' rows on the trainer):
+# the weights bit for bit.
+note "heterogeneous link, --feature-store device"
+launch_2x2 500 "$WORK/imdb_link" --task link --target-edge-type director__director_to_movie__movie \
+  --epochs 3 --eval-every 3 --fanouts 10,10 --hidden 64 --batch-size 128 --seed 1 \
+  --feature-store device
+expect_same_weights "$WORK/stderr"
+[[ $FINGERPRINT == "$hetero_link_fingerprint" ]] ||
+  fail "device store: link weights $FINGERPRINT differ from $hetero_link_fingerprint"
 
 # refused RUN_NAME EXPECTED_TEXT PARTITION TRAINER_ARGS...: the launch fails (non-zero) and the
 # trainers' stderr names what is missing.
