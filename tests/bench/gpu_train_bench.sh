@@ -25,6 +25,8 @@
 #     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
 #     server of its host, 1/T of each part's seeds) / part (trainer i of a host reads its part
 #     i mod P; the default)
+#   _dev (before _xhost): trainer --feature-store device (every feature row loaded onto each
+#     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
 #   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
@@ -176,9 +178,10 @@ declare -A EPOCH_TIME=() SEEDS_PER_S=()
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
-  local link=${10:-} assignment=${11:-}
+  local link=${10:-} assignment=${11:-} store=${12:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
+  [[ -n $store ]] && model_flags+=(--feature-store device)
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
@@ -325,7 +328,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -338,7 +341,7 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[10]}" "${BASH_REMATCH[11]}" "${BASH_REMATCH[9]#_}"
+    "${BASH_REMATCH[11]}" "${BASH_REMATCH[12]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]}"
 done
 
 # Link prediction next to node classification of the same config in this run (value: link
