@@ -255,10 +255,10 @@ run_config() {
   [[ -s $metrics ]] || return 0
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
-    "${precision:-default}" "${link:+link}" >"$WORK/$name.line" <<'PY' || return 0
+    "${precision:-default}" "${link:+link}" "${store:+device}" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
- precision, task) = sys.argv[1:]
+ precision, task, store) = sys.argv[1:]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -299,7 +299,8 @@ print(json.dumps({
                "cores": int(cores), "model": "sage-3x256", "fanouts": [15, 10, 5],
                "batch_size": 1024, "feature_dtype": dtype,
                "server_prefetch": int(server_prefetch), "trim": trim,
-               "precision": precision, "task": task or "node"},
+               "precision": precision, "task": task or "node",
+               "feature_store": store or "server"},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
     # Steady state: the mean of the epochs between the first (start-up) and the last (which
