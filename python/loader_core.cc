@@ -1,6 +1,8 @@
 #include "python/loader_core.h"
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -126,6 +128,7 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
     so.feature_dtype = options_.feature_dtype;
     so.client_host_id = host_id_;
     so.max_held_batches = options_.max_held_batches;
+    so.without_features = options_.without_features;
     ASSIGN_OR_RETURN(streams_[i],
                      servers_.clients[static_cast<size_t>(shards_[i].part)]->StreamBatches(
                          so, servers_.metadata));
@@ -133,6 +136,41 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
   step_stream_ = schedule.step_stream;
   next_step_ = 0;
   drained_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status LoaderCore::FeatureRows(int type, absl::Span<char> out, int64_t rows_per_call) {
+  const trainer::ServerMetadata& md = servers_.metadata;
+  if (type < 0 || type >= std::ssize(md.node_types)) {
+    return absl::InvalidArgumentError(absl::StrCat("node type ", type, " of ",
+                                                   md.node_types.size()));
+  }
+  const trainer::NodeTypeInfo& t = md.node_types[static_cast<size_t>(type)];
+  const int64_t row_bytes = t.feat_dim * trainer::FeatureBytes(options_.feature_dtype);
+  if (std::ssize(out) != t.num_nodes * row_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("'", t.name, "' rows need ",
+                                                   t.num_nodes * row_bytes, " bytes, not ",
+                                                   out.size()));
+  }
+  if (row_bytes == 0) return absl::OkStatus();
+  if (std::ssize(t.part_offsets) != md.num_parts + 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the servers do not say which '", t.name, "' ids each part owns (Metadata part_offsets)"));
+  }
+  const int64_t per_call = std::max<int64_t>(rows_per_call, 1);
+  std::vector<int64_t> ids;
+  for (int p = 0; p < md.num_parts; ++p) {
+    const int64_t end = t.part_offsets[static_cast<size_t>(p) + 1];
+    for (int64_t begin = t.part_offsets[static_cast<size_t>(p)]; begin < end; begin += per_call) {
+      const int64_t n = std::min(per_call, end - begin);
+      ids.resize(static_cast<size_t>(n));
+      std::iota(ids.begin(), ids.end(), begin);
+      ASSIGN_OR_RETURN(std::string rows,
+                       servers_.clients[static_cast<size_t>(p)]->GatherRows(
+                           t.name, ids, t.feat_dim, options_.feature_dtype));
+      std::memcpy(out.data() + begin * row_bytes, rows.data(), rows.size());
+    }
+  }
   return absl::OkStatus();
 }
 

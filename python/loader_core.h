@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
+#include "absl/types/span.h"
 #include "shm/ring.h"
 #include "trainer/assignment.h"
 #include "trainer/batch_client.h"
@@ -48,6 +49,9 @@ struct LoaderOptions {
   trainer::Assignment assignment = trainer::Assignment::kPart;
   // The job token's file (mode 0600); "" = $GRAPHSHARD_TOKEN, else no token (docs/SECURITY.md).
   std::string token_file;
+  // Batches without feature rows (ids, edges, the seeds' labels): the caller holds the rows
+  // (FeatureRows; the trainer's --feature-store device).
+  bool without_features = false;
 };
 
 // One step of an epoch.
@@ -83,6 +87,13 @@ class LoaderCore {
   // batches, as for the trainer). FailedPrecondition before Assign; InvalidArgument for too few
   // steps; the errors of StreamBatches.
   absl::Status StartEpoch(int64_t epoch, int64_t steps);
+
+  // Every feature row of node type `type` (index into metadata().node_types), in the options'
+  // feature dtype, row-major, written into `out` (num_nodes x feat_dim x dtype bytes): part p's
+  // rows from its server, `rows_per_call` at a time. InvalidArgument for a wrong `out` size or
+  // type; the servers' errors naming them; FailedPrecondition when they do not report which
+  // ids each part owns.
+  absl::Status FeatureRows(int type, absl::Span<char> out, int64_t rows_per_call = 1 << 16);
 
   // The next step of the epoch (blocks on the server). After the last one, `end`, once each
   // stream was read to its end (its final status). The stream's error naming the server,

@@ -120,7 +120,10 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
     py::dict d;
     d["type"] = n.node_type;
     d["ids"] = Over(n.ids, i64, {n.num_nodes}, base);
-    d["x"] = Over(n.features, feature, {n.num_nodes, n.feat_dim}, base);
+    // Without rows (feature_store="device"): None; loader.py gathers them from its copy.
+    d["x"] = batch.features_omitted
+                 ? py::object(py::none())
+                 : py::object(Over(n.features, feature, {n.num_nodes, n.feat_dim}, base));
     d["y"] = Over(n.labels, i64, {n.num_nodes}, base);
     d["num_sampled_nodes"] = n.num_sampled_nodes;
     nodes.append(d);
@@ -142,6 +145,7 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
   out["batch_size"] = batch.batch_size;
   out["seed_block"] = batch.seed_block;
   out["feature_dtype"] = DtypeName(batch.feature_dtype);
+  out["features_omitted"] = batch.features_omitted;
   out["shared_memory"] = batch.shared_memory;
   out["nodes"] = nodes;
   out["edges"] = edges;
@@ -183,7 +187,8 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
                                     int64_t batch_size, bool shuffle, bool replace, uint64_t seed,
                                     const std::string& feature_dtype, int rank, int world_size,
                                     double server_wait_s, double rpc_timeout_s,
-                                    int max_held_batches, const std::string& assignment) {
+                                    int max_held_batches, const std::string& assignment,
+                                    const std::string& feature_store) {
   LoaderOptions o;
   o.registry_dir = std::move(registry);
   o.servers = std::move(servers);
@@ -206,6 +211,14 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
         absl::StrJoin(trainer::NamesOf<trainer::Assignment>(), " or ")));
   }
   o.assignment = *a;
+  const absl::optional<trainer::FeatureStoreKind> store =
+      trainer::FromName<trainer::FeatureStoreKind>(feature_store);
+  if (!store) {
+    throw py::value_error(absl::StrCat(
+        "feature_store='", feature_store, "': expected ",
+        absl::StrJoin(trainer::NamesOf<trainer::FeatureStoreKind>(), " or ")));
+  }
+  o.without_features = *store == trainer::FeatureStoreKind::kDevice;
   absl::StatusOr<std::unique_ptr<LoaderCore>> core;
   {
     py::gil_scoped_release release;
@@ -246,7 +259,8 @@ PYBIND11_MODULE(_graphshard, m) {
            py::arg("split"), py::arg("fanouts"), py::arg("batch_size"), py::arg("shuffle"),
            py::arg("replace"), py::arg("seed"), py::arg("feature_dtype"), py::arg("rank"),
            py::arg("world_size"), py::arg("server_wait_s"), py::arg("rpc_timeout_s"),
-           py::arg("max_held_batches"), py::arg("assignment") = "part")
+           py::arg("max_held_batches"), py::arg("assignment") = "part",
+           py::arg("feature_store") = "server")
       .def("metadata",
            [](const LoaderCore& c) { return graphshard::python::MetadataToPython(c.metadata()); })
       .def("assign",
@@ -273,6 +287,31 @@ PYBIND11_MODULE(_graphshard, m) {
              if (!hooks.ok()) return false;
              c.SetRingMapHooks(*hooks);
              return true;
+           })
+      // Every feature row of node type `type` as a new numpy array [num_nodes, feat_dim] in the
+      // feature dtype (bfloat16 as int16), read from the servers (feature_store="device").
+      .def("feature_rows",
+           [](LoaderCore& c, int type) {
+             const auto& types = c.metadata().node_types;
+             if (type < 0 || type >= static_cast<int>(types.size())) {
+               throw py::index_error(absl::StrCat("node type ", type, " of ", types.size()));
+             }
+             const graphshard::trainer::FeatureDtype d = c.options().feature_dtype;
+             const py::dtype dtype(d == graphshard::trainer::FeatureDtype::kFloat32   ? "float32"
+                                   : d == graphshard::trainer::FeatureDtype::kFloat16 ? "float16"
+                                                                          : "int16");
+             const auto& t = types[static_cast<size_t>(type)];
+             py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),
+                                   static_cast<py::ssize_t>(t.feat_dim)});
+             auto bytes = absl::MakeSpan(static_cast<char*>(out.mutable_data()),
+                                         static_cast<size_t>(out.nbytes()));
+             absl::Status s;
+             {
+               py::gil_scoped_release release;  // `out` is not shared yet
+               s = c.FeatureRows(type, bytes);
+             }
+             graphshard::python::ThrowIfError(s);
+             return out;
            })
       .def("natural_steps", &LoaderCore::natural_steps)
       .def("num_seeds", &LoaderCore::num_seeds)

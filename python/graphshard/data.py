@@ -161,20 +161,31 @@ def _edge_key(name, src, dst):
     return (src, name, dst)
 
 
-def build(raw, metadata, pyg, move=None):
+def build(raw, metadata, pyg, move=None, rows=None):
     """A batch from graphshard._graphshard.Client.next()'s dict. pyg: make PyG objects. move:
-    applied to every tensor (a copy to the device), else they stay over the batch's memory."""
+    applied to every tensor (a copy to the device), else they stay over the batch's memory.
+    rows: per node type, every feature row (Loader(feature_store="device")); a batch sent
+    without rows (raw["features_omitted"]) takes its x from there, by n_id, on rows' device."""
     dtype = raw["feature_dtype"]
     if move is not None:
         tensor, features = (lambda a: move(_tensor(a))), (lambda a, d: move(_features(a, d)))
     else:
         tensor, features = _tensor, _features
+
+    def x_of(i, n, n_id):
+        if n["x"] is not None:
+            return features(n["x"], dtype)
+        if rows is None or rows[i] is None:
+            raise RuntimeError("graphshard: a batch came without feature rows, but this loader "
+                               "holds none (feature_store='device')")
+        return rows[i].index_select(0, n_id.to(rows[i].device))
     extra = {"part": raw["part"], "epoch": raw["epoch"], "batch_index": raw["batch_index"]}
     if not metadata["heterogeneous"]:
         n, e = raw["nodes"][0], raw["edges"][0]
+        n_id = tensor(n["ids"])
         fields = dict(
-            x=features(n["x"], dtype), y=tensor(n["y"]), edge_index=tensor(e["edge_index"]),
-            n_id=tensor(n["ids"]), batch_size=raw["batch_size"],
+            x=x_of(0, n, n_id), y=tensor(n["y"]), edge_index=tensor(e["edge_index"]),
+            n_id=n_id, batch_size=raw["batch_size"],
             num_sampled_nodes=list(n["num_sampled_nodes"]),
             num_sampled_edges=list(e["num_sampled_edges"]), **extra)
         return _PygData(**fields) if pyg else Batch(**fields)
@@ -185,7 +196,7 @@ def build(raw, metadata, pyg, move=None):
     for i, n in enumerate(raw["nodes"]):
         f = {"n_id": tensor(n["ids"]), "num_sampled_nodes": list(n["num_sampled_nodes"])}
         if types[i]["feat_dim"] > 0:
-            f["x"] = features(n["x"], dtype)
+            f["x"] = x_of(i, n, f["n_id"])
         if i == seed or types[i]["num_classes"] > 0:
             f["y"] = tensor(n["y"])
         if i == seed:

@@ -39,6 +39,13 @@ class Loader:
     assignment: which servers of its host this rank reads, as graphshard-trainer's --assignment:
         "part" (rank i of a host reads its part i mod P) or "spread" (every server of the host,
         1/T of each part's seeds for T ranks there).
+    feature_store: "server" (each batch carries its rows, as NeighborLoader's x) or "device":
+        the loader reads every node's feature rows from the servers once, at construction, onto
+        `device` (the CPU without one), in feature_dtype, and the servers send batches without
+        rows; x is gathered there by n_id (as graphshard-trainer --feature-store device, and as
+        PyG with data.x on the GPU). The whole graph's features then live on the device; the
+        servers only sample. y holds the seeds' labels (the first batch_size rows) and -1 for
+        the other nodes (NeighborLoader's y has every node's label; training uses the seeds').
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
@@ -59,7 +66,7 @@ class Loader:
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
-                 assignment="part"):
+                 assignment="part", feature_store="server"):
         if (registry is None) == (servers is None):
             raise ValueError("give exactly one of registry=DIR and servers=[host:port, ...]")
         if output not in ("auto", "pyg", "plain"):
@@ -106,7 +113,8 @@ class Loader:
             shuffle=self.shuffle, replace=bool(replace), seed=int(seed),
             feature_dtype=feature_dtype, rank=self.rank, world_size=self.world_size,
             server_wait_s=float(server_wait_s), rpc_timeout_s=float(rpc_timeout_s),
-            max_held_batches=int(max_held_batches), assignment=str(assignment))
+            max_held_batches=int(max_held_batches), assignment=str(assignment),
+            feature_store=str(feature_store))
         self.metadata = self._client.metadata()
         self.device = None
         self.prefetch = int(prefetch)
@@ -121,12 +129,29 @@ class Loader:
                     self.device = torch.device("cuda", torch.cuda.current_device())
                 torch.cuda.init()  # loads the CUDA runtime the ring segments are registered with
                 self.cuda_host_registered = self._client.register_cuda_host()
+        self.feature_store = str(feature_store)
+        self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
         hosts = self._all_gather(_graphshard.host_id())
         self._client.assign(hosts)
         natural = self._client.natural_steps()
         self._steps = max(self._all_gather(natural)) if self.equal_steps else natural
         if self._steps == 0 and self.equal_steps:
             raise RuntimeError(f"graphshard.Loader: no rank has any '{split}' seed")
+
+    def _load_rows(self, feature_dtype):
+        """Every node type's feature rows on the loader's device (None for a type without)."""
+        import torch
+        where = self.device if self.device is not None else torch.device("cpu")
+        rows = []
+        for i, t in enumerate(self.metadata["node_types"]):
+            if t["feat_dim"] == 0:
+                rows.append(None)
+                continue
+            table = torch.from_numpy(self._client.feature_rows(i))
+            if feature_dtype == "bfloat16":  # carried as int16 (numpy has no bfloat16)
+                table = table.view(torch.bfloat16)
+            rows.append(table.to(where))
+        return rows
 
     def _all_gather(self, value):
         if self.world_size == 1:
@@ -164,7 +189,7 @@ class Loader:
     def __iter__(self):
         if self.device is None:
             for raw in self._raw_steps():
-                yield _data.build(raw, self.metadata, self._pyg) if raw else None
+                yield _data.build(raw, self.metadata, self._pyg, rows=self._rows) if raw else None
             return
         yield from self._prefetched()
 
@@ -200,10 +225,10 @@ class Loader:
                         put((None, None))
                         continue
                     if not cuda:
-                        put((_data.build(raw, self.metadata, self._pyg), None))
+                        put((_data.build(raw, self.metadata, self._pyg, rows=self._rows), None))
                         continue
                     with torch.cuda.stream(stream):
-                        batch = _data.build(raw, self.metadata, self._pyg, move)
+                        batch = _data.build(raw, self.metadata, self._pyg, move, self._rows)
                         copied = torch.cuda.Event()
                         copied.record(stream)
                     # The segment goes back to the server (raw dropped) only once the copy is done.

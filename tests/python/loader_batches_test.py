@@ -3,7 +3,8 @@
 servers on Cora; the loader (one rank, so it reads both parts, through shared memory) against
 tests/tools/batch_digest --dump (plain gRPC, inline bytes, shuffle seed StreamShuffleSeed(seed,
 part) as graphshard-trainer --seed uses), array by array, in several sampling configurations
-(float32, float16 and bfloat16 features, fanout -1, read ahead by the prefetch thread). Also: the tensors of a shared-memory batch
+(float32, float16 and bfloat16 features, fanout -1, read ahead by the prefetch thread), and with
+feature_store="device" (rows gathered from the loader's copy) the same batches bit for bit. Also: the tensors of a shared-memory batch
 are views of the segment (no copy), and every epoch and batch index is seen exactly once; IMDB
 (heterogeneous) likewise, and batches sent inline (servers with --shm=false) too.
 Usage: loader_batches_test.py BIN_DIR SOURCE_DIR (PYTHONPATH=<build>/python)."""
@@ -142,6 +143,39 @@ def check_hetero(env):
     t.note(f"imdb: {len(batches)} heterogeneous batches equal the C++ client's")
 
 
+def check_device_store(registry, cfg, hetero=False):
+    """feature_store="device": the same batches as feature_store="server", with x gathered from
+    the loader's own copy of the rows (equal bit for bit), y the seeds' labels (-1 elsewhere)."""
+    got = {}
+    for store in ("server", "device"):
+        loader = graphshard.Loader(registry=registry, split="train", output="plain",
+                                   feature_store=store, **cfg)
+        got[store] = {(b.part, b.epoch, b.batch_index): b for b in loader}
+    if set(got["server"]) != set(got["device"]) or not got["server"]:
+        t.fail(f"device store: batches {sorted(got['device'])} vs {sorted(got['server'])}")
+    md = loader.metadata
+    types = [n["name"] for n in md["node_types"]]
+    for key, a in got["server"].items():
+        b = got["device"][key]
+        stores = [(a[n], b[n]) for n in types] if hetero else [(a, b)]
+        for i, (sa, sb) in enumerate(stores):
+            is_seed = not hetero or types[i] == md["target_type"]
+            if not torch.equal(sa.n_id, sb.n_id):
+                t.fail(f"device store: batch {key} type {i} n_id differs")
+            if md["node_types"][i]["feat_dim"] > 0:
+                xa, xb = sa.x, sb.x
+                if xa.dtype == torch.bfloat16:
+                    xa, xb = xa.view(torch.int16), xb.view(torch.int16)
+                if xa.dtype != xb.dtype or not torch.equal(xa, xb):
+                    t.fail(f"device store: batch {key} type {i} x differs ({xb.dtype})")
+            if is_seed:
+                k = sa.batch_size
+                if not torch.equal(sa.y[:k], sb.y[:k]) or bool((sb.y[k:] != -1).any()):
+                    t.fail(f"device store: batch {key} y is not the seeds' labels then -1")
+    t.note(f"device store {cfg.get('feature_dtype', 'float32')}{' (imdb)' if hetero else ''}: "
+           f"{len(got['device'])} batches equal feature_store='server'")
+
+
 def main():
     env = t.Env()
     try:
@@ -151,6 +185,11 @@ def main():
         for cfg in CONFIGS:
             check_config(env, registry, addresses, cfg)
         check_hetero(env)
+        check_device_store(registry, CONFIGS[0])
+        check_device_store(registry, CONFIGS[2])  # bfloat16 rows
+        check_device_store(registry, CONFIGS[1])  # read ahead on device="cpu"
+        check_device_store(os.path.join(env.work, "reg_imdb"),
+                           dict(num_neighbors=[5, 3], batch_size=128, seed=2), hetero=True)
         # Servers without shared memory: batches inline in the gRPC messages, read in place.
         registry, addresses = env.start_servers(partition, registry=os.path.join(env.work, "reg2"),
                                                 extra=("--shm=false",))
@@ -159,7 +198,8 @@ def main():
         for bad, mention in [(dict(split="nope"), "split"), (dict(batch_size=0), "batch_size"),
                              (dict(num_neighbors=[0]), "num_neighbors"),
                              (dict(feature_dtype="int8"), "feature_dtype"),
-                             (dict(assignment="round-robin"), "assignment")]:
+                             (dict(assignment="round-robin"), "assignment"),
+                             (dict(feature_store="gpu"), "feature_store")]:
             try:
                 graphshard.Loader(registry=registry, **bad)
             except (ValueError, graphshard.Error) as e:
