@@ -47,6 +47,7 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_TRUE(o->checkpoint_dir.empty());
   EXPECT_FALSE(o->resume);
   EXPECT_EQ(o->task, Task::kNode);
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kServer);
 }
 
 TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
@@ -139,6 +140,8 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
            {{"--registry", "r", "--feature-dtype", "int8"}, "--feature-dtype"},
            {{"--registry", "r", "--trim", "yes"}, "--trim"},
            {{"--registry", "r", "--precision", "fp16"}, "--precision"},
+           {{"--registry", "r", "--feature-store", "gpu"}, "--feature-store"},
+           {{"--registry", "r", "--task", "graph", "--feature-store", "device"}, "--feature-store"},
            {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
            {{"--registry", "r", "--checkpoint-every", "-1"}, "--checkpoint-every"},
            {{"--registry", "r", "--epochs", "0"}, "--epochs"},
@@ -159,6 +162,12 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
     EXPECT_NE(o.status().message().find(c.mentions), absl::string_view::npos)
         << o.status().message();
   }
+}
+
+TEST(ParseTrainerOptions, FeatureStoreDevice) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--feature-store", "device"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kDevice);
 }
 
 TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
