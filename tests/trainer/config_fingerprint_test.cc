@@ -91,6 +91,10 @@ std::vector<FieldCase> Fields() {
        }},
       // Which seeds make up each rank's steps.
       {"assignment", true, None, [](TrainerOptions& o) { o.assignment = Assignment::kSpread; }},
+      // The same rows, gathered on the trainer instead of the server (bit-identical weights,
+      // e2e.launch_cora).
+      {"feature_store", false, None,
+       [](TrainerOptions& o) { o.feature_store = FeatureStoreKind::kDevice; }},
       // The same computation in another summation order (CUDA's index_add), as trim.
       {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
