@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
 #include "trainer/epoch_plan.h"
@@ -170,8 +171,15 @@ absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
     ASSIGN_OR_RETURN(store_,
                      FeatureStore::Load(
                          servers_.metadata,
+                         // A live replica of the part (registry read anew), as a broken
+                         // stream resumes on one.
                          [this](int part) -> absl::StatusOr<PartitionClient*> {
-                           return servers_.clients[static_cast<size_t>(part)];
+                           ASSIGN_OR_RETURN(
+                               PartDirectory::LiveServer live,
+                               servers_.directory->Live(
+                                   part, comm_.rank(), &servers_.metadata,
+                                   absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
+                           return live.client;
                          },
                          {.device = session_.state().device, .dtype = options_.feature_dtype}));
   }

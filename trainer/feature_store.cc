@@ -48,9 +48,14 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
         const int64_t n = std::min(per_call, end - begin);
         ids.resize(static_cast<size_t>(n));
         std::iota(ids.begin(), ids.end(), begin);
-        ASSIGN_OR_RETURN(std::string rows, client->GatherRows(t.name, ids, t.feat_dim,
-                                                              options.dtype));
-        torch::Tensor chunk = torch::from_blob(rows.data(), {n, t.feat_dim},
+        absl::StatusOr<std::string> rows =
+            client->GatherRows(t.name, ids, t.feat_dim, options.dtype);
+        if (absl::IsUnavailable(rows.status()) || absl::IsDeadlineExceeded(rows.status())) {
+          ASSIGN_OR_RETURN(client, client_of(p));  // another replica, or the error again
+          rows = client->GatherRows(t.name, ids, t.feat_dim, options.dtype);
+        }
+        RETURN_IF_ERROR(rows.status());
+        torch::Tensor chunk = torch::from_blob(rows->data(), {n, t.feat_dim},
                                                torch::TensorOptions().dtype(dtype));
         table.narrow(0, begin, n).copy_(chunk);  // synchronous: `rows` is freed next
       }

@@ -30,7 +30,9 @@ struct FeatureStoreOptions {
 class FeatureStore {
  public:
   // Every row of every node type with features: part p's rows (the metadata's part_offsets
-  // per type) from `client_of(p)`. The servers' errors naming them; FailedPrecondition for a
+  // per type) from `client_of(p)`. A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a
+  // server gone) is asked once more of `client_of(p)` again (the trainer's: a live replica of
+  // the part, looked up anew). The servers' errors naming them; FailedPrecondition for a
   // server that does not report part offsets; ResourceExhausted, with the size, when the
   // device cannot hold the rows.
   static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(

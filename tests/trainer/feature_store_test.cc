@@ -12,6 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "tests/server/test_cluster.h"
+#include "common/status_macros.h"
+#include "trainer/part_directory.h"
 #include "trainer/server_set.h"
 #include "trainer/tensors.h"
 
@@ -98,6 +100,39 @@ TEST_F(FeatureStoreTest, AWrongAnswerOrAGoneServerIsAnErrorNamingIt) {
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable) << store.status();
   EXPECT_TRUE(absl::StrContains(store.status().message(), "part 1")) << store.status();
+}
+
+// A part's server gone mid-load: the call is asked again of a live replica (the registry read
+// anew, as the trainer's loader does), and the rows are the same.
+TEST_F(FeatureStoreTest, ALoadFailsOverToALiveReplica) {
+  absl::StatusOr<std::unique_ptr<FeatureStore>> before = Load(FeatureDtype::kFloat32);
+  ASSERT_TRUE(before.ok()) << before.status();
+  server::ServerOptions so;
+  so.partition_dir = cluster_->partition_dir();
+  so.part = 1;
+  so.replica = 1;
+  so.registry_dir = cluster_->registry_dir();
+  so.threads = 2;
+  absl::StatusOr<std::unique_ptr<server::PartitionServer>> replica =
+      server::PartitionServer::Start(so);
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  cluster_->server(1).Shutdown(absl::Seconds(1));
+  int asked_part1 = 0;
+  absl::StatusOr<std::unique_ptr<FeatureStore>> after = FeatureStore::Load(
+      servers_->metadata,
+      [&](int p) -> absl::StatusOr<PartitionClient*> {
+        if (p == 1 && asked_part1++ == 0) return servers_->clients[1];  // the one now gone
+        ASSIGN_OR_RETURN(PartDirectory::LiveServer live,
+                         servers_->directory->Live(p, 0, &servers_->metadata,
+                                                   absl::Now() + absl::Seconds(10)));
+        return live.client;
+      },
+      {.device = torch::kCPU, .dtype = FeatureDtype::kFloat32, .rows_per_call = 500});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(asked_part1, 2) << "part 1 was not asked again after its server went away";
+  const torch::Tensor all = torch::arange(servers_->metadata.node_types[0].num_nodes);
+  EXPECT_TRUE(torch::equal((*before)->Rows(0, all), (*after)->Rows(0, all)));
+  (*replica)->Shutdown(absl::Seconds(1));
 }
 
 }  // namespace
