@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/secret.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
+#include "trainer/feature_rows.h"
+#include "trainer/part_directory.h"
 
 namespace graphshard::python {
 namespace {
@@ -152,26 +154,22 @@ absl::Status LoaderCore::FeatureRows(int type, absl::Span<char> out, int64_t row
                                                    t.num_nodes * row_bytes, " bytes, not ",
                                                    out.size()));
   }
-  if (row_bytes == 0) return absl::OkStatus();
-  if (std::ssize(t.part_offsets) != md.num_parts + 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the servers do not say which '", t.name, "' ids each part owns (Metadata part_offsets)"));
-  }
-  const int64_t per_call = std::max<int64_t>(rows_per_call, 1);
-  std::vector<int64_t> ids;
-  for (int p = 0; p < md.num_parts; ++p) {
-    const int64_t end = t.part_offsets[static_cast<size_t>(p) + 1];
-    for (int64_t begin = t.part_offsets[static_cast<size_t>(p)]; begin < end; begin += per_call) {
-      const int64_t n = std::min(per_call, end - begin);
-      ids.resize(static_cast<size_t>(n));
-      std::iota(ids.begin(), ids.end(), begin);
-      ASSIGN_OR_RETURN(std::string rows,
-                       servers_.clients[static_cast<size_t>(p)]->GatherRows(
-                           t.name, ids, t.feat_dim, options_.feature_dtype));
-      std::memcpy(out.data() + begin * row_bytes, rows.data(), rows.size());
-    }
-  }
-  return absl::OkStatus();
+  // A live replica of each part (the registry read anew), as the trainer's store loads.
+  const trainer::ClientOf client_of = [this](int part) -> absl::StatusOr<trainer::PartitionClient*> {
+    ASSIGN_OR_RETURN(trainer::PartDirectory::LiveServer live,
+                     servers_.directory->Live(part, options_.rank, &servers_.metadata,
+                                              absl::Now() + absl::Seconds(options_.server_wait_s),
+                                              host_id_));
+    return live.client;
+  };
+  // ReadFeatureRows hands over each row once, inside the type's range: `out` holds them all.
+  return trainer::ReadFeatureRows(
+      md, type, options_.feature_dtype, client_of, rows_per_call,
+      [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
+        std::memcpy(out.data() + first_row * row_bytes, rows.data(),
+                    static_cast<size_t>(n * row_bytes));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<LoaderStep> LoaderCore::Next() {

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "trainer/batch_client.h"
+#include "trainer/feature_rows.h"
 
 namespace graphshard::trainer {
 
@@ -29,16 +30,13 @@ struct FeatureStoreOptions {
 
 class FeatureStore {
  public:
-  // Every row of every node type with features: part p's rows (the metadata's part_offsets
-  // per type) from `client_of(p)`. A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a
-  // server gone) is asked once more of `client_of(p)` again (the trainer's: a live replica of
-  // the part, looked up anew). The servers' errors naming them; FailedPrecondition for a
-  // server that does not report part offsets; ResourceExhausted, with the size, when the
-  // device cannot hold the rows.
-  static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(
-      const ServerMetadata& metadata,
-      const std::function<absl::StatusOr<PartitionClient*>(int part)>& client_of,
-      const FeatureStoreOptions& options);
+  // Every row of every node type with features, read with ReadFeatureRows (feature_rows.h:
+  // part p's rows from `client_of(p)`, a call whose server is gone asked once more of a fresh
+  // `client_of(p)`). Its errors; ResourceExhausted, with the size, when the device cannot hold
+  // the rows.
+  static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(const ServerMetadata& metadata,
+                                                             const ClientOf& client_of,
+                                                             const FeatureStoreOptions& options);
 
   // The rows of `ids` (int64 [n] of node type `type`, on the store's device, checked in range
   // by the batch decoder): [n, feat_dim] in the store's dtype; [n, 0] for a type without
