@@ -72,6 +72,9 @@ class LoaderCore {
   // first StartEpoch.
   void SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks);
   const LoaderOptions& options() const { return options_; }
+  // Batches with or without feature rows (LoaderOptions::without_features), for a loader that
+  // decides once it knows the metadata (feature_store="auto"); before the first StartEpoch.
+  void SetWithoutFeatures(bool without) { options_.without_features = without; }
 
   // This rank's seeds: its share of the split on the parts AssignHostLocal gives it, from
   // `rank_hosts` (every rank's shm::HostId(), index = rank). The errors of AssignHostLocal and

@@ -218,6 +218,8 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
         "feature_store='", feature_store, "': expected ",
         absl::StrJoin(trainer::NamesOf<trainer::FeatureStoreKind>(), " or ")));
   }
+  // "auto" starts as "server"; loader.py decides once it knows the rows' size and the device
+  // (set_without_features).
   o.without_features = *store == trainer::FeatureStoreKind::kDevice;
   absl::StatusOr<std::unique_ptr<LoaderCore>> core;
   {
@@ -288,6 +290,7 @@ PYBIND11_MODULE(_graphshard, m) {
              c.SetRingMapHooks(*hooks);
              return true;
            })
+      .def("set_without_features", &LoaderCore::SetWithoutFeatures, py::arg("without"))
       // Every feature row of node type `type` as a new numpy array [num_nodes, feat_dim] in the
       // feature dtype (bfloat16 as int16), read from the servers (feature_store="device").
       .def("feature_rows",

@@ -21,7 +21,8 @@ constexpr Choice<EvalMode> kEvalModes[] = {{EvalMode::kSampled, "sampled"},
                                            {EvalMode::kFull, "full"}};
 constexpr Choice<Assignment> kAssignments[] = {{Assignment::kPart, "part"},
                                                {Assignment::kSpread, "spread"}};
-constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kServer, "server"},
+constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto, "auto"},
+                                                       {FeatureStoreKind::kServer, "server"},
                                                        {FeatureStoreKind::kDevice, "device"}};
 constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
                                             {FeatureDtype::kFloat16, "float16"},

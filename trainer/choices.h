@@ -24,12 +24,13 @@ enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
 enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl
 enum class Trimming { kOn, kOff };            // --trim on|off
 enum class EvalMode { kSampled, kFull };      // --eval sampled|full (full: inference.h)
-// --precision auto|fp32|tf32|bf16; auto: bf16 on cuda, fp32 on cpu (ResolvePrecision).
+// --precision auto|fp32|tf32|bf16; auto: tf32 on cuda, fp32 on cpu (ResolvePrecision).
 enum class Precision { kAuto, kFp32, kTf32, kBf16 };
 // --assignment part|spread: which of its host's parts a trainer reads (assignment.h).
 enum class Assignment { kPart, kSpread };
-// --feature-store server|device: where a batch's feature rows come from (feature_store.h).
-enum class FeatureStoreKind { kServer, kDevice };
+// --feature-store auto|server|device: where a batch's feature rows come from (feature_store.h;
+// auto: ResolveFeatureStore).
+enum class FeatureStoreKind { kAuto, kServer, kDevice };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -64,12 +65,30 @@ absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 
-// The precision a run computes in: `p`, or for kAuto bf16 on cuda (bfloat16 matmul inputs kept
-// Cora's test accuracy within 0.1 point of fp32 over 5 seeds, trainer/README.md) and fp32 on
-// the CPU (no bfloat16 units on common CPUs: slower there).
+// The precision a run computes in: `p`, or for kAuto tf32 on cuda and fp32 on the CPU (no TF32
+// units there: the same as fp32). On the GPU machine, with trimming, tf32 and fp32 epochs were
+// equal within noise and bf16's 20-30% slower (the casts cost more than the smaller matmuls
+// save); untrimmed, tf32 was 1.5x fp32 and 1.2x bf16 (tests/bench/RESULTS.md, fourteenth
+// session). TF32 keeps 10 mantissa bits where bf16 keeps 7, and bf16 already kept Cora's test
+// accuracy within 0.1 point of fp32 over 5 seeds (trainer/README.md, "Precision").
 inline Precision ResolvePrecision(Precision p, DeviceKind device) {
   if (p != Precision::kAuto) return p;
-  return device == DeviceKind::kCuda ? Precision::kBf16 : Precision::kFp32;
+  return device == DeviceKind::kCuda ? Precision::kTf32 : Precision::kFp32;
+}
+
+// What --feature-store auto becomes for one trainer: `device` on a CUDA device for node and
+// link tasks when the features (`feature_bytes`, every node type's rows in --feature-dtype) take
+// at most half of the device's free memory (`free_device_bytes`; nullopt where this build cannot
+// tell), else `server`. An explicit choice is returned as it is.
+inline FeatureStoreKind ResolveFeatureStore(FeatureStoreKind requested, Task task, bool cuda,
+                                            int64_t feature_bytes,
+                                            absl::optional<int64_t> free_device_bytes) {
+  if (requested != FeatureStoreKind::kAuto) return requested;
+  if (!cuda || task == Task::kGraph || feature_bytes <= 0 || !free_device_bytes) {
+    return FeatureStoreKind::kServer;
+  }
+  return feature_bytes <= *free_device_bytes / 2 ? FeatureStoreKind::kDevice
+                                                 : FeatureStoreKind::kServer;
 }
 
 template <typename E>

@@ -166,7 +166,6 @@ EpochLoop::EpochLoop(const TrainerOptions& options, const TaskPlan& plan, Server
 EpochLoop::~EpochLoop() = default;
 
 absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
-  if (options_.feature_store != FeatureStoreKind::kDevice) return 0;
   if (store_ == nullptr) {
     ASSIGN_OR_RETURN(store_,
                      FeatureStore::Load(

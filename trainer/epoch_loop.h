@@ -56,9 +56,10 @@ class EpochLoop {
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
 
-  // --feature-store device: loads every node's feature rows onto the session's device (once;
-  // before the first Train). Returns the bytes loaded (0 with --feature-store server). The
-  // servers' errors; ResourceExhausted when the device cannot hold them.
+  // --feature-store device (or auto resolved to it, train.cc): loads every node's feature rows
+  // onto the session's device (once; before the first Train); later batches are asked without
+  // rows. Returns the bytes loaded. The servers' errors; ResourceExhausted when the device
+  // cannot hold them (nothing kept: batches then carry their rows).
   absl::StatusOr<int64_t> LoadFeatureStore();
 
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when

@@ -1,6 +1,7 @@
 #include "trainer/feature_rows.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -43,6 +44,20 @@ absl::Status ReadFeatureRows(
     }
   }
   return absl::OkStatus();
+}
+
+int64_t FeatureTableBytes(const ServerMetadata& metadata, FeatureDtype dtype) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t total = 0;
+  for (const NodeTypeInfo& t : metadata.node_types) {
+    int64_t rows_bytes = 0;
+    if (__builtin_mul_overflow(t.num_nodes, t.feat_dim, &rows_bytes) ||
+        __builtin_mul_overflow(rows_bytes, FeatureBytes(dtype), &rows_bytes) ||
+        __builtin_add_overflow(total, rows_bytes, &total)) {
+      return kMax;
+    }
+  }
+  return total;
 }
 
 }  // namespace graphshard::trainer

@@ -31,6 +31,10 @@ absl::Status ReadFeatureRows(
     int64_t rows_per_call,
     const std::function<absl::Status(int64_t first_row, int64_t n, std::string rows)>& sink);
 
+// Bytes of every node type's feature rows in `dtype`: what a device feature store holds
+// (saturating at INT64_MAX for metadata no store could hold).
+int64_t FeatureTableBytes(const ServerMetadata& metadata, FeatureDtype dtype);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_FEATURE_ROWS_H_

@@ -22,6 +22,10 @@ void ResetPeakGpuMemory(int device);
 // measures nothing.
 absl::optional<int64_t> PeakGpuMemoryBytes(int device);
 
+// Bytes free on CUDA device `device` now (cudaMemGetInfo: what no process holds, so without the
+// caching allocator's reserved blocks); nullopt where this build cannot tell or the call fails.
+absl::optional<int64_t> FreeGpuMemoryBytes(int device);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_GPU_MEMORY_H_

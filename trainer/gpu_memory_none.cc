@@ -7,4 +7,6 @@ void ResetPeakGpuMemory(int /*device*/) {}
 
 absl::optional<int64_t> PeakGpuMemoryBytes(int /*device*/) { return absl::nullopt; }
 
+absl::optional<int64_t> FreeGpuMemoryBytes(int /*device*/) { return absl::nullopt; }
+
 }  // namespace graphshard::trainer

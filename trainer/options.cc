@@ -134,7 +134,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
-          "GCN normalisation, loss and Adam state stay float32); auto: bf16 on\n"
+          "GCN normalisation, loss and Adam state stay float32); auto: tf32 on\n"
           "cuda, fp32 on cpu");
   AddEnum(flags, "assignment", &o.assignment,
           "which of its host's parts a trainer reads: part = trainer i of a host\n"
@@ -145,7 +145,9 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
           "server = every batch carries its feature rows; device = the trainer\n"
           "loads every node's features from the servers onto its device once\n"
           "(--feature-dtype, the whole graph's rows on each trainer) and the\n"
-          "servers send ids only: less server CPU and no row copies per batch");
+          "servers send ids only: less server CPU and no row copies per batch;\n"
+          "auto = device on cuda where the rows take at most half of the GPU's\n"
+          "free memory (node and link tasks), else server");
   flags.AddBool("deterministic", &o.deterministic,
                 "deterministic kernels only (torch.use_deterministic_algorithms;\n"
                 "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"

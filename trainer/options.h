@@ -59,9 +59,9 @@ struct TrainerOptions {
   Precision precision = Precision::kAuto;  // --precision auto|fp32|tf32|bf16: matmuls
                                            // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)
-  // --feature-store server|device: rows with every batch, or every row loaded onto the device
-  // once and gathered there (feature_store.h)
-  FeatureStoreKind feature_store = FeatureStoreKind::kServer;
+  // --feature-store auto|server|device: rows with every batch, or every row loaded onto the
+  // device once and gathered there (feature_store.h); auto: ResolveFeatureStore (choices.h)
+  FeatureStoreKind feature_store = FeatureStoreKind::kAuto;
   bool deterministic = false;              // --deterministic: torch's deterministic kernels
                                            // (CUDA: bitwise-reproducible weights; slower)
   std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)

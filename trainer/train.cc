@@ -17,6 +17,8 @@
 #include "trainer/communicator.h"
 #include "trainer/config_fingerprint.h"
 #include "trainer/epoch_loop.h"
+#include "trainer/feature_rows.h"
+#include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
 #include "trainer/inference.h"
 #include "trainer/session.h"
@@ -106,6 +108,45 @@ absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t firs
   return report.EndEpoch(r, trained.local);
 }
 
+// --feature-store: loads every feature row onto the device where asked (device) or where they
+// fit (auto, ResolveFeatureStore), and says which. With auto, a device that turns out unable to
+// hold them (ResourceExhausted) leaves the rows with the batches.
+absl::Status PlaceFeatureRows(const TrainerOptions& options, const ServerMetadata& md,
+                              const DeviceChoice& device, int rank, EpochLoop& loop,
+                              std::ostream& log) {
+  const int64_t table_bytes = FeatureTableBytes(md, options.feature_dtype);
+  const absl::optional<int64_t> free_bytes =
+      device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
+  const FeatureStoreKind kind = ResolveFeatureStore(options.feature_store, options.task,
+                                                    device.cuda, table_bytes, free_bytes);
+  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  const std::string why =
+      options.feature_store != FeatureStoreKind::kAuto
+          ? std::string()
+          : absl::StrFormat(" (--feature-store auto: %.1f MiB of rows, %s)", mib(table_bytes),
+                            free_bytes ? absl::StrFormat("%.0f MiB free on %s", mib(*free_bytes),
+                                                         device.name)
+                                       : std::string(device.cuda ? "free memory unknown"
+                                                                 : "not a GPU"));
+  if (kind != FeatureStoreKind::kDevice) {
+    if (!why.empty()) log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
+    return absl::OkStatus();
+  }
+  const absl::Time load_start = absl::Now();
+  absl::StatusOr<int64_t> store_bytes = loop.LoadFeatureStore();
+  if (!store_bytes.ok() && options.feature_store == FeatureStoreKind::kAuto &&
+      absl::IsResourceExhausted(store_bytes.status())) {
+    log << "rank " << rank << ": feature rows come with each batch" << why << ": "
+        << store_bytes.status().message() << "\n";
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(store_bytes.status());
+  log << absl::StrFormat("rank %d holds every feature row on %s: %.1f MiB in %.2f s%s\n", rank,
+                         device.name, mib(*store_bytes),
+                         absl::ToDoubleSeconds(absl::Now() - load_start), why);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, ServerSet& servers,
                                              Communicator& comm, std::ostream& out,
                                              std::ostream& log, const RunEnvironment& env) {
@@ -142,13 +183,7 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
                                       .start_step = start.step}));
 
   EpochLoop loop(options, plan, servers, comm, *session, shards, report->progress());
-  if (options.feature_store == FeatureStoreKind::kDevice) {
-    const absl::Time load_start = absl::Now();
-    ASSIGN_OR_RETURN(const int64_t store_bytes, loop.LoadFeatureStore());
-    log << absl::StrFormat("rank %d holds every feature row on %s: %.1f MiB in %.2f s\n", rank,
-                           device.name, static_cast<double>(store_bytes) / (1 << 20),
-                           absl::ToDoubleSeconds(absl::Now() - load_start));
-  }
+  RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;
     TrainingSums carried;  // rank 0 carries the sums of a resumed epoch's first steps

@@ -46,6 +46,10 @@ class Loader:
         PyG with data.x on the GPU). The whole graph's features then live on the device; the
         servers only sample. y holds the seeds' labels (the first batch_size rows) and -1 for
         the other nodes (NeighborLoader's y has every node's label; training uses the seeds').
+        "auto": "device" when `device` is a GPU with at least twice the rows' bytes free, else
+        "server" (graphshard-trainer's default, --feature-store auto); the choice is in
+        loader.feature_store. The default stays "server": batches then look like
+        NeighborLoader's (x and y of every node).
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
@@ -129,7 +133,9 @@ class Loader:
                     self.device = torch.device("cuda", torch.cuda.current_device())
                 torch.cuda.init()  # loads the CUDA runtime the ring segments are registered with
                 self.cuda_host_registered = self._client.register_cuda_host()
-        self.feature_store = str(feature_store)
+        self.feature_store = self._resolve_feature_store(str(feature_store), feature_dtype)
+        if self.feature_store == "device" and str(feature_store) == "auto":
+            self._client.set_without_features(True)
         self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
         hosts = self._all_gather(_graphshard.host_id())
         self._client.assign(hosts)
@@ -137,6 +143,19 @@ class Loader:
         self._steps = max(self._all_gather(natural)) if self.equal_steps else natural
         if self._steps == 0 and self.equal_steps:
             raise RuntimeError(f"graphshard.Loader: no rank has any '{split}' seed")
+
+    def _resolve_feature_store(self, requested, feature_dtype):
+        """feature_store="auto": "device" on a CUDA device whose free memory is at least twice
+        the rows' bytes (graphshard-trainer's --feature-store auto), else "server"."""
+        if requested != "auto":
+            return requested
+        if self.device is None or self.device.type != "cuda":
+            return "server"
+        import torch
+        free, _ = torch.cuda.mem_get_info(self.device)
+        elem = 4 if feature_dtype == "float32" else 2
+        rows = elem * sum(t["num_nodes"] * t["feat_dim"] for t in self.metadata["node_types"])
+        return "device" if 0 < rows <= free // 2 else "server"
 
     def _load_rows(self, feature_dtype):
         """Every node type's feature rows on the loader's device (None for a type without)."""

@@ -17,6 +17,11 @@ launch_2x2 540 "$WORK/cora2" --model sage --epochs 40 --eval-every 10 --weight-d
 
 expect_summary "$WORK/stdout" 0.75 2
 expect_same_weights "$WORK/stderr"
+# --feature-store auto (the default) keeps the rows with the batches off a GPU, and says so.
+for r in 0 1; do
+  grep -q "^\[trainer $r\] rank $r: feature rows come with each batch (--feature-store auto: 14.8 MiB of rows, not a GPU)" "$WORK/stderr" ||
+    fail "auto store: rank $r does not say that its rows come with the batches on the CPU"
+done
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 note "ok: fingerprint $FINGERPRINT"
 server_fingerprint=$FINGERPRINT

@@ -147,10 +147,15 @@ def check_device_store(registry, cfg, hetero=False):
     """feature_store="device": the same batches as feature_store="server", with x gathered from
     the loader's own copy of the rows (equal bit for bit), y the seeds' labels (-1 elsewhere)."""
     got = {}
-    for store in ("server", "device"):
+    for store in ("server", "device", "auto"):
         loader = graphshard.Loader(registry=registry, split="train", output="plain",
                                    feature_store=store, **cfg)
         got[store] = {(b.part, b.epoch, b.batch_index): b for b in loader}
+        # "auto" off a GPU: rows come with the batches, exactly as "server".
+        if store == "auto" and loader.feature_store != "server":
+            t.fail(f"feature_store='auto' without a GPU chose {loader.feature_store!r}")
+    if set(got["auto"]) != set(got["server"]):
+        t.fail(f"auto store: batches {sorted(got['auto'])} vs {sorted(got['server'])}")
     if set(got["server"]) != set(got["device"]) or not got["server"]:
         t.fail(f"device store: batches {sorted(got['device'])} vs {sorted(got['server'])}")
     md = loader.metadata
@@ -168,7 +173,14 @@ def check_device_store(registry, cfg, hetero=False):
                     xa, xb = xa.view(torch.int16), xb.view(torch.int16)
                 if xa.dtype != xb.dtype or not torch.equal(xa, xb):
                     t.fail(f"device store: batch {key} type {i} x differs ({xb.dtype})")
+            sc = got["auto"][key][types[i]] if hetero else got["auto"][key]
+            if md["node_types"][i]["feat_dim"] > 0 and not torch.equal(
+                    sa.x.view(torch.int16) if sa.x.dtype == torch.bfloat16 else sa.x,
+                    sc.x.view(torch.int16) if sc.x.dtype == torch.bfloat16 else sc.x):
+                t.fail(f"auto store: batch {key} type {i} x differs from 'server'")
             if is_seed:
+                if not torch.equal(sa.y, sc.y):
+                    t.fail(f"auto store: batch {key} y differs from 'server'")
                 k = sa.batch_size
                 if not torch.equal(sa.y[:k], sb.y[:k]) or bool((sb.y[k:] != -1).any()):
                     t.fail(f"device store: batch {key} y is not the seeds' labels then -1")

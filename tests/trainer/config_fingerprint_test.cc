@@ -142,15 +142,19 @@ TEST(ConfigFingerprint, ChangesWithEveryResultChangingOptionOnly) {
 // --precision auto is bf16 on cuda, fp32 on the CPU, and the fingerprint holds what it resolved
 // to (fp32 is not written: earlier checkpoints were fp32).
 TEST(ConfigFingerprint, PrecisionAutoIsWhatItResolvesTo) {
-  TrainerOptions cpu, cuda, bf16;
+  TrainerOptions cpu, cuda, tf32, bf16;
   cuda.device = DeviceKind::kCuda;
+  tf32.device = DeviceKind::kCuda;
+  tf32.precision = Precision::kTf32;
   bf16.device = DeviceKind::kCuda;
   bf16.precision = Precision::kBf16;
   EXPECT_EQ(cpu.precision, Precision::kAuto);
   EXPECT_EQ(ConfigFingerprint(cpu, 1).find("precision"), std::string::npos);
-  EXPECT_NE(ConfigFingerprint(cuda, 1).find(" precision=bf16"), std::string::npos)
+  EXPECT_NE(ConfigFingerprint(cuda, 1).find(" precision=tf32"), std::string::npos)
       << ConfigFingerprint(cuda, 1);
-  EXPECT_EQ(ConfigFingerprint(cuda, 1), ConfigFingerprint(bf16, 1));
+  EXPECT_EQ(ConfigFingerprint(cuda, 1), ConfigFingerprint(tf32, 1));
+  // A checkpoint of an explicit bf16 run (or of auto before it meant tf32) is another config.
+  EXPECT_NE(ConfigFingerprint(cuda, 1), ConfigFingerprint(bf16, 1));
 }
 
 TEST(ConfigFingerprint, ChangesWithWorldSize) {

@@ -1,8 +1,12 @@
 #include "trainer/options.h"
 
+#include <cstdint>
+#include <limits>
+
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "trainer/feature_rows.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -43,11 +47,11 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_EQ(o->trim, Trimming::kOn);
   EXPECT_EQ(o->precision, Precision::kAuto);
   EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCpu), Precision::kFp32);
-  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kBf16);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kTf32);
   EXPECT_TRUE(o->checkpoint_dir.empty());
   EXPECT_FALSE(o->resume);
   EXPECT_EQ(o->task, Task::kNode);
-  EXPECT_EQ(o->feature_store, FeatureStoreKind::kServer);
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kAuto);
 }
 
 TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
@@ -168,6 +172,46 @@ TEST(ParseTrainerOptions, FeatureStoreDevice) {
   absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--feature-store", "device"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->feature_store, FeatureStoreKind::kDevice);
+  o = Parse({"--registry", "r", "--feature-store", "server"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kServer);
+  o = Parse({"--registry", "r", "--task", "graph"});  // auto: no refusal, graph streams rows
+  ASSERT_TRUE(o.ok()) << o.status();
+}
+
+// --feature-store auto (the default): rows on a GPU that has room for them (at most half of its
+// free memory), for node and link tasks; with the batches everywhere else.
+TEST(ResolveFeatureStore, AutoHoldsTheRowsOnAGpuWithRoomForThemAndOnlyThere) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  const auto resolve = [](Task task, bool cuda, int64_t rows, absl::optional<int64_t> free) {
+    return ResolveFeatureStore(FeatureStoreKind::kAuto, task, cuda, rows, free);
+  };
+  EXPECT_EQ(resolve(Task::kNode, true, 1 * kGiB, 80 * kGiB), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kLink, true, 1 * kGiB, 2 * kGiB), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kNode, true, 1 * kGiB + 1, 2 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 57 * kGiB, 80 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, false, 1, 80 * kGiB), FeatureStoreKind::kServer);  // cpu
+  EXPECT_EQ(resolve(Task::kGraph, true, 1, 80 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 1, absl::nullopt), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 0, 80 * kGiB), FeatureStoreKind::kServer);  // no rows
+  // An explicit choice stands, whatever the device.
+  EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kDevice, Task::kNode, false, 100 * kGiB,
+                                absl::nullopt),
+            FeatureStoreKind::kDevice);
+  EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kServer, Task::kNode, true, 1, 80 * kGiB),
+            FeatureStoreKind::kServer);
+}
+
+TEST(FeatureTableBytes, CountsEveryTypesRowsInTheDtypeAndSaturates) {
+  ServerMetadata md;
+  md.node_types.push_back({.name = "paper", .num_nodes = 1000, .feat_dim = 128});
+  md.node_types.push_back({.name = "author", .num_nodes = 50, .feat_dim = 0});
+  md.node_types.push_back({.name = "field", .num_nodes = 10, .feat_dim = 4});
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kFloat32), (1000 * 128 + 10 * 4) * 4);
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kBFloat16), (1000 * 128 + 10 * 4) * 2);
+  md.node_types.push_back(
+      {.name = "huge", .num_nodes = std::numeric_limits<int64_t>::max() / 2, .feat_dim = 3});
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kFloat16), std::numeric_limits<int64_t>::max());
 }
 
 TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
