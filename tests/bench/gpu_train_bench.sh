@@ -25,6 +25,9 @@
 #     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
 #     server of its host, 1/T of each part's seeds) / part (trainer i of a host reads its part
 #     i mod P; the default)
+#   without _dev / _auto: trainer --feature-store server (rows in every batch; every figure
+#     before the trainer's auto default); _auto: the trainer's default, --feature-store auto
+#     (device where the rows fit, reported as "auto: device" / "auto: server")
 #   _dev (before _xhost): trainer --feature-store device (every feature row loaded onto each
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
 #   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
@@ -181,7 +184,12 @@ run_config() {
   local link=${10:-} assignment=${11:-} store=${12:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
-  [[ -n $store ]] && model_flags+=(--feature-store device)
+  case $store in
+    "") model_flags+=(--feature-store server) ;;  # as every figure before the auto default
+    dev) store=device; model_flags+=(--feature-store device) ;;
+    auto) ;;  # the trainer's default (--feature-store auto)
+    *) die "unknown feature store $store" ;;
+  esac
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
@@ -253,9 +261,14 @@ run_config() {
     emit "{\"name\": \"gpu_train_$name\", \"error\": \"exit status $status after ${wall}s (124 = timeout after ${limit}s)\", \"gpu\": \"$GPU_NAME\"}"
   fi
   [[ -s $metrics ]] || return 0
+  local store_used=${store:-server}
+  if [[ $store == auto ]]; then  # what auto chose, from the trainers' log
+    store_used="auto: server"
+    grep -q "holds every feature row" "$OUT/$name.stderr" && store_used="auto: device"
+  fi
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
-    "${precision:-default}" "${link:+link}" "${store:+device}" >"$WORK/$name.line" <<'PY' || return 0
+    "${precision:-default}" "${link:+link}" "$store_used" >"$WORK/$name.line" <<'PY' || return 0
 import json, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
  precision, task, store) = sys.argv[1:]
@@ -300,7 +313,7 @@ print(json.dumps({
                "batch_size": 1024, "feature_dtype": dtype,
                "server_prefetch": int(server_prefetch), "trim": trim,
                "precision": precision, "task": task or "node",
-               "feature_store": store or "server"},
+               "feature_store": store},
     "epoch_time_s": round(last["time_s"], 3),
     "epoch_times_s": [round(r["time_s"], 3) for r in epochs],
     # Steady state: the mean of the epochs between the first (start-up) and the last (which
@@ -329,7 +342,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -342,7 +355,7 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[11]}" "${BASH_REMATCH[12]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]}"
+    "${BASH_REMATCH[11]}" "${BASH_REMATCH[12]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}"
 done
 
 # Link prediction next to node classification of the same config in this run (value: link
