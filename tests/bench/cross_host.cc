@@ -195,7 +195,8 @@ std::map<std::string, double> Measure(const CrossHostFlags& f, const std::string
   for (v1::FeatureDtype dtype : f.dtypes) {
     StreamParams sp = f.stream;
     sp.dtype = dtype;
-    sp.without_features = absl::EndsWith(mode, "_norows");
+    // "_norows" modes, and attached runs named after one (netns_crosshost_bulk_norows_A).
+    sp.without_features = absl::StrContains(mode, "_norows");
     for (int n : f.clients) {
       std::vector<int> clients;
       for (int c = 0; c < n; ++c) {
