@@ -21,7 +21,8 @@
 # Prints JSON lines (name, value, unit, ...) to stdout and $OUT/results.jsonl; logs in $OUT.
 # Knobs: OUT (./hetero-bench-out), WORK (/tmp/gs-hetero-bench), BUILD (build-gpu), JOBS
 # (nproc), EPOCHS (2), WINDOW_S (50), SKIP_S (15), CONFIGS, FULL, CLIENTS ("1 2 4"), BIN_DIR
-# (no build), DEVICE (cuda).
+# (no build), DEVICE (cuda), TRAINER_EXTRA (more trainer flags, word-split, e.g.
+# "--feature-store server").
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -101,12 +102,13 @@ run_config() {
   local threads=$(((CORES - 2) / 2))
   log "run $name (full=$full)"
   local t0=$SECONDS
+  # shellcheck disable=SC2086  # TRAINER_EXTRA: several words
   timeout --signal=TERM "$limit" deploy/graphshard-launch --partition "$PARTS" --servers 2 \
     --trainers 1 --bin-dir "$bindir" --server-wait-s 180 --server-arg=--threads=$threads -- \
     --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
     --epochs "$epochs" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 --threads 4 \
     --trim "$t" --precision "$precision" --metrics-file "$metrics" --progress-every-s 5 \
-    >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" &
+    ${TRAINER_EXTRA:-} >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" &
   local pid=$!
   if ((full == 0)); then
     # Training starts at the first progress line; stop WINDOW_S seconds after it.
