@@ -22,8 +22,10 @@ becomes
                                batch_size=1024, device=device)
 and the rest (batch.x, batch.edge_index, batch.y[:batch.batch_size]) stays. The batches carry
 PyG's num_sampled_nodes / num_sampled_edges in hop order, so PyG's trim_to_layer works as with
-NeighborLoader (--trim on, the default), and --precision bf16 is plain torch.autocast: the same
-work as graphshard-trainer's defaults (--trim on, --precision auto). With device=...,
+NeighborLoader (--trim on, the default), --precision bf16 is plain torch.autocast and tf32
+PyTorch's allow_tf32, and --feature-store auto keeps every feature row on the GPU when it has
+room for them (batch.x gathered there; the loop reads only batch.y[:batch.batch_size]): the
+same work as graphshard-trainer's defaults (--trim on, --precision auto, --feature-store auto). With device=...,
 batches arrive on the GPU already (copied ahead on a side stream); without it, call
 batch.to(device) as usual.
 """
@@ -63,7 +65,11 @@ def main():
                          "need (the batch's num_sampled_nodes / num_sampled_edges per hop)")
     ap.add_argument("--precision", default="auto", choices=["auto", "fp32", "tf32", "bf16"],
                     help="matmuls: bf16 = torch.autocast(bfloat16) over the forward pass "
-                         "(weights, loss, Adam in float32); auto = bf16 on cuda, fp32 on cpu")
+                         "(weights, loss, Adam in float32); tf32 = TF32 tensor cores; auto = "
+                         "tf32 on cuda, fp32 on cpu (as graphshard-trainer)")
+    ap.add_argument("--feature-store", default="auto", choices=["auto", "server", "device"],
+                    help="graphshard.Loader's feature_store: rows in each batch (server), on "
+                         "the device (device), or on a GPU with room for them (auto)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -73,7 +79,7 @@ def main():
     loader = graphshard.Loader(**where, split="train", num_neighbors=fanouts,
                                batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                feature_dtype=args.feature_dtype, device=device,
-                               prefetch=args.prefetch)
+                               prefetch=args.prefetch, feature_store=args.feature_store)
     md = loader.metadata
     model = GraphSAGE(md["feat_dim"], args.hidden, num_layers=len(fanouts),
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)
@@ -81,7 +87,7 @@ def main():
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     precision = args.precision
     if precision == "auto":
-        precision = "bf16" if device.type == "cuda" else "fp32"
+        precision = "tf32" if device.type == "cuda" else "fp32"
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     torch.backends.cudnn.allow_tf32 = precision == "tf32"
 
@@ -128,7 +134,7 @@ def main():
         print(json.dumps(rec), flush=True)
 
     summary = {"name": "pyg_products_train", "device": str(device), "trim": args.trim,
-               "precision": precision,
+               "precision": precision, "feature_store": loader.feature_store,
                "cuda_host_registered": loader.cuda_host_registered,
                "epochs": len(epochs), "last_epoch_time_s": epochs[-1]["time_s"],
                "last_data_wait_s": epochs[-1]["data_wait_s"],

@@ -139,7 +139,7 @@ TEST(ConfigFingerprint, ChangesWithEveryResultChangingOptionOnly) {
   }
 }
 
-// --precision auto is bf16 on cuda, fp32 on the CPU, and the fingerprint holds what it resolved
+// --precision auto is tf32 on cuda, fp32 on the CPU, and the fingerprint holds what it resolved
 // to (fp32 is not written: earlier checkpoints were fp32).
 TEST(ConfigFingerprint, PrecisionAutoIsWhatItResolvesTo) {
   TrainerOptions cpu, cuda, tf32, bf16;
