@@ -129,7 +129,9 @@ absl::Status PlaceFeatureRows(const TrainerOptions& options, const ServerMetadat
                                        : std::string(device.cuda ? "free memory unknown"
                                                                  : "not a GPU"));
   if (kind != FeatureStoreKind::kDevice) {
-    if (!why.empty()) log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
+    if (!why.empty()) {
+      log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
+    }
     return absl::OkStatus();
   }
   const absl::Time load_start = absl::Now();
