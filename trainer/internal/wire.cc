@@ -264,6 +264,22 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   return r;
 }
 
+namespace {
+
+// A batch's segment that no longer exists (NotFound) was unlinked by its server: a server
+// unlinks the segments it sent and the reader has not opened yet when the stream ends early (a
+// failed peer, a cancelled or restarting stream, ShmRing::UnlinkAll), while the batch's message
+// may still be on its way. That is a broken stream, not a bad batch: Unavailable, which a
+// resuming stream (resuming_stream.h) resumes from this batch on.
+absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> SegmentGoneIsABrokenStream(
+    absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> opened) {
+  if (opened.ok() || !absl::IsNotFound(opened.status())) return opened;
+  return absl::UnavailableError(absl::StrCat(opened.status().message(),
+                                             " (the server ended the stream before it was read)"));
+}
+
+}  // namespace
+
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
                                               const ServerMetadata& md,
                                               shm::ShmRingReader* ring) {
@@ -277,9 +293,11 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
       return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),
                                               " but this stream reads no ring"));
     }
-    ASSIGN_OR_RETURN(shm, ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial()));
+    ASSIGN_OR_RETURN(shm, SegmentGoneIsABrokenStream(
+                              ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial())));
   } else if (!m->shm_name().empty()) {
-    ASSIGN_OR_RETURN(shm, shm::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size()));
+    ASSIGN_OR_RETURN(shm, SegmentGoneIsABrokenStream(
+                              shm::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size())));
   }
   MinibatchData b;
   b.batch_size = m->batch_size();
