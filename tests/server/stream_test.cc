@@ -55,6 +55,10 @@ class StreamTest : public ::testing::Test {
   static std::vector<v1::Minibatch> ReadAll(int part, const v1::StreamBatchesRequest& r,
                                             grpc::Status* status = nullptr) {
     auto ctx = Context();
+    // A new channel's first connect can fail transiently on a loaded machine (seen once in CI,
+    // "failed to connect to all addresses"); these tests check batches, not connecting: wait
+    // for the connection within the deadline, as the trainer's resuming streams would retry.
+    ctx->set_wait_for_ready(true);
     auto reader = cluster_->Stub(part)->StreamBatches(ctx.get(), r);
     std::vector<v1::Minibatch> out;
     v1::Minibatch m;
