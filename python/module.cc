@@ -27,6 +27,7 @@
 #include "shm/ring.h"
 #include "trainer/choices.h"
 #include "trainer/epoch_plan.h"
+#include "trainer/feature_rows.h"
 #include "trainer/rendezvous.h"
 
 namespace graphshard::python {
@@ -291,6 +292,18 @@ PYBIND11_MODULE(_graphshard, m) {
              return true;
            })
       .def("set_without_features", &LoaderCore::SetWithoutFeatures, py::arg("without"))
+      // feature_store="auto" for this loader's rows: graphshard-trainer's rule
+      // (trainer::ResolveFeatureStore), given whether the device is a GPU and its free bytes.
+      .def(
+          "resolve_auto_feature_store",
+          [](const LoaderCore& c, bool cuda, int64_t free_device_bytes) {
+            const graphshard::trainer::FeatureStoreKind kind = graphshard::trainer::ResolveFeatureStore(
+                graphshard::trainer::FeatureStoreKind::kAuto, graphshard::trainer::Task::kNode, cuda,
+                graphshard::trainer::FeatureTableBytes(c.metadata(), c.options().feature_dtype),
+                cuda ? absl::optional<int64_t>(free_device_bytes) : absl::nullopt);
+            return std::string(graphshard::trainer::NameOf(kind));
+          },
+          py::arg("cuda"), py::arg("free_device_bytes"))
       // Every feature row of node type `type` as a new numpy array [num_nodes, feat_dim] in the
       // feature dtype (bfloat16 as int16), read from the servers (feature_store="device").
       .def("feature_rows",

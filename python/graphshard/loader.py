@@ -133,7 +133,7 @@ class Loader:
                     self.device = torch.device("cuda", torch.cuda.current_device())
                 torch.cuda.init()  # loads the CUDA runtime the ring segments are registered with
                 self.cuda_host_registered = self._client.register_cuda_host()
-        self.feature_store = self._resolve_feature_store(str(feature_store), feature_dtype)
+        self.feature_store = self._resolve_feature_store(str(feature_store))
         if self.feature_store == "device" and str(feature_store) == "auto":
             self._client.set_without_features(True)
         self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
@@ -144,18 +144,16 @@ class Loader:
         if self._steps == 0 and self.equal_steps:
             raise RuntimeError(f"graphshard.Loader: no rank has any '{split}' seed")
 
-    def _resolve_feature_store(self, requested, feature_dtype):
+    def _resolve_feature_store(self, requested):
         """feature_store="auto": "device" on a CUDA device whose free memory is at least twice
         the rows' bytes (graphshard-trainer's --feature-store auto), else "server"."""
         if requested != "auto":
             return requested
         if self.device is None or self.device.type != "cuda":
-            return "server"
+            return self._client.resolve_auto_feature_store(False, 0)
         import torch
         free, _ = torch.cuda.mem_get_info(self.device)
-        elem = 4 if feature_dtype == "float32" else 2
-        rows = elem * sum(t["num_nodes"] * t["feat_dim"] for t in self.metadata["node_types"])
-        return "device" if 0 < rows <= free // 2 else "server"
+        return self._client.resolve_auto_feature_store(True, int(free))
 
     def _load_rows(self, feature_dtype):
         """Every node type's feature rows on the loader's device (None for a type without)."""
