@@ -297,11 +297,12 @@ PYBIND11_MODULE(_graphshard, m) {
       .def(
           "resolve_auto_feature_store",
           [](const LoaderCore& c, bool cuda, int64_t free_device_bytes) {
-            const graphshard::trainer::FeatureStoreKind kind = graphshard::trainer::ResolveFeatureStore(
-                graphshard::trainer::FeatureStoreKind::kAuto, graphshard::trainer::Task::kNode, cuda,
-                graphshard::trainer::FeatureTableBytes(c.metadata(), c.options().feature_dtype),
+            namespace tr = graphshard::trainer;
+            const tr::FeatureStoreKind kind = tr::ResolveFeatureStore(
+                tr::FeatureStoreKind::kAuto, tr::Task::kNode, cuda,
+                tr::FeatureTableBytes(c.metadata(), c.options().feature_dtype),
                 cuda ? absl::optional<int64_t>(free_device_bytes) : absl::nullopt);
-            return std::string(graphshard::trainer::NameOf(kind));
+            return std::string(tr::NameOf(kind));
           },
           py::arg("cuda"), py::arg("free_device_bytes"))
       // Every feature row of node type `type` as a new numpy array [num_nodes, feat_dim] in the
