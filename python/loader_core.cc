@@ -10,8 +10,8 @@
 #include "common/secret.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "trainer/feature_rows.h"
-#include "trainer/part_directory.h"
+#include "client/feature_rows.h"
+#include "client/part_directory.h"
 
 namespace graphshard::python {
 namespace {
@@ -53,13 +53,13 @@ absl::Status CheckOptions(const LoaderOptions& o) {
 
 absl::StatusOr<std::unique_ptr<LoaderCore>> LoaderCore::Connect(const LoaderOptions& options) {
   RETURN_IF_ERROR(CheckOptions(options));
-  trainer::DiscoveryOptions d;
+  client::DiscoveryOptions d;
   d.registry_dir = options.registry_dir;
   d.servers = options.servers;
   d.server_wait_s = options.server_wait_s;
   d.client.rpc_timeout_s = options.rpc_timeout_s;
   ASSIGN_OR_RETURN(d.client.rpc.token, common::LoadJobToken(options.token_file));
-  ASSIGN_OR_RETURN(trainer::ServerSet servers, trainer::ConnectServers(d));
+  ASSIGN_OR_RETURN(client::ServerSet servers, client::ConnectServers(d));
   auto core = std::unique_ptr<LoaderCore>(new LoaderCore(options, std::move(servers)));
   core->host_id_ = shm::HostId();
   return core;
@@ -75,13 +75,13 @@ absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
                                                    options_.world_size));
   }
   ASSIGN_OR_RETURN(shares_,
-                   trainer::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids,
+                   client::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids,
                                              options_.assignment));
   shards_.clear();
-  for (const trainer::ServerShare& share : shares_) {
-    trainer::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];
+  for (const client::ServerShare& share : shares_) {
+    client::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];
     ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(options_.split));
-    absl::Span<const int64_t> chunk = trainer::ChunkOf(ids, share.chunk, share.num_chunks);
+    absl::Span<const int64_t> chunk = client::ChunkOf(ids, share.chunk, share.num_chunks);
     shards_.push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
   }
   assigned_ = true;
@@ -90,15 +90,15 @@ absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
 
 int64_t LoaderCore::natural_steps() const {
   int64_t n = 0;
-  for (const trainer::ShardSeeds& s : shards_) {
-    n += trainer::NaturalBatches(std::ssize(s.ids), options_.batch_size);
+  for (const client::ShardSeeds& s : shards_) {
+    n += client::NaturalBatches(std::ssize(s.ids), options_.batch_size);
   }
   return n;
 }
 
 int64_t LoaderCore::num_seeds() const {
   int64_t n = 0;
-  for (const trainer::ShardSeeds& s : shards_) n += std::ssize(s.ids);
+  for (const client::ShardSeeds& s : shards_) n += std::ssize(s.ids);
   return n;
 }
 
@@ -111,18 +111,18 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
   }
   streams_.clear();  // the last epoch's streams end (cancelled when unfinished) first
   std::vector<int64_t> per_stream;
-  for (const trainer::ShardSeeds& s : shards_) {
-    per_stream.push_back(trainer::NaturalBatches(std::ssize(s.ids), options_.batch_size));
+  for (const client::ShardSeeds& s : shards_) {
+    per_stream.push_back(client::NaturalBatches(std::ssize(s.ids), options_.batch_size));
   }
-  const trainer::EpochSchedule schedule = trainer::ScheduleEpoch(per_stream, steps);
+  const client::EpochSchedule schedule = client::ScheduleEpoch(per_stream, steps);
   streams_.resize(shards_.size());
   for (size_t i = 0; i < shards_.size(); ++i) {
     if (schedule.stream_batches[i] == 0) continue;
-    trainer::StreamOptions so;
+    client::StreamOptions so;
     so.seeds = shards_[i].ids;
     so.batch_size = options_.batch_size;
     so.shuffle = options_.shuffle;
-    so.shuffle_seed = trainer::StreamShuffleSeed(options_.seed, shards_[i].part);
+    so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards_[i].part);
     so.epoch = epoch;
     so.num_batches = schedule.stream_batches[i];
     so.fanouts = options_.fanouts;
@@ -142,28 +142,28 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
 }
 
 absl::Status LoaderCore::FeatureRows(int type, absl::Span<char> out, int64_t rows_per_call) {
-  const trainer::ServerMetadata& md = servers_.metadata;
+  const client::ServerMetadata& md = servers_.metadata;
   if (type < 0 || type >= std::ssize(md.node_types)) {
     return absl::InvalidArgumentError(absl::StrCat("node type ", type, " of ",
                                                    md.node_types.size()));
   }
-  const trainer::NodeTypeInfo& t = md.node_types[static_cast<size_t>(type)];
-  const int64_t row_bytes = t.feat_dim * trainer::FeatureBytes(options_.feature_dtype);
+  const client::NodeTypeInfo& t = md.node_types[static_cast<size_t>(type)];
+  const int64_t row_bytes = t.feat_dim * client::FeatureBytes(options_.feature_dtype);
   if (std::ssize(out) != t.num_nodes * row_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("'", t.name, "' rows need ",
                                                    t.num_nodes * row_bytes, " bytes, not ",
                                                    out.size()));
   }
   // A live replica of each part (the registry read anew), as the trainer's store loads.
-  const trainer::ClientOf client_of = [this](int part) -> absl::StatusOr<trainer::PartitionClient*> {
-    ASSIGN_OR_RETURN(trainer::PartDirectory::LiveServer live,
+  const client::ClientOf client_of = [this](int part) -> absl::StatusOr<client::PartitionClient*> {
+    ASSIGN_OR_RETURN(client::PartDirectory::LiveServer live,
                      servers_.directory->Live(part, options_.rank, &servers_.metadata,
                                               absl::Now() + absl::Seconds(options_.server_wait_s),
                                               host_id_));
     return live.client;
   };
   // ReadFeatureRows hands over each row once, inside the type's range: `out` holds them all.
-  return trainer::ReadFeatureRows(
+  return client::ReadFeatureRows(
       md, type, options_.feature_dtype, client_of, rows_per_call,
       [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
         std::memcpy(out.data() + first_row * row_bytes, rows.data(),
@@ -180,7 +180,7 @@ absl::StatusOr<LoaderStep> LoaderCore::Next() {
       drained_ = true;
       for (size_t i = 0; i < streams_.size(); ++i) {
         if (streams_[i] == nullptr) continue;
-        ASSIGN_OR_RETURN(absl::optional<trainer::MinibatchData> extra, streams_[i]->Next());
+        ASSIGN_OR_RETURN(absl::optional<client::MinibatchData> extra, streams_[i]->Next());
         if (extra.has_value()) {
           return absl::DataLossError(absl::StrCat("server of part ", shards_[i].part,
                                                   " sent more batches than asked"));

@@ -2,7 +2,7 @@
 #define GRAPHSHARD_PYTHON_LOADER_CORE_H_
 
 // The Python loader's C++ side, without Python and without Torch: the trainer's Torch-free
-// client layer (trainer/server_set.h, assignment.h, epoch_plan.h, batch_client.h) put together
+// client layer (client/server_set.h, assignment.h, epoch_plan.h, batch_client.h) put together
 // for one split, so that `graphshard.Loader` reads the same seeds, in the same steps, as
 // graphshard-trainer would on the same rank: host-local assignment (AssignHostLocal over every
 // rank's host id), the server's shuffle from (StreamShuffleSeed(seed, part), epoch), and, for
@@ -21,16 +21,16 @@
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
 #include "shm/ring.h"
-#include "trainer/assignment.h"
-#include "trainer/batch_client.h"
-#include "trainer/data_types.h"
-#include "trainer/epoch_plan.h"
-#include "trainer/server_set.h"
+#include "client/assignment.h"
+#include "client/batch_client.h"
+#include "client/data_types.h"
+#include "client/epoch_plan.h"
+#include "client/server_set.h"
 
 namespace graphshard::python {
 
 struct LoaderOptions {
-  std::string registry_dir;          // one of these two (trainer/server_set.h)
+  std::string registry_dir;          // one of these two (client/server_set.h)
   std::vector<std::string> servers;  // index = part
   std::string split = "train";       // train, val or test
   std::vector<int32_t> fanouts = {10, 5};  // -1 = every neighbor
@@ -38,15 +38,15 @@ struct LoaderOptions {
   bool shuffle = true;
   bool replace = false;
   uint64_t seed = 0;  // the trainer's --seed: shuffles are (StreamShuffleSeed(seed, part), epoch)
-  trainer::FeatureDtype feature_dtype = trainer::FeatureDtype::kFloat32;
+  client::FeatureDtype feature_dtype = client::FeatureDtype::kFloat32;
   int rank = 0;
   int world_size = 1;
   double server_wait_s = 60;
   double rpc_timeout_s = 60;
   int max_held_batches = 8;  // ring segments a stream may have alive in this process
-  // Which of its host's parts this rank reads (trainer/assignment.h), as the trainer's
+  // Which of its host's parts this rank reads (client/assignment.h), as the trainer's
   // --assignment (default part).
-  trainer::Assignment assignment = trainer::Assignment::kPart;
+  client::Assignment assignment = client::Assignment::kPart;
   // The job token's file (mode 0600); "" = $GRAPHSHARD_TOKEN, else no token (docs/SECURITY.md).
   std::string token_file;
   // Batches without feature rows (ids, edges, the seeds' labels): the caller holds the rows
@@ -57,17 +57,17 @@ struct LoaderOptions {
 // One step of an epoch.
 struct LoaderStep {
   bool end = false;                             // past the epoch's last step
-  absl::optional<trainer::MinibatchData> batch;  // none: a step without a batch
+  absl::optional<client::MinibatchData> batch;  // none: a step without a batch
   int part = -1;                                // the server it came from
 };
 
 class LoaderCore {
  public:
   // Connects to every server (registry or list) within server_wait_s. InvalidArgument for bad
-  // options (naming the option), and the errors of trainer::ConnectServers.
+  // options (naming the option), and the errors of client::ConnectServers.
   static absl::StatusOr<std::unique_ptr<LoaderCore>> Connect(const LoaderOptions& options);
 
-  const trainer::ServerMetadata& metadata() const { return servers_.metadata; }
+  const client::ServerMetadata& metadata() const { return servers_.metadata; }
   // Hooks for the ring segments every server's client maps (python/cuda_host.h); before the
   // first StartEpoch.
   void SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks);
@@ -80,7 +80,7 @@ class LoaderCore {
   // `rank_hosts` (every rank's shm::HostId(), index = rank). The errors of AssignHostLocal and
   // GetSplit.
   absl::Status Assign(const std::vector<std::string>& rank_hosts);
-  const std::vector<trainer::ServerShare>& shares() const { return shares_; }
+  const std::vector<client::ServerShare>& shares() const { return shares_; }
   // After Assign: ceil(seeds / batch_size) summed over this rank's parts.
   int64_t natural_steps() const;
   int64_t num_seeds() const;
@@ -104,17 +104,17 @@ class LoaderCore {
   absl::StatusOr<LoaderStep> Next();
 
  private:
-  LoaderCore(const LoaderOptions& options, trainer::ServerSet servers)
+  LoaderCore(const LoaderOptions& options, client::ServerSet servers)
       : options_(options), servers_(std::move(servers)) {}
 
   LoaderOptions options_;
-  trainer::ServerSet servers_;
+  client::ServerSet servers_;
   std::string host_id_;
-  std::vector<trainer::ServerShare> shares_;
-  std::vector<trainer::ShardSeeds> shards_;
+  std::vector<client::ServerShare> shares_;
+  std::vector<client::ShardSeeds> shards_;
   bool assigned_ = false;
   // The open epoch.
-  std::vector<std::unique_ptr<trainer::BatchStream>> streams_;
+  std::vector<std::unique_ptr<client::BatchStream>> streams_;
   std::vector<int> step_stream_;
   size_t next_step_ = 0;
   bool drained_ = false;

@@ -25,10 +25,10 @@
 #include "python/cuda_host.h"
 #include "python/loader_core.h"
 #include "shm/ring.h"
-#include "trainer/choices.h"
-#include "trainer/epoch_plan.h"
-#include "trainer/feature_rows.h"
-#include "trainer/rendezvous.h"
+#include "client/choices.h"
+#include "client/epoch_plan.h"
+#include "client/feature_rows.h"
+#include "client/rendezvous.h"
 
 namespace graphshard::python {
 namespace {
@@ -52,20 +52,20 @@ T ValueOrThrow(absl::StatusOr<T> s) {
   return *std::move(s);
 }
 
-trainer::FeatureDtype ParseDtype(const std::string& name) {
-  if (name == "float32") return trainer::FeatureDtype::kFloat32;
-  if (name == "float16") return trainer::FeatureDtype::kFloat16;
-  if (name == "bfloat16") return trainer::FeatureDtype::kBFloat16;
+client::FeatureDtype ParseDtype(const std::string& name) {
+  if (name == "float32") return client::FeatureDtype::kFloat32;
+  if (name == "float16") return client::FeatureDtype::kFloat16;
+  if (name == "bfloat16") return client::FeatureDtype::kBFloat16;
   throw py::value_error("feature_dtype='" + name + "': expected float32, float16 or bfloat16");
 }
 
-const char* DtypeName(trainer::FeatureDtype d) {
+const char* DtypeName(client::FeatureDtype d) {
   switch (d) {
-    case trainer::FeatureDtype::kFloat16:
+    case client::FeatureDtype::kFloat16:
       return "float16";
-    case trainer::FeatureDtype::kBFloat16:
+    case client::FeatureDtype::kBFloat16:
       return "bfloat16";
-    case trainer::FeatureDtype::kFloat32:
+    case client::FeatureDtype::kFloat32:
       break;
   }
   return "float32";
@@ -73,7 +73,7 @@ const char* DtypeName(trainer::FeatureDtype d) {
 
 // A read-only array of `shape` over `view`, kept alive by `base` (the batch's capsule). Copied
 // when the bytes are not aligned for the element type (inline protobuf bytes need not be).
-py::array Over(const trainer::ByteView& view, py::dtype dtype, std::vector<py::ssize_t> shape,
+py::array Over(const client::ByteView& view, py::dtype dtype, std::vector<py::ssize_t> shape,
                const py::object& base) {
   const auto item = static_cast<uintptr_t>(dtype.itemsize());
   if (view.size == 0 || reinterpret_cast<uintptr_t>(view.data) % item != 0) {
@@ -89,7 +89,7 @@ py::array Over(const trainer::ByteView& view, py::dtype dtype, std::vector<py::s
 
 // edge_index [2, E] (row 0 src, row 1 dst, PyG's order). Without a copy when dst lies after src
 // at a multiple of 8 bytes (the same segment): one array with a row stride of dst - src.
-py::array EdgeIndex(const trainer::EdgeBlockData& e, const py::object& base) {
+py::array EdgeIndex(const client::EdgeBlockData& e, const py::object& base) {
   const auto src = reinterpret_cast<uintptr_t>(e.src.data);
   const auto dst = reinterpret_cast<uintptr_t>(e.dst.data);
   const py::dtype i64 = py::dtype::of<int64_t>();
@@ -107,17 +107,17 @@ py::array EdgeIndex(const trainer::EdgeBlockData& e, const py::object& base) {
   return a;
 }
 
-py::dict BatchToPython(trainer::MinibatchData batch, int part) {
+py::dict BatchToPython(client::MinibatchData batch, int part) {
   // One capsule per batch owns it; every array holds the capsule.
   auto* owner = new std::shared_ptr<const void>(std::move(batch.owner));
   py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
   // numpy has no bfloat16: carried as int16, viewed as torch.bfloat16 by data.py.
-  const py::dtype feature(batch.feature_dtype == trainer::FeatureDtype::kFloat32   ? "float32"
-                          : batch.feature_dtype == trainer::FeatureDtype::kFloat16 ? "float16"
+  const py::dtype feature(batch.feature_dtype == client::FeatureDtype::kFloat32   ? "float32"
+                          : batch.feature_dtype == client::FeatureDtype::kFloat16 ? "float16"
                                                                                    : "int16");
   const py::dtype i64 = py::dtype::of<int64_t>();
   py::list nodes;
-  for (const trainer::NodeBlockData& n : batch.nodes) {
+  for (const client::NodeBlockData& n : batch.nodes) {
     py::dict d;
     d["type"] = n.node_type;
     d["ids"] = Over(n.ids, i64, {n.num_nodes}, base);
@@ -130,7 +130,7 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
     nodes.append(d);
   }
   py::list edges;
-  for (const trainer::EdgeBlockData& e : batch.edges) {
+  for (const client::EdgeBlockData& e : batch.edges) {
     py::dict d;
     d["type"] = e.edge_type;
     d["src_block"] = e.src_block;
@@ -153,9 +153,9 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
   return out;
 }
 
-py::dict MetadataToPython(const trainer::ServerMetadata& md) {
+py::dict MetadataToPython(const client::ServerMetadata& md) {
   py::list node_types;
-  for (const trainer::NodeTypeInfo& t : md.node_types) {
+  for (const client::NodeTypeInfo& t : md.node_types) {
     py::dict d;
     d["name"] = t.name;
     d["num_nodes"] = t.num_nodes;
@@ -164,7 +164,7 @@ py::dict MetadataToPython(const trainer::ServerMetadata& md) {
     node_types.append(d);
   }
   py::list edge_types;
-  for (const trainer::EdgeTypeInfo& e : md.edge_types) {
+  for (const client::EdgeTypeInfo& e : md.edge_types) {
     py::dict d;
     d["name"] = e.name;
     d["src"] = md.node_types[static_cast<size_t>(e.src)].name;
@@ -205,23 +205,23 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.server_wait_s = server_wait_s;
   o.rpc_timeout_s = rpc_timeout_s;
   o.max_held_batches = max_held_batches;
-  const absl::optional<trainer::Assignment> a = trainer::FromName<trainer::Assignment>(assignment);
+  const absl::optional<client::Assignment> a = client::FromName<client::Assignment>(assignment);
   if (!a) {
     throw py::value_error(absl::StrCat(
         "assignment='", assignment, "': expected ",
-        absl::StrJoin(trainer::NamesOf<trainer::Assignment>(), " or ")));
+        absl::StrJoin(client::NamesOf<client::Assignment>(), " or ")));
   }
   o.assignment = *a;
-  const absl::optional<trainer::FeatureStoreKind> store =
-      trainer::FromName<trainer::FeatureStoreKind>(feature_store);
+  const absl::optional<client::FeatureStoreKind> store =
+      client::FromName<client::FeatureStoreKind>(feature_store);
   if (!store) {
     throw py::value_error(absl::StrCat(
         "feature_store='", feature_store, "': expected ",
-        absl::StrJoin(trainer::NamesOf<trainer::FeatureStoreKind>(), " or ")));
+        absl::StrJoin(client::NamesOf<client::FeatureStoreKind>(), " or ")));
   }
   // "auto" starts as "server"; loader.py decides once it knows the rows' size and the device
   // (set_without_features).
-  o.without_features = *store == trainer::FeatureStoreKind::kDevice;
+  o.without_features = *store == client::FeatureStoreKind::kDevice;
   absl::StatusOr<std::unique_ptr<LoaderCore>> core;
   {
     py::gil_scoped_release release;
@@ -231,7 +231,7 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
 }
 
 py::dict Rendezvous() {
-  trainer::RendezvousConfig c = ValueOrThrow(trainer::ParseRendezvous(trainer::ProcessEnv()));
+  client::RendezvousConfig c = ValueOrThrow(client::ParseRendezvous(client::ProcessEnv()));
   py::dict d;
   d["rank"] = c.rank;
   d["world_size"] = c.world_size;
@@ -252,7 +252,7 @@ PYBIND11_MODULE(_graphshard, m) {
   py::register_exception<graphshard::python::StatusError>(m, "Error", PyExc_RuntimeError);
   m.def("host_id", &graphshard::shm::HostId,
         "This host's id, as servers and trainers compare it (shm::HostId).");
-  m.def("stream_shuffle_seed", &graphshard::trainer::StreamShuffleSeed, py::arg("seed"),
+  m.def("stream_shuffle_seed", &graphshard::client::StreamShuffleSeed, py::arg("seed"),
         py::arg("part"), "The shuffle seed a training stream of `part` uses for run seed `seed`.");
   m.def("rendezvous", &graphshard::python::Rendezvous,
         "RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT as graphshard-trainer reads them "
@@ -293,11 +293,11 @@ PYBIND11_MODULE(_graphshard, m) {
            })
       .def("set_without_features", &LoaderCore::SetWithoutFeatures, py::arg("without"))
       // feature_store="auto" for this loader's rows: graphshard-trainer's rule
-      // (trainer::ResolveFeatureStore), given whether the device is a GPU and its free bytes.
+      // (client::ResolveFeatureStore), given whether the device is a GPU and its free bytes.
       .def(
           "resolve_auto_feature_store",
           [](const LoaderCore& c, bool cuda, int64_t free_device_bytes) {
-            namespace tr = graphshard::trainer;
+            namespace tr = graphshard::client;
             const tr::FeatureStoreKind kind = tr::ResolveFeatureStore(
                 tr::FeatureStoreKind::kAuto, tr::Task::kNode, cuda,
                 tr::FeatureTableBytes(c.metadata(), c.options().feature_dtype),
@@ -313,9 +313,9 @@ PYBIND11_MODULE(_graphshard, m) {
              if (type < 0 || type >= static_cast<int>(types.size())) {
                throw py::index_error(absl::StrCat("node type ", type, " of ", types.size()));
              }
-             const graphshard::trainer::FeatureDtype d = c.options().feature_dtype;
-             const py::dtype dtype(d == graphshard::trainer::FeatureDtype::kFloat32   ? "float32"
-                                   : d == graphshard::trainer::FeatureDtype::kFloat16 ? "float16"
+             const graphshard::client::FeatureDtype d = c.options().feature_dtype;
+             const py::dtype dtype(d == graphshard::client::FeatureDtype::kFloat32   ? "float32"
+                                   : d == graphshard::client::FeatureDtype::kFloat16 ? "float16"
                                                                           : "int16");
              const auto& t = types[static_cast<size_t>(type)];
              py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),

@@ -12,12 +12,12 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "trainer/epoch_plan.h"
+#include "client/epoch_plan.h"
 #include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
-#include "trainer/resuming_stream.h"
+#include "client/resuming_stream.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -56,13 +56,13 @@ struct DeviceSums {
   // After Reduce (a collective: every rank gets the same `reduced`, and a non-finite loss on
   // any rank makes the sum non-finite on all): FailedPrecondition naming the epoch and the
   // first step whose loss was NaN or Inf, on every rank alike.
-  absl::Status CheckFinite(Communicator& comm, const TrainingSums& reduced, int64_t epoch,
+  absl::Status CheckFinite(client::Communicator& comm, const TrainingSums& reduced, int64_t epoch,
                            int64_t steps) const {
     if (std::isfinite(reduced.loss_sum)) return absl::OkStatus();
     const int64_t mine = first_nonfinite.item<int64_t>();
     // The earliest over ranks, as a max: kMax of (large - step), -1 where none.
     int64_t earliest = mine < 0 ? -1 : std::numeric_limits<int64_t>::max() - mine;
-    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&earliest, 1), ReduceOp::kMax));
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&earliest, 1), client::ReduceOp::kMax));
     const std::string step =
         earliest < 0 ? std::string("a step")
                      : absl::StrCat("step ", std::numeric_limits<int64_t>::max() - earliest + 1,
@@ -73,9 +73,9 @@ struct DeviceSums {
   }
 
   // Over all ranks (a collective), plus what a checkpoint carried into the epoch.
-  absl::StatusOr<TrainingSums> Reduce(Communicator& comm, const TrainingSums& carried) const {
+  absl::StatusOr<TrainingSums> Reduce(client::Communicator& comm, const TrainingSums& carried) const {
     double sums[3] = {loss_sum.item<double>(), correct.item<double>(), seen};
-    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), client::ReduceOp::kSum));
     return TrainingSums{.loss_sum = sums[0] + carried.loss_sum,
                         .correct = sums[1] + carried.correct,
                         .seen = sums[2] + carried.seen};
@@ -100,7 +100,7 @@ torch::Tensor LinkScores(GnnModelImpl& model, const BatchTensors& batch) {
 // One optimizer step of this rank on `batch` (none: a rank without seeds, which still joins the
 // all-reduce with zero gradients), gradients averaged over ranks. The loss (undefined without a
 // batch); `allreduce_s` accumulates the time spent in the gradient all-reduce.
-absl::StatusOr<torch::Tensor> Step(SessionState& st, Communicator& comm,
+absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
                                    const absl::optional<BatchTensors>& batch, DeviceSums& sums,
                                    double& allreduce_s) {
   st.optimizer->zero_grad();
@@ -151,9 +151,9 @@ struct EpochLoop::TrainInput {
   std::unique_ptr<InputPipeline> pipeline;
 };
 
-EpochLoop::EpochLoop(const TrainerOptions& options, const TaskPlan& plan, ServerSet& servers,
-                     Communicator& comm, Session& session, const Shards& shards,
-                     ProgressReporter* progress)
+EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan, client::ServerSet& servers,
+                     client::Communicator& comm, Session& session, const client::Shards& shards,
+                     client::ProgressReporter* progress)
     : options_(options),
       plan_(plan),
       servers_(servers),
@@ -172,9 +172,9 @@ absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
                          servers_.metadata,
                          // A live replica of the part (registry read anew), as a broken
                          // stream resumes on one.
-                         [this](int part) -> absl::StatusOr<PartitionClient*> {
+                         [this](int part) -> absl::StatusOr<client::PartitionClient*> {
                            ASSIGN_OR_RETURN(
-                               PartDirectory::LiveServer live,
+                               client::PartDirectory::LiveServer live,
                                servers_.directory->Live(
                                    part, comm_.rank(), &servers_.metadata,
                                    absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
@@ -186,26 +186,26 @@ absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
 }
 
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
-    const std::vector<ShardSeeds>& shards, const EpochSchedule& schedule, int64_t first_step,
+    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule, int64_t first_step,
     bool train, int64_t epoch, int64_t num_epochs) {
-  std::vector<int64_t> first = BatchesBefore(schedule, first_step);
-  std::vector<std::unique_ptr<BatchStream>> streams(shards.size());
+  std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);
+  std::vector<std::unique_ptr<client::BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
-    StreamOptions so;
+    client::StreamOptions so;
     so.seeds = shards[i].ids;
     so.batch_size = options_.batch_size;
     so.shuffle = train;
-    so.shuffle_seed = StreamShuffleSeed(options_.seed, shards[i].part);
+    so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards[i].part);
     so.epoch = epoch;
     so.first_batch = first[i];
     so.num_batches = schedule.stream_batches[i];
     so.num_epochs = num_epochs;
     so.fanouts = plan_.fanouts;
     so.replace = options_.replace;
-    so.temporal = !options_.temporal          ? TemporalSampling::kOff
-                  : options_.temporal_strict ? TemporalSampling::kBefore
-                                             : TemporalSampling::kAtOrBefore;
+    so.temporal = !options_.temporal          ? client::TemporalSampling::kOff
+                  : options_.temporal_strict ? client::TemporalSampling::kBefore
+                                             : client::TemporalSampling::kAtOrBefore;
     so.temporal_last = options_.temporal_strategy == "last";
     so.feature_dtype = options_.feature_dtype;
     so.client_host_id = host_id_;
@@ -222,9 +222,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     // Resumed on a restarted server or another replica when the stream breaks; replicas
     // share the load by rank (same-host ones first).
     const int rank = comm_.rank();
-    auto stream = std::make_unique<ResumingBatchStream>(
+    auto stream = std::make_unique<client::ResumingBatchStream>(
         *servers_.directory, shards[i].part, nullptr, std::move(so), servers_.metadata,
-        ResumeOptions{.wait_s = options_.server_wait_s,
+        client::ResumeOptions{.wait_s = options_.server_wait_s,
                       .preferred_replica = rank + static_cast<int>(i),
                       .log = [rank](const std::string& line) {
                         std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
@@ -247,21 +247,21 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
 
 absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {
   input_.reset();  // the last one's streams end first
-  const std::vector<ShardSeeds> train = TrainShards(shards_, plan_, options_.seed, first_epoch);
+  const std::vector<client::ShardSeeds> train = client::TrainShards(shards_, plan_, options_.seed, first_epoch);
   std::vector<int64_t> natural;
   int64_t total = 0;
-  for (const ShardSeeds& s : train) {
-    natural.push_back(NaturalBatches(std::ssize(s.ids), options_.batch_size));
+  for (const client::ShardSeeds& s : train) {
+    natural.push_back(client::NaturalBatches(std::ssize(s.ids), options_.batch_size));
     total += natural.back();
   }
   auto input = std::make_unique<TrainInput>();
   input->last_epoch = plan_.redraw_train_shards ? first_epoch : options_.epochs;
   input->steps = total;  // every rank runs the largest count
-  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(&input->steps, 1), ReduceOp::kMax));
+  RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(&input->steps, 1), client::ReduceOp::kMax));
   if (input->steps == 0) {
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
-  const EpochSchedule schedule = ScheduleEpoch(natural, input->steps);
+  const client::EpochSchedule schedule = client::ScheduleEpoch(natural, input->steps);
   ASSIGN_OR_RETURN(input->pipeline,
                    OpenPipeline(train, schedule, first_step, true, first_epoch,
                                 input->last_epoch - first_epoch + 1));
@@ -290,7 +290,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     const auto wait_start = Clock::now();
     ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline.Next());
     wait_s += SecondsSince(wait_start);
-    torch::manual_seed(StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
+    torch::manual_seed(client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
     ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
     if (loss.defined()) sums.Track(loss, s);
     ++steps_this_process_;
@@ -334,12 +334,12 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   return r;
 }
 
-absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<ShardSeeds>& split,
+absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<client::ShardSeeds>& split,
                                                int64_t epoch) {
   SessionState& st = session_.state();
-  EpochSchedule schedule;
+  client::EpochSchedule schedule;
   for (size_t i = 0; i < split.size(); ++i) {
-    const int64_t n = NaturalBatches(std::ssize(split[i].ids), options_.batch_size);
+    const int64_t n = client::NaturalBatches(std::ssize(split[i].ids), options_.batch_size);
     schedule.stream_batches.push_back(n);
     schedule.step_stream.insert(schedule.step_stream.end(), static_cast<size_t>(n),
                                 static_cast<int>(i));
@@ -358,7 +358,7 @@ absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<ShardSeeds>& sp
       const int64_t p = batch->link.num_pos;
       const absl::Span<const float> all(scores.data_ptr<float>(),
                                         static_cast<size_t>(scores.size(0)));
-      AddLinkScores(all.subspan(0, static_cast<size_t>(p)), all.subspan(static_cast<size_t>(p)),
+      client::AddLinkScores(all.subspan(0, static_cast<size_t>(p)), all.subspan(static_cast<size_t>(p)),
                     options_.link.hits_k, link_counts.link);
       continue;
     }

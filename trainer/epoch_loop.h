@@ -13,16 +13,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/communicator.h"
-#include "trainer/epoch_plan.h"
-#include "trainer/link_task.h"
-#include "trainer/metrics.h"
-#include "trainer/options.h"
-#include "trainer/report.h"
-#include "trainer/server_set.h"
+#include "client/communicator.h"
+#include "client/epoch_plan.h"
+#include "client/link_task.h"
+#include "client/metrics.h"
+#include "client/options.h"
+#include "client/report.h"
+#include "client/server_set.h"
 #include "trainer/session.h"
-#include "trainer/shards.h"
-#include "trainer/task.h"
+#include "client/shards.h"
+#include "client/task.h"
 
 namespace graphshard::trainer {
 
@@ -38,20 +38,20 @@ struct TrainingSums {
 
 struct EpochResult {
   TrainingSums sums;        // over all ranks, including what a checkpoint carried in
-  EpochMeasurements local;  // this rank's
+  client::EpochMeasurements local;  // this rank's
 };
 
 struct EvalCounts {
   double correct = 0;
   double total = 0;
-  LinkEvalCounts link{};  // --task link
+  client::LinkEvalCounts link{};  // --task link
 };
 
 class EpochLoop {
  public:
   // All arguments must outlive the loop. `progress`: rank 0's, else nullptr.
-  EpochLoop(const TrainerOptions& options, const TaskPlan& plan, ServerSet& servers,
-            Communicator& comm, Session& session, const Shards& shards, ProgressReporter* progress);
+  EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan, client::ServerSet& servers,
+            client::Communicator& comm, Session& session, const client::Shards& shards, client::ProgressReporter* progress);
   ~EpochLoop();
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
@@ -71,7 +71,7 @@ class EpochLoop {
   // Every batch of this rank's shards of a split, in order, without dropout: its correct
   // predictions and seeds (this rank's alone); link prediction: the scores' counts (link_task.h)
   // over the split's edges and --eval-neg-ratio uniform negatives each.
-  absl::StatusOr<EvalCounts> Evaluate(const std::vector<ShardSeeds>& split, int64_t epoch);
+  absl::StatusOr<EvalCounts> Evaluate(const std::vector<client::ShardSeeds>& split, int64_t epoch);
 
  private:
   struct TrainInput;
@@ -82,18 +82,18 @@ class EpochLoop {
   // A pipeline over one stream per shard for `num_epochs` epochs from `epoch`; steps as
   // scheduled (every epoch alike), from `first_step` of the first. The streams resume on
   // another server of their part when theirs fails (resuming_stream.h).
-  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(const std::vector<ShardSeeds>& shards,
-                                                              const EpochSchedule& schedule,
+  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(const std::vector<client::ShardSeeds>& shards,
+                                                              const client::EpochSchedule& schedule,
                                                               int64_t first_step, bool train,
                                                               int64_t epoch, int64_t num_epochs);
 
-  const TrainerOptions& options_;
-  const TaskPlan& plan_;
-  ServerSet& servers_;
-  Communicator& comm_;
+  const client::TrainerOptions& options_;
+  const client::TaskPlan& plan_;
+  client::ServerSet& servers_;
+  client::Communicator& comm_;
   Session& session_;
-  const Shards& shards_;
-  ProgressReporter* progress_;
+  const client::Shards& shards_;
+  client::ProgressReporter* progress_;
   const std::string host_id_;
   int64_t steps_this_process_ = 0;
   std::unique_ptr<TrainInput> input_;

@@ -5,18 +5,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "trainer/feature_rows.h"
+#include "client/feature_rows.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
 
 absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
-    const ServerMetadata& metadata, const ClientOf& client_of,
+    const client::ServerMetadata& metadata, const client::ClientOf& client_of,
     const FeatureStoreOptions& options) {
   auto store = std::unique_ptr<FeatureStore>(new FeatureStore());
   const torch::Dtype dtype = TorchDtype(options.dtype);
-  const int64_t elem = FeatureBytes(options.dtype);
-  for (const NodeTypeInfo& t : metadata.node_types) {
+  const int64_t elem = client::FeatureBytes(options.dtype);
+  for (const client::NodeTypeInfo& t : metadata.node_types) {
     if (t.feat_dim == 0) {
       store->tables_.emplace_back();
       continue;
@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
           "); use --feature-store server or a 16-bit --feature-dtype"));
     }
     const int type = static_cast<int>(store->tables_.size());
-    RETURN_IF_ERROR(ReadFeatureRows(
+    RETURN_IF_ERROR(client::ReadFeatureRows(
         metadata, type, options.dtype, client_of, options.rows_per_call,
         [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
           torch::Tensor chunk = torch::from_blob(rows.data(), {n, t.feat_dim},

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/batch_client.h"
-#include "trainer/feature_rows.h"
+#include "client/batch_client.h"
+#include "client/feature_rows.h"
 
 namespace graphshard::trainer {
 
 struct FeatureStoreOptions {
   torch::Device device = torch::kCPU;
-  FeatureDtype dtype = FeatureDtype::kFloat32;  // rows as the servers would send them
+  client::FeatureDtype dtype = client::FeatureDtype::kFloat32;  // rows as the servers would send them
   int64_t rows_per_call = 1 << 16;              // rows asked of a server at once
 };
 
@@ -34,8 +34,8 @@ class FeatureStore {
   // part p's rows from `client_of(p)`, a call whose server is gone asked once more of a fresh
   // `client_of(p)`). Its errors; ResourceExhausted, with the size, when the device cannot hold
   // the rows.
-  static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(const ServerMetadata& metadata,
-                                                             const ClientOf& client_of,
+  static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(const client::ServerMetadata& metadata,
+                                                             const client::ClientOf& client_of,
                                                              const FeatureStoreOptions& options);
 
   // The rows of `ids` (int64 [n] of node type `type`, on the store's device, checked in range

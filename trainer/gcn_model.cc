@@ -132,8 +132,8 @@ InferenceRows GcnImpl::InferPass(int64_t pass, const BatchTensors& block) {
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGcnModel(const ServerMetadata& md,
-                                                             const ModelOptions& o) {
+absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGcnModel(const client::ServerMetadata& md,
+                                                             const client::ModelOptions& o) {
   ASSIGN_OR_RETURN(const int64_t in, HomogeneousFeatureDim(md, "gcn"));
   const int64_t classes = md.node_types[static_cast<size_t>(md.target)].num_classes;
   return std::shared_ptr<GnnModelImpl>(

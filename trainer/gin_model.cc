@@ -4,7 +4,7 @@
 
 namespace graphshard::trainer {
 
-GinImpl::GinImpl(const GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
+GinImpl::GinImpl(const client::GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
                  int64_t num_classes, int64_t num_layers, double dropout)
     : layout_(layout), dropout_(dropout) {
   mlps_ = register_module("mlps", torch::nn::ModuleList());
@@ -43,9 +43,9 @@ torch::Tensor GinImpl::Forward(const BatchTensors& batch) {
   return linear(*head2_, z);
 }
 
-absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGinModel(const ServerMetadata& md,
-                                                             const ModelOptions& o) {
-  absl::StatusOr<GraphTaskLayout> layout = FindGraphTask(md);
+absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGinModel(const client::ServerMetadata& md,
+                                                             const client::ModelOptions& o) {
+  absl::StatusOr<client::GraphTaskLayout> layout = client::FindGraphTask(md);
   if (!layout.ok()) return absl::InvalidArgumentError(layout.status().message());
   const int64_t in = md.node_types[static_cast<size_t>(layout->node_type)].feat_dim;
   const int64_t classes = md.node_types[static_cast<size_t>(md.target)].num_classes;

@@ -5,7 +5,7 @@
 
 #include <torch/torch.h>
 
-#include "trainer/graph_task.h"
+#include "client/graph_task.h"
 #include "trainer/model.h"
 
 namespace graphshard::trainer {
@@ -18,12 +18,12 @@ namespace graphshard::trainer {
 // all-reduce and ranks hold identical models. Forward returns [num graphs, classes].
 class GinImpl : public GnnModelImpl {
  public:
-  GinImpl(const GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
+  GinImpl(const client::GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
           int64_t num_classes, int64_t num_layers, double dropout);
   torch::Tensor Forward(const BatchTensors& batch) override;
 
  private:
-  GraphTaskLayout layout_;
+  client::GraphTaskLayout layout_;
   double dropout_ = 0;
   torch::nn::ModuleList mlps_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};

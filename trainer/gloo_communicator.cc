@@ -22,7 +22,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "trainer/communicator.h"
+#include "client/communicator.h"
+#include "trainer/communicators.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -31,11 +32,11 @@ bool IsLoopback(const std::string& addr) {
   return addr == "localhost" || absl::StartsWith(addr, "127.") || addr == "::1";
 }
 
-c10d::ReduceOp ToC10d(ReduceOp op) {
-  return op == ReduceOp::kMax ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
+c10d::ReduceOp ToC10d(client::ReduceOp op) {
+  return op == client::ReduceOp::kMax ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
 }
 
-class GlooCommunicator final : public Communicator {
+class GlooCommunicator final : public client::Communicator {
  public:
   GlooCommunicator(int rank, int world_size, std::chrono::milliseconds timeout,
                    c10::intrusive_ptr<c10d::Store> store,
@@ -50,13 +51,13 @@ class GlooCommunicator final : public Communicator {
   int world_size() const override { return world_size_; }
   const char* name() const override { return "gloo"; }
 
-  absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<float> data, client::ReduceOp op) override {
     return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kFloat32, op);
   }
-  absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<double> data, client::ReduceOp op) override {
     return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kFloat64, op);
   }
-  absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<int64_t> data, client::ReduceOp op) override {
     return AllReduceImpl(data.data(), static_cast<int64_t>(data.size()), torch::kInt64, op);
   }
 
@@ -73,7 +74,7 @@ class GlooCommunicator final : public Communicator {
   }
 
  private:
-  absl::Status AllReduceImpl(void* data, int64_t n, torch::Dtype dtype, ReduceOp op) {
+  absl::Status AllReduceImpl(void* data, int64_t n, torch::Dtype dtype, client::ReduceOp op) {
     if (n == 0) return absl::OkStatus();
     return Run("all-reduce", [&] {
       std::vector<at::Tensor> t = {torch::from_blob(data, {n}, dtype)};
@@ -118,7 +119,7 @@ class GlooCommunicator final : public Communicator {
 // store's timeout: nothing here waits without end.
 class RendezvousC10dStore final : public c10d::Store {
  public:
-  explicit RendezvousC10dStore(std::shared_ptr<KeyValueStore> store)
+  explicit RendezvousC10dStore(std::shared_ptr<client::KeyValueStore> store)
       : c10d::Store(std::chrono::milliseconds(absl::ToInt64Milliseconds(store->timeout()))),
         store_(std::move(store)) {}
 
@@ -172,13 +173,13 @@ class RendezvousC10dStore final : public c10d::Store {
     return std::vector<uint8_t>(v->begin(), v->end());
   }
 
-  std::shared_ptr<KeyValueStore> store_;
+  std::shared_ptr<client::KeyValueStore> store_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
-    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+absl::StatusOr<std::unique_ptr<client::Communicator>> CreateGlooCommunicator(
+    const client::RendezvousConfig& config, std::unique_ptr<client::KeyValueStore> store,
     const GlooOptions& options) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000.0));
   const std::string where = absl::StrCat(config.master_addr, ":", config.master_port);
@@ -196,7 +197,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(
     pg_opts->threads = 1;
     auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(c10d_store, config.rank,
                                                           config.world_size, pg_opts);
-    return std::unique_ptr<Communicator>(
+    return std::unique_ptr<client::Communicator>(
         new GlooCommunicator(config.rank, config.world_size, timeout, c10d_store, pg));
   } catch (const c10::Error& e) {
     return absl::UnavailableError(

@@ -24,12 +24,12 @@
 #include "common/npy.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "trainer/assignment.h"
+#include "client/assignment.h"
 #include "trainer/checkpoint.h"
-#include "trainer/config_fingerprint.h"
+#include "client/config_fingerprint.h"
 #include "trainer/host_register.h"
 #include "trainer/internal/session_state.h"
-#include "trainer/task.h"
+#include "client/task.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -39,7 +39,7 @@ using Clock = std::chrono::steady_clock;
 
 // What one share (part, chunk) of this rank produced.
 struct ShareRows {
-  ServerShare share;
+  client::ServerShare share;
   std::vector<int64_t> ids;  // global ids, ascending
   std::vector<float> logits, embeddings;
   int64_t classes = 0, hidden = 0;
@@ -47,11 +47,11 @@ struct ShareRows {
 };
 
 // The nodes of `share`: its chunk of the part's target-type id range.
-std::vector<int64_t> ShareNodes(const ServerMetadata& md, const ServerShare& share) {
+std::vector<int64_t> ShareNodes(const client::ServerMetadata& md, const client::ServerShare& share) {
   const auto p = static_cast<size_t>(share.part);
   std::vector<int64_t> all(static_cast<size_t>(md.part_offsets[p + 1] - md.part_offsets[p]));
   for (size_t i = 0; i < all.size(); ++i) all[i] = md.part_offsets[p] + static_cast<int64_t>(i);
-  absl::Span<const int64_t> chunk = ChunkOf(all, share.chunk, share.num_chunks);
+  absl::Span<const int64_t> chunk = client::ChunkOf(all, share.chunk, share.num_chunks);
   return {chunk.begin(), chunk.end()};
 }
 
@@ -63,9 +63,9 @@ void Append(std::vector<float>& out, const torch::Tensor& rows) {
 
 // Every rank has finished the pass (its rows are in the servers) before any starts the next,
 // and all stop together when one failed (the others then say so: their collectives must match).
-absl::Status Barrier(Communicator& comm, const absl::Status& mine) {
+absl::Status Barrier(client::Communicator& comm, const absl::Status& mine) {
   int64_t failed = mine.ok() ? 0 : 1;
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&failed, 1), ReduceOp::kSum));
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&failed, 1), client::ReduceOp::kSum));
   RETURN_IF_ERROR(mine);
   if (failed > 0) {
     return absl::AbortedError(absl::StrCat("inference: ", failed, " other rank(s) failed"));
@@ -75,20 +75,20 @@ absl::Status Barrier(Communicator& comm, const absl::Status& mine) {
 
 // One pass over one share: streams its blocks from `in_table` and puts the rows into
 // `out_table`, or (last pass) keeps them as logits.
-absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
-                      const ServerMetadata& md, GnnModelImpl& model, torch::Device device,
+absl::Status RunShare(const client::TrainerOptions& options, client::PartitionClient& client,
+                      const client::ServerMetadata& md, GnnModelImpl& model, torch::Device device,
                       int64_t pass, int64_t passes, uint64_t in_table, uint64_t out_table,
                       ShareRows& rows, int64_t& batch_size) {
-  StreamOptions so;
+  client::StreamOptions so;
   so.seeds = rows.ids;
   so.batch_size = batch_size;
   so.shuffle = false;
   so.fanouts = {-1};
-  so.feature_dtype = pass == 0 ? options.feature_dtype : FeatureDtype::kFloat32;
+  so.feature_dtype = pass == 0 ? options.feature_dtype : client::FeatureDtype::kFloat32;
   so.client_host_id = shm::HostId();
   so.max_held_batches = options.prefetch + 4;
   so.table = in_table;
-  ServerMetadata table_md = md;  // a table's rows have the previous pass's width
+  client::ServerMetadata table_md = md;  // a table's rows have the previous pass's width
   if (pass > 0) {
     const int64_t dim = model.InferenceDim(pass - 1);
     table_md.feat_dim = dim;
@@ -97,12 +97,12 @@ absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
   // A block's whole in-neighbourhood of a wide table can be above the server's budget per
   // request (--max-request-mib), refused before any work when the stream starts: halve the
   // block until it fits (the outputs are the same whatever the block size).
-  std::unique_ptr<BatchStream> stream;
-  absl::optional<MinibatchData> first;
+  std::unique_ptr<client::BatchStream> stream;
+  absl::optional<client::MinibatchData> first;
   for (;;) {
     so.batch_size = batch_size;
     ASSIGN_OR_RETURN(stream, client.StreamBatches(so, table_md));
-    absl::StatusOr<absl::optional<MinibatchData>> next = stream->Next();
+    absl::StatusOr<absl::optional<client::MinibatchData>> next = stream->Next();
     if (next.ok()) {
       first = *std::move(next);
       break;
@@ -113,14 +113,14 @@ absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
   }
   const bool last = pass == passes - 1;
   for (bool have_first = true;; have_first = false) {
-    absl::optional<MinibatchData> batch;
+    absl::optional<client::MinibatchData> batch;
     if (have_first) {
       batch = std::move(first);
     } else {
       ASSIGN_OR_RETURN(batch, stream->Next());
     }
     if (!batch.has_value()) break;
-    const NodeBlockData& seeds = batch->nodes[static_cast<size_t>(batch->seed_block)];
+    const client::NodeBlockData& seeds = batch->nodes[static_cast<size_t>(batch->seed_block)];
     std::vector<int64_t> ids(static_cast<size_t>(batch->batch_size));
     std::memcpy(ids.data(), seeds.ids.data, ids.size() * sizeof(int64_t));
     ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*batch, /*num_classes=*/0));
@@ -155,8 +155,8 @@ absl::Status RunShare(const TrainerOptions& options, PartitionClient& client,
 
 // DIR/part_<p>/ (or .../chunk_<c>/ when several ranks share the part): orig_id, logits,
 // predictions, embeddings, each written whole (a temp file, then renamed).
-absl::Status WriteShare(const std::string& out_dir, PartitionClient& client,
-                        const ServerMetadata& md, const ShareRows& rows) {
+absl::Status WriteShare(const std::string& out_dir, client::PartitionClient& client,
+                        const client::ServerMetadata& md, const ShareRows& rows) {
   std::string dir = absl::StrCat(out_dir, "/part_", rows.share.part);
   if (rows.share.num_chunks > 1) absl::StrAppend(&dir, "/chunk_", rows.share.chunk);
   std::error_code ec;
@@ -196,7 +196,7 @@ absl::Status WriteShare(const std::string& out_dir, PartitionClient& client,
 }
 
 // Correct predictions and nodes of `split` among the share's rows.
-void CountSplit(PartitionClient& client, const ShareRows& rows, absl::string_view split,
+void CountSplit(client::PartitionClient& client, const ShareRows& rows, absl::string_view split,
                 double& correct, double& total, absl::Status& status) {
   absl::StatusOr<std::vector<int64_t>> ids = client.GetSplit(split);
   if (absl::IsInvalidArgument(ids.status())) return;  // the graph has no such split
@@ -214,10 +214,10 @@ void CountSplit(PartitionClient& client, const ShareRows& rows, absl::string_vie
 }
 
 // A fresh table id base shared by every rank (rank 0's draw): tables base + 1, base + 2, ...
-absl::StatusOr<uint64_t> TableBase(Communicator& comm) {
+absl::StatusOr<uint64_t> TableBase(client::Communicator& comm) {
   std::random_device rd;
   const uint64_t mine = (static_cast<uint64_t>(rd()) << 32 | rd()) & ~uint64_t{0xffff};
-  ASSIGN_OR_RETURN(std::vector<std::string> all, AllGatherStrings(comm, absl::StrCat(mine)));
+  ASSIGN_OR_RETURN(std::vector<std::string> all, client::AllGatherStrings(comm, absl::StrCat(mine)));
   uint64_t base = 0;
   if (all.empty() || !absl::SimpleAtoi(all[0], &base)) {
     return absl::InternalError("inference: no table id from rank 0");
@@ -225,24 +225,24 @@ absl::StatusOr<uint64_t> TableBase(Communicator& comm) {
   return base == 0 ? uint64_t{1} << 16 : base;
 }
 
-absl::Status NoLayerWiseForm(const TrainerOptions& options, const ServerMetadata& md) {
+absl::Status NoLayerWiseForm(const client::TrainerOptions& options, const client::ServerMetadata& md) {
   return absl::UnimplementedError(absl::StrCat(
       "--model ", options.model, (md.heterogeneous() ? " on a heterogeneous graph" : ""),
       " has no layer-wise full-graph inference yet (--infer, --eval full; homogeneous sage and "
       "gcn have it)"));
 }
 
-absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerSet& servers,
-                                          Communicator& comm, Session& session,
-                                          const std::vector<ServerShare>& shares,
+absl::StatusOr<InferenceResult> InferImpl(const client::TrainerOptions& options, client::ServerSet& servers,
+                                          client::Communicator& comm, Session& session,
+                                          const std::vector<client::ServerShare>& shares,
                                           const std::string& out_dir, std::ostream& log) {
-  const ServerMetadata& md = servers.metadata;
+  const client::ServerMetadata& md = servers.metadata;
   GnnModelImpl& model = *session.state().model;
   const int64_t passes = model.InferencePasses();
   if (passes == 0) return NoLayerWiseForm(options, md);
   ASSIGN_OR_RETURN(const uint64_t base, TableBase(comm));
   std::vector<ShareRows> rows;
-  for (const ServerShare& s : shares) {
+  for (const client::ServerShare& s : shares) {
     ShareRows r;
     r.share = s;
     r.ids = ShareNodes(md, s);
@@ -260,7 +260,7 @@ absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerS
     const int64_t block_before = block;
     for (ShareRows& r : rows) {
       if (r.ids.empty()) continue;
-      PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
+      client::PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
       status = RunShare(options, client, md, model, session.state().device, pass, passes,
                         in_table, out_table, r, block);
       if (!status.ok()) break;
@@ -287,7 +287,7 @@ absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerS
   InferenceResult result;
   std::vector<double> sums(5, 0.0);
   for (const ShareRows& r : rows) {
-    PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
+    client::PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
     sums[0] += static_cast<double>(r.ids.size());
     CountSplit(client, r, "val", sums[1], sums[2], status);
     CountSplit(client, r, "test", sums[3], sums[4], status);
@@ -296,8 +296,8 @@ absl::StatusOr<InferenceResult> InferImpl(const TrainerOptions& options, ServerS
   }
   std::vector<double> seconds = {std::chrono::duration<double>(Clock::now() - start).count()};
   RETURN_IF_ERROR(Barrier(comm, status));
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
-  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(seconds), ReduceOp::kMax));
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), client::ReduceOp::kSum));
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(seconds), client::ReduceOp::kMax));
   result.nodes = static_cast<int64_t>(sums[0]);
   result.val_correct = sums[1];
   result.val_total = sums[2];
@@ -350,10 +350,10 @@ absl::Status WriteWeights(const std::string& out_dir, GnnModelImpl& model) {
   return absl::OkStatus();
 }
 
-absl::Status RunInferenceImpl(const TrainerOptions& options, ServerSet& servers,
-                              Communicator& comm, std::ostream& out, std::ostream& log,
+absl::Status RunInferenceImpl(const client::TrainerOptions& options, client::ServerSet& servers,
+                              client::Communicator& comm, std::ostream& out, std::ostream& log,
                               const RunEnvironment& env) {
-  const ServerMetadata& md = servers.metadata;
+  const client::ServerMetadata& md = servers.metadata;
   const int rank = comm.rank();
   // Refusals first, before anything heavy: the checkpoint's presence, --out.
   const std::string checkpoint = CheckpointPath(options.checkpoint_dir);
@@ -364,22 +364,22 @@ absl::Status RunInferenceImpl(const TrainerOptions& options, ServerSet& servers,
   }
   RETURN_IF_ERROR(CheckWritable(options.out_dir));
   ASSIGN_OR_RETURN(const DeviceChoice device, PickDevice(options, env.local_rank));
-  if (device.cuda && options.h2d == H2dMode::kRegistered) {
+  if (device.cuda && options.h2d == client::H2dMode::kRegistered) {
     servers.directory->SetRingMapHooks(CudaHostRegisterHooks());
   }
-  RETURN_IF_ERROR(CheckTaskData(options, md));
+  RETURN_IF_ERROR(client::CheckTaskData(options, md));
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
-                   AllGatherStrings(comm, shm::HostId()));
-  ASSIGN_OR_RETURN(const std::vector<ServerShare> shares,
-                   AssignHostLocal(rank, rank_hosts, servers.host_ids, options.assignment));
+                   client::AllGatherStrings(comm, shm::HostId()));
+  ASSIGN_OR_RETURN(const std::vector<client::ServerShare> shares,
+                   client::AssignHostLocal(rank, rank_hosts, servers.host_ids, options.assignment));
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, std::ssize(options.fanouts), comm,
-                                   ConfigFingerprint(options, comm.world_size())));
+                                   client::ConfigFingerprint(options, comm.world_size())));
   std::string config;
   RETURN_IF_ERROR(LoadCheckpointModel(options.checkpoint_dir, session->state(),
                                       [&](const std::string& c) {
                                         config = c;
-                                        return CheckSameModel(c, options, checkpoint);
+                                        return client::CheckSameModel(c, options, checkpoint);
                                       }));
   log << "rank " << rank << ": inference with " << checkpoint << " (" << config << "), weights "
       << session->WeightsFingerprint() << "\n";
@@ -401,9 +401,9 @@ absl::Status RunInferenceImpl(const TrainerOptions& options, ServerSet& servers,
 
 }  // namespace
 
-absl::StatusOr<InferenceResult> InferFullGraph(const TrainerOptions& options, ServerSet& servers,
-                                               Communicator& comm, Session& session,
-                                               const std::vector<ServerShare>& shares,
+absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options, client::ServerSet& servers,
+                                               client::Communicator& comm, Session& session,
+                                               const std::vector<client::ServerShare>& shares,
                                                const std::string& out_dir, std::ostream& log) {
   try {
     return InferImpl(options, servers, comm, session, shares, out_dir, log);
@@ -412,13 +412,13 @@ absl::StatusOr<InferenceResult> InferFullGraph(const TrainerOptions& options, Se
   }
 }
 
-absl::Status CheckInferable(const TrainerOptions& options, const ServerMetadata& metadata,
+absl::Status CheckInferable(const client::TrainerOptions& options, const client::ServerMetadata& metadata,
                             Session& session) {
   if (session.state().model->InferencePasses() > 0) return absl::OkStatus();
   return NoLayerWiseForm(options, metadata);
 }
 
-absl::Status RunInference(const TrainerOptions& options, ServerSet& servers, Communicator& comm,
+absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers, client::Communicator& comm,
                           std::ostream& out, std::ostream& log, const RunEnvironment& env) {
   try {
     return RunInferenceImpl(options, servers, comm, out, log, env);

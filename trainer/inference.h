@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/assignment.h"
-#include "trainer/communicator.h"
-#include "trainer/options.h"
-#include "trainer/server_set.h"
+#include "client/assignment.h"
+#include "client/communicator.h"
+#include "client/options.h"
+#include "client/server_set.h"
 #include "trainer/session.h"
 #include "trainer/train.h"
 
@@ -40,14 +40,14 @@ struct InferenceResult {
 // hidden layer, after its activation; not with one layer), rows in global id order. Errors: the
 // servers' and the collectives'; Unimplemented naming the model when it has no layer-wise
 // form (heterogeneous sage); InvalidArgument for a graph task.
-absl::StatusOr<InferenceResult> InferFullGraph(const TrainerOptions& options, ServerSet& servers,
-                                               Communicator& comm, Session& session,
-                                               const std::vector<ServerShare>& shares,
+absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options, client::ServerSet& servers,
+                                               client::Communicator& comm, Session& session,
+                                               const std::vector<client::ServerShare>& shares,
                                                const std::string& out_dir, std::ostream& log);
 
 // Unimplemented, naming the model, unless `session`'s model has a layer-wise form (--eval full
 // checks it before training).
-absl::Status CheckInferable(const TrainerOptions& options, const ServerMetadata& metadata,
+absl::Status CheckInferable(const client::TrainerOptions& options, const client::ServerMetadata& metadata,
                             Session& session);
 
 // --infer: loads --checkpoint-dir's model (refusing one of another shape: NotFound without a
@@ -55,7 +55,7 @@ absl::Status CheckInferable(const TrainerOptions& options, const ServerMetadata&
 // that --out can be written (FailedPrecondition naming it), runs InferFullGraph into --out,
 // and has rank 0 print one JSON line on `out`: {"inference_nodes", "nodes_per_s", "time_s",
 // "val_acc", "test_acc", "world_size", "passes"}. Never throws.
-absl::Status RunInference(const TrainerOptions& options, ServerSet& servers, Communicator& comm,
+absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers, client::Communicator& comm,
                           std::ostream& out, std::ostream& log, const RunEnvironment& env = {});
 
 }  // namespace graphshard::trainer

@@ -18,7 +18,7 @@ struct InputPipeline::Ready {
   std::unique_ptr<c10::Event> copied;
 };
 
-InputPipeline::InputPipeline(std::vector<std::unique_ptr<BatchStream>> streams,
+InputPipeline::InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> streams,
                              std::vector<int> step_stream, const PipelineOptions& options)
     : streams_(std::move(streams)),
       step_stream_(std::move(step_stream)),
@@ -103,10 +103,10 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
   const int s = step_stream_[static_cast<size_t>(step)];
   if (s < 0) return absl::optional<BatchTensors>();
   const auto read_start = std::chrono::steady_clock::now();
-  absl::StatusOr<absl::optional<MinibatchData>> read = streams_[static_cast<size_t>(s)]->Next();
+  absl::StatusOr<absl::optional<client::MinibatchData>> read = streams_[static_cast<size_t>(s)]->Next();
   *stream_wait_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-  ASSIGN_OR_RETURN(absl::optional<MinibatchData> data, std::move(read));
+  ASSIGN_OR_RETURN(absl::optional<client::MinibatchData> data, std::move(read));
   if (!data.has_value()) {
     return absl::DataLossError(
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));

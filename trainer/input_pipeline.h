@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/optional.h"
-#include "trainer/batch_client.h"
+#include "client/batch_client.h"
 #include "trainer/feature_store.h"
 #include "trainer/tensors.h"
 
@@ -50,7 +50,7 @@ struct PipelineOptions {
 class InputPipeline {
  public:
   // Step s takes the next batch of streams[step_stream[s]]; -1 = a step without a batch.
-  InputPipeline(std::vector<std::unique_ptr<BatchStream>> streams, std::vector<int> step_stream,
+  InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> streams, std::vector<int> step_stream,
                 const PipelineOptions& options);
   ~InputPipeline();
   InputPipeline(const InputPipeline&) = delete;
@@ -70,7 +70,7 @@ class InputPipeline {
   // The batch of `step`; `stream_wait_s`: the time spent in the stream's Next().
   absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s);
 
-  std::vector<std::unique_ptr<BatchStream>> streams_;
+  std::vector<std::unique_ptr<client::BatchStream>> streams_;
   const std::vector<int> step_stream_;
   const PipelineOptions options_;
   int64_t handed_out_ = 0;

@@ -8,31 +8,32 @@
 #include "absl/status/status.h"
 #include "common/registry.h"
 #include "rpc/security.h"
-#include "trainer/communicator.h"
+#include "client/communicator.h"
+#include "trainer/communicators.h"
 #include "trainer/inference.h"
-#include "trainer/options.h"
-#include "trainer/rank_heartbeats.h"
-#include "trainer/rendezvous.h"
-#include "trainer/rendezvous_store.h"
-#include "trainer/server_set.h"
+#include "client/options.h"
+#include "client/rank_heartbeats.h"
+#include "client/rendezvous.h"
+#include "client/rendezvous_store.h"
+#include "client/server_set.h"
 #include "trainer/train.h"
 
 namespace graphshard::trainer {
 namespace {
 
-absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOptions& options,
-                                                               const RendezvousConfig& rdv,
+absl::StatusOr<std::unique_ptr<client::Communicator>> MakeCommunicator(const client::TrainerOptions& options,
+                                                               const client::RendezvousConfig& rdv,
                                                                const rpc::RpcOptions& rpc) {
   const bool nccl =
-      options.backend == Backend::kNccl ||
-      (options.backend == Backend::kAuto && options.device == DeviceKind::kCuda && HaveNccl());
+      options.backend == client::Backend::kNccl ||
+      (options.backend == client::Backend::kAuto && options.device == client::DeviceKind::kCuda && HaveNccl());
   if (rdv.world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
-    return CreateLocalCommunicator();
+    return client::CreateLocalCommunicator();
   }
   // Rank 0 serves the store on MASTER_ADDR:MASTER_PORT, with the job token and TLS of the
   // trainer's other calls (rendezvous_store.h).
-  absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
-      CreateRendezvousStore(rdv, rpc, options.collective_timeout_s);
+  absl::StatusOr<std::unique_ptr<client::KeyValueStore>> store =
+      client::CreateRendezvousStore(rdv, rpc, options.collective_timeout_s);
   if (!store.ok()) return store.status();
   if (nccl) {
     return CreateNcclCommunicator(
@@ -46,15 +47,15 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeCommunicator(const TrainerOpti
 // Each heartbeat write or read waits at most this long for the store (rank 0's).
 constexpr double kHeartbeatStoreTimeoutS = 5;
 
-absl::Status Run(const TrainerOptions& options) {
-  absl::StatusOr<RendezvousConfig> rdv = ParseRendezvous(ProcessEnv());
+absl::Status Run(const client::TrainerOptions& options) {
+  absl::StatusOr<client::RendezvousConfig> rdv = client::ParseRendezvous(client::ProcessEnv());
   if (!rdv.ok()) return rdv.status();
   std::cerr << "rank " << rdv->rank << " of " << rdv->world_size << " (local " << rdv->local_rank
             << "), rendezvous " << rdv->master_addr << ":" << rdv->master_port << std::endl;
 
   // Servers first (each rank with its own deadline), then the rendezvous: a rank that cannot
   // reach its servers exits, and its peers fail at the rendezvous or first collective.
-  DiscoveryOptions discovery;
+  client::DiscoveryOptions discovery;
   discovery.registry_dir = options.registry_dir;
   discovery.servers = options.servers;
   discovery.server_wait_s = options.server_wait_s;
@@ -76,21 +77,21 @@ absl::Status Run(const TrainerOptions& options) {
   if (!discovery.client.rpc.token.empty() && !options.registry_dir.empty()) {
     if (absl::Status s = common::CheckRegistryFolder(options.registry_dir); !s.ok()) return s;
   }
-  absl::StatusOr<ServerSet> servers = ConnectServers(discovery);
+  absl::StatusOr<client::ServerSet> servers = client::ConnectServers(discovery);
   if (!servers.ok()) return servers.status();
 
-  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+  absl::StatusOr<std::unique_ptr<client::Communicator>> comm =
       MakeCommunicator(options, *rdv, discovery.client.rpc);
   if (!comm.ok()) return comm.status();
   if ((*comm)->world_size() > 1) {
     // A failed collective then names the lost rank (rank_heartbeats.h).
-    absl::StatusOr<std::unique_ptr<KeyValueStore>> beats =
-        ConnectRendezvousStore(*rdv, discovery.client.rpc, kHeartbeatStoreTimeoutS);
+    absl::StatusOr<std::unique_ptr<client::KeyValueStore>> beats =
+        client::ConnectRendezvousStore(*rdv, discovery.client.rpc, kHeartbeatStoreTimeoutS);
     if (beats.ok()) {
-      *comm = WithLossDiagnosis(
+      *comm = client::WithLossDiagnosis(
           *std::move(comm),
-          std::make_unique<RankHeartbeats>(*std::move(beats), rdv->rank, rdv->world_size,
-                                           JoinHostPort(rdv->master_addr, rdv->master_port)));
+          std::make_unique<client::RankHeartbeats>(*std::move(beats), rdv->rank, rdv->world_size,
+                                           client::JoinHostPort(rdv->master_addr, rdv->master_port)));
     } else {
       std::cerr << "warning: no heartbeats (a lost rank will not be named): "
                 << beats.status().message() << std::endl;
@@ -99,7 +100,7 @@ absl::Status Run(const TrainerOptions& options) {
   RunEnvironment env{.local_rank = rdv->local_rank,
                      .log_is_terminal = ::isatty(STDERR_FILENO) == 1};
   if (options.infer) return RunInference(options, *servers, **comm, std::cout, std::cerr, env);
-  absl::StatusOr<TrainSummary> summary =
+  absl::StatusOr<client::TrainSummary> summary =
       RunTraining(options, *servers, **comm, std::cout, std::cerr, env);
   if (!summary.ok()) return summary.status();
   return absl::OkStatus();

@@ -12,29 +12,29 @@ namespace graphshard::trainer {
 namespace {
 
 // One row per model: a new model is its file and one row here.
-constexpr ModelInfo kModels[] = {
-    {"sage", Task::kNode, &CreateSageModel},  // heterogeneous GraphSAGE on heterogeneous graphs
-    {"gcn", Task::kNode, &CreateGcnModel},
-    {"gin", Task::kGraph, &CreateGinModel},
+constexpr client::ModelInfo kModels[] = {
+    {"sage", client::Task::kNode, &CreateSageModel},  // heterogeneous GraphSAGE on heterogeneous graphs
+    {"gcn", client::Task::kNode, &CreateGcnModel},
+    {"gin", client::Task::kGraph, &CreateGinModel},
 };
 
 }  // namespace
 
-absl::Span<const ModelInfo> RegisteredModels() { return kModels; }
+absl::Span<const client::ModelInfo> RegisteredModels() { return kModels; }
 
-absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateModel(const ServerMetadata& md,
-                                                          const ModelOptions& options) {
-  const ModelInfo* model = FindModel(kModels, options.name);
+absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateModel(const client::ServerMetadata& md,
+                                                          const client::ModelOptions& options) {
+  const client::ModelInfo* model = client::FindModel(kModels, options.name);
   if (model == nullptr) {
     std::vector<std::string> names;
-    for (const ModelInfo& m : kModels) names.emplace_back(m.name);
+    for (const client::ModelInfo& m : kModels) names.emplace_back(m.name);
     return absl::InvalidArgumentError(absl::StrCat("unknown model '", options.name,
                                                    "'; registered: ", absl::StrJoin(names, ", ")));
   }
   return model->create(md, options);
 }
 
-absl::StatusOr<int64_t> HomogeneousFeatureDim(const ServerMetadata& md, absl::string_view model) {
+absl::StatusOr<int64_t> HomogeneousFeatureDim(const client::ServerMetadata& md, absl::string_view model) {
   if (md.heterogeneous()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--model ", model, " takes homogeneous graphs; this one has ", md.node_types.size(),

@@ -18,7 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "trainer/communicator.h"
+#include "client/communicator.h"
+#include "trainer/communicators.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -35,12 +36,12 @@ absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
   return absl::UnavailableError(absl::StrCat(what, ": NCCL error ", ncclGetErrorString(r)));
 }
 
-ncclRedOp_t ToNccl(ReduceOp op) { return op == ReduceOp::kMax ? ncclMax : ncclSum; }
+ncclRedOp_t ToNccl(client::ReduceOp op) { return op == client::ReduceOp::kMax ? ncclMax : ncclSum; }
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public client::Communicator {
  public:
   NcclCommunicator(int rank, int world_size, int device, double timeout_s, ncclComm_t comm,
-                   std::unique_ptr<KeyValueStore> store)
+                   std::unique_ptr<client::KeyValueStore> store)
       : rank_(rank),
         world_size_(world_size),
         device_(device),
@@ -56,9 +57,9 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int world_size() const override { return world_size_; }
   const char* name() const override { return "nccl"; }
-  MemorySpace float_memory() const override { return MemorySpace::kCuda; }
+  client::MemorySpace float_memory() const override { return client::MemorySpace::kCuda; }
 
-  absl::Status AllReduce(absl::Span<float> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<float> data, client::ReduceOp op) override {
     if (data.empty()) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
     RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
@@ -73,7 +74,7 @@ class NcclCommunicator final : public Communicator {
   // away, ahead of the all-reduce, and the two ranks' weights diverged (tests/bench/RESULTS.md,
   // "NCCL ranks diverged"). GRAPHSHARD_NCCL_WAIT_EACH_STEP=1 waits every step instead (the
   // earlier behaviour, for comparison).
-  absl::Status QueueAllReduce(absl::Span<float> data, ReduceOp op) override {
+  absl::Status QueueAllReduce(absl::Span<float> data, client::ReduceOp op) override {
     if (wait_each_step_) return AllReduce(data, op);
     if (data.empty()) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
@@ -98,10 +99,10 @@ class NcclCommunicator final : public Communicator {
     queued_ = false;
     return absl::OkStatus();
   }
-  absl::Status AllReduce(absl::Span<double> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<double> data, client::ReduceOp op) override {
     return HostAllReduce(data.data(), data.size() * sizeof(double), data.size(), ncclFloat64, op);
   }
-  absl::Status AllReduce(absl::Span<int64_t> data, ReduceOp op) override {
+  absl::Status AllReduce(absl::Span<int64_t> data, client::ReduceOp op) override {
     return HostAllReduce(data.data(), data.size() * sizeof(int64_t), data.size(), ncclInt64, op);
   }
   absl::Status Broadcast(absl::Span<float> data, int root) override {
@@ -121,7 +122,7 @@ class NcclCommunicator final : public Communicator {
 
   // Small host buffers (metrics, counts) go through a device scratch buffer.
   absl::Status HostAllReduce(void* host, size_t bytes, size_t count, ncclDataType_t type,
-                             ReduceOp op) {
+                             client::ReduceOp op) {
     if (count == 0) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
     if (bytes > scratch_bytes_) {
@@ -186,7 +187,7 @@ class NcclCommunicator final : public Communicator {
   int device_;
   double timeout_s_;
   ncclComm_t comm_;
-  std::unique_ptr<KeyValueStore> store_;  // kept: rank 0 hosts it for the others
+  std::unique_ptr<client::KeyValueStore> store_;  // kept: rank 0 hosts it for the others
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   bool aborted_ = false;
@@ -202,8 +203,8 @@ class NcclCommunicator final : public Communicator {
 
 bool HaveNccl() { return true; }
 
-absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(
-    const RendezvousConfig& config, std::unique_ptr<KeyValueStore> store,
+absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
+    const client::RendezvousConfig& config, std::unique_ptr<client::KeyValueStore> store,
     const NcclOptions& options) {
   int count = 0;
   RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
@@ -251,7 +252,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(
     ncclCommAbort(comm);
     return NcclStatus(state, what);
   }
-  return std::unique_ptr<Communicator>(new NcclCommunicator(config.rank, config.world_size,
+  return std::unique_ptr<client::Communicator>(new NcclCommunicator(config.rank, config.world_size,
                                                             device, options.timeout_s,
                                                             comm, std::move(store)));
 }

@@ -111,7 +111,7 @@ InferenceRows GraphSageImpl::InferPass(int64_t pass, const BatchTensors& block) 
   return out;
 }
 
-HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels,
+HeteroSageImpl::HeteroSageImpl(const client::ServerMetadata& md, int64_t hidden_channels,
                                int64_t num_layers, double dropout, std::vector<int> outputs,
                                int64_t out_channels)
     : target_(md.target), num_layers_(num_layers), dropout_(dropout) {
@@ -134,7 +134,7 @@ HeteroSageImpl::HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels
     const int64_t out = last ? out_channels : hidden_channels;
     std::vector<bool> next(types, false);
     for (size_t e = 0; e < md.edge_types.size(); ++e) {
-      const EdgeTypeInfo& et = md.edge_types[e];
+      const client::EdgeTypeInfo& et = md.edge_types[e];
       if (!alive[static_cast<size_t>(et.src)] || !alive[static_cast<size_t>(et.dst)]) continue;
       if (last && std::find(outputs.begin(), outputs.end(), et.dst) == outputs.end()) continue;
       auto conv = std::make_shared<SageConvImpl>(dims[static_cast<size_t>(et.src)],
@@ -250,8 +250,8 @@ std::vector<torch::Tensor> HeteroSageImpl::Run(const BatchTensors& batch) {
   return xs;
 }
 
-absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateSageModel(const ServerMetadata& md,
-                                                              const ModelOptions& o) {
+absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateSageModel(const client::ServerMetadata& md,
+                                                              const client::ModelOptions& o) {
   if (md.heterogeneous()) {
     return std::shared_ptr<GnnModelImpl>(std::make_shared<HeteroSageImpl>(
         md, o.hidden_channels, o.num_layers, o.dropout, o.output_types, o.out_channels));

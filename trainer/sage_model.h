@@ -86,7 +86,7 @@ TORCH_MODULE(GraphSage);
 // target type and its classes.
 class HeteroSageImpl : public GnnModelImpl {
  public:
-  HeteroSageImpl(const ServerMetadata& md, int64_t hidden_channels, int64_t num_layers,
+  HeteroSageImpl(const client::ServerMetadata& md, int64_t hidden_channels, int64_t num_layers,
                  double dropout, std::vector<int> outputs = {}, int64_t out_channels = 0);
   torch::Tensor Forward(const BatchTensors& batch) override;
   std::vector<torch::Tensor> EmbedSeeds(const BatchTensors& batch) override;

@@ -11,8 +11,8 @@
 
 namespace graphshard::trainer {
 
-absl::StatusOr<DeviceChoice> PickDevice(const TrainerOptions& o, int local_rank) {
-  if (o.device != DeviceKind::kCuda) return DeviceChoice{};
+absl::StatusOr<DeviceChoice> PickDevice(const client::TrainerOptions& o, int local_rank) {
+  if (o.device != client::DeviceKind::kCuda) return DeviceChoice{};
   if (!torch::cuda::is_available()) {
     return absl::FailedPreconditionError(
         "--device cuda: no CUDA device (or this LibTorch has no CUDA)");
@@ -22,16 +22,16 @@ absl::StatusOr<DeviceChoice> PickDevice(const TrainerOptions& o, int local_rank)
   return DeviceChoice{.cuda = true, .index = device.index(), .name = device.str()};
 }
 
-Session::Session(const TrainerOptions& options, std::unique_ptr<SessionState> state,
+Session::Session(const client::TrainerOptions& options, std::unique_ptr<SessionState> state,
                  std::string config)
     : options_(options), state_(std::move(state)), config_(std::move(config)) {}
 
 Session::~Session() = default;
 
-absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& options,
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOptions& options,
                                                          const DeviceChoice& device,
-                                                         const ServerMetadata& md,
-                                                         int64_t num_layers, Communicator& comm,
+                                                         const client::ServerMetadata& md,
+                                                         int64_t num_layers, client::Communicator& comm,
                                                          std::string config) {
   torch::set_num_threads(options.threads);
   auto state = std::make_unique<SessionState>(
@@ -44,23 +44,23 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
     static std::mutex init_mu;
     std::lock_guard<std::mutex> lock(init_mu);
     torch::manual_seed(options.seed);
-    ModelOptions model{.name = options.model,
+    client::ModelOptions model{.name = options.model,
                        .hidden_channels = options.hidden,
                        .num_layers = num_layers,
                        .dropout = options.dropout};
-    if (options.task == Task::kLink) {  // node embeddings of both endpoint types
-      ASSIGN_OR_RETURN(const int e, FindLinkEdgeType(options.link, md));
-      const EdgeTypeInfo& et = md.edge_types[static_cast<size_t>(e)];
+    if (options.task == client::Task::kLink) {  // node embeddings of both endpoint types
+      ASSIGN_OR_RETURN(const int e, client::FindLinkEdgeType(options.link, md));
+      const client::EdgeTypeInfo& et = md.edge_types[static_cast<size_t>(e)];
       model.out_channels = options.hidden;
       model.output_types = {et.src, et.dst};
     }
     ASSIGN_OR_RETURN(state->model, CreateModel(md, model));
   }
-  const Precision precision =
-      ResolvePrecision(options.precision, device.cuda ? DeviceKind::kCuda : DeviceKind::kCpu);
+  const client::Precision precision =
+      client::ResolvePrecision(options.precision, device.cuda ? client::DeviceKind::kCuda : client::DeviceKind::kCpu);
   state->model->set_compute(
-      {.trim = options.trim == Trimming::kOn,
-       .matmul = precision == Precision::kBf16 ? MatmulDtype::kBFloat16 : MatmulDtype::kFloat32});
+      {.trim = options.trim == client::Trimming::kOn,
+       .matmul = precision == client::Precision::kBf16 ? MatmulDtype::kBFloat16 : MatmulDtype::kFloat32});
   if (options.deterministic) {
     // --deterministic: torch.use_deterministic_algorithms(True). CUDA's index_add (SAGE and
     // GCN aggregation, index_select's backward) then sorts instead of using atomics; cuBLAS
@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const TrainerOptions& o
     // --precision tf32: cuBLAS may use TF32 tensor cores for float32 matmuls (PyTorch's
     // torch.set_float32_matmul_precision("high")); process-wide, like PyTorch's setting. On the
     // CPU there are no TF32 units: tf32 computes as fp32 there.
-    at::globalContext().setFloat32MatmulPrecision(precision == Precision::kTf32 ? "high"
+    at::globalContext().setFloat32MatmulPrecision(precision == client::Precision::kTf32 ? "high"
                                                                                 : "highest");
   }
   state->model->to(state->device);

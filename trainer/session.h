@@ -13,9 +13,9 @@
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
 #include "trainer/checkpoint.h"
-#include "trainer/communicator.h"
-#include "trainer/data_types.h"
-#include "trainer/options.h"
+#include "client/communicator.h"
+#include "client/data_types.h"
+#include "client/options.h"
 
 namespace graphshard::trainer {
 
@@ -27,7 +27,7 @@ struct DeviceChoice {
 };
 
 // FailedPrecondition for --device cuda without a CUDA device (or a LibTorch without CUDA).
-absl::StatusOr<DeviceChoice> PickDevice(const TrainerOptions& options, int local_rank);
+absl::StatusOr<DeviceChoice> PickDevice(const client::TrainerOptions& options, int local_rank);
 
 class Session {
  public:
@@ -35,10 +35,10 @@ class Session {
   // builds the model (`num_layers` layers, TaskPlan) and the optimizer. A collective: every rank
   // calls it. `config` (config_fingerprint.h) is what its checkpoints carry. InvalidArgument
   // when the model does not fit the graph (model_registry.h).
-  static absl::StatusOr<std::unique_ptr<Session>> Create(const TrainerOptions& options,
+  static absl::StatusOr<std::unique_ptr<Session>> Create(const client::TrainerOptions& options,
                                                          const DeviceChoice& device,
-                                                         const ServerMetadata& metadata,
-                                                         int64_t num_layers, Communicator& comm,
+                                                         const client::ServerMetadata& metadata,
+                                                         int64_t num_layers, client::Communicator& comm,
                                                          std::string config);
   ~Session();
   Session(const Session&) = delete;
@@ -60,9 +60,9 @@ class Session {
   SessionState& state() { return *state_; }
 
  private:
-  Session(const TrainerOptions& options, std::unique_ptr<SessionState> state, std::string config);
+  Session(const client::TrainerOptions& options, std::unique_ptr<SessionState> state, std::string config);
 
-  const TrainerOptions& options_;
+  const client::TrainerOptions& options_;
   std::unique_ptr<SessionState> state_;
   std::string config_;
 };

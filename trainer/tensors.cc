@@ -5,17 +5,17 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "trainer/epoch_plan.h"
+#include "client/epoch_plan.h"
 
 namespace graphshard::trainer {
 
-torch::Dtype TorchDtype(FeatureDtype d) {
+torch::Dtype TorchDtype(client::FeatureDtype d) {
   switch (d) {
-    case FeatureDtype::kFloat16:
+    case client::FeatureDtype::kFloat16:
       return torch::kFloat16;
-    case FeatureDtype::kBFloat16:
+    case client::FeatureDtype::kBFloat16:
       return torch::kBFloat16;
-    case FeatureDtype::kFloat32:
+    case client::FeatureDtype::kFloat32:
       break;
   }
   return torch::kFloat32;
@@ -24,7 +24,7 @@ torch::Dtype TorchDtype(FeatureDtype d) {
 namespace {
 
 // A tensor over `view` that holds `owner`; copied when misaligned for its dtype.
-torch::Tensor Over(const ByteView& view, std::vector<int64_t> sizes, torch::Dtype dtype,
+torch::Tensor Over(const client::ByteView& view, std::vector<int64_t> sizes, torch::Dtype dtype,
                    const std::shared_ptr<const void>& owner) {
   const size_t align = torch::elementSize(dtype);
   void* data = const_cast<char*>(view.data);  // read-only use: nothing writes into batches
@@ -62,10 +62,10 @@ std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_lay
   return out;
 }
 
-absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes) {
+absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64_t num_classes) {
   const bool link = !batch.link.edge_type.empty();
   const int seed_block = link ? batch.link.dst_block : batch.seed_block;
-  const NodeBlockData& seeds = batch.nodes[static_cast<size_t>(seed_block)];
+  const client::NodeBlockData& seeds = batch.nodes[static_cast<size_t>(seed_block)];
   for (int64_t i = 0; i < (link ? 0 : batch.batch_size); ++i) {
     int64_t label, id;
     std::memcpy(&label, seeds.labels.data + i * 8, 8);
@@ -83,7 +83,7 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
     t.seed_type = seed_block;
     const torch::Dtype fdtype = TorchDtype(batch.feature_dtype);
     t.x_are_ids = batch.features_omitted;
-    for (const NodeBlockData& n : batch.nodes) {
+    for (const client::NodeBlockData& n : batch.nodes) {
       t.num_nodes.push_back(n.num_nodes);
       t.x.push_back(batch.features_omitted
                         ? Over(n.ids, {n.num_nodes}, torch::kInt64, batch.owner)
@@ -93,7 +93,7 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
                : Over(seeds.labels, {seeds.num_nodes}, torch::kInt64, batch.owner)
                      .slice(0, 0, batch.batch_size);
     if (link) {
-      const LinkLabelData& l = batch.link;
+      const client::LinkLabelData& l = batch.link;
       t.link = {.present = true,
                 .src_type = l.src_block,
                 .dst_type = l.dst_block,
@@ -102,15 +102,15 @@ absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_c
                 .dst = Over(l.dst, {l.num_edges}, torch::kInt64, batch.owner),
                 .label = Over(l.label, {l.num_edges}, torch::kFloat32, batch.owner)};
     }
-    for (const EdgeBlockData& e : batch.edges) {
+    for (const client::EdgeBlockData& e : batch.edges) {
       t.edges.push_back({e.src_block, e.dst_block,
                          Over(e.src, {e.num_edges}, torch::kInt64, batch.owner),
                          Over(e.dst, {e.num_edges}, torch::kInt64, batch.owner)});
     }
-    for (const NodeBlockData& n : batch.nodes) {
+    for (const client::NodeBlockData& n : batch.nodes) {
       t.nodes_before_hop.push_back(Prefix(n.num_sampled_nodes));
     }
-    for (const EdgeBlockData& e : batch.edges) {
+    for (const client::EdgeBlockData& e : batch.edges) {
       t.edges_before_hop.push_back(Prefix(e.num_sampled_edges));
     }
     return t;
@@ -169,14 +169,14 @@ namespace {
 
 enum class CollectiveOp { kQueuedSum, kBroadcast };
 
-absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op) {
+absl::Status Collective(client::Communicator& comm, torch::Tensor& flat, CollectiveOp op) {
   if (comm.world_size() == 1) return absl::OkStatus();
-  const bool via_host = comm.float_memory() == MemorySpace::kHost && !flat.is_cpu();
+  const bool via_host = comm.float_memory() == client::MemorySpace::kHost && !flat.is_cpu();
   torch::Tensor buf = via_host ? flat.to(torch::kCPU).contiguous() : flat.contiguous();
   absl::Span<float> span(buf.data_ptr<float>(), static_cast<size_t>(buf.numel()));
   switch (op) {
     case CollectiveOp::kQueuedSum:
-      RETURN_IF_ERROR(comm.QueueAllReduce(span, ReduceOp::kSum));
+      RETURN_IF_ERROR(comm.QueueAllReduce(span, client::ReduceOp::kSum));
       break;
     case CollectiveOp::kBroadcast:
       RETURN_IF_ERROR(comm.Broadcast(span, 0));
@@ -188,16 +188,16 @@ absl::Status Collective(Communicator& comm, torch::Tensor& flat, CollectiveOp op
 
 }  // namespace
 
-absl::Status QueueAllReduceSum(Communicator& comm, torch::Tensor& flat) {
+absl::Status QueueAllReduceSum(client::Communicator& comm, torch::Tensor& flat) {
   return Collective(comm, flat, CollectiveOp::kQueuedSum);
 }
 
-absl::Status BroadcastFromRank0(Communicator& comm, torch::Tensor& flat) {
+absl::Status BroadcastFromRank0(client::Communicator& comm, torch::Tensor& flat) {
   return Collective(comm, flat, CollectiveOp::kBroadcast);
 }
 
 std::string WeightsFingerprint(const std::vector<torch::Tensor>& params) {
-  Fnv1a64 h;
+  client::Fnv1a64 h;
   for (const torch::Tensor& p : params) {
     torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
     h.Update(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/communicator.h"
-#include "trainer/data_types.h"
+#include "client/communicator.h"
+#include "client/data_types.h"
 
 namespace graphshard::trainer {
 
@@ -86,7 +86,7 @@ struct LayerExtent {
 };
 
 // The torch dtype of feature rows sent in `dtype`.
-torch::Dtype TorchDtype(FeatureDtype dtype);
+torch::Dtype TorchDtype(client::FeatureDtype dtype);
 
 // One extent per layer, or none when the batch has fewer hops than `num_layers` (no trimming:
 // every layer then runs over the whole batch).
@@ -97,7 +97,7 @@ std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_lay
 // Features keep their transport dtype (float16/bfloat16 as sent). InvalidArgument if a seed's
 // label is outside [0, num_classes) (an unlabelled node in a split, or the wrong label space);
 // num_classes 0: not checked (full-graph inference reads unlabelled nodes too, label -1).
-absl::StatusOr<BatchTensors> ToTensors(const MinibatchData& batch, int64_t num_classes);
+absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64_t num_classes);
 
 // Converts 16-bit features to float32 in place (where the tensors are: on the GPU after the copy).
 void ToFloatFeatures(BatchTensors& batch);
@@ -113,9 +113,9 @@ void UnflattenIntoGradients(const torch::Tensor& flat, const std::vector<torch::
 // In-place SUM over ranks of a flat float tensor, through host memory when the communicator takes
 // host buffers and the tensor is on a GPU. May return before the sum is done
 // (Communicator::QueueAllReduce): only work queued on the device after it may read `flat`.
-absl::Status QueueAllReduceSum(Communicator& comm, torch::Tensor& flat);
+absl::Status QueueAllReduceSum(client::Communicator& comm, torch::Tensor& flat);
 // Overwrites a flat float tensor with rank 0's.
-absl::Status BroadcastFromRank0(Communicator& comm, torch::Tensor& flat);
+absl::Status BroadcastFromRank0(client::Communicator& comm, torch::Tensor& flat);
 
 // FNV-1a 64 over all parameters' bytes, in order: 16 lowercase hex digits.
 std::string WeightsFingerprint(const std::vector<torch::Tensor>& params);

@@ -14,43 +14,43 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "trainer/communicator.h"
-#include "trainer/config_fingerprint.h"
+#include "client/communicator.h"
+#include "client/config_fingerprint.h"
 #include "trainer/epoch_loop.h"
-#include "trainer/feature_rows.h"
+#include "client/feature_rows.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
 #include "trainer/inference.h"
 #include "trainer/session.h"
-#include "trainer/shards.h"
-#include "trainer/task.h"
+#include "client/shards.h"
+#include "client/task.h"
 
 namespace graphshard::trainer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void LogShards(std::ostream& log, int rank, const ServerMetadata& md, const Shards& shards,
-               const DeviceChoice& device, const Communicator& comm) {
+void LogShards(std::ostream& log, int rank, const client::ServerMetadata& md, const client::Shards& shards,
+               const DeviceChoice& device, const client::Communicator& comm) {
   log << absl::StrFormat(
       "rank %d: %d parts, target '%s' (%d node types, %d edge types), feat_dim %d, %d classes; "
       "seeds train %d val %d test %d from parts",
       rank, md.num_parts, md.target_type, md.node_types.size(), md.edge_types.size(), md.feat_dim,
-      md.num_classes, TotalSeeds(shards.train), TotalSeeds(shards.val), TotalSeeds(shards.test));
-  for (const ShardSeeds& s : shards.train) log << " " << s.part;
+      md.num_classes, client::TotalSeeds(shards.train), client::TotalSeeds(shards.val), client::TotalSeeds(shards.test));
+  for (const client::ShardSeeds& s : shards.train) log << " " << s.part;
   log << "; device " << device.name << ", " << comm.name() << "\n";
-  if (TotalSeeds(shards.train) == 0) {
+  if (client::TotalSeeds(shards.train) == 0) {
     log << "rank " << rank << ": warning: no training seeds; contributing zero gradients\n";
   }
 }
 
 // Evaluates val and test every --eval-every epochs and after the last.
-bool EvaluationDue(const TrainerOptions& o, int64_t epoch) {
+bool EvaluationDue(const client::TrainerOptions& o, int64_t epoch) {
   return o.eval_every > 0 && (epoch % o.eval_every == 0 || epoch == o.epochs);
 }
 
 // Where the run starts: --resume's checkpoint, else epoch 1, step 0.
-absl::StatusOr<CheckpointPosition> StartPosition(const TrainerOptions& options, Session& session,
+absl::StatusOr<CheckpointPosition> StartPosition(const client::TrainerOptions& options, Session& session,
                                                  int rank, std::ostream& log) {
   CheckpointPosition start;
   if (!options.resume) return start;
@@ -68,22 +68,22 @@ absl::StatusOr<CheckpointPosition> StartPosition(const TrainerOptions& options, 
 
 // What --eval full needs besides the epoch loop: the servers, the collectives, the log.
 struct FullEval {
-  ServerSet& servers;
-  Communicator& comm;
+  client::ServerSet& servers;
+  client::Communicator& comm;
   std::ostream& log;
 };
 
 // One epoch from `first_step`: training, its reductions, evaluation when due, its report.
-absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t first_step,
-                      const TrainingSums& carried, const Shards& shards, EpochLoop& loop,
-                      Session& session, RunReport& report, const FullEval& full) {
+absl::Status RunEpoch(const client::TrainerOptions& options, int64_t epoch, int64_t first_step,
+                      const TrainingSums& carried, const client::Shards& shards, EpochLoop& loop,
+                      Session& session, client::RunReport& report, const FullEval& full) {
   ASSIGN_OR_RETURN(const EpochResult trained, loop.Train(epoch, first_step, carried));
-  EpochReport r;
+  client::EpochReport r;
   r.epoch = epoch;
   RETURN_IF_ERROR(report.ReduceEpoch(trained.local, r));
-  RunReport::SetTraining(trained.sums.loss_sum, trained.sums.correct, trained.sums.seen, r);
+  client::RunReport::SetTraining(trained.sums.loss_sum, trained.sums.correct, trained.sums.seen, r);
   const auto eval_start = Clock::now();
-  if (EvaluationDue(options, epoch) && options.eval == EvalMode::kFull) {
+  if (EvaluationDue(options, epoch) && options.eval == client::EvalMode::kFull) {
     // Full-graph inference (inference.h): every node over its whole neighbourhood, so the
     // accuracy of every val and test node, exactly. Its counts are over all ranks already.
     ASSIGN_OR_RETURN(const InferenceResult inferred,
@@ -96,7 +96,7 @@ absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t firs
   } else if (EvaluationDue(options, epoch)) {
     ASSIGN_OR_RETURN(EvalCounts val, loop.Evaluate(shards.val, epoch));
     ASSIGN_OR_RETURN(EvalCounts test, loop.Evaluate(shards.test, epoch));
-    if (options.task == Task::kLink) {
+    if (options.task == client::Task::kLink) {
       RETURN_IF_ERROR(report.ReduceLinkEvaluation(val.link, test.link, options.link.hits_k, r));
     } else {
       RETURN_IF_ERROR(
@@ -111,24 +111,24 @@ absl::Status RunEpoch(const TrainerOptions& options, int64_t epoch, int64_t firs
 // --feature-store: loads every feature row onto the device where asked (device) or where they
 // fit (auto, ResolveFeatureStore), and says which. With auto, a device that turns out unable to
 // hold them (ResourceExhausted) leaves the rows with the batches.
-absl::Status PlaceFeatureRows(const TrainerOptions& options, const ServerMetadata& md,
+absl::Status PlaceFeatureRows(const client::TrainerOptions& options, const client::ServerMetadata& md,
                               const DeviceChoice& device, int rank, EpochLoop& loop,
                               std::ostream& log) {
-  const int64_t table_bytes = FeatureTableBytes(md, options.feature_dtype);
+  const int64_t table_bytes = client::FeatureTableBytes(md, options.feature_dtype);
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
-  const FeatureStoreKind kind = ResolveFeatureStore(options.feature_store, options.task,
+  const client::FeatureStoreKind kind = client::ResolveFeatureStore(options.feature_store, options.task,
                                                     device.cuda, table_bytes, free_bytes);
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   const std::string why =
-      options.feature_store != FeatureStoreKind::kAuto
+      options.feature_store != client::FeatureStoreKind::kAuto
           ? std::string()
           : absl::StrFormat(" (--feature-store auto: %.1f MiB of rows, %s)", mib(table_bytes),
                             free_bytes ? absl::StrFormat("%.0f MiB free on %s", mib(*free_bytes),
                                                          device.name)
                                        : std::string(device.cuda ? "free memory unknown"
                                                                  : "not a GPU"));
-  if (kind != FeatureStoreKind::kDevice) {
+  if (kind != client::FeatureStoreKind::kDevice) {
     if (!why.empty()) {
       log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
     }
@@ -136,7 +136,7 @@ absl::Status PlaceFeatureRows(const TrainerOptions& options, const ServerMetadat
   }
   const absl::Time load_start = absl::Now();
   absl::StatusOr<int64_t> store_bytes = loop.LoadFeatureStore();
-  if (!store_bytes.ok() && options.feature_store == FeatureStoreKind::kAuto &&
+  if (!store_bytes.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
       absl::IsResourceExhausted(store_bytes.status())) {
     log << "rank " << rank << ": feature rows come with each batch" << why << ": "
         << store_bytes.status().message() << "\n";
@@ -149,23 +149,23 @@ absl::Status PlaceFeatureRows(const TrainerOptions& options, const ServerMetadat
   return absl::OkStatus();
 }
 
-absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, ServerSet& servers,
-                                             Communicator& comm, std::ostream& out,
+absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOptions& options, client::ServerSet& servers,
+                                             client::Communicator& comm, std::ostream& out,
                                              std::ostream& log, const RunEnvironment& env) {
-  const ServerMetadata& md = servers.metadata;
+  const client::ServerMetadata& md = servers.metadata;
   const int rank = comm.rank();
   ASSIGN_OR_RETURN(const DeviceChoice device, PickDevice(options, env.local_rank));
-  if (device.cuda && options.h2d == H2dMode::kRegistered) {
+  if (device.cuda && options.h2d == client::H2dMode::kRegistered) {
     servers.directory->SetRingMapHooks(CudaHostRegisterHooks());
   }
-  RETURN_IF_ERROR(CheckTaskData(options, md));
-  ASSIGN_OR_RETURN(const TaskPlan plan, PlanTaskFor(options, md));
+  RETURN_IF_ERROR(client::CheckTaskData(options, md));
+  ASSIGN_OR_RETURN(const client::TaskPlan plan, client::PlanTaskFor(options, md));
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
-                   AllGatherStrings(comm, shm::HostId()));
-  ASSIGN_OR_RETURN(const Shards shards,
-                   LoadShards(servers, rank, rank_hosts, plan.link_edge_type, options.assignment));
+                   client::AllGatherStrings(comm, shm::HostId()));
+  ASSIGN_OR_RETURN(const client::Shards shards,
+                   client::LoadShards(servers, rank, rank_hosts, plan.link_edge_type, options.assignment));
   LogShards(log, rank, md, shards, device, comm);
-  for (const ServerShare& s : shards.shares) {
+  for (const client::ServerShare& s : shards.shares) {
     const auto part = static_cast<size_t>(s.part);
     log << absl::StrFormat("rank %d reads part %d (chunk %d of %d) at %s (host %s)\n", rank,
                            s.part, s.chunk, s.num_chunks, servers.clients[part]->address(),
@@ -174,11 +174,11 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
 
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, plan.num_layers, comm,
-                                   ConfigFingerprint(options, comm.world_size())));
-  if (options.eval == EvalMode::kFull) RETURN_IF_ERROR(CheckInferable(options, md, *session));
+                                   client::ConfigFingerprint(options, comm.world_size())));
+  if (options.eval == client::EvalMode::kFull) RETURN_IF_ERROR(CheckInferable(options, md, *session));
   ASSIGN_OR_RETURN(const CheckpointPosition start, StartPosition(options, *session, rank, log));
-  ASSIGN_OR_RETURN(std::unique_ptr<RunReport> report,
-                   RunReport::Create(options, comm, out, log, env.log_is_terminal,
+  ASSIGN_OR_RETURN(std::unique_ptr<client::RunReport> report,
+                   client::RunReport::Create(options, comm, out, log, env.log_is_terminal,
                                      {.config = session->config(),
                                       .device = device.name,
                                       .start_epoch = start.epoch,
@@ -203,8 +203,8 @@ absl::StatusOr<TrainSummary> RunTrainingImpl(const TrainerOptions& options, Serv
 
 }  // namespace
 
-absl::StatusOr<TrainSummary> RunTraining(const TrainerOptions& options, ServerSet& servers,
-                                         Communicator& comm, std::ostream& out, std::ostream& log,
+absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options, client::ServerSet& servers,
+                                         client::Communicator& comm, std::ostream& out, std::ostream& log,
                                          const RunEnvironment& env) {
   try {
     return RunTrainingImpl(options, servers, comm, out, log, env);

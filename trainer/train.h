@@ -11,10 +11,10 @@
 #include <ostream>
 
 #include "absl/status/statusor.h"
-#include "trainer/communicator.h"
-#include "trainer/options.h"
-#include "trainer/report.h"
-#include "trainer/server_set.h"
+#include "client/communicator.h"
+#include "client/options.h"
+#include "client/report.h"
+#include "client/server_set.h"
 
 namespace graphshard::trainer {
 
@@ -26,8 +26,8 @@ struct RunEnvironment {
 // Errors: any RPC, collective or data error, naming what failed (e.g. "StreamBatches to server
 // 127.0.0.1:4242: ..."); Torch exceptions become Internal. Aborted when --stop-after-steps
 // stopped the run (after its checkpoint, if one was due). Never throws.
-absl::StatusOr<TrainSummary> RunTraining(const TrainerOptions& options, ServerSet& servers,
-                                         Communicator& comm, std::ostream& out, std::ostream& log,
+absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options, client::ServerSet& servers,
+                                         client::Communicator& comm, std::ostream& out, std::ostream& log,
                                          const RunEnvironment& env = {});
 
 }  // namespace graphshard::trainer

@@ -184,7 +184,7 @@ class Loader:
 
     @property
     def shares(self):
-        """(part, chunk, num_chunks) of each server this rank reads (trainer/assignment.h)."""
+        """(part, chunk, num_chunks) of each server this rank reads (client/assignment.h)."""
         return [tuple(s) for s in self._client.shares()]
 
     def __len__(self):

@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "trainer/choices.h"
+#include "client/choices.h"
 #include "trainer/model.h"
-#include "trainer/options.h"
+#include "client/options.h"
 
 namespace graphshard::trainer {
 namespace {
 
 // One node type "node" (3 features, 2 classes), edges 0 -> 2, 1 -> 2, 2 -> 0.
-ServerMetadata NodeGraph() {
-  ServerMetadata md;
+client::ServerMetadata NodeGraph() {
+  client::ServerMetadata md;
   md.node_types = {{"node", 4, 3, 2}};
   md.edge_types = {{"node__to__node", 0, 0}};
   md.target_type = "node";
@@ -37,8 +37,8 @@ BatchTensors NodeBatch() {
 }
 
 // A graph-classification dataset's layout (graph_task.h): 5 nodes in 2 graphs.
-ServerMetadata GraphDataset() {
-  ServerMetadata md;
+client::ServerMetadata GraphDataset() {
+  client::ServerMetadata md;
   md.node_types = {{"node", 5, 3, 0}, {"graph", 2, 0, 2}};
   md.edge_types = {{"node__to__node", 0, 0}, {"node__in__graph", 0, 1}};
   md.target = 1;
@@ -60,13 +60,13 @@ BatchTensors GraphBatch() {
 }
 
 TEST(ModelRegistry, EveryCatalogModelBuildsForItsTaskAndForwards) {
-  for (const ModelInfo& info : RegisteredModels()) {
+  for (const client::ModelInfo& info : RegisteredModels()) {
     SCOPED_TRACE(std::string(info.name));
-    const bool graph = info.task == Task::kGraph;
+    const bool graph = info.task == client::Task::kGraph;
     torch::manual_seed(0);
     absl::StatusOr<std::shared_ptr<GnnModelImpl>> model =
         CreateModel(graph ? GraphDataset() : NodeGraph(),
-                    ModelOptions{.name = std::string(info.name), .hidden_channels = 8, .num_layers = 2});
+                    client::ModelOptions{.name = std::string(info.name), .hidden_channels = 8, .num_layers = 2});
     ASSERT_TRUE(model.ok()) << model.status();
     EXPECT_FALSE((*model)->parameters().empty());
     (*model)->eval();
@@ -76,15 +76,15 @@ TEST(ModelRegistry, EveryCatalogModelBuildsForItsTaskAndForwards) {
 }
 
 TEST(ModelRegistry, RefusesGcnOnHeterogeneousGraphs) {
-  ServerMetadata md;
+  client::ServerMetadata md;
   md.node_types = {{"a", 1, 2, 2}, {"b", 1, 2, 0}};
   md.edge_types = {{"b__to__a", 1, 0}};
   md.num_classes = 2;
   absl::StatusOr<std::shared_ptr<GnnModelImpl>> gcn =
-      CreateModel(md, ModelOptions{.name = "gcn"});
+      CreateModel(md, client::ModelOptions{.name = "gcn"});
   EXPECT_EQ(gcn.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(gcn.status().message().find("--model gcn"), absl::string_view::npos);
-  EXPECT_TRUE(CreateModel(md, ModelOptions{.name = "sage"}).ok());
+  EXPECT_TRUE(CreateModel(md, client::ModelOptions{.name = "sage"}).ok());
 }
 
 TEST(ModelRegistry, EveryRegisteredNameParsesWithItsTaskAndDefaultsAreSageAndGin) {
@@ -92,30 +92,30 @@ TEST(ModelRegistry, EveryRegisteredNameParsesWithItsTaskAndDefaultsAreSageAndGin
     args.insert(args.begin(), "graphshard-trainer");
     args.push_back("--servers");
     args.push_back("127.0.0.1:1");
-    return ParseTrainerOptions(static_cast<int>(args.size()), args.data(), RegisteredModels());
+    return client::ParseTrainerOptions(static_cast<int>(args.size()), args.data(), RegisteredModels());
   };
-  for (const ModelInfo& info : RegisteredModels()) {
+  for (const client::ModelInfo& info : RegisteredModels()) {
     SCOPED_TRACE(std::string(info.name));
     const std::string name(info.name);
-    absl::StatusOr<TrainerOptions> o =
-        info.task == Task::kGraph ? parse({"--model", name.c_str(), "--task", "graph"})
+    absl::StatusOr<client::TrainerOptions> o =
+        info.task == client::Task::kGraph ? parse({"--model", name.c_str(), "--task", "graph"})
                                   : parse({"--model", name.c_str()});
     ASSERT_TRUE(o.ok()) << o.status();
     EXPECT_EQ(o->model, name);
   }
-  absl::StatusOr<TrainerOptions> node = parse({});
+  absl::StatusOr<client::TrainerOptions> node = parse({});
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ(node->model, "sage");
-  absl::StatusOr<TrainerOptions> graph = parse({"--task", "graph"});
+  absl::StatusOr<client::TrainerOptions> graph = parse({"--task", "graph"});
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(graph->model, "gin");
   EXPECT_EQ(parse({"--model", "mlp"}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.name = "mlp"}).status().code(),
+  EXPECT_EQ(CreateModel(NodeGraph(), client::ModelOptions{.name = "mlp"}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ModelRegistry, RefusesGinOnANodeClassificationGraph) {
-  EXPECT_EQ(CreateModel(NodeGraph(), ModelOptions{.name = "gin"}).status().code(),
+  EXPECT_EQ(CreateModel(NodeGraph(), client::ModelOptions{.name = "gin"}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -119,7 +119,7 @@ TEST(GcnConv, MatchesDenseNormalisedAdjacency) {
 
 // Two node types: "user" (no features) -> "item" (3 features, 2 classes), edges both ways.
 TEST(HeteroSage, BuildsOneConvPerEdgeTypeAndOutputsTargetLogits) {
-  ServerMetadata md;
+  client::ServerMetadata md;
   md.node_types = {{"item", 4, 3, 2}, {"user", 5, 0, 0}};
   md.target = 0;
   md.target_type = "item";

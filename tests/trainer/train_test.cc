@@ -19,17 +19,18 @@
 #include "partitioner/tu_dataset.h"
 #include "tests/server/test_cluster.h"
 #include "tests/testing/free_port.h"
-#include "trainer/rendezvous_store.h"
+#include "client/rendezvous_store.h"
+#include "trainer/communicators.h"
 
 namespace graphshard::trainer {
 namespace {
 
-absl::StatusOr<ServerSet> Connect(const TrainerOptions& o) {
-  DiscoveryOptions d;
+absl::StatusOr<client::ServerSet> Connect(const client::TrainerOptions& o) {
+  client::DiscoveryOptions d;
   d.servers = o.servers;
   d.server_wait_s = o.server_wait_s;
   d.client.rpc_timeout_s = o.rpc_timeout_s;
-  return ConnectServers(d);
+  return client::ConnectServers(d);
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -39,36 +40,36 @@ std::vector<std::string> Lines(const std::string& text) {
 using graphshard::testing::FreePort;
 
 struct RankResult {
-  absl::StatusOr<TrainSummary> summary = absl::UnknownError("not run");
+  absl::StatusOr<client::TrainSummary> summary = absl::UnknownError("not run");
   std::string out, log;
 };
 
 // `world` ranks as threads (Gloo on loopback when world > 1).
-std::vector<RankResult> TrainRanks(const TrainerOptions& o, int world) {
+std::vector<RankResult> TrainRanks(const client::TrainerOptions& o, int world) {
   std::vector<RankResult> results(static_cast<size_t>(world));
   const uint16_t port = FreePort();
   auto rank_main = [&](int r) {
     RankResult& res = results[static_cast<size_t>(r)];
-    absl::StatusOr<ServerSet> servers = Connect(o);
+    absl::StatusOr<client::ServerSet> servers = Connect(o);
     if (!servers.ok()) {
       res.summary = servers.status();
       return;
     }
-    std::unique_ptr<Communicator> comm;
+    std::unique_ptr<client::Communicator> comm;
     if (world == 1) {
-      comm = CreateLocalCommunicator();
+      comm = client::CreateLocalCommunicator();
     } else {
-      RendezvousConfig rdv;
+      client::RendezvousConfig rdv;
       rdv.master_port = port;
       rdv.rank = r;
       rdv.world_size = world;
-      absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
-          CreateRendezvousStore(rdv, rpc::RpcOptions{}, 60);
+      absl::StatusOr<std::unique_ptr<client::KeyValueStore>> store =
+          client::CreateRendezvousStore(rdv, rpc::RpcOptions{}, 60);
       if (!store.ok()) {
         res.summary = store.status();
         return;
       }
-      absl::StatusOr<std::unique_ptr<Communicator>> gloo =
+      absl::StatusOr<std::unique_ptr<client::Communicator>> gloo =
           CreateGlooCommunicator(rdv, *std::move(store), GlooOptions{.timeout_s = 60});
       if (!gloo.ok()) {
         res.summary = gloo.status();
@@ -87,8 +88,8 @@ std::vector<RankResult> TrainRanks(const TrainerOptions& o, int world) {
   return results;
 }
 
-TrainerOptions BaseOptions(graphshard::testing::TestCluster& cluster, int parts) {
-  TrainerOptions o;
+client::TrainerOptions BaseOptions(graphshard::testing::TestCluster& cluster, int parts) {
+  client::TrainerOptions o;
   for (int p = 0; p < parts; ++p) o.servers.push_back(cluster.server(p).address());
   o.rpc_timeout_s = 30;
   o.server_wait_s = 10;
@@ -106,8 +107,8 @@ class CoraTrainTest : public ::testing::Test {
     delete cluster_;
     delete graph_;
   }
-  static TrainerOptions Options() {
-    TrainerOptions o = BaseOptions(*cluster_, 2);
+  static client::TrainerOptions Options() {
+    client::TrainerOptions o = BaseOptions(*cluster_, 2);
     o.epochs = 4;
     o.hidden = 16;
     o.fanouts = {5, 5};
@@ -122,9 +123,9 @@ partitioner::Graph* CoraTrainTest::graph_ = nullptr;
 graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
 
 TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.metrics_file = graphshard::testing::MakeTempDir() + "/metrics.jsonl";
-  o.feature_dtype = FeatureDtype::kFloat16;
+  o.feature_dtype = client::FeatureDtype::kFloat16;
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
   EXPECT_GT(r[0].summary->train_acc, 0.5) << r[0].out;
@@ -184,7 +185,7 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
     return n;
   };
   const v1::Stats before = totals();
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.epochs = 2;
   o.batch_size = 8;  // ~35 batches per stream and epoch: the ring wraps many times
   o.prefetch = 2;
@@ -204,7 +205,7 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
 }
 
 TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.model = "gcn";
   o.epochs = 40;  // 0.81-0.82 over seeds here; 20-30 epochs sometimes dip to 0.77
   o.eval_every = 40;
@@ -222,7 +223,7 @@ TEST_F(CoraTrainTest, GcnReachesPaperLikeAccuracy) {
 // Cora's ~70 training seeds per part in batches of 32 make 6 steps per epoch), resume: the
 // final weights equal an uninterrupted run's bit for bit (dropout on, Adam, several epochs).
 TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.epochs = 3;
   o.eval_every = 3;
   std::vector<RankResult> full = TrainRanks(o, 1);
@@ -249,7 +250,7 @@ TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
 }
 
 TEST_F(CoraTrainTest, TwoRanksEndWithIdenticalWeights) {
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.epochs = 2;
   std::vector<RankResult> r = TrainRanks(o, 2);
   for (int i = 0; i < 2; ++i) {
@@ -263,7 +264,7 @@ TEST_F(CoraTrainTest, TwoRanksEndWithIdenticalWeights) {
 }
 
 TEST_F(CoraTrainTest, ServerRefusalIsAnErrorNamingTheServer) {
-  TrainerOptions o = Options();
+  client::TrainerOptions o = Options();
   o.fanouts = {5000};  // above the servers' fanout limit: INVALID_ARGUMENT from StreamBatches
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_FALSE(r[0].summary.ok());
@@ -281,7 +282,7 @@ TEST(ImdbTrainTest, HeteroSageTwoRanksLearnsMovieGenres) {
                                       partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   graphshard::testing::TestCluster cluster(*graph, 2);
-  TrainerOptions o = BaseOptions(cluster, 2);
+  client::TrainerOptions o = BaseOptions(cluster, 2);
   o.model = "sage";
   o.epochs = 6;
   o.eval_every = 6;
@@ -309,8 +310,8 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
   auto graph = partitioner::GraphFromTu(*tu, 1);
   ASSERT_TRUE(graph.ok());
   graphshard::testing::TestCluster cluster(*graph, 2);
-  TrainerOptions o = BaseOptions(cluster, 2);
-  o.task = Task::kGraph;
+  client::TrainerOptions o = BaseOptions(cluster, 2);
+  o.task = client::Task::kGraph;
   o.model = "gin";
   o.epochs = 3;
   o.eval_every = 3;
@@ -340,8 +341,8 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
 }
 
 TEST_F(CoraTrainTest, GraphTaskOnANodePartitionIsRefused) {
-  TrainerOptions o = Options();
-  o.task = Task::kGraph;
+  client::TrainerOptions o = Options();
+  o.task = client::Task::kGraph;
   o.model = "gin";
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_FALSE(r[0].summary.ok());

@@ -13,10 +13,10 @@
 #include "partitioner/generate.h"
 #include "partitioner/read_input.h"
 #include "tests/server/test_cluster.h"
-#include "trainer/batch_client.h"
+#include "client/batch_client.h"
 #include "trainer/model.h"
 #include "trainer/model_registry.h"
-#include "trainer/server_set.h"
+#include "client/server_set.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -29,23 +29,23 @@ constexpr double kTolerance = 1e-5;
 class Served {
  public:
   explicit Served(const partitioner::Graph& graph) : cluster_(graph, 2) {
-    DiscoveryOptions o;
+    client::DiscoveryOptions o;
     for (int p = 0; p < 2; ++p) o.servers.push_back(cluster_.server(p).address());
     o.server_wait_s = 10;
-    absl::StatusOr<ServerSet> set = ConnectServers(o);
+    absl::StatusOr<client::ServerSet> set = client::ConnectServers(o);
     EXPECT_TRUE(set.ok()) << set.status();
-    if (set.ok()) servers_ = std::make_unique<ServerSet>(*std::move(set));
+    if (set.ok()) servers_ = std::make_unique<client::ServerSet>(*std::move(set));
   }
-  const ServerMetadata& metadata() const { return servers_->metadata; }
+  const client::ServerMetadata& metadata() const { return servers_->metadata; }
 
   std::vector<BatchTensors> Batches(const std::vector<int32_t>& fanouts, int64_t batch_size) {
     std::vector<BatchTensors> out;
     if (servers_ == nullptr) return out;
-    PartitionClient& client = *servers_->clients[0];
+    client::PartitionClient& client = *servers_->clients[0];
     absl::StatusOr<std::vector<int64_t>> seeds = client.GetSplit("val");
     EXPECT_TRUE(seeds.ok()) << seeds.status();
     if (!seeds.ok()) return out;
-    StreamOptions so;
+    client::StreamOptions so;
     so.seeds = *seeds;
     so.batch_size = batch_size;
     so.fanouts = fanouts;
@@ -53,7 +53,7 @@ class Served {
     EXPECT_TRUE(stream.ok()) << stream.status();
     if (!stream.ok()) return out;
     while (true) {
-      absl::StatusOr<absl::optional<MinibatchData>> next = (*stream)->Next();
+      absl::StatusOr<absl::optional<client::MinibatchData>> next = (*stream)->Next();
       EXPECT_TRUE(next.ok()) << next.status();
       if (!next.ok() || !next->has_value()) break;
       absl::StatusOr<BatchTensors> t = ToTensors(**next, metadata().num_classes);
@@ -67,7 +67,7 @@ class Served {
 
  private:
   graphshard::testing::TestCluster cluster_;
-  std::unique_ptr<ServerSet> servers_;
+  std::unique_ptr<client::ServerSet> servers_;
 };
 
 double MaxAbsDiff(const torch::Tensor& a, const torch::Tensor& b) {
@@ -92,7 +92,7 @@ void ExpectTrimmedEqualsUntrimmed(GnnModelImpl& model, const BatchTensors& batch
   EXPECT_GT(grads[1].abs().sum().item<double>(), 0);
 }
 
-std::shared_ptr<GnnModelImpl> Model(const ServerMetadata& md, const std::string& name,
+std::shared_ptr<GnnModelImpl> Model(const client::ServerMetadata& md, const std::string& name,
                                     int64_t layers) {
   torch::manual_seed(1);
   absl::StatusOr<std::shared_ptr<GnnModelImpl>> m =
@@ -182,7 +182,7 @@ TEST(ImdbTrimTest, HeteroSageTrimmedLogitsEqualUntrimmed) {
 // sources' rows, lin_l with bias, lin_r of the destination's rows), summed per destination
 // type; a featureless type's learned vector repeated into a row per node. Untrimmed, from the
 // model's parameters by name, independent of HeteroSageImpl's fused computation.
-torch::Tensor ReferenceHeteroSage(GnnModelImpl& model, const ServerMetadata& md,
+torch::Tensor ReferenceHeteroSage(GnnModelImpl& model, const client::ServerMetadata& md,
                                   const BatchTensors& b, int64_t layers) {
   const auto params = model.named_parameters();
   const size_t types = md.node_types.size();
@@ -234,7 +234,7 @@ TEST(MagTrimTest, HeteroSageEqualsPerEdgeTypeDefinitionWithFeaturelessTypes) {
   absl::StatusOr<partitioner::Graph> graph = partitioner::GenerateMag(o);
   ASSERT_TRUE(graph.ok()) << graph.status();
   Served served(*graph);
-  const ServerMetadata& md = served.metadata();
+  const client::ServerMetadata& md = served.metadata();
   ASSERT_TRUE(md.heterogeneous());
   int featureless = 0;
   for (const auto& t : md.node_types) featureless += t.feat_dim == 0 ? 1 : 0;

@@ -1,0 +1,119 @@
+#ifndef GRAPHSHARD_CLIENT_CHOICES_H_
+#define GRAPHSHARD_CLIENT_CHOICES_H_
+
+// The trainer's enumerated settings and their command-line spellings: flags are parsed into
+// these enums once (options.h), and the rest of the trainer compares enums, never names. The
+// models are not an enum: they are the rows of the model registry (model_registry.h), so that a
+// new model is its file plus one row there. No Torch. Thread-safe: constant tables.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
+#include "absl/types/span.h"
+#include "client/data_types.h"
+
+namespace graphshard::client {
+
+enum class Task { kNode, kGraph, kLink };     // --task node|graph|link
+enum class DeviceKind { kCpu, kCuda };        // --device cpu|cuda
+enum class H2dMode { kRegistered, kStaged };  // --h2d registered|staged
+enum class Backend { kAuto, kGloo, kNccl };   // --backend auto|gloo|nccl
+enum class Trimming { kOn, kOff };            // --trim on|off
+enum class EvalMode { kSampled, kFull };      // --eval sampled|full (full: inference.h)
+// --precision auto|fp32|tf32|bf16; auto: tf32 on cuda, fp32 on cpu (ResolvePrecision).
+enum class Precision { kAuto, kFp32, kTf32, kBf16 };
+// --assignment part|spread: which of its host's parts a trainer reads (assignment.h).
+enum class Assignment { kPart, kSpread };
+// --feature-store auto|server|device: where a batch's feature rows come from (feature_store.h;
+// auto: ResolveFeatureStore).
+enum class FeatureStoreKind { kAuto, kServer, kDevice };
+// --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
+
+template <typename E>
+struct Choice {
+  E value;
+  absl::string_view name;
+};
+
+// The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
+// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind and
+// FeatureDtype.
+template <typename E>
+absl::Span<const Choice<E>> ChoicesOf();
+template <>
+absl::Span<const Choice<Task>> ChoicesOf<Task>();
+template <>
+absl::Span<const Choice<DeviceKind>> ChoicesOf<DeviceKind>();
+template <>
+absl::Span<const Choice<H2dMode>> ChoicesOf<H2dMode>();
+template <>
+absl::Span<const Choice<Backend>> ChoicesOf<Backend>();
+template <>
+absl::Span<const Choice<Trimming>> ChoicesOf<Trimming>();
+template <>
+absl::Span<const Choice<Precision>> ChoicesOf<Precision>();
+template <>
+absl::Span<const Choice<EvalMode>> ChoicesOf<EvalMode>();
+template <>
+absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>();
+template <>
+absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
+template <>
+absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
+
+// The precision a run computes in: `p`, or for kAuto tf32 on cuda and fp32 on the CPU (no TF32
+// units there: the same as fp32). On the GPU machine, with trimming, tf32 and fp32 epochs were
+// equal within noise and bf16's 20-30% slower (the casts cost more than the smaller matmuls
+// save); untrimmed, tf32 was 1.5x fp32 and 1.2x bf16 (tests/bench/RESULTS.md, fourteenth
+// session). TF32 keeps 10 mantissa bits where bf16 keeps 7, and bf16 already kept Cora's test
+// accuracy within 0.1 point of fp32 over 5 seeds (trainer/README.md, "Precision").
+inline Precision ResolvePrecision(Precision p, DeviceKind device) {
+  if (p != Precision::kAuto) return p;
+  return device == DeviceKind::kCuda ? Precision::kTf32 : Precision::kFp32;
+}
+
+// What --feature-store auto becomes for one trainer: `device` on a CUDA device for node and
+// link tasks when the features (`feature_bytes`, every node type's rows in --feature-dtype) take
+// at most half of the device's free memory (`free_device_bytes`; nullopt where this build cannot
+// tell), else `server`. An explicit choice is returned as it is.
+inline FeatureStoreKind ResolveFeatureStore(FeatureStoreKind requested, Task task, bool cuda,
+                                            int64_t feature_bytes,
+                                            absl::optional<int64_t> free_device_bytes) {
+  if (requested != FeatureStoreKind::kAuto) return requested;
+  if (!cuda || task == Task::kGraph || feature_bytes <= 0 || !free_device_bytes) {
+    return FeatureStoreKind::kServer;
+  }
+  return feature_bytes <= *free_device_bytes / 2 ? FeatureStoreKind::kDevice
+                                                 : FeatureStoreKind::kServer;
+}
+
+template <typename E>
+absl::string_view NameOf(E value) {
+  for (const Choice<E>& c : ChoicesOf<E>()) {
+    if (c.value == value) return c.name;
+  }
+  return "?";
+}
+
+template <typename E>
+absl::optional<E> FromName(absl::string_view name) {
+  for (const Choice<E>& c : ChoicesOf<E>()) {
+    if (c.name == name) return c.value;
+  }
+  return absl::nullopt;
+}
+
+template <typename E>
+std::vector<std::string> NamesOf() {
+  std::vector<std::string> names;
+  for (const Choice<E>& c : ChoicesOf<E>()) names.emplace_back(c.name);
+  return names;
+}
+
+}  // namespace graphshard::client
+
+#endif  // GRAPHSHARD_CLIENT_CHOICES_H_

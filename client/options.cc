@@ -1,0 +1,297 @@
+#include "client/options.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
+#include "common/flags.h"
+#include "common/registry.h"
+#include "common/status_macros.h"
+
+namespace graphshard::client {
+namespace {
+
+// A custom flag's error: FlagSet reports it as "--flag=value: expected <what>".
+absl::Status Expected(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("expected ", what));
+}
+
+absl::Status ParseFanouts(absl::string_view value, std::vector<int32_t>* out) {
+  std::vector<int32_t> fanouts;
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    int32_t f = 0;
+    if (!absl::SimpleAtoi(part, &f) || (f < 1 && f != -1)) {
+      return Expected("a comma-separated list of positive integers or -1");
+    }
+    fanouts.push_back(f);
+  }
+  if (fanouts.empty()) return Expected("at least one hop");
+  *out = std::move(fanouts);
+  return absl::OkStatus();
+}
+
+// --name: one of E's spellings (choices.h), as FlagSet::AddChoice shows and checks them.
+template <typename E>
+void AddEnum(common::FlagSet& flags, std::string name, E* target, std::string help) {
+  std::vector<std::string> names = NamesOf<E>();
+  std::string value_name = absl::StrJoin(names, "|");
+  flags.AddCustom(std::move(name), std::move(value_name), std::move(help),
+                  std::string(NameOf(*target)),
+                  [target, names = std::move(names)](absl::string_view text) {
+                    if (absl::optional<E> value = FromName<E>(text)) {
+                      *target = *value;
+                      return absl::OkStatus();
+                    }
+                    return Expected(absl::StrCat("one of ", absl::StrJoin(names, ", ")));
+                  });
+}
+
+constexpr char kSynopsis[] =
+    "usage: graphshard-trainer (--registry DIR | --servers HOST:PORT,...) [flags]";
+constexpr char kEpilogue[] =
+    "Rendezvous: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, or SLURM_PROCID,\n"
+    "SLURM_NTASKS, SLURM_LOCALID; default a single process.\n";
+
+// Binds every flag of graphshard-trainer to its field of `o`. Usage() shows `o`'s values as
+// the defaults.
+void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
+                   absl::Span<const ModelInfo> models) {
+  const common::NumberRange at_least_0{.min = 0};
+  const common::NumberRange at_least_1{.min = 1};
+  const common::NumberRange positive{.min = 0, .min_exclusive = true};
+  flags.AddString("registry", &o.registry_dir, "DIR",
+                  "registry folder: DIR/part_<k> holds server k's host:port", false);
+  flags.AddCustom("servers", "HOST:PORT,...", "explicit server addresses (index = part; a:1+b:1 = replicas)", "",
+                  [&o](absl::string_view v) -> absl::Status {
+                    ASSIGN_OR_RETURN(o.servers, common::ParseAddressList(v));
+                    return absl::OkStatus();
+                  });
+  AddEnum(flags, "task", &o.task,
+          "node classification, or graph classification on a partitioned TU\n"
+          "dataset (whole graphs per batch, GIN, sum pooling), or link prediction\n"
+          "(SAGE encoder, dot-product decoder; needs partition --edge-split)");
+  std::vector<std::string> model_names;
+  for (const ModelInfo& m : models) model_names.emplace_back(m.name);
+  flags.AddCustom("model", absl::StrJoin(model_names, "|"),
+                  "sage: GraphSAGE (heterogeneous on a heterogeneous graph); gcn;\n"
+                  "gin for --task graph (its default there)",
+                  o.model, [&o, models, model_names](absl::string_view text) {
+                    if (FindModel(models, text) == nullptr) {
+                      return Expected(absl::StrCat("one of ", absl::StrJoin(model_names, ", ")));
+                    }
+                    o.model = std::string(text);
+                    return absl::OkStatus();
+                  });
+  flags.AddInt("layers", &o.layers, "N",
+               "GIN layers (--task graph); node tasks: one layer per fanout", at_least_1);
+  flags.AddInt("epochs", &o.epochs, "N", "training epochs", at_least_1);
+  flags.AddInt("hidden", &o.hidden, "H", "hidden channels", at_least_1);
+  flags.AddCustom("fanouts", "F1,F2,...", "neighbours per hop, -1 = all; one SAGE layer per hop",
+                  absl::StrJoin(o.fanouts, ","),
+                  [&o](absl::string_view v) { return ParseFanouts(v, &o.fanouts); });
+  flags.AddInt("batch-size", &o.batch_size, "B", "seeds per minibatch", at_least_1);
+  flags.AddDouble("lr", &o.lr, "X", "Adam learning rate", positive);
+  flags.AddDouble("weight-decay", &o.weight_decay, "X", "Adam weight decay", at_least_0);
+  flags.AddUint64("seed", &o.seed, "S", "seed of initialisation, shuffling and sampling");
+  flags.AddDouble("dropout", &o.dropout, "P", "dropout between layers",
+                  {.min = 0, .max = 1, .max_exclusive = true});
+  flags.AddBool("replace", &o.replace, "sample neighbours with replacement");
+  flags.AddBool("temporal", &o.temporal,
+                "temporal sampling (PyG's time_attr): a seed at time t (its node time)\n"
+                "samples only in-edges of time <= t; sampled nodes keep the seed's time\n"
+                "(disjoint trees). Needs a partition with times (edge_time.npy)");
+  flags.AddBool("temporal-strict", &o.temporal_strict,
+                "temporal sampling with in-edges of time < t only (implies --temporal)");
+  flags.AddChoice("temporal-strategy", &o.temporal_strategy, {"uniform", "last"},
+                  "temporal: draw uniformly among the eligible in-edges, or take the\n"
+                  "fanout most recent ones (PyG's temporal_strategy)");
+  flags.AddInt("eval-every", &o.eval_every, "N",
+               "evaluate val/test every N epochs and at the end; 0 = never", at_least_0);
+  flags.AddBool("normalize-features", &o.normalize_features,
+                "divide each input row by max(row sum, 1)");
+  flags.AddInt("threads", &o.threads, "T", "torch intra-op threads", at_least_1);
+  flags.AddInt("prefetch", &o.prefetch, "K", "minibatches received and converted ahead",
+               at_least_1);
+  AddEnum(flags, "device", &o.device, "where the model runs; cuda uses cuda:LOCAL_RANK");
+  AddEnum(flags, "h2d", &o.h2d,
+          "cuda: the shared-memory ring segments are registered with CUDA once\n"
+          "and the GPU copies batches straight out of them; or batches are\n"
+          "copied into pinned buffers (intra-op threads), then to the GPU.\n"
+          "Batches not in a registered segment are staged");
+  AddEnum(flags, "backend", &o.backend, "gradient all-reduce; auto = nccl on cuda, gloo on cpu");
+  AddEnum(flags, "feature-dtype", &o.feature_dtype, "feature transport");
+  AddEnum(flags, "trim", &o.trim,
+          "per-layer trimming (sage, gcn): layer l of L computes only the nodes\n"
+          "within L-l-1 hops of the seeds, over the edges into them (PyG's\n"
+          "trim_to_layer); off: every layer over the whole batch");
+  AddEnum(flags, "precision", &o.precision,
+          "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
+          "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
+          "GCN normalisation, loss and Adam state stay float32); auto: tf32 on\n"
+          "cuda, fp32 on cpu");
+  AddEnum(flags, "assignment", &o.assignment,
+          "which of its host's parts a trainer reads: part = trainer i of a host\n"
+          "reads part i mod P (a part's trainers split its seeds); spread = every\n"
+          "trainer reads every part of its host, 1/T of each part's seeds (more\n"
+          "streams per server, each trainer fed by every server)");
+  AddEnum(flags, "feature-store", &o.feature_store,
+          "server = every batch carries its feature rows; device = the trainer\n"
+          "loads every node's features from the servers onto its device once\n"
+          "(--feature-dtype, the whole graph's rows on each trainer) and the\n"
+          "servers send ids only: less server CPU and no row copies per batch;\n"
+          "auto = device on cuda where the rows take at most half of the GPU's\n"
+          "free memory (node and link tasks), else server");
+  flags.AddBool("deterministic", &o.deterministic,
+                "deterministic kernels only (torch.use_deterministic_algorithms;\n"
+                "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"
+                "the same run gives bitwise the same weights; slower on cuda");
+  flags.AddString("checkpoint-dir", &o.checkpoint_dir, "DIR",
+                  "write checkpoints here (atomic), at epoch ends and every N steps", false);
+  flags.AddInt64("checkpoint-every", &o.checkpoint_every, "N",
+                 "also every N training steps (0 = epoch ends only)", at_least_0);
+  flags.AddBool("resume", &o.resume,
+                "continue from DIR's checkpoint (the exact step), if there is one");
+  flags.AddString("metrics-file", &o.metrics_file, "PATH",
+                  "JSONL: one record per epoch and the summary (rank 0)", false);
+  flags.AddString("tensorboard", &o.tensorboard_dir, "DIR",
+                  "TensorBoard event file here: loss, accuracies, seeds/s, data wait per epoch "
+                  "(rank 0)",
+                  false);
+  flags.AddDouble("progress-every-s", &o.progress_every_s, "S",
+                  "progress line interval when stderr is not a terminal", positive);
+  flags.AddInt64("stop-after-steps", &o.stop_after_steps, "N",
+                 "stop with exit status 3 after N steps of this run (crash tests; 0 = never)",
+                 at_least_1);
+  flags.AddDouble("rpc-timeout-s", &o.rpc_timeout_s, "S", "deadline of every RPC", positive);
+  flags.AddDouble("server-wait-s", &o.server_wait_s, "S",
+                  "wait this long for servers to report SERVING (at the start, and for a\n"
+                  "server of a part whose stream broke)", at_least_0);
+  flags.AddDouble("stall-timeout-s", &o.stall_timeout_s, "S",
+                  "a server that sends no batch for S seconds while one is awaited is\n"
+                  "stalled: its stream is reopened on a live server of the part", positive);
+  flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
+                  "rendezvous and Gloo collective timeout", positive);
+  rpc::AddSecurityFlags(flags, &o.security);
+  RegisterLinkFlags(flags, o.link);
+  flags.AddBool("infer", &o.infer,
+                "full-graph inference instead of training: load --checkpoint-dir's model,\n"
+                "compute every node's outputs layer by layer, write them to --out");
+  flags.AddString("out", &o.out_dir, "DIR",
+                  "--infer: per-part .npy files (orig_id, logits, predictions, embeddings)", false);
+  AddEnum(flags, "eval", &o.eval,
+          "sampled: val/test seeds over sampled neighbourhoods (training fanouts);\n"
+          "full: full-graph inference (exact full-neighbourhood accuracy)");
+}
+
+}  // namespace
+
+std::string TrainerUsage(absl::Span<const ModelInfo> models) {
+  TrainerOptions defaults;
+  common::FlagSet flags(kSynopsis, {}, kEpilogue);
+  RegisterFlags(flags, defaults, models);
+  return flags.Usage();
+}
+
+absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv,
+                                                   absl::Span<const ModelInfo> models) {
+  TrainerOptions o;
+  common::FlagSet flags(kSynopsis, {}, kEpilogue);
+  RegisterFlags(flags, o, models);
+  ASSIGN_OR_RETURN(common::ParsedArgs parsed, flags.Parse(argc, argv));
+  if (parsed.help) return absl::CancelledError(flags.Usage());
+  const bool have_model = flags.IsSet("model");
+  const bool have_layers = flags.IsSet("layers");
+  const bool have_fanouts = flags.IsSet("fanouts");
+  const bool have_registry = flags.IsSet("registry");
+  const bool have_servers = flags.IsSet("servers");
+  // Link prediction encodes nodes with a node-task model (its sage row).
+  const Task model_task = o.task == Task::kLink ? Task::kNode : o.task;
+  if (!have_model) {  // the task's first registered model
+    const ModelInfo* first = nullptr;
+    for (const ModelInfo& m : models) {
+      if (m.task == model_task && first == nullptr) first = &m;
+    }
+    if (first == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no model is registered for --task ", NameOf(o.task)));
+    }
+    o.model = std::string(first->name);
+  }
+  const ModelInfo* model = FindModel(models, o.model);
+  if (model == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--model ", o.model, ": not registered"));
+  }
+  if (o.task == Task::kLink && o.model != "sage") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--task link trains --model sage (GraphSAGE encoder, dot-product decoder), not --model ",
+        o.model));
+  }
+  if (model->task != model_task) {
+    if (o.task == Task::kGraph) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--task graph trains --model gin, not --model ", o.model));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model ", o.model, " is for graph classification: add --task graph"));
+  }
+  if (o.task == Task::kGraph) {
+    if (have_fanouts) {
+      return absl::InvalidArgumentError(
+          "--fanouts does not apply to --task graph: batches hold whole graphs (use --layers)");
+    }
+  } else {
+    if (have_layers && o.layers != std::ssize(o.fanouts)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
+                       o.fanouts.size(), " in --fanouts)"));
+    }
+  }
+  if (o.temporal_strict) o.temporal = true;
+  if (flags.IsSet("temporal-strategy") && !o.temporal) {
+    return absl::InvalidArgumentError("--temporal-strategy needs --temporal");
+  }
+  if (o.feature_store == FeatureStoreKind::kDevice && o.task == Task::kGraph) {
+    return absl::InvalidArgumentError(
+        "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
+  }
+  if (o.temporal && o.task == Task::kGraph) {
+    return absl::InvalidArgumentError("--temporal does not apply to --task graph");
+  }
+  if ((o.infer || o.eval == EvalMode::kFull) && o.temporal) {
+    return absl::InvalidArgumentError(
+        "--infer and --eval full use full neighbourhoods: they do not apply with --temporal");
+  }
+  if (o.eval == EvalMode::kFull && o.task != Task::kNode) {
+    return absl::InvalidArgumentError("--eval full is for node tasks (--task node)");
+  }
+  if (o.infer && (o.checkpoint_dir.empty() || o.out_dir.empty())) {
+    return absl::InvalidArgumentError(
+        "--infer needs --checkpoint-dir DIR (the trained model) and --out DIR (the outputs)");
+  }
+  if (o.infer && o.task != Task::kNode) {
+    return absl::InvalidArgumentError("--infer is for node tasks (--task node)");
+  }
+  if (!o.infer && !o.out_dir.empty()) {
+    return absl::InvalidArgumentError("--out is for --infer");
+  }
+  if (o.resume && o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError("--resume needs --checkpoint-dir");
+  }
+  if (o.backend == Backend::kNccl && o.device != DeviceKind::kCuda) {
+    return absl::InvalidArgumentError("--backend=nccl needs --device=cuda");
+  }
+  if (have_registry == have_servers) {
+    return absl::InvalidArgumentError(
+        "exactly one of --registry DIR or --servers HOST:PORT,... is required");
+  }
+  return o;
+}
+
+}  // namespace graphshard::client

@@ -1,0 +1,224 @@
+#include "client/options.h"
+
+#include <cstdint>
+#include <limits>
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "client/feature_rows.h"
+
+namespace graphshard::client {
+namespace {
+
+// The registry's names and tasks, in its order (the parser reads only these; the factories are
+// in the Torch library, which this test does not link). model_registry_test parses with the
+// real table.
+constexpr ModelInfo kTestModels[] = {
+    {"sage", Task::kNode, nullptr}, {"gcn", Task::kNode, nullptr}, {"gin", Task::kGraph, nullptr}};
+
+absl::StatusOr<TrainerOptions> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "graphshard-trainer");
+  return ParseTrainerOptions(static_cast<int>(args.size()), args.data(), kTestModels);
+}
+
+TEST(ParseTrainerOptions, Defaults) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "/tmp/reg"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->registry_dir, "/tmp/reg");
+  EXPECT_EQ(o->model, "sage");
+  EXPECT_EQ(o->epochs, 5);
+  EXPECT_EQ(o->hidden, 64);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 5}));
+  EXPECT_EQ(o->batch_size, 256);
+  EXPECT_DOUBLE_EQ(o->lr, 0.01);
+  EXPECT_EQ(o->seed, 0u);
+  EXPECT_DOUBLE_EQ(o->dropout, 0.5);
+  EXPECT_FALSE(o->replace);
+  EXPECT_EQ(o->eval_every, 1);
+  EXPECT_EQ(o->threads, 1);
+  EXPECT_FALSE(o->normalize_features);
+  EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
+  EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
+  EXPECT_EQ(o->prefetch, 4);
+  EXPECT_EQ(o->device, DeviceKind::kCpu);
+  EXPECT_EQ(o->backend, Backend::kAuto);
+  EXPECT_EQ(o->feature_dtype, FeatureDtype::kFloat32);
+  EXPECT_EQ(o->trim, Trimming::kOn);
+  EXPECT_EQ(o->precision, Precision::kAuto);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCpu), Precision::kFp32);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kTf32);
+  EXPECT_TRUE(o->checkpoint_dir.empty());
+  EXPECT_FALSE(o->resume);
+  EXPECT_EQ(o->task, Task::kNode);
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kAuto);
+}
+
+TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--task", "graph", "--layers", "4"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->task, Task::kGraph);
+  EXPECT_EQ(o->model, "gin");
+  EXPECT_EQ(o->layers, 4);
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--model", "sage"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "graph", "--fanouts", "5,5"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--model", "gin"}).ok());  // gin needs --task graph
+  EXPECT_FALSE(Parse({"--registry", "r", "--task", "edge"}).ok());
+  EXPECT_FALSE(Parse({"--registry", "r", "--layers", "3"}).ok());  // node: one per fanout (2)
+  EXPECT_TRUE(Parse({"--registry", "r", "--layers", "2"}).ok());
+}
+
+TEST(ParseTrainerOptions, ParsesTheNewFlags) {
+  absl::StatusOr<TrainerOptions> o =
+      Parse({"--registry", "r", "--model", "gcn", "--device=cuda", "--backend", "nccl",
+             "--feature-dtype", "bfloat16", "--checkpoint-dir", "/tmp/ck", "--checkpoint-every",
+             "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
+             "--stop-after-steps", "3", "--trim", "off", "--precision=tf32",
+             "--tensorboard", "/tmp/tb"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->tensorboard_dir, "/tmp/tb");
+  EXPECT_EQ(o->model, "gcn");
+  EXPECT_EQ(o->device, DeviceKind::kCuda);
+  EXPECT_EQ(o->backend, Backend::kNccl);
+  EXPECT_EQ(o->feature_dtype, FeatureDtype::kBFloat16);
+  EXPECT_EQ(o->checkpoint_dir, "/tmp/ck");
+  EXPECT_EQ(o->checkpoint_every, 7);
+  EXPECT_TRUE(o->resume);
+  EXPECT_EQ(o->metrics_file, "/tmp/m.jsonl");
+  EXPECT_EQ(o->prefetch, 2);
+  EXPECT_EQ(o->stop_after_steps, 3);
+  EXPECT_EQ(o->trim, Trimming::kOff);
+  EXPECT_EQ(o->precision, Precision::kTf32);
+  EXPECT_EQ(ResolvePrecision(o->precision, DeviceKind::kCuda), Precision::kTf32);
+}
+
+TEST(ParseTrainerOptions, ParsesEveryFlagInBothForms) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--servers=127.0.0.1:5000,localhost:5001",
+                                            "--epochs",
+                                            "20",
+                                            "--hidden=16",
+                                            "--fanouts",
+                                            "15,-1,5",
+                                            "--batch-size",
+                                            "32",
+                                            "--lr=0.005",
+                                            "--seed",
+                                            "9",
+                                            "--dropout",
+                                            "0",
+                                            "--replace",
+                                            "--eval-every",
+                                            "2",
+                                            "--threads=2",
+                                            "--normalize-features",
+                                            "--rpc-timeout-s",
+                                            "5",
+                                            "--server-wait-s=1"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->servers, (std::vector<std::string>{"127.0.0.1:5000", "localhost:5001"}));
+  EXPECT_EQ(o->epochs, 20);
+  EXPECT_EQ(o->hidden, 16);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{15, -1, 5}));
+  EXPECT_EQ(o->batch_size, 32);
+  EXPECT_DOUBLE_EQ(o->lr, 0.005);
+  EXPECT_EQ(o->seed, 9u);
+  EXPECT_DOUBLE_EQ(o->dropout, 0);
+  EXPECT_TRUE(o->replace);
+  EXPECT_EQ(o->eval_every, 2);
+  EXPECT_EQ(o->threads, 2);
+  EXPECT_TRUE(o->normalize_features);
+  EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 5);
+  EXPECT_DOUBLE_EQ(o->server_wait_s, 1);
+}
+
+TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
+  struct Case {
+    std::vector<const char*> args;
+    const char* mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--registry", "r", "--model", "gin2"}, "--model"},
+           {{"--registry", "r", "--device", "tpu"}, "--device"},
+           {{"--registry", "r", "--backend", "mpi"}, "--backend"},
+           {{"--registry", "r", "--backend", "nccl"}, "--backend=nccl"},
+           {{"--registry", "r", "--feature-dtype", "int8"}, "--feature-dtype"},
+           {{"--registry", "r", "--trim", "yes"}, "--trim"},
+           {{"--registry", "r", "--precision", "fp16"}, "--precision"},
+           {{"--registry", "r", "--feature-store", "gpu"}, "--feature-store"},
+           {{"--registry", "r", "--task", "graph", "--feature-store", "device"}, "--feature-store"},
+           {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
+           {{"--registry", "r", "--checkpoint-every", "-1"}, "--checkpoint-every"},
+           {{"--registry", "r", "--epochs", "0"}, "--epochs"},
+           {{"--registry", "r", "--fanouts", "10,0"}, "--fanouts"},
+           {{"--registry", "r", "--fanouts", "10,x"}, "--fanouts"},
+           {{"--registry", "r", "--lr", "-1"}, "--lr"},
+           {{"--registry", "r", "--dropout", "1"}, "--dropout"},
+           {{"--registry", "r", "--batch-size"}, "--batch-size"},
+           {{"--registry", "r", "--bogus", "1"}, "--bogus"},
+           {{"--servers", "nohost"}, "--servers"},
+           {{"--servers", "h:99999"}, "--servers"},
+           {{"--epochs", "3"}, "--registry"},
+           {{"--registry", "r", "--servers", "h:1"}, "--registry"},
+       }) {
+    absl::StatusOr<TrainerOptions> o = Parse(c.args);
+    ASSERT_FALSE(o.ok()) << c.mentions;
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(o.status().message().find(c.mentions), absl::string_view::npos)
+        << o.status().message();
+  }
+}
+
+TEST(ParseTrainerOptions, FeatureStoreDevice) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry", "r", "--feature-store", "device"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kDevice);
+  o = Parse({"--registry", "r", "--feature-store", "server"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->feature_store, FeatureStoreKind::kServer);
+  o = Parse({"--registry", "r", "--task", "graph"});  // auto: no refusal, graph streams rows
+  ASSERT_TRUE(o.ok()) << o.status();
+}
+
+// --feature-store auto (the default): rows on a GPU that has room for them (at most half of its
+// free memory), for node and link tasks; with the batches everywhere else.
+TEST(ResolveFeatureStore, AutoHoldsTheRowsOnAGpuWithRoomForThemAndOnlyThere) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  const auto resolve = [](Task task, bool cuda, int64_t rows, absl::optional<int64_t> free) {
+    return ResolveFeatureStore(FeatureStoreKind::kAuto, task, cuda, rows, free);
+  };
+  EXPECT_EQ(resolve(Task::kNode, true, 1 * kGiB, 80 * kGiB), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kLink, true, 1 * kGiB, 2 * kGiB), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kNode, true, 1 * kGiB + 1, 2 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 57 * kGiB, 80 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, false, 1, 80 * kGiB), FeatureStoreKind::kServer);  // cpu
+  EXPECT_EQ(resolve(Task::kGraph, true, 1, 80 * kGiB), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 1, absl::nullopt), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 0, 80 * kGiB), FeatureStoreKind::kServer);  // no rows
+  // An explicit choice stands, whatever the device.
+  EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kDevice, Task::kNode, false, 100 * kGiB,
+                                absl::nullopt),
+            FeatureStoreKind::kDevice);
+  EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kServer, Task::kNode, true, 1, 80 * kGiB),
+            FeatureStoreKind::kServer);
+}
+
+TEST(FeatureTableBytes, CountsEveryTypesRowsInTheDtypeAndSaturates) {
+  ServerMetadata md;
+  md.node_types.push_back({.name = "paper", .num_nodes = 1000, .feat_dim = 128});
+  md.node_types.push_back({.name = "author", .num_nodes = 50, .feat_dim = 0});
+  md.node_types.push_back({.name = "field", .num_nodes = 10, .feat_dim = 4});
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kFloat32), (1000 * 128 + 10 * 4) * 4);
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kBFloat16), (1000 * 128 + 10 * 4) * 2);
+  md.node_types.push_back(
+      {.name = "huge", .num_nodes = std::numeric_limits<int64_t>::max() / 2, .feat_dim = 3});
+  EXPECT_EQ(FeatureTableBytes(md, FeatureDtype::kFloat16), std::numeric_limits<int64_t>::max());
+}
+
+TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
+  absl::StatusOr<TrainerOptions> o = Parse({"--help"});
+  ASSERT_EQ(o.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_NE(o.status().message().find("usage:"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace graphshard::client

@@ -1,0 +1,181 @@
+// Issue 18, point 4: a fake server written into the registry. It answers like a graphshard server
+// (it relays the metadata and batches of a real server of another job, which has no token) but
+// holds no job token, and its batches name a shared-memory object of another application. A
+// trainer with the token refuses it at GetMetadata, naming the entry; a trainer without a token
+// still never opens, writes or unlinks the object. Real in-process servers on port 0.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/registry.h"
+#include "rpc/channel.h"
+#include "tests/server/test_cluster.h"
+#include "client/server_set.h"
+
+namespace graphshard::client {
+namespace {
+
+constexpr char kToken[] = "registry-trust-token-0123456789";
+constexpr char kVictimBytes[] = "APP-DATA";  // 8 bytes the other application keeps there
+
+// Answers GetMetadata and StreamBatches with what a real server (of another job) answers, minus
+// any proof of our token, and points each batch at `victim`.
+class FakeServer final : public v1::PartitionService::Service {
+ public:
+  FakeServer(const std::string& real, std::string victim)
+      : real_(v1::PartitionService::NewStub(rpc::MakeChannel(real))), victim_(std::move(victim)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeServer() override { server_->Shutdown(); }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  grpc::Status GetMetadata(grpc::ServerContext*, const v1::GetMetadataRequest*,
+                           v1::Metadata* response) override {
+    grpc::ClientContext ctx;
+    grpc::Status s = real_->GetMetadata(&ctx, v1::GetMetadataRequest(), response);
+    response->set_job_proof(std::string(32, 'x'));  // it cannot compute the real one
+    response->set_shm_prefix("/graphshard-1-ab-");
+    return s;
+  }
+  grpc::Status StreamBatches(grpc::ServerContext*, const v1::StreamBatchesRequest* request,
+                             grpc::ServerWriter<v1::Minibatch>* writer) override {
+    v1::StreamBatchesRequest inline_request = *request;
+    inline_request.clear_client_host_id();  // inline arrays from the real server
+    inline_request.set_shm_ring(0);
+    grpc::ClientContext ctx;
+    auto reader = real_->StreamBatches(&ctx, inline_request);
+    v1::Minibatch m;
+    while (reader->Read(&m)) {
+      m.set_shm_name(victim_);
+      m.set_shm_size(8);
+      m.set_shm_ring(true);
+      m.set_shm_ring_serial(1);
+      if (!writer->Write(m)) break;
+    }
+    ctx.TryCancel();
+    reader->Finish().ok();
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::unique_ptr<v1::PartitionService::Stub> real_;
+  std::string victim_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+class RegistryTrustTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    graph_ = new partitioner::Graph(graphshard::testing::ReadCora());
+    other_job_ = new graphshard::testing::TestCluster(*graph_, 1);  // no token
+  }
+  static void TearDownTestSuite() {
+    delete other_job_;
+    delete graph_;
+  }
+  void SetUp() override {
+    victim_ = absl::StrCat("/gs-test-other-app-", ::getpid());
+    const int fd = ::shm_open(victim_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << victim_;
+    ASSERT_EQ(::write(fd, kVictimBytes, 8), 8);
+    ASSERT_EQ(::ftruncate(fd, 1 << 20), 0);
+    ::close(fd);
+    registry_ = graphshard::testing::MakeTempDir() + "/registry";
+    std::filesystem::create_directories(registry_);
+    fake_ = std::make_unique<FakeServer>(other_job_->server(0).address(), victim_);
+    ASSERT_TRUE(common::PublishAddress(registry_, 0, fake_->address()).ok());
+  }
+  void TearDown() override {
+    fake_.reset();
+    ::shm_unlink(victim_.c_str());
+    std::filesystem::remove_all(std::filesystem::path(registry_).parent_path());
+  }
+  // The other application's object: still there, its first bytes as it wrote them.
+  void ExpectVictimIntact() {
+    const int fd = ::shm_open(victim_.c_str(), O_RDONLY, 0);
+    ASSERT_GE(fd, 0) << victim_ << " was unlinked";
+    char head[8] = {};
+    EXPECT_EQ(::read(fd, head, 8), 8);
+    ::close(fd);
+    EXPECT_EQ(std::string(head, 8), std::string(kVictimBytes, 8)) << victim_ << " was written";
+  }
+
+  static partitioner::Graph* graph_;
+  static graphshard::testing::TestCluster* other_job_;
+  std::string victim_;
+  std::string registry_;
+  std::unique_ptr<FakeServer> fake_;
+};
+partitioner::Graph* RegistryTrustTest::graph_ = nullptr;
+graphshard::testing::TestCluster* RegistryTrustTest::other_job_ = nullptr;
+
+TEST_F(RegistryTrustTest, FakeServerWithoutTheTokenIsRefusedNamingTheEntry) {
+  DiscoveryOptions options;
+  options.registry_dir = registry_;
+  options.server_wait_s = 1;  // a real replica could still register: it waits, then names why
+  options.client.rpc.token = kToken;
+  const absl::StatusOr<ServerSet> servers = ConnectServers(options);
+  ASSERT_FALSE(servers.ok());
+  EXPECT_EQ(servers.status().code(), absl::StatusCode::kDeadlineExceeded) << servers.status();
+  EXPECT_NE(servers.status().message().find("part 0"), absl::string_view::npos)
+      << servers.status();
+  EXPECT_NE(servers.status().message().find(fake_->address()), absl::string_view::npos)
+      << servers.status();
+  EXPECT_NE(servers.status().message().find("job token"), absl::string_view::npos)
+      << servers.status();
+  ExpectVictimIntact();
+}
+
+TEST_F(RegistryTrustTest, SegmentOfAnotherApplicationIsNeverOpened) {
+  // No token: the metadata is taken, but the batches' segment is not this server's.
+  auto client = PartitionClient::Create(fake_->address(), ClientOptions{}, 0);
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<ServerMetadata> md = (*client)->GetMetadata();
+  ASSERT_TRUE(md.ok()) << md.status();
+  absl::StatusOr<std::vector<int64_t>> seeds =
+      PartitionClient::Create(other_job_->server(0).address(), ClientOptions{}, 0)
+          .value()
+          ->GetSplit("train");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  StreamOptions so;
+  so.seeds = *seeds;
+  so.batch_size = 64;
+  so.fanouts = {5, 3};
+  so.client_host_id = shm::HostId();
+  {
+    absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*client)->StreamBatches(so, *md);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    absl::StatusOr<absl::optional<MinibatchData>> batch = (*stream)->Next();
+    ASSERT_FALSE(batch.ok());
+    EXPECT_EQ(batch.status().code(), absl::StatusCode::kDataLoss) << batch.status();
+    EXPECT_NE(batch.status().message().find(victim_), absl::string_view::npos) << batch.status();
+    // Dropping the stream drains the batches already sent: none of them is touched either.
+  }
+  ExpectVictimIntact();
+}
+
+TEST(RegistryFolderTest, AFolderOthersMayWriteIsRefusedWithAToken) {
+  const std::string dir = graphshard::testing::MakeTempDir();
+  EXPECT_TRUE(common::CheckRegistryFolder(dir).ok());
+  std::filesystem::permissions(dir, std::filesystem::perms::group_write,
+                               std::filesystem::perm_options::add);
+  const absl::Status s = common::CheckRegistryFolder(dir);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find(dir), absl::string_view::npos) << s;
+  EXPECT_TRUE(absl::IsNotFound(common::CheckRegistryFolder(dir + "/missing")));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace graphshard::client
