@@ -10,7 +10,7 @@
 //   <prefix><step>: done (123.7M) in 29.3 s
 // (with units: "1.2 GB" for bytes) once the caller says the step is done (Finish): a step that
 // fails prints no "done", so the error that follows is not contradicted. The trainer's per-step
-// line (trainer/metrics.h) follows the same two modes. Not thread-safe: one thread drives a
+// line (client/metrics.h) follows the same two modes. Not thread-safe: one thread drives a
 // ProgressLine.
 
 #include <chrono>

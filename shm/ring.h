@@ -191,7 +191,7 @@ void RemoveOwnAndStaleShm(const std::string& own_prefix);
 // An id equal for processes on the same host: "<kernel boot id>/<hostname>/net:[<inode>]" (the
 // network namespace, so that processes in different network namespaces count as different
 // hosts). A server compares it with a client's to decide whether the client may map its
-// shared memory; trainers group ranks and parts by it (trainer/assignment.h).
+// shared memory; trainers group ranks and parts by it (client/assignment.h).
 std::string HostId();
 
 }  // namespace graphshard::shm

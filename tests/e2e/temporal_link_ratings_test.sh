@@ -49,7 +49,7 @@ test_dst, test_t = load("test")
 assert train_t.max() <= test_t.min(), (train_t.max(), test_t.min())
 degree = np.bincount(train_dst, minlength=items)
 # P(rank <= k) for a positive of degree d among `neg` uniform draws: A items above it, T tied
-# (rank = 1 + A + T/2, as trainer/link_task.cc counts ties), multinomial over (above, tied, below).
+# (rank = 1 + A + T/2, as client/link_task.cc counts ties), multinomial over (above, tied, below).
 def hits(d):
     a = (degree > d).mean(); b = (degree == d).mean(); c = 1 - a - b
     total = 0.0

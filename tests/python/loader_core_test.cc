@@ -15,7 +15,7 @@
 namespace graphshard::python {
 namespace {
 
-std::vector<int64_t> Int64s(trainer::ByteView v) {
+std::vector<int64_t> Int64s(client::ByteView v) {
   std::vector<int64_t> out(v.size / 8);
   if (!out.empty()) std::memcpy(out.data(), v.data, v.size);
   return out;
@@ -94,7 +94,7 @@ TEST(LoaderCore, SpreadAssignmentReadsEveryPartOfTheHost) {
   const std::vector<std::string> hosts(2, shm::HostId());
   for (int rank = 0; rank < 2; ++rank) {
     LoaderOptions o = Options(cluster, rank, 2);
-    o.assignment = trainer::Assignment::kSpread;
+    o.assignment = client::Assignment::kSpread;
     auto core = LoaderCore::Connect(o);
     ASSERT_TRUE(core.ok()) << core.status();
     ASSERT_TRUE((*core)->Assign(hosts).ok());
