@@ -1,4 +1,4 @@
-// Cost limits that hold (issue 18, points 2 and 3), against real servers on port 0: the budget
+// Cost limits that hold, against real servers on port 0: the budget
 // of a request, per-client memory, stream slots with idle streams reclaimed, abandoned requests
 // stopped, the same-host proof, one-shot segments freed whoever the client is, ring ids bound
 // to their client. Admission alone first (no gRPC).
