@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_CLIENT_ASSIGNMENT_H_
 #define GRAPHSHARD_CLIENT_ASSIGNMENT_H_
 
-// Which trainer reads from which server (DESIGN.md, "Which trainer reads from which server").
+// Which trainer reads from which server (docs/DESIGN.md, "Which trainer reads from which server").
 // K servers (one per part), M trainers:
 //  - M >= K: trainer r reads from server r mod K; the seeds of part p are cut into as many
 //    contiguous chunks as there are trainers on p (r = p, p + K, ...), trainer r taking chunk
@@ -36,7 +36,7 @@ struct ServerShare {
 absl::StatusOr<std::vector<ServerShare>> AssignServers(int rank, int world_size, int num_parts,
                                                        Assignment mode = Assignment::kPart);
 
-// Host-local assignment (DESIGN.md, "Which trainer reads from which server"). rank_hosts[r] is
+// Host-local assignment (docs/DESIGN.md, "Which trainer reads from which server"). rank_hosts[r] is
 // the host id of rank r (shm::HostId()), part_hosts[p] that of part p's server. Ranks are grouped
 // by host in rank order, parts by the host of their server in part order, and AssignServers'
 // rule applies within each host: a host with T trainers and P parts gives its trainer i (the

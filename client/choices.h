@@ -68,8 +68,8 @@ absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 // The precision a run computes in: `p`, or for kAuto tf32 on cuda and fp32 on the CPU (no TF32
 // units there: the same as fp32). On the GPU machine, with trimming, tf32 and fp32 epochs were
 // equal within noise and bf16's 20-30% slower (the casts cost more than the smaller matmuls
-// save); untrimmed, tf32 was 1.5x fp32 and 1.2x bf16 (tests/bench/RESULTS.md, fourteenth
-// session). TF32 keeps 10 mantissa bits where bf16 keeps 7, and bf16 already kept Cora's test
+// save); untrimmed, tf32 was 1.5x fp32 and 1.2x bf16 (tests/bench/RESULTS.md, "The device feature
+// store on the GPU machine"). TF32 keeps 10 mantissa bits, bf16 7, and bf16 kept Cora's test
 // accuracy within 0.1 point of fp32 over 5 seeds (trainer/README.md, "Precision").
 inline Precision ResolvePrecision(Precision p, DeviceKind device) {
   if (p != Precision::kAuto) return p;

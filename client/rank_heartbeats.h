@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_CLIENT_RANK_HEARTBEATS_H_
 #define GRAPHSHARD_CLIENT_RANK_HEARTBEATS_H_
 
-// Which trainer was lost, when a collective fails (issue 17, point 4). Every rank counts a
+// Which trainer was lost, when a collective fails. Every rank counts a
 // heartbeat in the rendezvous store (key "graphshard/heartbeat/<rank>") every `every`, from its
 // own thread and its own store connection. After a failed collective, DiagnoseLoss() reads
 // every other rank's count twice, 2.5 x `every` apart: a rank whose count did not move is named

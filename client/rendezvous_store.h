@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_CLIENT_RENDEZVOUS_STORE_H_
 #define GRAPHSHARD_CLIENT_RENDEZVOUS_STORE_H_
 
-// The trainers' rendezvous store (issue 18, point 1; docs/SECURITY.md): a key-value store that
+// The trainers' rendezvous store (docs/SECURITY.md): a key-value store that
 // rank 0 serves over gRPC (proto/rendezvous_store.proto), in place of c10d's TCPStore, which in
 // LibTorch 1.13 listens on every interface and asks no one for anything. This one
 //  - binds MASTER_ADDR:MASTER_PORT only (never a wildcard address, no SO_REUSEPORT),

@@ -95,7 +95,7 @@ std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurement
 }
 
 nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
-  // Keys in the order of DESIGN.md's example (ordered_json keeps insertion order).
+  // Keys in the order of docs/DESIGN.md's example (ordered_json keeps insertion order).
   nlohmann::ordered_json j = {{"test_acc", OrNull(s.test_acc)},
                               {"val_acc", OrNull(s.val_acc)},
                               {"train_acc", s.train_acc},

@@ -1,8 +1,8 @@
 #ifndef GRAPHSHARD_CLIENT_REPORT_H_
 #define GRAPHSHARD_CLIENT_REPORT_H_
 
-// What a training run reports, and the arithmetic behind it (DESIGN.md, "Command lines and output
-// contract"; trainer/README.md, "Output" and "Metrics file"):
+// What a training run reports, and the arithmetic behind it (docs/DESIGN.md, "Command lines and
+// output contract"; trainer/README.md, "Output" and "Metrics file"):
 //  - rank 0, `out` (stdout): one line per epoch (EpochLine), then the summary as one bare JSON
 //    object (SummaryJson);
 //  - rank 0, --metrics-file: a `run` record, one `epoch` record per epoch, the `summary`;
@@ -107,7 +107,7 @@ nlohmann::ordered_json EpochRecord(const EpochReport& report);
 std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport& report);
 // A rank's timing line on its log (with '\n').
 std::string RankEpochLine(int rank, const EpochReport& report, const EpochMeasurements& local);
-// The final JSON object, keys in DESIGN.md's order; val_acc / test_acc null when not measured.
+// The final JSON object, keys in docs/DESIGN.md's order; val_acc / test_acc null if not measured.
 nlohmann::ordered_json SummaryJson(const TrainSummary& summary, int world_size);
 
 // The metrics file's `run` record.

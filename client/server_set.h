@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_CLIENT_SERVER_SET_H_
 #define GRAPHSHARD_CLIENT_SERVER_SET_H_
 
-// Finding and connecting to the K partition servers (DESIGN.md, "Finding servers"): from a
+// Finding and connecting to the K partition servers (docs/DESIGN.md, "Finding servers"): from a
 // registry folder (DIR/part_<k>[.r<r>] holds "host:port\n", written atomically by each server)
 // or an explicit list (index = part; "a:1+b:1" lists replicas). Waits, with one deadline for
 // all, until a server of every part is registered and reports SERVING; then checks that the

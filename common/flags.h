@@ -5,7 +5,7 @@
 // value that binds "--name" to a variable the caller owns, with a help line; Parse() fills the
 // variables, Usage() lists every registered flag with its help and default.
 //
-// Why not Abseil flags: ABSL_FLAG defines process-wide mutable globals (STYLE.md: none), so a
+// Why not Abseil flags: ABSL_FLAG defines process-wide mutable globals (docs/STYLE.md: none), so a
 // parser cannot be built twice or tested in-process, and its --help ("No flags matched" for our
 // binaries: it filters by main's file name) and exit codes are not ours to choose.
 //

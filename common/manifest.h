@@ -2,7 +2,7 @@
 #define GRAPHSHARD_COMMON_MANIFEST_H_
 
 // The manifest of a partition folder (`<dir>/graphshard.json`): what the folder holds, the id
-// ranges of every part, and the dtype, shape and CRC-32 of every array file. See DESIGN.md.
+// ranges of every part, and the dtype, shape and CRC-32 of every array file. See docs/DESIGN.md.
 
 #include <cstdint>
 #include <map>

@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_COMMON_REGISTRY_H_
 #define GRAPHSHARD_COMMON_REGISTRY_H_
 
-// The server registry (DESIGN.md, "Finding servers"): a directory with one file per server,
+// The server registry (docs/DESIGN.md, "Finding servers"): a directory with one file per server,
 // holding the address "host:port\n" that it actually bound. Replica 0 of part k (the only
 // server of a part without replicas) writes `<dir>/part_<k>`, as registries always had; replica
 // r >= 1 writes `<dir>/part_<k>.r<r>`. Files are written atomically (temp file, rename), so a

@@ -62,7 +62,7 @@ GenerateOptions MagFullScale(uint64_t seed);
 // rev_has_topic added. InvalidArgument for sizes out of range.
 absl::StatusOr<Graph> GenerateMag(const GenerateOptions& options);
 
-// A heterogeneous temporal bipartite graph (kind "ratings"; issue 19): `num_nodes` users,
+// A heterogeneous temporal bipartite graph (kind "ratings", temporal): `num_nodes` users,
 // `num_items` items, timestamped edges user__rates__item plus their reverse
 // item__rev_rates__user (same times, as PyG's ToUndirected), times in [0, time_horizon).
 //   - items: a category each (num_classes of them, uniform), a Zipf popularity (weight 1/rank

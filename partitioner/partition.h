@@ -1,8 +1,8 @@
 #ifndef GRAPHSHARD_PARTITIONER_PARTITION_H_
 #define GRAPHSHARD_PARTITIONER_PARTITION_H_
 
-// Writes a partition folder (DESIGN.md, "Partition folder") from a Graph (any number of node and
-// edge types; a homogeneous graph is node type "node", edge type "node__to__node").
+// Writes a partition folder (docs/DESIGN.md, "Partition folder") from a Graph (any number of
+// node and edge types; a homogeneous graph is node type "node", edge type "node__to__node").
 //
 // What the folder holds, for part k of K and every node type t:
 //   - part k owns global (new) ids [offsets_t[k], offsets_t[k+1]) of type t; nodes keep their

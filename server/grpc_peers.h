@@ -68,7 +68,7 @@ class GrpcPeers final : public engine::Peers {
   explicit GrpcPeers(PeerOptions options) : options_(std::move(options)) {}
   ~GrpcPeers() override;  // stops the liveness probe (at most one health check, bounded)
 
-  // Liveness of peers this server uses (issue 17: a stopped peer is noticed within 2x the
+  // Liveness of peers this server uses (docs/DEPLOY.md: a stopped peer is noticed within 2x the
   // stall timeout even when no call is in flight, e.g. every row cached or the part mapped):
   // every `every`, each resolved peer gets a health check with deadline `every`; one that
   // fails for want of the peer is forgotten and logged ("peer part P at ADDR lost (...)") as a

@@ -7,7 +7,7 @@
 // returns them at free; it gives heap memory back past its trim threshold (128 KiB). A batch's
 // big buffers (a bulk frame's tens of MB of peer rows, gathered features, relabelling arrays)
 // then came back as fresh pages every batch: a page fault and a zeroed page per 4 KiB, a third of
-// a cross-host server's CPU in the kernel (tests/bench/RESULTS.md, tenth session). Raising both
+// a cross-host server's CPU in the kernel (tests/bench/RESULTS.md, "Memory reuse"). Raising both
 // thresholds keeps freed blocks for the next batch. mallopt cannot raise the mmap threshold past
 // 32 MiB; glibc's tunables (GLIBC_TUNABLES, read at process start) can, so the server re-executes
 // itself once with them set.

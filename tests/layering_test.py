@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the layering rules of ../shared/STYLE.md on the source tree, from the #include lines.
+"""Checks the layering rules of docs/STYLE.md on the source tree, from the #include lines.
 
 Each top-level source folder (and server/engine) has the project folders it may include from
 and the third-party families it must not include: common/ and server/engine/ are transport- and

@@ -1,4 +1,4 @@
-// graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and DESIGN.md.
+// graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and docs/DESIGN.md.
 #include <unistd.h>
 
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_SERVER_ENGINE_CACHED_PEERS_H_
 #define GRAPHSHARD_SERVER_ENGINE_CACHED_PEERS_H_
 
-// engine::Peers decorator for fewer bytes between parts (issue 15, point 3), whatever the
+// engine::Peers decorator for fewer bytes between parts (docs/SERVER.md), whatever the
 // transport underneath:
 //  - a cache of hot remote feature rows: the rows of other parts' nodes with the most in-edges
 //    from this part's nodes (the ones this part's sampling reaches most), up to a byte budget,

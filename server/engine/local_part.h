@@ -110,7 +110,7 @@ void ConvertFloatRow(const float* src, int64_t n, FeatureDtype dtype, char* dst)
 
 // Writes local row `row` of `shard` converted to `dtype` at `dst` (feat_dim * dtype size bytes).
 // Plain stores: non-temporal ones were measured no faster on the GPU machine (tests/bench/
-// RESULTS.md, fifth session).
+// RESULTS.md, "Queued all-reduce, streams over epochs, two-pass sampling").
 void WriteFeatureRow(const common::NodeShard& shard, int64_t row, FeatureDtype dtype, char* dst);
 
 }  // namespace graphshard::engine

@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_SERVER_ENGINE_MINIBATCH_BUILDER_H_
 #define GRAPHSHARD_SERVER_ENGINE_MINIBATCH_BUILDER_H_
 
-// Multi-hop neighbour sampling on the server (DESIGN.md, "Data flow"), homogeneous or
+// Multi-hop neighbour sampling on the server (docs/DESIGN.md, "Data flow"), homogeneous or
 // heterogeneous: per hop the frontier of every node type is split by owner and each peer gets
 // ONE request covering every edge type, all peers concurrently, the local part answered
 // in-process meanwhile; nodes are relabelled per type; features and labels of every node type

@@ -1,7 +1,7 @@
 #ifndef GRAPHSHARD_TESTS_BENCH_CROSS_HOST_H_
 #define GRAPHSHARD_TESTS_BENCH_CROSS_HOST_H_
 
-// server_bench's cross-host section (issue 15, point 4): the same clients against servers whose
+// server_bench's cross-host section (peers across hosts): the same clients against servers whose
 // peers are reached as on one host and as across hosts (--isolated-peers), with and without the
 // cache of hot remote rows and the float16 peer dtype, in one run; JSON lines on stdout.
 

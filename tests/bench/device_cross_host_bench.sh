@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, point 4: the benchmark that cannot cheat, in one command, on the GPU machine's CPUs
+# Cross-host server throughput, in one command, on the GPU machine's CPUs
 # (no GPU needed). Builds (no Torch), generates the ogbn-products-shaped graph, METIS-partitions
 # it in 2 (both reused from BENCH_DATA when present), then:
 #  1. server_bench --cross-host: 2 in-process servers per mode, restarted per mode, and 1/2/4

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Server benchmarks on the GPU machine's CPUs (no GPU needed), in one command: build (no Torch),
 # generate the full ogbn-products-shaped graph, METIS-partition it in 2, run server_bench.
-#   MODE=issue4 (default): float32, then float16 transport (issue 4's sections).
-#   MODE=scaling: issue 8's sampling-only scaling section, 1/2/4/8 concurrent streaming clients
+#   MODE=streams (default): float32, then float16 transport (1 stream over gRPC and shared
+#     memory, 2 servers x 2 clients).
+#   MODE=scaling: the sampling-only scaling section, 1/2/4/8 concurrent streaming clients
 #     (CLIENTS), peer feature rows through GatherFeatures ("rpc") and from same-host peers'
 #     mapped parts ("local") (PEER, default rpc,local), clients reading one-shot and ring
 #     segments (RING, default off,on), same-host peers sampled in-process or by RPC
@@ -16,7 +17,7 @@ set -euo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 J=$(nproc)
-MODE=${MODE:-issue4}
+MODE=${MODE:-streams}
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log" >&2; }
 log "cores $J; $(grep -m1 'model name' /proc/cpuinfo); $(free -g | awk '/Mem:/ {print $2}') GiB"
 rm -f build-dev/CMakeCache.txt  # a warm machine may hold a configure from another tree state
@@ -26,8 +27,8 @@ cmake --build build-dev --target graphshard-partition server_bench -j"$J" >"$OUT
 log "built"
 D=${BENCH_DATA:-/tmp/gsdata}
 GRAPH=${GRAPH_DIR:-$D/graph}  # GRAPH_DIR: an already generated graph (e.g. the GPU bench's)
-# METHOD=random: a random partition instead of METIS (quicker; for diagnosis, not issue 4's
-# figures, which are on METIS).
+# METHOD=random: a random partition instead of METIS (quicker; for diagnosis, not the
+# throughput figures, which are on METIS).
 METHOD=${METHOD:-metis}
 P2=$D/p2
 [[ $METHOD == metis ]] || P2=$D/p2_$METHOD

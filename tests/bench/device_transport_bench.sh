@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, point 2: the bulk transport against raw TCP loopback (one stream, same run) and
+# Bulk transport benchmark: the bulk transport against raw TCP loopback (one stream, same run) and
 # against the gRPC peer path, on the GPU machine's CPUs (no GPU needed). Builds transport_bench
 # (no Torch), reuses (or generates and partitions in 2) the ogbn-products-shaped graph of
 # device_cross_host_bench.sh, then runs tests/bench/transport_bench.cc: raw TCP loopback, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault benchmark (issue 17, point 6): what losing servers costs a training run. On the GPU
+# Fault benchmark: what losing servers costs a training run. On the GPU
 # machine, from the repository root, after building (deploy/build.sh or gpu_train_bench.sh's
 # build-gpu):
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU training benchmark (issue 5), in one command on the GPU machine (Ubuntu 24.04, CUDA 13,
+# GPU training benchmark, in one command on the GPU machine (Ubuntu 24.04, CUDA 13,
 # PyTorch 2.11's LibTorch, 16+ cores), from the repository root:
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/gpu_train_bench.sh
@@ -17,7 +17,7 @@
 #     registered (the trainer's default: ring segments registered with CUDA, the GPU copies
 #     batches straight out of them); without it --h2d staged (pinned staging copy), so that
 #     earlier figures compare; _p<P>: server --prefetch P instead of SERVER_PREFETCH;
-#     _untrimmed / _trimmed: --trim off / on (per-layer trimming, issue 16); _fp32 / _tf32 /
+#     _untrimmed / _trimmed: --trim off / on (per-layer trimming); _fp32 / _tf32 /
 #     _bf16: --precision (matmuls); without them the trainer's defaults; _xhost: the servers
 #     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
@@ -30,13 +30,13 @@
 #     (device where the rows fit, reported as "auto: device" / "auto: server")
 #   _dev (before _xhost): trainer --feature-store device (every feature row loaded onto each
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
-#   _link (issue 19): the same run as link prediction (--task link, --neg-ratio 1, uniform
+#   _link: the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
 #     CONFIGS, a gpu_train_link_vs_node_<config> line gives link seeds/s over node seeds/s.
 #     Link and node classification side by side:
 #       CONFIGS="1gpu_2srv_reg 1gpu_2srv_reg_link" bash tests/bench/gpu_train_bench.sh
-#   MATRIX=trim_precision (issue 16): CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
+#   MATRIX=trim_precision: CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Heterogeneous training benchmark (issue 16 point 6), one command on the GPU machine from the
+# Heterogeneous training benchmark (ogbn-mag-sized graph), one command on the GPU machine from the
 # repository root:
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/hetero_train_bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Full-graph inference benchmark (issue 19, point 6), in one command on the GPU machine, from the
+# Full-graph inference benchmark, in one command on the GPU machine, from the
 # repository root:
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/infer_bench.sh

@@ -1,4 +1,4 @@
-// Load benchmark (issue 18, point 6): N streaming clients (threads, default 16), each as a
+// Load benchmark: N streaming clients (threads, default 16), each as a
 // trainer reads (shared memory, its ring kept across streams), against real graphshard-server
 // processes for a fixed time; per-batch latency and the servers' RSS over time.
 //
@@ -7,7 +7,7 @@
 //
 // Client c reads server c mod K (K = servers) over its share of that part's train split
 // (GetSplit), stream after stream (each --batches-per-stream batches, a new shuffle seed each)
-// until --seconds have passed. Prints JSON lines (DESIGN.md): batch latency p50/p99/max
+// until --seconds have passed. Prints JSON lines (docs/DESIGN.md): batch latency p50/p99/max
 // (seconds the client waited for each batch; the first of a stream includes opening it), the
 // throughput, and the servers' summed RSS: its samples, and the least-squares slope over the
 // run after its first fifth (warm-up: pools, rings and caches fill), in MiB per minute, with the

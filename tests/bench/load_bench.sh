@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load benchmark (issue 18, point 6): 16 streaming clients for 60 s against 2 real
+# Load benchmark: 16 streaming clients for 60 s against 2 real
 # graphshard-server processes on this host; prints load_bench's JSON lines (per-batch latency
 # p50/p99, throughput, the servers' RSS samples and slope: tests/bench/load_bench.cc).
 #

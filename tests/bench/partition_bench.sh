@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Partition benchmark: wall time and peak RSS of each step of partitioning the full
-# ogbn-products-shaped graph of ../shared/bench/gen_products_like.py (2,449,029 nodes,
+# ogbn-products-shaped graph of tests/bench/gen_products_like.py (2,449,029 nodes,
 # 123,718,280 directed edges, 100 float32 features) into 2 and 4 parts with METIS and random.
 # Prints one JSON line per measurement and appends a table to tests/bench/RESULTS.md.
 #
@@ -21,7 +21,7 @@ PARTS="2 4"
 METHODS="metis random"
 KEEP=0
 RESULTS=1
-GEN="${ROOT}/../shared/bench/gen_products_like.py"
+GEN="${ROOT}/tests/bench/gen_products_like.py"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 
 while [[ $# -gt 0 ]]; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy of --precision bf16 against fp32 on Cora, on the CPU (issue 16, point 2): for each
+# Accuracy of --precision bf16 against fp32 on Cora, on the CPU: for each
 # model (MODELS, default "sage gcn") and seed 1..SEEDS (5), one run of 2 servers + 1 trainer
 # (deploy/graphshard-launch; Cora in 2 random parts, undirected), the same settings in both
 # precisions, trimming on (the default). Prints one JSON line per run (test_acc, the summary's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Python loader benchmark (issue 20, point 3), in one command on the GPU machine (PyTorch 2.11 +
+# Python loader benchmark, in one command on the GPU machine (PyTorch 2.11 +
 # torch_geometric 2.8 in its python3), from the repository root:
 #
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/python_loader_bench.sh

@@ -1,11 +1,11 @@
-// Server throughput benchmark (issues 4 and 8). JSON lines on stdout; progress on stderr.
+// Server throughput benchmark (streams, scaling). JSON lines on stdout; progress on stderr.
 //   server_bench --partition DIR [--batches N] [--batch-size B] [--fanouts 15,10,5]
 //                [--threads T] [--prefetch P] [--feature-dtype float32|float16]
 //                [--peer-features rpc|local|rpc,local] [--clients 1,2,4,8]
 //                [--shm-ring on|off|off,on] [--peer-sampling local|rpc|rpc,local]
 //                [--warmup-batches W]
 //   server_bench --partition DIR --cross-host MODES [--clients 1,2,4] [--feature-dtype float32,float16]
-//                [--peer-cache-mib N] [...]   (tests/bench/cross_host.h; issue 15)
+//                [--peer-cache-mib N] [...]   (tests/bench/cross_host.h)
 // Measured in one run, each with the baseline it is compared to:
 //   memcpy and raw TCP loopback bandwidth (baselines);
 //   sampling in-process (LocalParts wired directly, no RPC);
@@ -15,8 +15,8 @@
 //   new segment per batch; --peer-sampling local (default): same-host peers' parts sampled
 //   in-process, rpc ("_rpcsampling"): through SampleOneHop):
 //     without --clients: one stream over gRPC loopback (bytes inline) and over the same-host
-//     shared-memory path; 2 servers with 2 concurrent streaming clients (issue 4's target);
-//     with --clients: the scaling section (issue 8): n concurrent shared-memory streaming
+//     shared-memory path; 2 servers with 2 concurrent streaming clients (the throughput target);
+//     with --clients: the scaling section: n concurrent shared-memory streaming
 //     clients (client c reads from server c mod K, the part's training seeds split evenly among
 //     its clients, --batches each), aggregate batches/s and seeds/s against 1 client, and the
 //     servers' CPU utilisation: (process CPU time from getrusage(RUSAGE_SELF) minus the client
@@ -145,7 +145,7 @@ Totals StreamOnce(const Flags& f, const std::string& address, const std::vector<
   return bench::StreamOnce(Params(f), address, seeds, shm, shuffle_seed, num_batches, client);
 }
 
-// Issue 4's stream runs: one stream inline and through shared memory, then 2 servers x 2 clients.
+// The stream runs: one stream inline and through shared memory, then 2 servers x 2 clients.
 void SingleAndPairStreams(const Flags& f,
                           const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
                           const std::vector<std::vector<int64_t>>& train, const std::string& prefix,
@@ -234,7 +234,7 @@ void PrintStreamTimes(const std::string& name, const StreamTimes& t, double wall
   PrintResult(name + "_batches_building", build_wall / wall_s, "batches");
 }
 
-// Issue 8's scaling section; returns aggregate batches/s per entry of f.clients.
+// The scaling section; returns aggregate batches/s per entry of f.clients.
 std::vector<double> Scaling(const Flags& f,
                             const std::vector<std::unique_ptr<server::PartitionServer>>& servers,
                             const std::vector<std::vector<int64_t>>& train, const std::string& mode,
@@ -254,7 +254,7 @@ std::vector<double> Scaling(const Flags& f,
   double one_bps = 0, one_sps = 0;
   for (int n : f.clients) {
     // Client c reads from server c mod k; a server's training seeds are split evenly among the
-    // clients it serves (DESIGN.md, "Which trainer reads from which server").
+    // clients it serves (docs/DESIGN.md, "Which trainer reads from which server").
     std::vector<std::vector<int64_t>> shards(n);
     for (int c = 0; c < n; ++c) {
       const int p = c % k;

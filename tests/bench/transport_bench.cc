@@ -1,4 +1,4 @@
-// Bulk transport microbenchmark (issue 15). JSON lines on stdout; progress on stderr.
+// Bulk transport microbenchmark (docs/TRANSPORT.md). JSON lines on stdout; progress on stderr.
 //   transport_bench [--payload-mib 64] [--reps 20] [--in-flight 1,4] [--connections 2]
 //                   [--partition DIR --rows 200000]
 // Measured in one run, each against raw TCP loopback (one stream, one sender and one receiver

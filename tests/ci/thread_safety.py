@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the lock annotations (ABSL_GUARDED_BY & co., STYLE.md) with clang's -Wthread-safety.
+"""Checks the lock annotations (ABSL_GUARDED_BY & co., docs/STYLE.md) with clang's -Wthread-safety.
 
 Compile only (-fsyntax-only): every C++ file of graphshard's own sources in a build's
 compile_commands.json (generated protobuf code left out) that uses a lock or an annotation in

@@ -1,4 +1,4 @@
-// Issue 18, point 4: a fake server written into the registry. It answers like a graphshard server
+// Registry trust: a fake server written into the registry. It answers like a graphshard server
 // (it relays the metadata and batches of a real server of another job, which has no token) but
 // holds no job token, and its batches name a shared-memory object of another application. A
 // trainer with the token refuses it at GetMetadata, naming the entry; a trainer without a token

@@ -93,7 +93,7 @@ TEST(EpochRecord, HasTheDocumentedKeysInOrder) {
   EXPECT_EQ(evaluated.size(), want.size() + 2);
 }
 
-// Issue 20: a split that was not measured reads "n/a" in the line and is left out of the
+// A split that was not measured reads "n/a" in the line and is left out of the
 // TensorBoard event, never a made-up 0.
 TEST(EpochLine, ShowsNaForAnEmptySplit) {
   EpochReport r = Report();
@@ -108,7 +108,7 @@ TEST(EpochLine, ShowsNaForAnEmptySplit) {
   EXPECT_EQ(std::find(tags.begin(), tags.end(), "eval/test_acc"), tags.end());
 }
 
-// Issue 20: after --eval-every 0 the summary says null for the accuracies it never measured.
+// After --eval-every 0 the summary says null for the accuracies it never measured.
 TEST(SummaryJson, AccuraciesAreNullWhenNoEvaluationRan) {
   TrainSummary s{.loss = 0.5, .train_acc = 0.75, .epochs = 2, .weights_fingerprint = "ab"};
   const nlohmann::ordered_json j = SummaryJson(s, 1);
@@ -165,7 +165,7 @@ TEST(SummaryJson, IsOneBareObjectInTheDocumentedOrder) {
             R"("data_wait_fraction":0.5,"step_time_s":0.25})");
 }
 
-// Issue 20 point 7: when stderr is not a terminal, the trainer's progress is whole lines (one
+// When stderr is not a terminal, the trainer's progress is whole lines (one
 // per --progress-every-s; 0 here: every step), each with the run's ETA, and no carriage return.
 TEST(ProgressReporter, WritesPlainLinesWithAnEtaWhenNotATerminal) {
   std::ostringstream log;

@@ -1,4 +1,4 @@
-// A part's stream outlives its server (issue 17): against real in-process servers on Cora, a
+// A part's stream outlives its server: against real in-process servers on Cora, a
 // ResumingBatchStream whose server is shut down mid-stream and started again on a new port
 // carries exactly the batches of an unbroken stream; without a server it gives up after its
 // wait, naming the part; replicas registered next to each other are failed over.

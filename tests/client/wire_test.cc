@@ -145,7 +145,7 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   m.add_nodes()->set_node_type("other");
   expect_data_loss(m, "node and");
   m = ValidBatch();
-  m.set_shm_name("/x");  // not a name this server makes: never opened (issue 18)
+  m.set_shm_name("/x");  // not a name this server makes: never opened (docs/SECURITY.md)
   expect_data_loss(m, "not one of this server's");
   ServerMetadata md = Homogeneous();
   md.shm_prefix = "/graphshard-12-ab-";

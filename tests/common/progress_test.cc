@@ -1,4 +1,4 @@
-// Issue 20 point 7: the progress line of long operations (partitioning, loading a part), in
+// The progress line of long operations (partitioning, loading a part), in
 // both modes: one line per interval when the log is not a terminal, one line redrawn in place
 // on a terminal; both end with the "done" line.
 #include "common/progress.h"

@@ -5,8 +5,8 @@
 # peers reached over the network (rpc: the bulk transport, the default) and then in-process
 # (local), streams every part's train split for
 # 2 epochs in several sampling configurations (tests/tools/batch_digest.cc) and compares each
-# digest with tests/data/golden/cora_batch_digests.txt, recorded before the issue 14 refactor.
-# Then (issue 15) the same with isolated peers (--isolated-peers: every remote hop and row over
+# digest with tests/data/golden/cora_batch_digests.txt, recorded before the layering refactor.
+# Then the same with isolated peers (--isolated-peers: every remote hop and row over
 # the network), without and with the cache of hot remote rows, and over gRPC instead of the bulk
 # transport (--peer-transport grpc): the digests must equal rpc's.
 # When a change alters batches on purpose, regenerate that file with GRAPHSHARD_UPDATE_GOLDEN=1

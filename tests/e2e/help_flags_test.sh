@@ -36,13 +36,13 @@ check_help graphshard-server --partition --part --listen --registry --servers --
   --isolated-peers --peer-cache-mib --peer-dtype --stall-timeout-s --replica
 # The bulk transport's flags (docs/TRANSPORT.md).
 check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
-# Cost limits (issue 18; docs/SERVER.md, "Limits").
+# Cost limits (docs/SERVER.md, "Limits").
 check_help graphshard-server --max-client-streams --memory-budget-mib --client-memory-mib \
   --max-request-nodes --max-request-edges --max-request-mib
 # glibc's allocator thresholds (docs/SERVER.md, "Memory reuse").
 check_help graphshard-server --malloc-reuse-mib
 check_help graphshard-health --registry --parts --servers --timeout-s --replicas
-# The live view (issue 20, docs/SERVER.md "Live view").
+# The live view (docs/SERVER.md, "Live view").
 check_help graphshard-server --metrics-listen --progress-every-s
 check_help graphshard-stats --registry --servers --parts --interval-s --count --timeout-s
 # The security flags, the same on every binary that speaks gRPC (docs/SECURITY.md).
@@ -55,7 +55,7 @@ check_help "graphshard-partition generate" --kind --seed --out --format --num-no
 check_help "graphshard-partition partition" --input --parts --out --method --seed --split \
   --format --num-nodes --features --labels --train-idx --val-idx --test-idx --undirected --dedup \
   --drop-self-loops --force --quiet --progress-every-s --allow-nonfinite
-# Link prediction's edge splits (issue 19).
+# Link prediction's edge splits.
 check_help "graphshard-partition partition" --edge-split --target-edge-type --reverse-edge-type \
   --edge-split-order
 check_help "graphshard-partition inspect" --json --no-verify
@@ -73,7 +73,7 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
     --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s \
     --deterministic
   check_help graphshard-trainer "${SECURITY_FLAGS[@]}"
-  # --task link (issue 19).
+  # --task link.
   check_help graphshard-trainer --target-edge-type --neg-ratio --neg-sampling --eval-neg-ratio \
     --hits-k
 fi

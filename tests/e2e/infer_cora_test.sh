@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Full-graph inference on Cora (issue 19, point 5), 2 servers + 2 trainers as processes through
+# Full-graph inference on Cora, 2 servers + 2 trainers as processes through
 # the launcher, for GraphSAGE and GCN:
 # 1. train a few epochs with --checkpoint-dir (GCN with --eval full: its test accuracy comes
 #    from full-graph inference and must be a real accuracy);

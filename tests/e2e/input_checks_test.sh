@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18, point 5, end to end: NaN features are refused at partition time naming the row
+# Bad input, end to end: NaN features are refused at partition time naming the row
 # (kept with --allow-nonfinite); a run on them stops at its first NaN loss naming the epoch and
 # step, with a non-zero exit; a manifest whose feat_dtype contradicts feat.npy is refused naming
 # the file; stale `.tmp-<pid>` folders of killed partition runs are removed, a live run's kept.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Link prediction end to end on Cora (issue 19): partition (2 parts, undirected, 85/5/10 edge
+# Link prediction end to end on Cora: partition (2 parts, undirected, 85/5/10 edge
 # split seeded), then deploy/graphshard-launch with 2 servers and 2 trainers, --task link
 # (GraphSAGE encoder, dot-product decoder, BCE). The summary must report test AUC >= 0.90
 # (GAE reports about 0.91 on Cora), MRR and Hits@10 in [0, 1]; both ranks end with the same

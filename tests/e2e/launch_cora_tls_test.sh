@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18 point 1, end to end with the real binaries (docs/SECURITY.md):
+# TLS and the job token, end to end with the real binaries (docs/SECURITY.md):
 #  1. graphshard-launch --tls self-signed --tls-mutual (a fresh CA, certificates and job token
 #     for the run): 2 servers + 2 GraphSAGE trainers train Cora over TLS with the token, the
 #     servers asking their peers over gRPC (no bulk port under TLS); then --tls self-signed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Graph classification end to end (issue 7): `generate --kind graphs` writes a TU dataset,
+# Graph classification end to end: `generate --kind graphs` writes a TU dataset,
 # `partition` shards its whole graphs over 2 parts, deploy/graphshard-launch runs 2 servers and
 # 2 GIN trainers (--task graph). The classes are balanced, so chance is 0.5; the test set has
 # 60 graphs, where a classifier at chance exceeds 0.65 with probability < 1%: the test asks for

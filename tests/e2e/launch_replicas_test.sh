@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replicas (issue 17, point 3), through the launcher on Cora: 2 parts x 2 replicas, 2 trainers,
+# Replicas, through the launcher on Cora: 2 parts x 2 replicas, 2 trainers,
 # peers asked over gRPC. kill -9 of one replica of each part mid-run: the trainers and the
 # peers fail over to the live replicas, the launcher reports each loss and (--server-restarts 1)
 # starts the dead servers again, and the run ends with the weights fingerprint of an

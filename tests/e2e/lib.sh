@@ -84,7 +84,7 @@ wait_pid() {
 }
 
 # expect_summary STDOUT MIN_TEST_ACC WORLD: the launcher's last stdout line is the bare JSON
-# summary (DESIGN.md's contract), the only JSON line, with world_size WORLD and
+# summary (docs/DESIGN.md's contract), the only JSON line, with world_size WORLD and
 # test_acc >= MIN_TEST_ACC. Prints the summary's accuracies.
 expect_summary() {
   local out=$1 min_acc=$2 world=$3 last

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A trainer's death is named by the ranks that survive it (issue 17, point 4), with real
+# A trainer's death is named by the ranks that survive it, with real
 # processes on Cora: 2 servers and 2 trainers (Gloo, rendezvous on a free port), no launcher
 # (which would stop the survivors itself: on several nodes, the other nodes' trainers are the
 # ones that must say which rank was lost).
@@ -42,7 +42,7 @@ run_pair() {
     ((SECONDS < deadline)) || { show "$WORK/$name.0.err"; show "$WORK/$name.1.err"; fail "$name: epoch 2 not reached"; }
     sleep 0.05
   done
-  # Rank 0's rendezvous store listens on MASTER_ADDR only (issue 18 point 1): 127.0.0.1 (gRPC
+  # Rank 0's rendezvous store listens on MASTER_ADDR only (docs/SECURITY.md): 127.0.0.1 (gRPC
   # binds it on a dual-stack socket, shown as [::ffff:127.0.0.1]), no wildcard address.
   local listening
   listening=$(ss -Hltn "sport = :$port" | awk '{print $4}' | sed 's/^\[::ffff:\(.*\)\]/\1/' |

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --precision bf16 against fp32 on Cora, on the CPU (issue 16, point 2): GraphSAGE and GCN, 5
+# --precision bf16 against fp32 on Cora, on the CPU: GraphSAGE and GCN, 5
 # seeds each, 2 servers + 1 trainer per run (tests/bench/precision_accuracy.sh, which prints
 # every run and the means). Every run must finish, and bf16's mean test accuracy must be
 # within 1 point of fp32's for each model. Fixed seeds on one machine: deterministic, so a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A trainer outlives its servers (issue 17, points 1 and 2), with real processes on Cora:
+# A trainer outlives its servers (stall detection and resume), with real processes on Cora:
 # 2 servers (peers asked over gRPC, so that the servers depend on each other) and 1 trainer
 # reading both parts. Against an uninterrupted run on the same servers:
 # 1. SIGSTOP of server 1 for 4 s (twice --stall-timeout-s 2): the trainer notices the stall,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A permanently stopped server (SIGSTOP: a hung host) is detected and named (issue 17, point 1),
+# A permanently stopped server (SIGSTOP: a hung host) is detected and named,
 # with real processes on Cora through the launcher: 2 servers (peers asked over gRPC,
 # --stall-timeout-s 1) and 2 trainers (--stall-timeout-s 2 --server-wait-s 2; trainer r reads
 # part r). Server 1 is stopped mid-run and never continued:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20 point 5, the live view, against real servers:
+# The live view, against real servers:
 #  - 2 servers with --metrics-listen 127.0.0.1:0 log their metrics port; GET /metrics scraped
 #    with a real HTTP client (python3's urllib) is Prometheus text whose batch counters and
 #    build-latency histogram move after batches are streamed (batch_digest); other paths get

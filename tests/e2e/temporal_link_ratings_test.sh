@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Temporal link prediction end to end (issue 19, point 4): `generate --kind ratings` (users
+# Temporal link prediction end to end: `generate --kind ratings` (users
 # rating items over time), partitioned in 2 with a chronological 80/10/10 split of the
 # user__rates__item edges (train = the earliest ratings, test = the latest; each supervision
 # edge with its time), then deploy/graphshard-launch with 2 servers and 2 trainers,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Temporal sampling end to end (issue 19, point 2 and its bad input): `generate --kind ratings`
+# Temporal sampling end to end (and its bad input): `generate --kind ratings`
 # (users rating items over time), partitioned in 2, then deploy/graphshard-launch with 2 servers
 # and 2 trainers and --temporal (item seeds at their release time; heterogeneous GraphSAGE): the
 # run must finish with a bare JSON summary above chance. And --temporal on Cora (no times) must

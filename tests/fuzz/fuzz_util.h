@@ -32,7 +32,7 @@ void WriteFileOrDie(const std::string& path, absl::string_view contents);
 bool WriteInputFile(const std::string& path, absl::string_view contents);
 
 // A status the code under test may return: anything but OK must name what went wrong, so an
-// empty message is a finding (the contract of STYLE.md: errors say what and where).
+// empty message is a finding (the contract of docs/STYLE.md: errors say what and where).
 void CheckErrorNamesSomething(const absl::Status& status, absl::string_view what);
 
 // Aborts with `message` (a broken invariant: libFuzzer saves the input as a crash).

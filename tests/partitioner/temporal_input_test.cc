@@ -1,5 +1,5 @@
-// Node and edge times in the input (.npy folders) and in the partition folder (issue 19,
-// point 2): read, carried through --undirected, written per part aligned with edge_id and
+// Node and edge times in the input (.npy folders) and in the partition folder (temporal
+// sampling): read, carried through --undirected, written per part aligned with edge_id and
 // sorted by time within each destination, derived from source node times where an edge type
 // has none; malformed time files named.
 

@@ -1,4 +1,4 @@
-// Cost limits that hold (issue 18, points 2 and 3), against real servers on port 0: the budget
+// Cost limits that hold, against real servers on port 0: the budget
 // of a request, per-client memory, stream slots with idle streams reclaimed, abandoned requests
 // stopped, the same-host proof, one-shot segments freed whoever the client is, ring ids bound
 // to their client. Admission alone first (no gRPC).
@@ -150,7 +150,7 @@ grpc::Status ReadStream(v1::PartitionService::Stub& stub, const v1::StreamBatche
   return reader->Finish();
 }
 
-// The issue's requests, one server: refused before any work, naming budget and flag; the
+// Oversized requests, one server: refused before any work, naming budget and flag; the
 // server keeps serving.
 TEST(ServerLimitsTest, OversizedRequestsAreRefusedNamingTheBudget) {
   testing::TestCluster cluster(testing::ReadCora(), 2);
@@ -393,8 +393,8 @@ class ServerProcesses {
   std::vector<std::string> addresses_;
 };
 
-// The issue's requests against a graphshard-server process started with a memory budget: its
-// peak RSS stays within the budget plus the requests' own messages, where the issue saw
+// Oversized requests against a graphshard-server process started with a memory budget: its
+// peak RSS stays within the budget plus the requests' own messages, where an unbounded server saw
 // 13.6 GB (disjoint -1 x 8) and 3.2 GB (a 64 MB GatherFeatures).
 TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
   constexpr int kBudgetMib = 256, kRequestMib = 64;
@@ -522,7 +522,7 @@ int CountOwnSegments() {
   return n;
 }
 
-// host_id copied from GetMetadata (the issue's client) is not enough: the batches and rows come
+// host_id copied from GetMetadata (a client's mere claim) is not enough: the batches and rows come
 // inline. With the proof read from /dev/shm they come through shared memory.
 TEST(SameHostTest, CopiedHostIdGetsNoSharedMemory) {
   testing::TestCluster cluster(testing::ReadCora(), 1);

@@ -1,4 +1,4 @@
-// Issue 15, points 3 and 4, on real in-process servers (port 0): the cache of hot remote rows
+// Fewer bytes between parts, on real in-process servers (port 0): the cache of hot remote rows
 // and isolated peers change where bytes come from, never the batches; a 16-bit peer dtype rounds
 // the remote rows and nothing else; Stats count the peer bytes on the wire and the cache's hits.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 20, the live view: the fixed-bucket latency histogram, graphshard-stats' lines, the
+// The live view: the fixed-bucket latency histogram, graphshard-stats' lines, the
 // Prometheus text, and a real server's Stats.batch_build and Metadata.metrics_port. The HTTP
 // endpoint itself is scraped with a real HTTP client in tests/e2e/stats_live_view_test.sh.
 #include <algorithm>
@@ -192,7 +192,7 @@ TEST(ServerMetrics, BuildLatencyIsRecordedAndMetricsPortPublished) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
-// Round trips per batch (issue 16, point 6): a 2-hop batch of part 0's seeds samples their
+// Round trips per batch: a 2-hop batch of part 0's seeds samples their
 // in-edges at home (an edge is stored with its destination's part), then needs the other part
 // for the second hop and for the feature gather: 2 rounds of 1 request each, over RPC; with the
 // other part read in-process (same host, --peer-sampling local, --peer-features local) none.

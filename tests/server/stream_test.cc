@@ -290,7 +290,7 @@ TEST_F(StreamTest, BatchesWithoutFeaturesAreTheSameBatchesWithoutRowsInlineAndIn
   EXPECT_EQ(CountShmSegments(), 0) << "the client unlinked every segment it mapped";
 }
 
-// The ring (issue 4's "ring of shm segments the trainer maps"): a reader that releases each
+// The ring ("a ring of shm segments the trainer maps"): a reader that releases each
 // batch before the next gets them in reused segments, byte for byte the inline batches.
 TEST_F(StreamTest, RingSegmentsAreReusedAndCarryTheInlineBatches) {
   v1::StreamBatchesRequest r = Request(Split(0, "test"), 16);

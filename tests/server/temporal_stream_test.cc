@@ -1,4 +1,4 @@
-// Temporal sampling through real servers (issue 19, point 2): StreamBatches with
+// Temporal sampling through real servers: StreamBatches with
 // SamplingConfig.temporal on a generated temporal graph in 3 parts, peers asked over gRPC and
 // over the bulk transport (so the seed times cross the wire), every sampled edge checked
 // against its seed's time; and a partition without times refused with INVALID_ARGUMENT

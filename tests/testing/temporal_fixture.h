@@ -2,7 +2,7 @@
 #define GRAPHSHARD_TESTS_TESTING_TEMPORAL_FIXTURE_H_
 
 // Test-only: a homogeneous graph whose nodes and edges carry times, and the checks that a
-// temporal minibatch respects them (issue 19, point 2). Header-only.
+// temporal minibatch respects them. Header-only.
 
 #include <algorithm>
 #include <cstdint>

@@ -116,7 +116,7 @@ TEST_F(RequestCostTest, EveryBuiltBatchStaysWithinItsBound) {
   }
 }
 
-// The request: many seeds, fanouts -1 x 8, disjoint. Refused at once, naming the budget
+// An oversized request: many seeds, fanouts -1 x 8, disjoint. Refused at once, naming the budget
 // and the flag, before any peer is asked.
 TEST_F(RequestCostTest, HugeDisjointRequestIsRefusedBeforeAnyWork) {
   Load();

@@ -1,4 +1,4 @@
-// Temporal sampling in the engine (issue 19, point 2) over in-process parts of a generated
+// Temporal sampling in the engine over in-process parts of a generated
 // graph with node and edge times: no sampled edge is later than its seed, seed times reach
 // every hop, strict excludes equal times, "last" takes the most recent edges, fanout -1 takes
 // every eligible edge, and a graph without times is refused naming the missing files.

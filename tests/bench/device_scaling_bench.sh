@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Issues 4 and 8 on the GPU machine in one command (kind nvidia-h100-x4: 4 GPUs, 64 cores), from
+# GPU scaling (1-4 trainers) and server stream throughput (2 servers to 1, 2, 4 streaming clients)
+# on the GPU machine in one command (kind nvidia-h100-x4: 4 GPUs, 64 cores), from
 # the repository root:
 #
-#   source .devdeps/use-deps.sh .devdeps && bash tests/bench/device_issue4_8.sh
+#   source .devdeps/use-deps.sh .devdeps && bash tests/bench/device_scaling_bench.sh
 #
 # 1. Builds (Release, CUDA arch 90) while generating the full ogbn-products-shaped graph.
-# 2. METIS partition in 2 (issue 4's layout) on the last core, in the background, while
+# 2. METIS partition in 2 (the server benchmark's) on the last core, in the background, while
 # 3. GPU training runs (gpu_train_bench.sh on random partitions): CONFIGS, EPOCHS (3: the last
 #    one is timed), GPU_BUDGET seconds.
-# 4. server_bench on the METIS partition under taskset on CPUS (0-15: issue 4's 16 cores),
+# 4. server_bench on the METIS partition under taskset on CPUS (0-15: 16 cores),
 #    clients 1, 2, 4 streaming through their kept rings (--warmup-batches), float32, for each
 #    server --prefetch in SERVER_PREFETCHES ("8 16"), REPEAT times each (1); float16 with
 #    F16_BENCH=1 (at the last prefetch).
