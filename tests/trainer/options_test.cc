@@ -66,7 +66,7 @@ TEST(ParseTrainerOptions, EachTaskTakesItsOwnDefaults) {
   EXPECT_EQ(link->batch_size, 128);
   EXPECT_DOUBLE_EQ(link->lr, 0.01);
   EXPECT_DOUBLE_EQ(link->weight_decay, 0);
-  EXPECT_DOUBLE_EQ(link->dropout, 0);
+  EXPECT_DOUBLE_EQ(link->dropout, 0.3);
   EXPECT_TRUE(link->normalize_features);
   EXPECT_EQ(link->epochs, 5) << "not a per-task flag";
 
@@ -133,14 +133,14 @@ TEST(ParseTrainerOptions, FingerprintHoldsTheTasksDefaults) {
   absl::StatusOr<TrainerOptions> link = Parse({"--registry", "r", "--task", "link", "--seed", "1"});
   ASSERT_TRUE(link.ok()) << link.status();
   const std::string fingerprint = ConfigFingerprint(*link, 2);
-  for (const char* want : {"hidden=128 fanouts=10,10 batch=128", "lr=0.01 wd=0 dropout=0 ",
+  for (const char* want : {"hidden=128 fanouts=10,10 batch=128", "lr=0.01 wd=0 dropout=0.3 ",
                            "normalize=1"}) {
     EXPECT_NE(fingerprint.find(want), std::string::npos) << want << " in " << fingerprint;
   }
   absl::StatusOr<TrainerOptions> spelled =
       Parse({"--registry", "r", "--seed", "1", "--task", "link", "--hidden", "128", "--fanouts",
              "10,10", "--batch-size", "128", "--lr", "0.01", "--weight-decay", "0", "--dropout",
-             "0", "--normalize-features"});
+             "0.3", "--normalize-features"});
   ASSERT_TRUE(spelled.ok()) << spelled.status();
   EXPECT_EQ(ConfigFingerprint(*spelled, 2), fingerprint);
   absl::StatusOr<TrainerOptions> node_values =
@@ -325,7 +325,7 @@ TEST(ParseTrainerOptions, HelpShowsThePerTaskDefaults) {
                            "(default: node 256; link 128; graph 32)",
                            "(default: node 0.01; link 0.01; graph 0.01)",
                            "(default: node 0.0005; link 0; graph 0)",
-                           "(default: node 0.5; link 0; graph 0.2)",
+                           "(default: node 0.5; link 0.3; graph 0.2)",
                            "(default: node false; link true; graph false)"}) {
     EXPECT_NE(usage.find(want), std::string::npos) << want << " in\n" << usage;
   }
