@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "rpc/security.h"
 #include "client/choices.h"
 #include "client/data_types.h"
@@ -19,6 +20,24 @@
 #include "trainer/model_registry.h"
 
 namespace graphshard::client {
+
+// The settings a task trains with unless the command line says otherwise: the values its
+// end-to-end tests tuned and reach their results with (trainer/README.md, "Per-task defaults",
+// says what each is and why). ParseTrainerOptions gives each of these flags that was not on the
+// command line its task's value; a flag given always wins. Every other flag has one default
+// for every task.
+struct TaskDefaults {
+  int hidden;                    // --hidden
+  std::vector<int32_t> fanouts;  // --fanouts (empty: the task samples none, --task graph)
+  int batch_size;                // --batch-size
+  double lr;                     // --lr
+  double weight_decay;           // --weight-decay
+  double dropout;                // --dropout
+  bool normalize_features;       // --normalize-features
+};
+
+// The row of `task` (a constant table; the reference stays valid).
+const TaskDefaults& DefaultsFor(Task task);
 
 struct TrainerOptions {
   // Server discovery: exactly one of these is set.
@@ -31,13 +50,16 @@ struct TrainerOptions {
                                            // (the task's first row by default)
   int layers = 3;                          // --layers: GIN layers (--task graph)
   int epochs = 5;                          // --epochs
-  int hidden = 64;                         // --hidden
-  std::vector<int32_t> fanouts = {10, 5};  // --fanouts: one SAGE layer per hop, -1 = all
-  int batch_size = 256;                    // --batch-size
-  double lr = 0.01;                        // --lr (Adam)
-  double weight_decay = 0.0;               // --weight-decay (Adam, L2 as torch.optim.Adam)
+  // The per-task flags start as node's row (TaskDefaults; the parser applies --task's).
+  int hidden = DefaultsFor(Task::kNode).hidden;  // --hidden
+  // --fanouts: one SAGE layer per hop, -1 = all
+  std::vector<int32_t> fanouts = DefaultsFor(Task::kNode).fanouts;
+  int batch_size = DefaultsFor(Task::kNode).batch_size;  // --batch-size
+  double lr = DefaultsFor(Task::kNode).lr;               // --lr (Adam)
+  // --weight-decay (Adam, L2 as torch.optim.Adam)
+  double weight_decay = DefaultsFor(Task::kNode).weight_decay;
   uint64_t seed = 0;                       // --seed
-  double dropout = 0.5;                    // --dropout
+  double dropout = DefaultsFor(Task::kNode).dropout;  // --dropout
   bool replace = false;                    // --replace: sample with replacement
   bool temporal = false;                   // --temporal: neighbours at or before the seed's
                                            // time (PyG time_attr; docs/SERVER.md)
@@ -46,8 +68,9 @@ struct TrainerOptions {
   std::string temporal_strategy = "uniform";  // --temporal-strategy uniform|last (PyG's)
   int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the
                                            // end); 0 = never (accuracies reported as 0)
-  bool normalize_features = false;         // --normalize-features: x / max(row sum, 1), as PyG's
-                                           // NormalizeFeatures on non-negative features
+  // --normalize-features: x / max(row sum, 1), as PyG's NormalizeFeatures on non-negative
+  // features
+  bool normalize_features = DefaultsFor(Task::kNode).normalize_features;
   int threads = 1;                         // --threads: torch intra-op threads
   int prefetch = 4;                        // --prefetch: minibatches received and converted ahead
   DeviceKind device = DeviceKind::kCpu;    // --device cpu|cuda (cuda:LOCAL_RANK)
@@ -91,7 +114,9 @@ struct TrainerOptions {
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
 std::string TrainerUsage(absl::Span<const ModelInfo> models);
 
-// Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
+// Parses argv[1..argc). Accepts "--name value" and "--name=value"; the per-task flags not given
+// take --task's row of TaskDefaults (before anything reads them: the config fingerprint of a
+// run, and so of its checkpoints, holds the values it trains with). InvalidArgument, naming the
 // flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
 // --registry/--servers, unknown models, devices, backends or dtypes, --resume without
 // --checkpoint-dir, --infer without --checkpoint-dir or --out (or with --task graph), --out

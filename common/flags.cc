@@ -173,6 +173,12 @@ void FlagSet::AddCustom(std::string name, std::string value_name, std::string he
   Add(std::move(f));
 }
 
+void FlagSet::SetDefaultText(absl::string_view name, std::string default_text) {
+  Flag* f = Find(name);
+  assert(f != nullptr && "no such flag");
+  f->default_text = std::move(default_text);
+}
+
 absl::StatusOr<ParsedArgs> FlagSet::Parse(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);

@@ -85,6 +85,10 @@ class FlagSet {
   void AddCustom(std::string name, std::string value_name, std::string help,
                  std::string default_text, std::function<absl::Status(absl::string_view)> set);
 
+  // Replaces the default Usage() shows for the registered --name (a default that depends on
+  // other flags, e.g. "node 64; link 128"); "" shows none.
+  void SetDefaultText(absl::string_view name, std::string default_text);
+
   // Parses `args` (without the program name or subcommand). InvalidArgument naming the flag
   // for an unknown flag or a missing value, and naming flag and value for a malformed or
   // out-of-range value; the bound variables may be partly set then.

@@ -161,11 +161,18 @@ TEST(ConfigFingerprint, ChangesWithWorldSize) {
   EXPECT_NE(ConfigFingerprint(TrainerOptions{}, 1), ConfigFingerprint(TrainerOptions{}, 2));
 }
 
-// Checkpoints written before --assignment were of assignment part (the default).
+// Checkpoints written before --assignment were of assignment part (the default). Before the
+// per-task defaults the node task's weight decay was 0: such a checkpoint resumes with
+// --weight-decay 0.
 TEST(ConfigFingerprint, KeepsTheSpellingOfEarlierCheckpoints) {
-  EXPECT_EQ(ConfigFingerprint(TrainerOptions{}, 1),
+  TrainerOptions earlier;
+  earlier.weight_decay = 0;
+  EXPECT_EQ(ConfigFingerprint(earlier, 1),
             "task=node layers=0 model=sage hidden=64 fanouts=10,5 batch=256 seed=0 world=1 "
             "lr=0.01 wd=0 dropout=0.5 replace=0 dtype=float32 normalize=0");
+  EXPECT_EQ(ConfigFingerprint(TrainerOptions{}, 1),
+            "task=node layers=0 model=sage hidden=64 fanouts=10,5 batch=256 seed=0 world=1 "
+            "lr=0.01 wd=0.0005 dropout=0.5 replace=0 dtype=float32 normalize=0");
   TrainerOptions spread;
   spread.assignment = Assignment::kSpread;
   EXPECT_EQ(ConfigFingerprint(spread, 1),

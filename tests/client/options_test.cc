@@ -2,10 +2,11 @@
 
 #include <cstdint>
 #include <limits>
-
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "client/config_fingerprint.h"
 #include "client/feature_rows.h"
 
 namespace graphshard::client {
@@ -32,6 +33,7 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 5}));
   EXPECT_EQ(o->batch_size, 256);
   EXPECT_DOUBLE_EQ(o->lr, 0.01);
+  EXPECT_DOUBLE_EQ(o->weight_decay, 5e-4);
   EXPECT_EQ(o->seed, 0u);
   EXPECT_DOUBLE_EQ(o->dropout, 0.5);
   EXPECT_FALSE(o->replace);
@@ -52,6 +54,100 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_FALSE(o->resume);
   EXPECT_EQ(o->task, Task::kNode);
   EXPECT_EQ(o->feature_store, FeatureStoreKind::kAuto);
+}
+
+// Each task trains with the settings its end-to-end tests tuned (TaskDefaults), unless a flag
+// says otherwise.
+TEST(ParseTrainerOptions, EachTaskTakesItsOwnDefaults) {
+  absl::StatusOr<TrainerOptions> link = Parse({"--registry", "r", "--task", "link"});
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_EQ(link->hidden, 128);
+  EXPECT_EQ(link->fanouts, (std::vector<int32_t>{10, 10}));
+  EXPECT_EQ(link->batch_size, 128);
+  EXPECT_DOUBLE_EQ(link->lr, 0.01);
+  EXPECT_DOUBLE_EQ(link->weight_decay, 0);
+  EXPECT_DOUBLE_EQ(link->dropout, 0.3);
+  EXPECT_TRUE(link->normalize_features);
+  EXPECT_EQ(link->epochs, 5) << "not a per-task flag";
+
+  absl::StatusOr<TrainerOptions> graph = Parse({"--registry", "r", "--task", "graph"});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->hidden, 32);
+  EXPECT_EQ(graph->batch_size, 32);
+  EXPECT_DOUBLE_EQ(graph->lr, 0.01);
+  EXPECT_DOUBLE_EQ(graph->weight_decay, 0);
+  EXPECT_DOUBLE_EQ(graph->dropout, 0.2);
+  EXPECT_FALSE(graph->normalize_features);
+  EXPECT_EQ(graph->layers, 3);
+
+  // The order of --task among the flags does not matter.
+  absl::StatusOr<TrainerOptions> late = Parse({"--registry", "r", "--epochs", "2", "--task=link"});
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->hidden, 128);
+  // A default-constructed TrainerOptions is node's row, as the parser gives it.
+  const TrainerOptions plain;
+  const TaskDefaults& node = DefaultsFor(Task::kNode);
+  EXPECT_EQ(plain.hidden, node.hidden);
+  EXPECT_EQ(plain.fanouts, node.fanouts);
+  EXPECT_EQ(plain.batch_size, node.batch_size);
+  EXPECT_DOUBLE_EQ(plain.weight_decay, node.weight_decay);
+  EXPECT_DOUBLE_EQ(plain.dropout, node.dropout);
+  EXPECT_EQ(plain.normalize_features, node.normalize_features);
+}
+
+TEST(ParseTrainerOptions, AFlagGivenWinsOverItsTasksDefault) {
+  absl::StatusOr<TrainerOptions> o =
+      Parse({"--registry", "r", "--task", "link", "--hidden", "64", "--fanouts", "10,5",
+             "--batch-size=512", "--lr", "0.005", "--weight-decay", "1e-3", "--dropout", "0.5",
+             "--no-normalize-features"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->hidden, 64);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 5}));
+  EXPECT_EQ(o->batch_size, 512);
+  EXPECT_DOUBLE_EQ(o->lr, 0.005);
+  EXPECT_DOUBLE_EQ(o->weight_decay, 1e-3);
+  EXPECT_DOUBLE_EQ(o->dropout, 0.5);
+  EXPECT_FALSE(o->normalize_features);
+  // One flag given, the others still the task's.
+  o = Parse({"--registry", "r", "--task", "link", "--hidden", "32"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->hidden, 32);
+  EXPECT_EQ(o->fanouts, (std::vector<int32_t>{10, 10}));
+  EXPECT_TRUE(o->normalize_features);
+  // A value equal to another task's default is still the user's: node keeps --weight-decay 0.
+  o = Parse({"--registry", "r", "--weight-decay", "0", "--normalize-features"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_DOUBLE_EQ(o->weight_decay, 0);
+  EXPECT_TRUE(o->normalize_features);
+  o = Parse({"--registry", "r", "--task", "graph", "--dropout", "0", "--hidden", "64"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_DOUBLE_EQ(o->dropout, 0);
+  EXPECT_EQ(o->hidden, 64);
+  EXPECT_EQ(o->batch_size, 32);
+}
+
+// The parser resolves the defaults, so the config fingerprint (and a checkpoint's) holds the
+// values the run trains with: a run resumed with the same command, or with the defaults spelled
+// out, matches it; one of another task's defaults does not.
+TEST(ParseTrainerOptions, FingerprintHoldsTheTasksDefaults) {
+  absl::StatusOr<TrainerOptions> link = Parse({"--registry", "r", "--task", "link", "--seed", "1"});
+  ASSERT_TRUE(link.ok()) << link.status();
+  const std::string fingerprint = ConfigFingerprint(*link, 2);
+  for (const char* want : {"hidden=128 fanouts=10,10 batch=128", "lr=0.01 wd=0 dropout=0.3 ",
+                           "normalize=1"}) {
+    EXPECT_NE(fingerprint.find(want), std::string::npos) << want << " in " << fingerprint;
+  }
+  absl::StatusOr<TrainerOptions> spelled =
+      Parse({"--registry", "r", "--seed", "1", "--task", "link", "--hidden", "128", "--fanouts",
+             "10,10", "--batch-size", "128", "--lr", "0.01", "--weight-decay", "0", "--dropout",
+             "0.3", "--normalize-features"});
+  ASSERT_TRUE(spelled.ok()) << spelled.status();
+  EXPECT_EQ(ConfigFingerprint(*spelled, 2), fingerprint);
+  absl::StatusOr<TrainerOptions> node_values =
+      Parse({"--registry", "r", "--seed", "1", "--task", "link", "--hidden", "64", "--fanouts",
+             "10,5", "--batch-size", "256", "--dropout", "0.5", "--no-normalize-features"});
+  ASSERT_TRUE(node_values.ok()) << node_values.status();
+  EXPECT_NE(ConfigFingerprint(*node_values, 2), fingerprint);
 }
 
 TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
@@ -218,6 +314,21 @@ TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
   absl::StatusOr<TrainerOptions> o = Parse({"--help"});
   ASSERT_EQ(o.status().code(), absl::StatusCode::kCancelled);
   EXPECT_NE(o.status().message().find("usage:"), absl::string_view::npos);
+}
+
+// --help lists every task's default of the per-task flags (TrainerUsage is the same text).
+TEST(ParseTrainerOptions, HelpShowsThePerTaskDefaults) {
+  const std::string usage = TrainerUsage(kTestModels);
+  EXPECT_EQ(std::string(Parse({"--help"}).status().message()), usage);
+  for (const char* want : {"(default: node 64; link 128; graph 32)",
+                           "(default: node 10,5; link 10,10)",
+                           "(default: node 256; link 128; graph 32)",
+                           "(default: node 0.01; link 0.01; graph 0.01)",
+                           "(default: node 0.0005; link 0; graph 0)",
+                           "(default: node 0.5; link 0.3; graph 0.2)",
+                           "(default: node false; link true; graph false)"}) {
+    EXPECT_NE(usage.find(want), std::string::npos) << want << " in\n" << usage;
+  }
 }
 
 }  // namespace

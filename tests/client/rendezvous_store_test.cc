@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -17,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "rpc/security.h"
 #include "tests/testing/free_port.h"
+#include "tests/testing/wait_until.h"
 
 namespace graphshard::client {
 namespace {
@@ -182,16 +184,25 @@ TEST(RendezvousStoreTest, EveryLimitReturnsResourceExhausted) {
   EXPECT_TRUE(absl::IsResourceExhausted(store->Wait({"a", "b", "c"}, absl::Seconds(1))));
   EXPECT_TRUE(
       absl::IsResourceExhausted(store->Get(std::string(17, 'k'), absl::Seconds(1)).status()));
-  // One call may wait; a second is refused at once.
+  // One call may wait; a second is refused at once (not made to wait for the slot). The waiter
+  // waits for "x" until it is set below; a probe that waits itself (the waiter not there yet)
+  // may take the slot for a moment, in which case the waiter is refused and asks again.
+  std::atomic<bool> waiter_done{false};
   std::thread waiter([&] {
     auto other = Client("127.0.0.1", server->port(), {});
-    EXPECT_TRUE(absl::IsDeadlineExceeded(other->Get("x", absl::Seconds(3)).status()));
+    absl::StatusOr<std::string> x = absl::ResourceExhaustedError("not asked yet");
+    while (absl::IsResourceExhausted(x.status())) x = other->Get("x", absl::Seconds(120));
+    EXPECT_EQ(x.value_or("(no value)"), "v") << x.status();
+    waiter_done = true;
   });
-  absl::SleepFor(absl::Milliseconds(500));
-  const absl::Time start = absl::Now();
-  const absl::Status second = store->Get("y", absl::Seconds(3)).status();
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    return absl::IsResourceExhausted(store->Get("y", absl::Milliseconds(1)).status());
+  })) << "the waiter never held the one waiting slot";
+  const absl::Status second = store->Get("y", absl::Seconds(60)).status();
   EXPECT_TRUE(absl::IsResourceExhausted(second)) << second;
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_FALSE(waiter_done.load()) << "the refusal came after the waiter had left";
+  ASSERT_TRUE(store->Delete("k2").value_or(false));  // room for "x" among max_keys
+  ASSERT_TRUE(store->Set("x", "v").ok());
   waiter.join();
   EXPECT_EQ(store->NumKeys().value_or(-1), 3);
 }

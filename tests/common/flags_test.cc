@@ -10,6 +10,7 @@ namespace graphshard::common {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Values {
   std::string name = "x";
@@ -149,6 +150,20 @@ TEST(FlagSetTest, HelpListsEveryFlagWithDefaults) {
   EXPECT_THAT(usage, HasSubstr("(default: 0.5)"));
   EXPECT_THAT(usage, HasSubstr("(default: fast)"));
   EXPECT_THAT(usage, HasSubstr("the end\n"));
+}
+
+// A default that depends on other flags is shown as the caller words it; the value parsed is
+// untouched.
+TEST(FlagSetTest, DefaultTextCanBeReplaced) {
+  Values v;
+  FlagSet flags("usage: t [flags]");
+  Register(flags, v);
+  flags.SetDefaultText("count", "node 3; link 5");
+  EXPECT_THAT(flags.Usage(), HasSubstr("how many (default: node 3; link 5)"));
+  flags.SetDefaultText("rate", "");
+  EXPECT_THAT(flags.Usage(), Not(HasSubstr("(default: 0.5)")));
+  ASSERT_TRUE(Parse(flags, {}).ok());
+  EXPECT_EQ(v.count, 3);
 }
 
 TEST(FlagSetTest, AbseilSpellingsAcceptUnderscoresAndNoPrefix) {

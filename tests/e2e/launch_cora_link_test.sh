@@ -2,7 +2,8 @@
 # Link prediction end to end on Cora: partition (2 parts, undirected, 85/5/10 edge
 # split seeded), then deploy/graphshard-launch with 2 servers and 2 trainers, --task link
 # (GraphSAGE encoder, dot-product decoder, BCE). The summary must report test AUC >= 0.90
-# (GAE reports about 0.91 on Cora), MRR and Hits@10 in [0, 1]; both ranks end with the same
+# (GAE reports about 0.91 on Cora), MRR and Hits@10 in [0, 1], with the link task's defaults
+# (trainer/README.md, "Per-task defaults": no tuning flag here); both ranks end with the same
 # weights. The same on IMDB's director -> movie edges (heterogeneous), test AUC >= 0.80 after 3
 # epochs, and again with --feature-store device (the same weights). Then the refusals: --task link on a partition without edge splits, and an edge type
 # the graph lacks, each exit non-zero naming what is missing.
@@ -16,8 +17,7 @@ timeout 120 "$BIN/graphshard-partition" partition --input "$CORA" --parts 2 --me
   >"$WORK/partition.log" 2>&1 || { show "$WORK/partition.log"; fail "partition --edge-split"; }
 
 note "launching 2 servers + 2 link-prediction trainers"
-launch_2x2 800 "$WORK/cora_link" --task link --epochs 40 --eval-every 40 --fanouts 10,10 \
-  --hidden 128 --batch-size 128 --lr 0.01 --dropout 0 --normalize-features --seed 1 \
+launch_2x2 800 "$WORK/cora_link" --task link --epochs 40 --eval-every 40 --seed 1 \
   --metrics-file "$WORK/metrics.jsonl"
 
 expect_summary "$WORK/stdout" 0 2
@@ -44,7 +44,7 @@ timeout 120 "$BIN/graphshard-partition" partition --input "$SRC/tests/data/imdb"
   --reverse-edge-type movie__movie_to_director__director --seed 1 --out "$WORK/imdb_link" \
   >"$WORK/partition_imdb.log" 2>&1 || { show "$WORK/partition_imdb.log"; fail "partition imdb"; }
 launch_2x2 500 "$WORK/imdb_link" --task link --target-edge-type director__director_to_movie__movie \
-  --epochs 3 --eval-every 3 --fanouts 10,10 --hidden 64 --batch-size 128 --seed 1
+  --epochs 3 --eval-every 3 --hidden 64 --seed 1
 python3 - "$(tail -n 1 "$WORK/stdout")" <<'PY' || fail "heterogeneous link summary check failed"
 import json, sys
 s = json.loads(sys.argv[1])
@@ -58,7 +58,7 @@ hetero_link_fingerprint=$FINGERPRINT
 # the weights bit for bit.
 note "heterogeneous link, --feature-store device"
 launch_2x2 500 "$WORK/imdb_link" --task link --target-edge-type director__director_to_movie__movie \
-  --epochs 3 --eval-every 3 --fanouts 10,10 --hidden 64 --batch-size 128 --seed 1 \
+  --epochs 3 --eval-every 3 --hidden 64 --seed 1 \
   --feature-store device
 expect_same_weights "$WORK/stderr"
 [[ $FINGERPRINT == "$hetero_link_fingerprint" ]] ||

@@ -70,7 +70,7 @@ note "popularity Hits@10 $POP over $NTEST test ratings ($NTRAIN training ratings
 note "2 servers + 2 trainers, --task link --temporal-strict"
 launch_2x2 400 "$WORK/parts" --task link --target-edge-type $ET --temporal-strict \
   --temporal-strategy last --eval-neg-ratio "$NEG" --neg-ratio 4 --epochs 6 --eval-every 6 \
-  --fanouts 10,5 --hidden 64 --batch-size 128 --lr 0.01 --dropout 0 --seed 1
+  --fanouts 10,5 --hidden 64 --dropout 0 --seed 1
 "$PY" - "$(tail -n 1 "$WORK/stdout")" "$POP" <<'PY' || fail "the model does not beat popularity"
 import json, sys
 s, pop = json.loads(sys.argv[1]), float(sys.argv[2])

@@ -17,6 +17,7 @@
 #include "server/engine/epoch_stream.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/wait_until.h"
 
 namespace graphshard::server {
 namespace {
@@ -385,9 +386,16 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
     EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
     return stats.shm_segments_created();
   };
-  // Reads a whole stream (optionally pausing after its first batch to run `meanwhile`);
-  // returns the segment names it used.
-  auto read_stream = [&](const std::function<void()>& meanwhile) {
+  // Builds of streamed batches the server has finished (each fills a ring segment).
+  auto builds = [&] {
+    v1::Stats stats;
+    EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+    return stats.batch_build().count();
+  };
+  // Reads a whole stream (optionally pausing after its first batch to run `meanwhile`, given
+  // the builds count at the stream's start); returns the segment names it used.
+  auto read_stream = [&](const std::function<void(int64_t)>& meanwhile) {
+    const int64_t builds_at_start = builds();
     std::set<std::string> names;
     auto ctx = Context();
     auto reader = cluster_->Stub(0)->StreamBatches(ctx.get(), r);
@@ -407,7 +415,7 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
       EXPECT_EQ(a.nodes["node"].ids, b.nodes["node"].ids);
       EXPECT_EQ(a.nodes["node"].features, b.nodes["node"].features);
       EXPECT_EQ(a.edges["node__to__node"].src, b.edges["node__to__node"].src);
-      if (i == 1 && meanwhile) meanwhile();
+      if (i == 1 && meanwhile) meanwhile(builds_at_start);
     }
     EXPECT_TRUE(reader->Finish().ok());
     EXPECT_EQ(i, inline_batches.size());
@@ -416,8 +424,17 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
   };
   // A stream uses up to shm_ring + prefetch + 1 segments, depending on how far the builders
   // get ahead of the client: a pause after the first batch lets them fill the ring, so that
-  // no later stream of the ring can need more than this one made.
-  const auto fill_ring = [] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); };
+  // no later stream of the ring can need more than this one made. The ring is full when every
+  // batch that can be built before the client reads on is built: the one read, the shm_ring
+  // sent and unopened, the one the writer holds until the client opens them, and prefetch
+  // more (or the whole stream, if shorter).
+  const int64_t paused_builds = std::min<int64_t>(
+      std::ssize(inline_batches), 1 + r.shm_ring() + 1 + ServiceOptions{}.prefetch);
+  const auto fill_ring = [&](int64_t builds_at_start) {
+    EXPECT_TRUE(testing::WaitUntil([&] { return builds() - builds_at_start >= paused_builds; }))
+        << "the builders did not fill the ring: " << builds() - builds_at_start << " of "
+        << paused_builds << " batches built";
+  };
   const int64_t created_before = created();
   const std::set<std::string> first = read_stream(fill_ring);
   EXPECT_EQ(created() - created_before, std::ssize(first));
@@ -429,7 +446,11 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
 
   // Two streams at once: the second gets a new ring, which the client keeps from then on.
   std::set<std::string> concurrent;
-  const std::set<std::string> outer = read_stream([&] { concurrent = read_stream(fill_ring); });
+  // The outer stream's ring is filled first, so that the inner one's builds are its own.
+  const std::set<std::string> outer = read_stream([&](int64_t builds_at_start) {
+    fill_ring(builds_at_start);
+    concurrent = read_stream(fill_ring);
+  });
   EXPECT_TRUE(std::includes(first.begin(), first.end(), outer.begin(), outer.end()));
   for (const std::string& name : concurrent) EXPECT_FALSE(first.contains(name)) << name;
   const std::set<std::string> after = read_stream(nullptr);
@@ -448,11 +469,8 @@ TEST_F(StreamTest, ClientRingIsKeptForItsNextStreams) {
     reader->Finish();
   }
   ring.reset();
-  bool released = false;
-  for (int i = 0; i < 100 && !released; ++i) {
-    released = CountShmSegments() == 0 && CountMappedShm() == 0;
-    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const bool released =
+      testing::WaitUntil([] { return CountShmSegments() == 0 && CountMappedShm() == 0; });
   EXPECT_TRUE(released) << CountShmSegments() << " names, " << CountMappedShm() << " mappings left";
 }
 
@@ -531,13 +549,11 @@ TEST_F(StreamTest, CancelledStreamReleasesItsResources) {
       reader->Finish();
     }  // our own mappings are gone with the reader
     // The server notices, frees the prefetched batches, unlinks and unmaps their segments.
-    bool released = false;
-    for (int i = 0; i < 100 && !released; ++i) {
+    const bool released = testing::WaitUntil([&] {
       v1::Stats stats;
-      ASSERT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
-      released = stats.active_streams() == 0 && CountShmSegments() == 0 && CountMappedShm() == 0;
-      if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+      EXPECT_TRUE(cluster_->Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+      return stats.active_streams() == 0 && CountShmSegments() == 0 && CountMappedShm() == 0;
+    });
     EXPECT_TRUE(released) << CountShmSegments() << " names, " << CountMappedShm() << " mappings left";
   }
 }
