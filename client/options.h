@@ -4,7 +4,7 @@
 // Command line of graphshard-trainer, parsed once into a plain struct (no global flag state), so
 // the parser is testable and the rest of the trainer takes its settings as one value; choices
 // become enums (choices.h), the model a validated row name of the model registry
-// (model_registry.h). Which fields change results, and so enter a checkpoint's config
+// (client/model_info.h). Which fields change results, and so enter a checkpoint's config
 // fingerprint: config_fingerprint.h.
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include "client/choices.h"
 #include "client/data_types.h"
 #include "client/link_task.h"
-#include "trainer/model_registry.h"
+#include "client/model_info.h"
 
 namespace graphshard::client {
 

@@ -3,8 +3,9 @@
 
 Each top-level source folder (and server/engine) has the project folders it may include from
 and the third-party families it must not include: common/ and server/engine/ are transport- and
-Torch-free, nothing outside trainer/ sees Torch, CUDA or NCCL, and layers include only the
-layers below them. A folder with sources but no rule fails the check, so that a new folder gets
+Torch-free, nothing outside trainer/ sees Torch, CUDA or NCCL (client/, the trainer's
+Torch-free half that python/ shares, included), and layers include only the layers below them:
+client/ never includes trainer/, python/ never includes trainer/. A folder with sources but no rule fails the check, so that a new folder gets
 its rule when it is made. Usage: layering_test.py SOURCE_DIR, or --self-test (the checker
 finds a planted violation and passes a clean tree: a checker that cannot fail is no check).
 """
@@ -29,9 +30,13 @@ RULES = {
     "rpc": (("common/", "proto/", "rpc/"), TORCH + CUDA),
     "transport": (("common/", "transport/"), GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
     "server": (("common/", "shm/", "proto/", "rpc/", "transport/", "server/"), TORCH + CUDA),
-    "trainer": (("common/", "shm/", "proto/", "rpc/", "trainer/"), ()),
-    # The Python module: the trainer's Torch-free client layer only (Python makes the tensors).
-    "python": (("common/", "shm/", "rpc/", "trainer/", "python/"),
+    # The trainer's Torch-free half: the servers' client, plans, options, reports. No Torch,
+    # CUDA or NCCL, and nothing of the LibTorch trainer above it.
+    "client": (("common/", "shm/", "proto/", "rpc/", "client/"), TORCH + CUDA),
+    # The LibTorch trainer: the only folder that may include Torch, CUDA and NCCL.
+    "trainer": (("common/", "shm/", "proto/", "rpc/", "client/", "trainer/"), ()),
+    # The Python module: the Torch-free client only (Python makes the tensors).
+    "python": (("common/", "shm/", "rpc/", "client/", "python/"),
                GRPC + PROTOBUF + GENERATED + TORCH + CUDA),
 }
 # Folders that are not layers of the product (generated code, tests, docs, scripts).
@@ -39,8 +44,8 @@ UNCHECKED = {"proto", "tests", "deploy", "docs", "cmake", "build", "build-asan",
              ".devdeps", "out"}
 SOURCE_SUFFIXES = {".h", ".cc", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
-PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "transport/", "trainer/",
-                 "proto/", "python/", "tests/")
+PROJECT_ROOTS = ("common/", "shm/", "partitioner/", "server/", "rpc/", "transport/", "client/",
+                 "trainer/", "proto/", "python/", "tests/")
 
 
 def rule_for(rel: pathlib.PurePosixPath):
@@ -101,7 +106,9 @@ def self_test() -> int:
         write("common/a.h", '#include "common/b.h"\n#include <vector>\n')
         write("server/engine/e.cc", '#include "common/a.h"\n#include "server/engine/e.h"\n')
         write("server/s.cc", '#include <grpcpp/grpcpp.h>\n#include "server/engine/e.h"\n')
-        write("trainer/t.cc", '#include <torch/torch.h>\n#include "rpc/channel.h"\n')
+        write("trainer/t.cc", '#include <torch/torch.h>\n#include "client/options.h"\n')
+        write("client/c.cc", '#include "rpc/channel.h"\n#include "client/options.h"\n')
+        write("python/p.cc", '#include "client/options.h"\n')
         if check(root):
             print("self-test: a clean tree was reported:", check(root))
             return 1
@@ -114,6 +121,11 @@ def self_test() -> int:
             "transport/bad.cc": '#include <grpcpp/grpcpp.h>\n',
             "transport/bad2.cc": '#include "server/engine/e.h"\n',
             "newfolder/x.cc": '#include <vector>\n',
+            "client/bad.cc": '#include <torch/torch.h>\n',
+            "client/bad2.cc": '#include "trainer/model.h"\n',
+            "client/bad3.cc": '#include <cuda_runtime.h>\n',
+            "python/bad.cc": '#include "trainer/train.h"\n',
+            "server/bad2.cc": '#include "client/options.h"\n',
         }
         for rel, text in cases.items():
             write(rel, text)
