@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "client/internal/wire.h"
 #include "common/bytes.h"
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
@@ -19,7 +20,6 @@
 #include "rpc/status.h"
 #include "shm/host_proof.h"
 #include "shm/ring.h"
-#include "client/internal/wire.h"
 
 namespace graphshard::client {
 namespace {
@@ -94,8 +94,8 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
 const std::string& PartitionClient::address() const { return impl_->address; }
 
 std::string PartitionClient::Label() const {
-  std::string label = impl_->part >= 0 ? absl::StrCat("part ", impl_->part, ", server ")
-                                       : std::string("server ");
+  std::string label =
+      impl_->part >= 0 ? absl::StrCat("part ", impl_->part, ", server ") : std::string("server ");
   absl::StrAppend(&label, impl_->address);
   absl::MutexLock lock(&impl_->mu);
   if (!impl_->host.empty()) absl::StrAppend(&label, " on host ", impl_->host);
@@ -139,12 +139,12 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   const std::string& token = impl_->options.rpc.token;
   if (!token.empty()) req.set_nonce(rpc::NewNonce());
   v1::Metadata resp;
-  RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
   if (!token.empty()) {
     // A registry entry is trusted only once its server proved the job token: nothing of this
     // server (its batches' shared memory above all) is used before (docs/SECURITY.md).
-    const absl::Status proof = rpc::CheckJobProof(token, req.nonce(), resp.part(), resp.job_proof());
+    const absl::Status proof =
+        rpc::CheckJobProof(token, req.nonce(), resp.part(), resp.job_proof());
     if (!proof.ok()) return Annotate(proof, "GetMetadata", Label());
   }
   auto md = internal::DecodeMetadata(resp);
@@ -208,8 +208,8 @@ absl::Status PartitionClient::DropTable(uint64_t table) {
   v1::DropTableRequest req;
   req.set_table(table);
   v1::DropTableResponse resp;
-  return FromGrpc(impl_->stub->DropTable(&ctx, req, &resp),
-                  absl::StrCat("DropTable(", table, ")"), Label());
+  return FromGrpc(impl_->stub->DropTable(&ctx, req, &resp), absl::StrCat("DropTable(", table, ")"),
+                  Label());
 }
 
 absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_type,
@@ -226,8 +226,7 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
   const std::string call = absl::StrCat("GatherFeatures(", ids.size(), " '", node_type, "' rows)");
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));
   const int64_t want = std::ssize(ids) * feat_dim * FeatureBytes(dtype);
-  if (resp.items_size() != 1 || resp.items(0).feat_dim() != feat_dim ||
-      !resp.shm_name().empty() ||
+  if (resp.items_size() != 1 || resp.items(0).feat_dim() != feat_dim || !resp.shm_name().empty() ||
       std::ssize(resp.items(0).features().data()) != want) {
     return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": the answer is not ",
                                             ids.size(), " rows of ", feat_dim, " features"));
@@ -278,9 +277,8 @@ class StallWatch {
       }
       // Woken when armed, disarmed or stopped, or at the deadline.
       const absl::Time seen = armed_at_;
-      auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || armed_at_ != seen;
-      };
+      auto changed = [this, seen]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || armed_at_ != seen; };
       mu_.AwaitWithDeadline(absl::Condition(&changed), due);
     }
   }
@@ -339,9 +337,9 @@ class GrpcBatchStream final : public BatchStream {
       finished_ = true;
       const grpc::Status status = reader_->Finish();
       if (watch_.fired()) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "StreamBatches to ", label_, ": stalled: no batch for ",
-            absl::FormatDuration(stall_timeout_), " (--stall-timeout-s)"));
+        return absl::DeadlineExceededError(
+            absl::StrCat("StreamBatches to ", label_, ": stalled: no batch for ",
+                         absl::FormatDuration(stall_timeout_), " (--stall-timeout-s)"));
       }
       RETURN_IF_ERROR(FromGrpc(status, "StreamBatches", label_));
       return absl::optional<MinibatchData>();
@@ -405,9 +403,9 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     absl::MutexLock lock(&impl_->mu);
     own.shm_prefix = impl_->shm_prefix;
   }
-  return std::unique_ptr<BatchStream>(new GrpcBatchStream(
-      *impl_->stub, request, own, Label(), absl::Seconds(impl_->options.stall_timeout_s),
-      impl_->ring_reader));
+  return std::unique_ptr<BatchStream>(
+      new GrpcBatchStream(*impl_->stub, request, own, Label(),
+                          absl::Seconds(impl_->options.stall_timeout_s), impl_->ring_reader));
 }
 
 }  // namespace graphshard::client

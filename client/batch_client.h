@@ -23,9 +23,9 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
+#include "client/data_types.h"
 #include "rpc/options.h"
 #include "shm/ring.h"
-#include "client/data_types.h"
 
 namespace graphshard::client {
 
@@ -44,7 +44,7 @@ struct StreamOptions {
   std::vector<int32_t> fanouts;
   bool replace = false;
   TemporalSampling temporal = TemporalSampling::kOff;  // data_types.h
-  bool temporal_last = false;  // temporal_strategy "last" (else "uniform")
+  bool temporal_last = false;                          // temporal_strategy "last" (else "uniform")
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;
   std::string client_host_id;  // equal to the server's: shared memory
   // Shared memory: at most this many of the stream's batches are alive at once in the client

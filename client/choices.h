@@ -4,7 +4,8 @@
 // The trainer's enumerated settings and their command-line spellings: flags are parsed into
 // these enums once (options.h), and the rest of the trainer compares enums, never names. The
 // models are not an enum: they are the rows of the model registry (client/model_info.h; the
-// table is trainer/model_registry.h), so that a new model is its file plus one row there. No Torch. Thread-safe: constant tables.
+// table is trainer/model_registry.h), so that a new model is its file plus one row there. No Torch.
+// Thread-safe: constant tables.
 
 #include <array>
 #include <cstddef>

@@ -92,7 +92,6 @@ class KeyValueStore {
   virtual absl::StatusOr<int64_t> NumKeys() = 0;
 };
 
-
 }  // namespace graphshard::client
 
 #endif  // GRAPHSHARD_CLIENT_COMMUNICATOR_H_

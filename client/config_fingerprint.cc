@@ -34,8 +34,7 @@ std::string ConfigFingerprint(const TrainerOptions& o, int world_size) {
       " hidden=", o.hidden, " fanouts=", absl::StrJoin(o.fanouts, ","), " batch=", o.batch_size,
       " seed=", o.seed, " world=", world_size, " lr=", Exact(o.lr), " wd=", Exact(o.weight_decay),
       " dropout=", Exact(o.dropout), " replace=", o.replace, " dtype=", NameOf(o.feature_dtype),
-      " normalize=", o.normalize_features,
-      o.task == Task::kLink ? LinkFingerprint(o.link) : "",
+      " normalize=", o.normalize_features, o.task == Task::kLink ? LinkFingerprint(o.link) : "",
       // Written only when on, so that earlier checkpoints keep their spelling.
       o.temporal || o.temporal_strict
           ? absl::StrCat(" temporal=", o.temporal_strict ? "before" : "at_or_before", "/",
@@ -59,7 +58,8 @@ absl::Status CheckSameModel(absl::string_view checkpoint_config, const TrainerOp
   }
   // Layers of a node task: one per fanout (the fanout values themselves do not shape the model).
   if (auto it = theirs.find("fanouts"); it != theirs.end() && theirs["task"] == "node") {
-    theirs["layers"] = absl::StrCat(std::vector<std::string>(absl::StrSplit(it->second, ',')).size());
+    theirs["layers"] =
+        absl::StrCat(std::vector<std::string>(absl::StrSplit(it->second, ',')).size());
   }
   const bool graph = options.task == Task::kGraph;
   const std::pair<const char*, std::string> ours[] = {
@@ -77,8 +77,7 @@ absl::Status CheckSameModel(absl::string_view checkpoint_config, const TrainerOp
   }
   if (differ.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat("checkpoint ", checkpoint, " holds another model: ",
-                   absl::StrJoin(differ, "; "),
+      absl::StrCat("checkpoint ", checkpoint, " holds another model: ", absl::StrJoin(differ, "; "),
                    " (pass the training run's --model, --hidden, --fanouts count, "
                    "--normalize-features)"));
 }

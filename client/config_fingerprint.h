@@ -8,10 +8,9 @@
 // classified here, in or out (tests/trainer/config_fingerprint_test.cc fails until it is).
 //
 // In: task, model, layers (graph task; node tasks have one layer per fanout), hidden, fanouts,
-// batch_size, seed, lr, weight_decay, dropout, replace, temporal (mode, strategy), feature_dtype, normalize_features,
-// precision (bf16 rounds every matmul input; tf32 on CUDA too; as resolved for the device, and
-// written only when not fp32).
-// Out, with the reason:
+// batch_size, seed, lr, weight_decay, dropout, replace, temporal (mode, strategy), feature_dtype,
+// normalize_features, precision (bf16 rounds every matmul input; tf32 on CUDA too; as resolved for
+// the device, and written only when not fp32). Out, with the reason:
 //  - infer, out_dir, eval: inference reads the model, it neither changes it nor draws
 //    randomness (--infer compares the model's shape settings alone: CheckSameModel);
 //  - epochs: a resume may extend a run (batch b of epoch e does not depend on the epoch count);

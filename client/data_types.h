@@ -53,7 +53,7 @@ struct ServerMetadata {
   int target = 0;                        // index of target_type in node_types
   std::vector<NodeTypeInfo> node_types;  // manifest order (the order of a batch's blocks)
   std::vector<EdgeTypeInfo> edge_types;
-  std::string host_id;  // equal to ours = same host (shared-memory batches)
+  std::string host_id;     // equal to ours = same host (shared-memory batches)
   std::string shm_prefix;  // every segment the server names starts with it (shm::CheckSegmentName)
   bool heterogeneous() const { return node_types.size() > 1 || edge_types.size() > 1; }
 };

@@ -39,10 +39,11 @@ absl::StatusOr<GraphTaskLayout> FindGraphTask(const ServerMetadata& md) {
         kMembershipEdgeType, "\"; this partition has ", md.node_types.size(), " node types and ",
         md.edge_types.size(), " edge types (target \"", md.target_type, "\")"));
   }
-  if (md.target != l.graph_type || md.node_types[static_cast<size_t>(l.graph_type)].num_classes < 2) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--task graph: the labelled type is \"", md.target_type, "\", expected \"", kGraphType,
-        "\" with at least 2 classes"));
+  if (md.target != l.graph_type ||
+      md.node_types[static_cast<size_t>(l.graph_type)].num_classes < 2) {
+    return absl::FailedPreconditionError(absl::StrCat("--task graph: the labelled type is \"",
+                                                      md.target_type, "\", expected \"", kGraphType,
+                                                      "\" with at least 2 classes"));
   }
   if (md.node_types[static_cast<size_t>(l.node_type)].feat_dim < 1) {
     return absl::FailedPreconditionError("--task graph: the nodes have no features (feat_dim 0)");

@@ -54,9 +54,9 @@ absl::StatusOr<int> FindLinkEdgeType(const LinkOptions& o, const ServerMetadata&
   int index = -1;
   if (o.target_edge_type.empty()) {
     if (md.edge_types.size() != 1) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--task link on a graph with ", md.edge_types.size(),
-                       " edge types needs --target-edge-type, one of: ", absl::StrJoin(names, ", ")));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--task link on a graph with ", md.edge_types.size(),
+          " edge types needs --target-edge-type, one of: ", absl::StrJoin(names, ", ")));
     }
     index = 0;
   } else {
@@ -64,9 +64,9 @@ absl::StatusOr<int> FindLinkEdgeType(const LinkOptions& o, const ServerMetadata&
       if (names[e] == o.target_edge_type) index = static_cast<int>(e);
     }
     if (index < 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--target-edge-type ", o.target_edge_type,
-                       ": the graph has no such edge type (it has ", absl::StrJoin(names, ", "), ")"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--target-edge-type ", o.target_edge_type, ": the graph has no such edge type (it has ",
+          absl::StrJoin(names, ", "), ")"));
     }
   }
   const EdgeTypeInfo& e = md.edge_types[static_cast<size_t>(index)];

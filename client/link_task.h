@@ -13,19 +13,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "common/flags.h"
 #include "client/communicator.h"
 #include "client/data_types.h"
+#include "common/flags.h"
 
 namespace graphshard::client {
 
 struct LinkOptions {
   // --target-edge-type SRC__REL__DST: the edge type predicted (default: the graph's only one).
   std::string target_edge_type;
-  int neg_ratio = 1;             // --neg-ratio: negatives per positive training edge
+  int neg_ratio = 1;              // --neg-ratio: negatives per positive training edge
   bool degree_negatives = false;  // --neg-sampling degree (else uniform)
-  int eval_neg_ratio = 20;       // --eval-neg-ratio: negatives per val / test edge
-  int hits_k = 10;               // --hits-k: Hits@K
+  int eval_neg_ratio = 20;        // --eval-neg-ratio: negatives per val / test edge
+  int hits_k = 10;                // --hits-k: Hits@K
 };
 
 // Binds --target-edge-type, --neg-ratio, --neg-sampling, --eval-neg-ratio, --hits-k.

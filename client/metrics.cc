@@ -53,10 +53,10 @@ void ProgressReporter::Step(int64_t step, double loss, double seeds) {
   const double left_steps = static_cast<double>(steps_ - step - 1) +
                             static_cast<double>(epochs_ - epoch_) * static_cast<double>(steps_);
   const double eta = per_step * left_steps;
-  const std::string line = absl::StrFormat(
-      "epoch %d/%d step %d/%d loss %.4f %.0f seeds/s %.3f s/step ETA %dm%02ds", epoch_, epochs_,
-      step + 1, steps_, loss, elapsed > 0 ? seeds / elapsed : 0.0, per_step,
-      static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+  const std::string line =
+      absl::StrFormat("epoch %d/%d step %d/%d loss %.4f %.0f seeds/s %.3f s/step ETA %dm%02ds",
+                      epoch_, epochs_, step + 1, steps_, loss, elapsed > 0 ? seeds / elapsed : 0.0,
+                      per_step, static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
   if (terminal_) {
     out_ << "\r" << line << "\x1b[K" << std::flush;
     drawn_ = true;

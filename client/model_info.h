@@ -35,8 +35,8 @@ struct ModelOptions {
   std::vector<int> output_types{};
 };
 
-using ModelFactory = absl::StatusOr<std::shared_ptr<trainer::GnnModelImpl>> (*)(const ServerMetadata& md,
-                                                                       const ModelOptions& o);
+using ModelFactory = absl::StatusOr<std::shared_ptr<trainer::GnnModelImpl>> (*)(
+    const ServerMetadata& md, const ModelOptions& o);
 
 // One registered model: its --model spelling, the task it trains, its factory.
 struct ModelInfo {

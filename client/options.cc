@@ -52,14 +52,29 @@ struct TaskRow {
 const std::array<TaskRow, 3>& TaskRows() {
   static const auto* const rows = new std::array<TaskRow, 3>{{
       {Task::kNode,
-       {.hidden = 64, .fanouts = {10, 5}, .batch_size = 256, .lr = 0.01, .weight_decay = 5e-4,
-        .dropout = 0.5, .normalize_features = false}},
+       {.hidden = 64,
+        .fanouts = {10, 5},
+        .batch_size = 256,
+        .lr = 0.01,
+        .weight_decay = 5e-4,
+        .dropout = 0.5,
+        .normalize_features = false}},
       {Task::kLink,
-       {.hidden = 128, .fanouts = {10, 10}, .batch_size = 128, .lr = 0.01, .weight_decay = 0,
-        .dropout = 0.3, .normalize_features = true}},
+       {.hidden = 128,
+        .fanouts = {10, 10},
+        .batch_size = 128,
+        .lr = 0.01,
+        .weight_decay = 0,
+        .dropout = 0.3,
+        .normalize_features = true}},
       {Task::kGraph,
-       {.hidden = 32, .fanouts = {}, .batch_size = 32, .lr = 0.01, .weight_decay = 0,
-        .dropout = 0.2, .normalize_features = false}},
+       {.hidden = 32,
+        .fanouts = {},
+        .batch_size = 32,
+        .lr = 0.01,
+        .weight_decay = 0,
+        .dropout = 0.2,
+        .normalize_features = false}},
   }};
   return *rows;
 }
@@ -88,9 +103,8 @@ void ShowPerTaskDefaults(common::FlagSet& flags) {
   flags.SetDefaultText("weight-decay",
                        PerTaskDefaultText([&](auto& d) { return number(d.weight_decay); }));
   flags.SetDefaultText("dropout", PerTaskDefaultText([&](auto& d) { return number(d.dropout); }));
-  flags.SetDefaultText("normalize-features", PerTaskDefaultText([&](auto& d) {
-                         return boolean(d.normalize_features);
-                       }));
+  flags.SetDefaultText("normalize-features",
+                       PerTaskDefaultText([&](auto& d) { return boolean(d.normalize_features); }));
 }
 
 // Gives every per-task flag that the command line did not set --task's value.
@@ -131,14 +145,14 @@ constexpr char kEpilogue[] =
 
 // Binds every flag of graphshard-trainer to its field of `o`. Usage() shows `o`'s values as
 // the defaults.
-void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
-                   absl::Span<const ModelInfo> models) {
+void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const ModelInfo> models) {
   const common::NumberRange at_least_0{.min = 0};
   const common::NumberRange at_least_1{.min = 1};
   const common::NumberRange positive{.min = 0, .min_exclusive = true};
   flags.AddString("registry", &o.registry_dir, "DIR",
                   "registry folder: DIR/part_<k> holds server k's host:port", false);
-  flags.AddCustom("servers", "HOST:PORT,...", "explicit server addresses (index = part; a:1+b:1 = replicas)", "",
+  flags.AddCustom("servers", "HOST:PORT,...",
+                  "explicit server addresses (index = part; a:1+b:1 = replicas)", "",
                   [&o](absl::string_view v) -> absl::Status {
                     ASSIGN_OR_RETURN(o.servers, common::ParseAddressList(v));
                     return absl::OkStatus();
@@ -242,10 +256,12 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
   flags.AddDouble("rpc-timeout-s", &o.rpc_timeout_s, "S", "deadline of every RPC", positive);
   flags.AddDouble("server-wait-s", &o.server_wait_s, "S",
                   "wait this long for servers to report SERVING (at the start, and for a\n"
-                  "server of a part whose stream broke)", at_least_0);
+                  "server of a part whose stream broke)",
+                  at_least_0);
   flags.AddDouble("stall-timeout-s", &o.stall_timeout_s, "S",
                   "a server that sends no batch for S seconds while one is awaited is\n"
-                  "stalled: its stream is reopened on a live server of the part", positive);
+                  "stalled: its stream is reopened on a live server of the part",
+                  positive);
   flags.AddDouble("collective-timeout-s", &o.collective_timeout_s, "S",
                   "rendezvous and Gloo collective timeout", positive);
   rpc::AddSecurityFlags(flags, &o.security);
@@ -292,8 +308,8 @@ absl::Status ResolveModel(const common::FlagSet& flags, absl::Span<const ModelIn
       return absl::InvalidArgumentError(
           absl::StrCat("--task graph trains --model gin, not --model ", o.model));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--model ", o.model, " is for graph classification: add --task graph"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model ", o.model, " is for graph classification: add --task graph"));
   }
   return absl::OkStatus();
 }
@@ -335,9 +351,9 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
     }
   } else {
     if (have_layers && o.layers != std::ssize(o.fanouts)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--layers ", o.layers, ": node tasks have one layer per fanout (",
-                       o.fanouts.size(), " in --fanouts)"));
+      return absl::InvalidArgumentError(absl::StrCat("--layers ", o.layers,
+                                                     ": node tasks have one layer per fanout (",
+                                                     o.fanouts.size(), " in --fanouts)"));
     }
   }
   if (o.temporal_strict) o.temporal = true;

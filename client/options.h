@@ -13,11 +13,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "rpc/security.h"
 #include "client/choices.h"
 #include "client/data_types.h"
 #include "client/link_task.h"
 #include "client/model_info.h"
+#include "rpc/security.h"
 
 namespace graphshard::client {
 
@@ -44,12 +44,12 @@ struct TrainerOptions {
   std::string registry_dir;          // --registry DIR: DIR/part_<k> holds "host:port\n"
   std::vector<std::string> servers;  // --servers a:p,b:q (index = part; a:p+c:r = replicas)
 
-  Task task = Task::kNode;                 // --task node|graph|link (graph: TU datasets, GIN;
-                                           // link: link prediction, link_task.h)
-  std::string model = "sage";              // --model: a RegisteredModels() name of the task
-                                           // (the task's first row by default)
-  int layers = 3;                          // --layers: GIN layers (--task graph)
-  int epochs = 5;                          // --epochs
+  Task task = Task::kNode;     // --task node|graph|link (graph: TU datasets, GIN;
+                               // link: link prediction, link_task.h)
+  std::string model = "sage";  // --model: a RegisteredModels() name of the task
+                               // (the task's first row by default)
+  int layers = 3;              // --layers: GIN layers (--task graph)
+  int epochs = 5;              // --epochs
   // The per-task flags start as node's row (TaskDefaults; the parser applies --task's).
   int hidden = DefaultsFor(Task::kNode).hidden;  // --hidden
   // --fanouts: one SAGE layer per hop, -1 = all
@@ -58,57 +58,57 @@ struct TrainerOptions {
   double lr = DefaultsFor(Task::kNode).lr;               // --lr (Adam)
   // --weight-decay (Adam, L2 as torch.optim.Adam)
   double weight_decay = DefaultsFor(Task::kNode).weight_decay;
-  uint64_t seed = 0;                       // --seed
+  uint64_t seed = 0;                                  // --seed
   double dropout = DefaultsFor(Task::kNode).dropout;  // --dropout
-  bool replace = false;                    // --replace: sample with replacement
-  bool temporal = false;                   // --temporal: neighbours at or before the seed's
-                                           // time (PyG time_attr; docs/SERVER.md)
-  bool temporal_strict = false;            // --temporal-strict: strictly before (implies
-                                           // --temporal)
+  bool replace = false;                               // --replace: sample with replacement
+  bool temporal = false;                      // --temporal: neighbours at or before the seed's
+                                              // time (PyG time_attr; docs/SERVER.md)
+  bool temporal_strict = false;               // --temporal-strict: strictly before (implies
+                                              // --temporal)
   std::string temporal_strategy = "uniform";  // --temporal-strategy uniform|last (PyG's)
-  int eval_every = 1;                      // --eval-every: evaluate every N epochs (and at the
-                                           // end); 0 = never (accuracies reported as 0)
+  int eval_every = 1;                         // --eval-every: evaluate every N epochs (and at the
+                                              // end); 0 = never (accuracies reported as 0)
   // --normalize-features: x / max(row sum, 1), as PyG's NormalizeFeatures on non-negative
   // features
   bool normalize_features = DefaultsFor(Task::kNode).normalize_features;
-  int threads = 1;                         // --threads: torch intra-op threads
-  int prefetch = 4;                        // --prefetch: minibatches received and converted ahead
-  DeviceKind device = DeviceKind::kCpu;    // --device cpu|cuda (cuda:LOCAL_RANK)
-  H2dMode h2d = H2dMode::kRegistered;      // --h2d registered|staged: how batches reach the GPU
-  Backend backend = Backend::kAuto;        // --backend auto|gloo|nccl (auto: nccl on cuda)
+  int threads = 1;                       // --threads: torch intra-op threads
+  int prefetch = 4;                      // --prefetch: minibatches received and converted ahead
+  DeviceKind device = DeviceKind::kCpu;  // --device cpu|cuda (cuda:LOCAL_RANK)
+  H2dMode h2d = H2dMode::kRegistered;    // --h2d registered|staged: how batches reach the GPU
+  Backend backend = Backend::kAuto;      // --backend auto|gloo|nccl (auto: nccl on cuda)
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;  // --feature-dtype float32|float16|
                                                         // bfloat16 (transport)
-  Trimming trim = Trimming::kOn;           // --trim on|off: per-layer trimming (sage, gcn)
-  Precision precision = Precision::kAuto;  // --precision auto|fp32|tf32|bf16: matmuls
-                                           // (model.h; ResolvePrecision)
+  Trimming trim = Trimming::kOn;              // --trim on|off: per-layer trimming (sage, gcn)
+  Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
+                                              // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)
   // --feature-store auto|server|device: rows with every batch, or every row loaded onto the
   // device once and gathered there (feature_store.h); auto: ResolveFeatureStore (choices.h)
   FeatureStoreKind feature_store = FeatureStoreKind::kAuto;
-  bool deterministic = false;              // --deterministic: torch's deterministic kernels
-                                           // (CUDA: bitwise-reproducible weights; slower)
-  std::string checkpoint_dir;              // --checkpoint-dir: where checkpoints go ("" = none)
-  int64_t checkpoint_every = 0;            // --checkpoint-every N steps (0 = epoch ends only)
-  bool resume = false;                     // --resume from checkpoint_dir's checkpoint
-  std::string metrics_file;                // --metrics-file: JSONL of every epoch (rank 0)
-  std::string tensorboard_dir;             // --tensorboard: event files per epoch (rank 0)
-  double progress_every_s = 10;            // --progress-every-s: plain progress lines (no tty)
-  int64_t stop_after_steps = 0;            // --stop-after-steps: exit 3 after that many steps
-                                           // (tests: a crash at a known step)
-  double rpc_timeout_s = 60;               // --rpc-timeout-s: deadline of every RPC
-  double server_wait_s = 60;               // --server-wait-s: how long to wait for servers' health
-                                           // (at the start, and for a part whose stream broke)
-  double stall_timeout_s = 30;             // --stall-timeout-s: no batch for this long = the
-                                           // server is stalled (stream reopened elsewhere)
-  double collective_timeout_s = 300;       // --collective-timeout-s: rendezvous and Gloo ops
-  rpc::SecurityFlags security;             // --token-file, --tls-*: read at start-up
-                                           // (rpc/security.h, docs/SECURITY.md)
-  LinkOptions link{};                      // --task link's flags (link_task.h)
+  bool deterministic = false;         // --deterministic: torch's deterministic kernels
+                                      // (CUDA: bitwise-reproducible weights; slower)
+  std::string checkpoint_dir;         // --checkpoint-dir: where checkpoints go ("" = none)
+  int64_t checkpoint_every = 0;       // --checkpoint-every N steps (0 = epoch ends only)
+  bool resume = false;                // --resume from checkpoint_dir's checkpoint
+  std::string metrics_file;           // --metrics-file: JSONL of every epoch (rank 0)
+  std::string tensorboard_dir;        // --tensorboard: event files per epoch (rank 0)
+  double progress_every_s = 10;       // --progress-every-s: plain progress lines (no tty)
+  int64_t stop_after_steps = 0;       // --stop-after-steps: exit 3 after that many steps
+                                      // (tests: a crash at a known step)
+  double rpc_timeout_s = 60;          // --rpc-timeout-s: deadline of every RPC
+  double server_wait_s = 60;          // --server-wait-s: how long to wait for servers' health
+                                      // (at the start, and for a part whose stream broke)
+  double stall_timeout_s = 30;        // --stall-timeout-s: no batch for this long = the
+                                      // server is stalled (stream reopened elsewhere)
+  double collective_timeout_s = 300;  // --collective-timeout-s: rendezvous and Gloo ops
+  rpc::SecurityFlags security;        // --token-file, --tls-*: read at start-up
+                                      // (rpc/security.h, docs/SECURITY.md)
+  LinkOptions link{};                 // --task link's flags (link_task.h)
   // Full-graph inference (inference.h): --infer loads --checkpoint-dir's model and writes every
   // node's outputs to --out instead of training; --eval full evaluates that way while training.
-  bool infer = false;                      // --infer
-  std::string out_dir;                     // --out DIR (with --infer)
-  EvalMode eval = EvalMode::kSampled;      // --eval sampled|full
+  bool infer = false;                  // --infer
+  std::string out_dir;                 // --out DIR (with --infer)
+  EvalMode eval = EvalMode::kSampled;  // --eval sampled|full
 };
 
 // Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).

@@ -20,11 +20,10 @@ absl::Status CheckAgrees(const ServerMetadata& first, const ServerMetadata& md, 
   }
   if (md.num_parts != first.num_parts || md.feat_dim != first.feat_dim ||
       md.num_classes != first.num_classes) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(label, " disagrees with part 0: num_parts ", md.num_parts, " vs ",
-                     first.num_parts, ", feat_dim ", md.feat_dim, " vs ", first.feat_dim,
-                     ", num_classes ", md.num_classes, " vs ", first.num_classes,
-                     " (are they serving the same partition folder?)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        label, " disagrees with part 0: num_parts ", md.num_parts, " vs ", first.num_parts,
+        ", feat_dim ", md.feat_dim, " vs ", first.feat_dim, ", num_classes ", md.num_classes,
+        " vs ", first.num_classes, " (are they serving the same partition folder?)"));
   }
   return absl::OkStatus();
 }
@@ -89,7 +88,7 @@ absl::StatusOr<PartDirectory::LiveServer> PartDirectory::Live(
         for (int i = 0; i < n; ++i) {
           const std::string& a = (*replicas)[static_cast<size_t>(((preferred + i) % n + n) % n)];
           auto known = host_of_.find(a);
-          const int group = known == host_of_.end()               ? 1
+          const int group = known == host_of_.end()                        ? 1
                             : !host_id.empty() && known->second == host_id ? 0
                                                                            : 2;
           order.emplace_back(group, a);
@@ -108,8 +107,8 @@ absl::StatusOr<PartDirectory::LiveServer> PartDirectory::Live(
     }
     if (cancelled && cancelled()) return absl::CancelledError("cancelled");
     if (absl::Now() >= deadline) {
-      return absl::UnavailableError(absl::StrCat("no live server for part ", part, ": ",
-                                                 absl::StrJoin(problems, "; ")));
+      return absl::UnavailableError(
+          absl::StrCat("no live server for part ", part, ": ", absl::StrJoin(problems, "; ")));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -19,8 +19,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "shm/ring.h"
 #include "client/batch_client.h"
+#include "shm/ring.h"
 
 namespace graphshard::client {
 

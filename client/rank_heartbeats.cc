@@ -42,9 +42,9 @@ absl::StatusOr<std::vector<int64_t>> ReadCounts(RankHeartbeats::Shared& shared, 
 
 // ReadCounts on its own detached thread, waited for up to `deadline`: DeadlineExceeded then
 // (the thread, stuck in the store, is left behind; it owns what it uses).
-absl::StatusOr<std::vector<int64_t>> ReadCountsWithin(std::shared_ptr<RankHeartbeats::Shared> shared,
-                                                      int rank, int world_size,
-                                                      absl::Duration deadline) {
+absl::StatusOr<std::vector<int64_t>> ReadCountsWithin(
+    std::shared_ptr<RankHeartbeats::Shared> shared, int rank, int world_size,
+    absl::Duration deadline) {
   struct Result {
     absl::Mutex mu;
     bool done ABSL_GUARDED_BY(mu) = false;
@@ -100,9 +100,8 @@ std::string RankHeartbeats::Key(int rank) { return absl::StrCat("graphshard/hear
 
 std::string RankHeartbeats::DiagnoseLoss() {
   const absl::Duration window = every_ * 2.5;
-  const std::string unreachable =
-      absl::StrCat("the rendezvous store at ", where_,
-                   " (hosted by rank 0) is unreachable: rank 0 is lost (");
+  const std::string unreachable = absl::StrCat(
+      "the rendezvous store at ", where_, " (hosted by rank 0) is unreachable: rank 0 is lost (");
   // A beat in flight may hold the connection for up to one store call: twice the deadline.
   absl::StatusOr<std::vector<int64_t>> before =
       ReadCountsWithin(shared_, rank_, world_size_, store_deadline_ * 2);
@@ -118,12 +117,13 @@ std::string RankHeartbeats::DiagnoseLoss() {
     }
   }
   if (lost.empty()) {
-    return absl::StrCat("every other rank still beats (a late rank, or the network between "
-                        "ranks failed)");
+    return absl::StrCat(
+        "every other rank still beats (a late rank, or the network between "
+        "ranks failed)");
   }
   return absl::StrCat("lost rank(s): ", absl::StrJoin(lost, ", "), " of ", world_size_,
-                      " (no heartbeat in the rendezvous store for ",
-                      absl::FormatDuration(window), ")");
+                      " (no heartbeat in the rendezvous store for ", absl::FormatDuration(window),
+                      ")");
 }
 
 namespace {

@@ -29,8 +29,8 @@ class RankHeartbeats {
  public:
   // `store` is this rank's own connection (not the one a process group uses); `where` names the
   // store for messages (MASTER_ADDR:MASTER_PORT).
-  RankHeartbeats(std::unique_ptr<KeyValueStore> store, int rank, int world_size,
-                 std::string where, absl::Duration every = absl::Seconds(1),
+  RankHeartbeats(std::unique_ptr<KeyValueStore> store, int rank, int world_size, std::string where,
+                 absl::Duration every = absl::Seconds(1),
                  absl::Duration store_deadline = absl::Seconds(5));
   ~RankHeartbeats();  // stops the beats; never waits for a store call
   RankHeartbeats(const RankHeartbeats&) = delete;

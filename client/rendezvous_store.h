@@ -19,10 +19,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "rpc/options.h"
 #include "client/communicator.h"
 #include "client/internal/store_table.h"
 #include "client/rendezvous.h"
+#include "rpc/options.h"
 
 namespace graphshard::client {
 

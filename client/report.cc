@@ -112,9 +112,8 @@ nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
 }
 
 std::vector<std::pair<std::string, float>> TensorBoardScalars(const EpochReport& r) {
-  std::vector<std::pair<std::string, float>> s = {
-      {"train/loss", static_cast<float>(r.loss)},
-      {"train/acc", static_cast<float>(r.train_acc)}};
+  std::vector<std::pair<std::string, float>> s = {{"train/loss", static_cast<float>(r.loss)},
+                                                  {"train/acc", static_cast<float>(r.train_acc)}};
   if (r.val_acc.has_value()) s.emplace_back("eval/val_acc", static_cast<float>(*r.val_acc));
   if (r.test_acc.has_value()) s.emplace_back("eval/test_acc", static_cast<float>(*r.test_acc));
   if (r.evaluated && r.link) {

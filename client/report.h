@@ -19,12 +19,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "nlohmann/json.hpp"
 #include "client/communicator.h"
 #include "client/link_task.h"
 #include "client/metrics.h"
 #include "client/options.h"
 #include "client/tensorboard.h"
+#include "nlohmann/json.hpp"
 
 namespace graphshard::client {
 
@@ -39,7 +39,7 @@ struct TrainSummary {
   double data_wait_fraction = 0;  // time blocked waiting for batches / training time (all ranks)
   double step_time_s = 0;         // mean training step time (slowest rank per epoch)
   int epochs = 0;
-  std::string weights_fingerprint;  // FNV-1a 64 of all parameters' bytes, in order
+  std::string weights_fingerprint;    // FNV-1a 64 of all parameters' bytes, in order
   double peak_gpu_memory_bytes = -1;  // largest over epochs and ranks; -1 = not measured
   // --task link: the final evaluation's AUC, MRR and Hits@K (test_acc / val_acc: the share of
   // supervision edges classified right at probability 0.5).
@@ -165,9 +165,9 @@ class RunReport {
   Communicator& comm_;
   std::ostream& out_;
   std::ostream& log_;
-  std::unique_ptr<MetricsFile> metrics_;        // rank 0, with --metrics-file
+  std::unique_ptr<MetricsFile> metrics_;          // rank 0, with --metrics-file
   std::unique_ptr<EventFileWriter> tensorboard_;  // rank 0, with --tensorboard
-  std::unique_ptr<ProgressReporter> progress_;  // rank 0
+  std::unique_ptr<ProgressReporter> progress_;    // rank 0
   TrainSummary summary_;
   // This rank's totals over the epochs run.
   double total_seeds_ = 0, total_time_s_ = 0, total_wait_s_ = 0, total_step_time_s_ = 0;

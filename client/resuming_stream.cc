@@ -13,9 +13,9 @@ namespace graphshard::client {
 
 bool Resumable(const absl::Status& s) {
   switch (s.code()) {
-    case absl::StatusCode::kUnavailable:        // connection lost or refused, server stopping
-    case absl::StatusCode::kDeadlineExceeded:   // stalled, or a peer of the server timed out
-    case absl::StatusCode::kCancelled:          // the server cancelled (shutdown)
+    case absl::StatusCode::kUnavailable:       // connection lost or refused, server stopping
+    case absl::StatusCode::kDeadlineExceeded:  // stalled, or a peer of the server timed out
+    case absl::StatusCode::kCancelled:         // the server cancelled (shutdown)
     case absl::StatusCode::kAborted:
     case absl::StatusCode::kUnknown:            // gRPC's code for a stream reset
     case absl::StatusCode::kResourceExhausted:  // a restarted server not yet with free slots
@@ -29,14 +29,15 @@ namespace {
 
 int64_t BatchesPerEpoch(const StreamOptions& o) {
   if (o.num_batches > 0) return o.num_batches;
-  return (static_cast<int64_t>(o.seeds.size()) + o.batch_size - 1) / std::max<int64_t>(1, o.batch_size);
+  return (static_cast<int64_t>(o.seeds.size()) + o.batch_size - 1) /
+         std::max<int64_t>(1, o.batch_size);
 }
 
 }  // namespace
 
-ResumingBatchStream::ResumingBatchStream(PartDirectory& directory, int part,
-                                         PartitionClient* first, StreamOptions options,
-                                         const ServerMetadata& metadata, ResumeOptions resume)
+ResumingBatchStream::ResumingBatchStream(PartDirectory& directory, int part, PartitionClient* first,
+                                         StreamOptions options, const ServerMetadata& metadata,
+                                         ResumeOptions resume)
     : directory_(directory),
       part_(part),
       client_(first),
@@ -64,10 +65,10 @@ absl::Status ResumingBatchStream::Reopen(absl::Time deadline) {
     stream_.reset();  // cancels the broken one
   }
   if (client_ == nullptr) {
-    ASSIGN_OR_RETURN(PartDirectory::LiveServer live,
-                     directory_.Live(part_, preferred_, &metadata_, deadline,
-                                     options_.client_host_id,
-                                     [this] { return cancelled_.load(); }));
+    ASSIGN_OR_RETURN(
+        PartDirectory::LiveServer live,
+        directory_.Live(part_, preferred_, &metadata_, deadline, options_.client_host_id,
+                        [this] { return cancelled_.load(); }));
     client_ = live.client;
   }
   // Batch handed_out_ of the stream is batch (first_batch + handed_out_) counted from the start
@@ -100,9 +101,9 @@ absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
       stream = stream_.get();
     }
     if (stream == nullptr) {
-      status = Reopen(deadline != absl::InfiniteFuture()
-                          ? deadline
-                          : absl::Now() + absl::Seconds(resume_.wait_s));
+      status =
+          Reopen(deadline != absl::InfiniteFuture() ? deadline
+                                                    : absl::Now() + absl::Seconds(resume_.wait_s));
       if (status.ok()) continue;
     } else {
       absl::StatusOr<absl::optional<MinibatchData>> batch = stream->Next();
@@ -110,10 +111,10 @@ absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
         const int64_t at = options_.first_batch + handed_out_;
         const int64_t epoch = options_.epoch + at / per_epoch_;
         if ((*batch)->epoch != epoch || (*batch)->batch_index != at % per_epoch_) {
-          return absl::DataLossError(absl::StrCat(
-              "StreamBatches from ", client_->Label(), ": expected batch ", at % per_epoch_,
-              " of epoch ", epoch, ", got batch ", (*batch)->batch_index, " of epoch ",
-              (*batch)->epoch));
+          return absl::DataLossError(
+              absl::StrCat("StreamBatches from ", client_->Label(), ": expected batch ",
+                           at % per_epoch_, " of epoch ", epoch, ", got batch ",
+                           (*batch)->batch_index, " of epoch ", (*batch)->epoch));
         }
         if (attempt > 0 && resume_.log) {
           resume_.log(absl::StrCat("part ", part_, ": resumed at batch ", at % per_epoch_,
@@ -122,10 +123,11 @@ absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
         ++handed_out_;
         return batch;
       }
-      status = batch.ok() ? absl::UnavailableError(absl::StrCat(
-                                "StreamBatches from ", client_->Label(), ": the stream ended after ",
-                                handed_out_, " of ", total_, " batches"))
-                          : batch.status();
+      status = batch.ok()
+                   ? absl::UnavailableError(absl::StrCat("StreamBatches from ", client_->Label(),
+                                                         ": the stream ended after ", handed_out_,
+                                                         " of ", total_, " batches"))
+                   : batch.status();
     }
     if (cancelled_ || !Resumable(status)) return status;
     if (deadline == absl::InfiniteFuture()) {
@@ -138,9 +140,9 @@ absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
       }
       ++reconnects_;
     } else if (absl::Now() >= deadline) {
-      return absl::Status(
-          status.code(), absl::StrCat("part ", part_, ": no live server for ", resume_.wait_s,
-                                      "s (--server-wait-s); last error: ", status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat("part ", part_, ": no live server for ", resume_.wait_s,
+                                       "s (--server-wait-s); last error: ", status.message()));
     }
     ++attempt;
     ++preferred_;       // the next replica first

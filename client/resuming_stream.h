@@ -25,7 +25,7 @@
 namespace graphshard::client {
 
 struct ResumeOptions {
-  double wait_s = 60;  // --server-wait-s: how long a part may be without a live server
+  double wait_s = 60;         // --server-wait-s: how long a part may be without a live server
   int preferred_replica = 0;  // where the search for a live replica starts (load spreading)
   std::function<void(const std::string&)> log;  // one line per reconnect; may be empty
 };
@@ -40,8 +40,7 @@ class ResumingBatchStream final : public BatchStream {
   // (options.client_host_id), from resume.preferred_replica on). `directory` and
   // `metadata` must outlive the stream.
   ResumingBatchStream(PartDirectory& directory, int part, PartitionClient* first,
-                      StreamOptions options, const ServerMetadata& metadata,
-                      ResumeOptions resume);
+                      StreamOptions options, const ServerMetadata& metadata, ResumeOptions resume);
   ~ResumingBatchStream() override;
 
   // Opens the stream (on `first`, or a live replica found within wait_s); the server starts
@@ -64,7 +63,7 @@ class ResumingBatchStream final : public BatchStream {
   const StreamOptions options_;
   const ServerMetadata& metadata_;
   const ResumeOptions resume_;
-  int preferred_;  // replica index where the next search starts
+  int preferred_;            // replica index where the next search starts
   const int64_t per_epoch_;  // batches per epoch of this stream
   const int64_t total_;      // batches of the whole stream
   int64_t handed_out_ = 0;

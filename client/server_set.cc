@@ -20,9 +20,8 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
     absl::StatusOr<PartDirectory::LiveServer> live =
         set.directory->Live(p, 0, p == 0 ? nullptr : &set.metadata, deadline);
     if (absl::IsUnavailable(live.status())) {
-      return absl::DeadlineExceededError(absl::StrCat("waiting ", options.server_wait_s,
-                                                      "s for part ", p, ": ",
-                                                      live.status().message()));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "waiting ", options.server_wait_s, "s for part ", p, ": ", live.status().message()));
     }
     if (!live.ok()) return live.status();
     if (p == 0) {
@@ -30,9 +29,9 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
       if (from_registry) {
         num_parts = live->metadata.num_parts;
       } else if (live->metadata.num_parts != num_parts) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "--servers lists ", num_parts, " servers but ", live->client->Label(),
-            " reports num_parts ", live->metadata.num_parts));
+        return absl::FailedPreconditionError(
+            absl::StrCat("--servers lists ", num_parts, " servers but ", live->client->Label(),
+                         " reports num_parts ", live->metadata.num_parts));
       }
     }
     set.directory->LearnHosts(p);

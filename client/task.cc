@@ -1,8 +1,8 @@
 #include "client/task.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "client/graph_task.h"
+#include "common/status_macros.h"
 
 namespace graphshard::client {
 
@@ -55,9 +55,9 @@ absl::Status CheckTaskData(const TrainerOptions& o, const ServerMetadata& md) {
   }
   if (o.task == Task::kLink) return FindLinkEdgeType(o.link, md).status();
   if (md.node_types[static_cast<size_t>(md.target)].num_classes < 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "node classification needs labels: node type '", md.target_type,
-        "' has none (for link prediction pass --task link)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("node classification needs labels: node type '", md.target_type,
+                     "' has none (for link prediction pass --task link)"));
   }
   return absl::OkStatus();
 }

@@ -107,13 +107,12 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const s
   }
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
-  const std::string path =
-      absl::StrCat(dir, "/events.out.tfevents.", absl::ToUnixSeconds(absl::Now()), ".", host, ".",
-                   getpid());
+  const std::string path = absl::StrCat(dir, "/events.out.tfevents.",
+                                        absl::ToUnixSeconds(absl::Now()), ".", host, ".", getpid());
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
-    return absl::InternalError(absl::StrCat("--tensorboard: cannot create ", path, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("--tensorboard: cannot create ", path, ": ", std::strerror(errno)));
   }
   std::unique_ptr<EventFileWriter> w(new EventFileWriter(path, f));
   std::string version = EventHeader(WallTime(), 0);

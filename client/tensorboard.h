@@ -41,7 +41,8 @@ class EventFileWriter {
   EventFileWriter& operator=(const EventFileWriter&) = delete;
 
   // One event of scalars at `step` (the epoch), flushed. Internal naming the path.
-  absl::Status WriteScalars(int64_t step, const std::vector<std::pair<std::string, float>>& scalars);
+  absl::Status WriteScalars(int64_t step,
+                            const std::vector<std::pair<std::string, float>>& scalars);
   const std::string& path() const { return path_; }
 
  private:

@@ -52,8 +52,7 @@ absl::Status SaveCheckpoint(const std::string& dir, SessionState& state,
     archive.save_to(out);
     bytes = out.str();
   } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+    return absl::InternalError(absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -74,9 +73,9 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::str
     archive.read("config", config_t);
     p.config = TensorString(config_t);
     if (p.config != config) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint ", path, " is of another run: its settings are '", p.config,
-                       "', this run's '", config, "'"));
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path,
+                                                        " is of another run: its settings are '",
+                                                        p.config, "', this run's '", config, "'"));
     }
     archive.read("position", position);
     archive.read("sums", sums);
@@ -96,8 +95,7 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::str
     state.model->load(model_archive);
     state.optimizer->load(optimizer_archive);
   } catch (const c10::Error& e) {
-    return absl::DataLossError(
-        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+    return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
   }
   return absl::optional<CheckpointPosition>(p);
 }
@@ -107,8 +105,8 @@ absl::Status LoadCheckpointModel(
     const std::function<absl::Status(const std::string& config)>& check_config) {
   const std::string path = CheckpointPath(dir);
   if (!std::filesystem::exists(path)) {
-    return absl::NotFoundError(absl::StrCat(
-        "no checkpoint at ", path, " (train with --checkpoint-dir ", dir, " first)"));
+    return absl::NotFoundError(
+        absl::StrCat("no checkpoint at ", path, " (train with --checkpoint-dir ", dir, " first)"));
   }
   try {
     torch::serialize::InputArchive archive, model_archive;
@@ -133,16 +131,15 @@ absl::Status LoadCheckpointModel(
       const torch::Tensor got = state.model->named_parameters()[name];
       if (got.sizes().vec() != sizes) {
         return absl::FailedPreconditionError(absl::StrCat(
-            "checkpoint ", path, ": parameter ", name, " is ", c10::str(got.sizes()),
-            " there, ", c10::str(c10::IntArrayRef(sizes)),
+            "checkpoint ", path, ": parameter ", name, " is ", c10::str(got.sizes()), " there, ",
+            c10::str(c10::IntArrayRef(sizes)),
             " in the model this graph and these flags build (feature or class dims differ: "
             "another graph)"));
       }
     }
     return absl::OkStatus();
   } catch (const c10::Error& e) {
-    return absl::DataLossError(
-        absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
+    return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
   }
 }
 

@@ -10,14 +10,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/epoch_plan.h"
+#include "client/resuming_stream.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "client/epoch_plan.h"
 #include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
-#include "client/resuming_stream.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -48,9 +48,9 @@ struct DeviceSums {
 
   // Remembers step `step` if its loss is the first non-finite one, without a device sync.
   void Track(const torch::Tensor& loss, int64_t step) {
-    first_nonfinite = torch::where(
-        first_nonfinite.lt(0).logical_and(loss.detach().isfinite().logical_not()),
-        torch::full_like(first_nonfinite, step), first_nonfinite);
+    first_nonfinite =
+        torch::where(first_nonfinite.lt(0).logical_and(loss.detach().isfinite().logical_not()),
+                     torch::full_like(first_nonfinite, step), first_nonfinite);
   }
 
   // After Reduce (a collective: every rank gets the same `reduced`, and a non-finite loss on
@@ -73,7 +73,8 @@ struct DeviceSums {
   }
 
   // Over all ranks (a collective), plus what a checkpoint carried into the epoch.
-  absl::StatusOr<TrainingSums> Reduce(client::Communicator& comm, const TrainingSums& carried) const {
+  absl::StatusOr<TrainingSums> Reduce(client::Communicator& comm,
+                                      const TrainingSums& carried) const {
     double sums[3] = {loss_sum.item<double>(), correct.item<double>(), seen};
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), client::ReduceOp::kSum));
     return TrainingSums{.loss_sum = sums[0] + carried.loss_sum,
@@ -151,9 +152,9 @@ struct EpochLoop::TrainInput {
   std::unique_ptr<InputPipeline> pipeline;
 };
 
-EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan, client::ServerSet& servers,
-                     client::Communicator& comm, Session& session, const client::Shards& shards,
-                     client::ProgressReporter* progress)
+EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan,
+                     client::ServerSet& servers, client::Communicator& comm, Session& session,
+                     const client::Shards& shards, client::ProgressReporter* progress)
     : options_(options),
       plan_(plan),
       servers_(servers),
@@ -186,8 +187,8 @@ absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
 }
 
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
-    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule, int64_t first_step,
-    bool train, int64_t epoch, int64_t num_epochs) {
+    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
+    int64_t first_step, bool train, int64_t epoch, int64_t num_epochs) {
   std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<client::BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -203,7 +204,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     so.num_epochs = num_epochs;
     so.fanouts = plan_.fanouts;
     so.replace = options_.replace;
-    so.temporal = !options_.temporal          ? client::TemporalSampling::kOff
+    so.temporal = !options_.temporal         ? client::TemporalSampling::kOff
                   : options_.temporal_strict ? client::TemporalSampling::kBefore
                                              : client::TemporalSampling::kAtOrBefore;
     so.temporal_last = options_.temporal_strategy == "last";
@@ -225,10 +226,10 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     auto stream = std::make_unique<client::ResumingBatchStream>(
         *servers_.directory, shards[i].part, nullptr, std::move(so), servers_.metadata,
         client::ResumeOptions{.wait_s = options_.server_wait_s,
-                      .preferred_replica = rank + static_cast<int>(i),
-                      .log = [rank](const std::string& line) {
-                        std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
-                      }});
+                              .preferred_replica = rank + static_cast<int>(i),
+                              .log = [rank](const std::string& line) {
+                                std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
+                              }});
     RETURN_IF_ERROR(stream->Start());
     streams[i] = std::move(stream);
   }
@@ -247,7 +248,8 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
 
 absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {
   input_.reset();  // the last one's streams end first
-  const std::vector<client::ShardSeeds> train = client::TrainShards(shards_, plan_, options_.seed, first_epoch);
+  const std::vector<client::ShardSeeds> train =
+      client::TrainShards(shards_, plan_, options_.seed, first_epoch);
   std::vector<int64_t> natural;
   int64_t total = 0;
   for (const client::ShardSeeds& s : train) {
@@ -262,9 +264,8 @@ absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) 
     return absl::FailedPreconditionError("no trainer has any training seed (empty train split)");
   }
   const client::EpochSchedule schedule = client::ScheduleEpoch(natural, input->steps);
-  ASSIGN_OR_RETURN(input->pipeline,
-                   OpenPipeline(train, schedule, first_step, true, first_epoch,
-                                input->last_epoch - first_epoch + 1));
+  ASSIGN_OR_RETURN(input->pipeline, OpenPipeline(train, schedule, first_step, true, first_epoch,
+                                                 input->last_epoch - first_epoch + 1));
   input_ = std::move(input);
   return absl::OkStatus();
 }
@@ -290,7 +291,8 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     const auto wait_start = Clock::now();
     ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline.Next());
     wait_s += SecondsSince(wait_start);
-    torch::manual_seed(client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
+    torch::manual_seed(
+        client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
     ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
     if (loss.defined()) sums.Track(loss, s);
     ++steps_this_process_;
@@ -358,8 +360,9 @@ absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<client::ShardSe
       const int64_t p = batch->link.num_pos;
       const absl::Span<const float> all(scores.data_ptr<float>(),
                                         static_cast<size_t>(scores.size(0)));
-      client::AddLinkScores(all.subspan(0, static_cast<size_t>(p)), all.subspan(static_cast<size_t>(p)),
-                    options_.link.hits_k, link_counts.link);
+      client::AddLinkScores(all.subspan(0, static_cast<size_t>(p)),
+                            all.subspan(static_cast<size_t>(p)), options_.link.hits_k,
+                            link_counts.link);
       continue;
     }
     torch::Tensor logits = st.model->Forward(*batch);

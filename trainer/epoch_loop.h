@@ -20,9 +20,9 @@
 #include "client/options.h"
 #include "client/report.h"
 #include "client/server_set.h"
-#include "trainer/session.h"
 #include "client/shards.h"
 #include "client/task.h"
+#include "trainer/session.h"
 
 namespace graphshard::trainer {
 
@@ -37,7 +37,7 @@ struct TrainingSums {
 };
 
 struct EpochResult {
-  TrainingSums sums;        // over all ranks, including what a checkpoint carried in
+  TrainingSums sums;                // over all ranks, including what a checkpoint carried in
   client::EpochMeasurements local;  // this rank's
 };
 
@@ -50,8 +50,9 @@ struct EvalCounts {
 class EpochLoop {
  public:
   // All arguments must outlive the loop. `progress`: rank 0's, else nullptr.
-  EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan, client::ServerSet& servers,
-            client::Communicator& comm, Session& session, const client::Shards& shards, client::ProgressReporter* progress);
+  EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan,
+            client::ServerSet& servers, client::Communicator& comm, Session& session,
+            const client::Shards& shards, client::ProgressReporter* progress);
   ~EpochLoop();
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
@@ -82,10 +83,9 @@ class EpochLoop {
   // A pipeline over one stream per shard for `num_epochs` epochs from `epoch`; steps as
   // scheduled (every epoch alike), from `first_step` of the first. The streams resume on
   // another server of their part when theirs fails (resuming_stream.h).
-  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(const std::vector<client::ShardSeeds>& shards,
-                                                              const client::EpochSchedule& schedule,
-                                                              int64_t first_step, bool train,
-                                                              int64_t epoch, int64_t num_epochs);
+  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
+      const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
+      int64_t first_step, bool train, int64_t epoch, int64_t num_epochs);
 
   const client::TrainerOptions& options_;
   const client::TaskPlan& plan_;

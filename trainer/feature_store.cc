@@ -4,8 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "client/feature_rows.h"
+#include "common/status_macros.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
     const int64_t bytes = t.num_nodes * t.feat_dim * elem;
     torch::Tensor table;
     try {
-      table = torch::empty({t.num_nodes, t.feat_dim}, torch::TensorOptions().dtype(dtype).device(
-                                                          options.device));
+      table = torch::empty({t.num_nodes, t.feat_dim},
+                           torch::TensorOptions().dtype(dtype).device(options.device));
     } catch (const c10::Error& e) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "--feature-store device: ", bytes >> 20, " MiB of '", t.name, "' features do not fit on ",
@@ -36,8 +36,8 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
     RETURN_IF_ERROR(client::ReadFeatureRows(
         metadata, type, options.dtype, client_of, options.rows_per_call,
         [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
-          torch::Tensor chunk = torch::from_blob(rows.data(), {n, t.feat_dim},
-                                                 torch::TensorOptions().dtype(dtype));
+          torch::Tensor chunk =
+              torch::from_blob(rows.data(), {n, t.feat_dim}, torch::TensorOptions().dtype(dtype));
           table.narrow(0, first_row, n).copy_(chunk);  // synchronous: `rows` is freed next
           return absl::OkStatus();
         }));

@@ -24,8 +24,9 @@ namespace graphshard::trainer {
 
 struct FeatureStoreOptions {
   torch::Device device = torch::kCPU;
-  client::FeatureDtype dtype = client::FeatureDtype::kFloat32;  // rows as the servers would send them
-  int64_t rows_per_call = 1 << 16;              // rows asked of a server at once
+  client::FeatureDtype dtype =
+      client::FeatureDtype::kFloat32;  // rows as the servers would send them
+  int64_t rows_per_call = 1 << 16;     // rows asked of a server at once
 };
 
 class FeatureStore {
@@ -35,8 +36,8 @@ class FeatureStore {
   // `client_of(p)`). Its errors; ResourceExhausted, with the size, when the device cannot hold
   // the rows.
   static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(const client::ServerMetadata& metadata,
-                                                             const client::ClientOf& client_of,
-                                                             const FeatureStoreOptions& options);
+                                                            const client::ClientOf& client_of,
+                                                            const FeatureStoreOptions& options);
 
   // The rows of `ids` (int64 [n] of node type `type`, on the store's device, checked in range
   // by the batch decoder): [n, feat_dim] in the store's dtype; [n, 0] for a type without

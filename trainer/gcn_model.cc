@@ -105,11 +105,10 @@ InferenceRows GcnImpl::InferPass(int64_t pass, const BatchTensors& block) {
   const int64_t seeds = block.batch_size;
   const auto layers = static_cast<int64_t>(convs_->size());
   // Every in-edge of a seed is in the block: 1 + its in-degree is its degree with the loop.
-  const torch::Tensor inv_sqrt =
-      torch::ones({seeds}, x.options())
-          .index_add(0, e.dst, torch::ones({e.dst.size(0)}, x.options()))
-          .pow(-0.5)
-          .unsqueeze(1);
+  const torch::Tensor inv_sqrt = torch::ones({seeds}, x.options())
+                                     .index_add(0, e.dst, torch::ones({e.dst.size(0)}, x.options()))
+                                     .pow(-0.5)
+                                     .unsqueeze(1);
   auto project = [&](int64_t layer, const torch::Tensor& h) {
     return MatmulWt(h, convs_[static_cast<size_t>(layer)]->as<GcnConvImpl>()->lin->weight,
                     compute_.matmul);

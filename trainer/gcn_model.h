@@ -52,9 +52,7 @@ class GcnImpl : public GnnModelImpl {
   // whole graph's in-degree, pass 0 writes t_0 = deg^-1/2 (x W_0); pass k + 1 computes layer k,
   // z_k = deg^-1/2 (t_k + sum over in-neighbours of t_k) + b_k, and writes t_(k+1) =
   // deg^-1/2 (relu(z_k) W_(k+1)), or the logits z_(L-1). The embedding: relu(z_(L-2)).
-  int64_t InferencePasses() const override {
-    return static_cast<int64_t>(convs_->size()) + 1;
-  }
+  int64_t InferencePasses() const override { return static_cast<int64_t>(convs_->size()) + 1; }
   int64_t InferenceDim(int64_t pass) const override;
   InferenceRows InferPass(int64_t pass, const BatchTensors& block) override;
 

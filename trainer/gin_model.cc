@@ -4,8 +4,8 @@
 
 namespace graphshard::trainer {
 
-GinImpl::GinImpl(const client::GraphTaskLayout& layout, int64_t in_channels, int64_t hidden_channels,
-                 int64_t num_classes, int64_t num_layers, double dropout)
+GinImpl::GinImpl(const client::GraphTaskLayout& layout, int64_t in_channels,
+                 int64_t hidden_channels, int64_t num_classes, int64_t num_layers, double dropout)
     : layout_(layout), dropout_(dropout) {
   mlps_ = register_module("mlps", torch::nn::ModuleList());
   for (int64_t i = 0; i < num_layers; ++i) {

@@ -3,13 +3,12 @@
 
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -21,15 +20,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/assignment.h"
+#include "client/config_fingerprint.h"
+#include "client/task.h"
 #include "common/npy.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "client/assignment.h"
 #include "trainer/checkpoint.h"
-#include "client/config_fingerprint.h"
 #include "trainer/host_register.h"
 #include "trainer/internal/session_state.h"
-#include "client/task.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -47,7 +46,8 @@ struct ShareRows {
 };
 
 // The nodes of `share`: its chunk of the part's target-type id range.
-std::vector<int64_t> ShareNodes(const client::ServerMetadata& md, const client::ServerShare& share) {
+std::vector<int64_t> ShareNodes(const client::ServerMetadata& md,
+                                const client::ServerShare& share) {
   const auto p = static_cast<size_t>(share.part);
   std::vector<int64_t> all(static_cast<size_t>(md.part_offsets[p + 1] - md.part_offsets[p]));
   for (size_t i = 0; i < all.size(); ++i) all[i] = md.part_offsets[p] + static_cast<int64_t>(i);
@@ -181,7 +181,8 @@ absl::Status WriteShare(const std::string& out_dir, client::PartitionClient& cli
     const std::string path = absl::StrCat(dir, "/", name);
     const std::string tmp = absl::StrCat(path, ".tmp");
     absl::StatusOr<uint32_t> crc = common::WriteNpy(tmp, shape, absl::MakeConstSpan(values));
-    if (!crc.ok()) return absl::FailedPreconditionError(absl::StrCat("--out: ", crc.status().message()));
+    if (!crc.ok())
+      return absl::FailedPreconditionError(absl::StrCat("--out: ", crc.status().message()));
     std::filesystem::rename(tmp, path, ec);
     if (ec) return absl::FailedPreconditionError(absl::StrCat("--out: ", path, ": ", ec.message()));
     return absl::OkStatus();
@@ -217,7 +218,8 @@ void CountSplit(client::PartitionClient& client, const ShareRows& rows, absl::st
 absl::StatusOr<uint64_t> TableBase(client::Communicator& comm) {
   std::random_device rd;
   const uint64_t mine = (static_cast<uint64_t>(rd()) << 32 | rd()) & ~uint64_t{0xffff};
-  ASSIGN_OR_RETURN(std::vector<std::string> all, client::AllGatherStrings(comm, absl::StrCat(mine)));
+  ASSIGN_OR_RETURN(std::vector<std::string> all,
+                   client::AllGatherStrings(comm, absl::StrCat(mine)));
   uint64_t base = 0;
   if (all.empty() || !absl::SimpleAtoi(all[0], &base)) {
     return absl::InternalError("inference: no table id from rank 0");
@@ -225,15 +227,17 @@ absl::StatusOr<uint64_t> TableBase(client::Communicator& comm) {
   return base == 0 ? uint64_t{1} << 16 : base;
 }
 
-absl::Status NoLayerWiseForm(const client::TrainerOptions& options, const client::ServerMetadata& md) {
+absl::Status NoLayerWiseForm(const client::TrainerOptions& options,
+                             const client::ServerMetadata& md) {
   return absl::UnimplementedError(absl::StrCat(
       "--model ", options.model, (md.heterogeneous() ? " on a heterogeneous graph" : ""),
       " has no layer-wise full-graph inference yet (--infer, --eval full; homogeneous sage and "
       "gcn have it)"));
 }
 
-absl::StatusOr<InferenceResult> InferImpl(const client::TrainerOptions& options, client::ServerSet& servers,
-                                          client::Communicator& comm, Session& session,
+absl::StatusOr<InferenceResult> InferImpl(const client::TrainerOptions& options,
+                                          client::ServerSet& servers, client::Communicator& comm,
+                                          Session& session,
                                           const std::vector<client::ServerShare>& shares,
                                           const std::string& out_dir, std::ostream& log) {
   const client::ServerMetadata& md = servers.metadata;
@@ -261,8 +265,8 @@ absl::StatusOr<InferenceResult> InferImpl(const client::TrainerOptions& options,
     for (ShareRows& r : rows) {
       if (r.ids.empty()) continue;
       client::PartitionClient& client = *servers.clients[static_cast<size_t>(r.share.part)];
-      status = RunShare(options, client, md, model, session.state().device, pass, passes,
-                        in_table, out_table, r, block);
+      status = RunShare(options, client, md, model, session.state().device, pass, passes, in_table,
+                        out_table, r, block);
       if (!status.ok()) break;
     }
     if (block != block_before) {
@@ -342,10 +346,11 @@ absl::Status WriteWeights(const std::string& out_dir, GnnModelImpl& model) {
   for (const auto& named : model.named_parameters()) {
     torch::Tensor w = named.value().detach().to(torch::kCPU, torch::kFloat32).contiguous();
     std::vector<int64_t> shape(w.sizes().begin(), w.sizes().end());
-    absl::StatusOr<uint32_t> crc = common::WriteNpy(
-        absl::StrCat(dir, "/", named.key(), ".npy"), shape,
-        absl::MakeConstSpan(w.data_ptr<float>(), static_cast<size_t>(w.numel())));
-    if (!crc.ok()) return absl::FailedPreconditionError(absl::StrCat("--out: ", crc.status().message()));
+    absl::StatusOr<uint32_t> crc =
+        common::WriteNpy(absl::StrCat(dir, "/", named.key(), ".npy"), shape,
+                         absl::MakeConstSpan(w.data_ptr<float>(), static_cast<size_t>(w.numel())));
+    if (!crc.ok())
+      return absl::FailedPreconditionError(absl::StrCat("--out: ", crc.status().message()));
   }
   return absl::OkStatus();
 }
@@ -376,11 +381,11 @@ absl::Status RunInferenceImpl(const client::TrainerOptions& options, client::Ser
                    Session::Create(options, device, md, std::ssize(options.fanouts), comm,
                                    client::ConfigFingerprint(options, comm.world_size())));
   std::string config;
-  RETURN_IF_ERROR(LoadCheckpointModel(options.checkpoint_dir, session->state(),
-                                      [&](const std::string& c) {
-                                        config = c;
-                                        return client::CheckSameModel(c, options, checkpoint);
-                                      }));
+  RETURN_IF_ERROR(
+      LoadCheckpointModel(options.checkpoint_dir, session->state(), [&](const std::string& c) {
+        config = c;
+        return client::CheckSameModel(c, options, checkpoint);
+      }));
   log << "rank " << rank << ": inference with " << checkpoint << " (" << config << "), weights "
       << session->WeightsFingerprint() << "\n";
   ASSIGN_OR_RETURN(const InferenceResult r,
@@ -401,7 +406,8 @@ absl::Status RunInferenceImpl(const client::TrainerOptions& options, client::Ser
 
 }  // namespace
 
-absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options, client::ServerSet& servers,
+absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options,
+                                               client::ServerSet& servers,
                                                client::Communicator& comm, Session& session,
                                                const std::vector<client::ServerShare>& shares,
                                                const std::string& out_dir, std::ostream& log) {
@@ -412,14 +418,15 @@ absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& opt
   }
 }
 
-absl::Status CheckInferable(const client::TrainerOptions& options, const client::ServerMetadata& metadata,
-                            Session& session) {
+absl::Status CheckInferable(const client::TrainerOptions& options,
+                            const client::ServerMetadata& metadata, Session& session) {
   if (session.state().model->InferencePasses() > 0) return absl::OkStatus();
   return NoLayerWiseForm(options, metadata);
 }
 
-absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers, client::Communicator& comm,
-                          std::ostream& out, std::ostream& log, const RunEnvironment& env) {
+absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers,
+                          client::Communicator& comm, std::ostream& out, std::ostream& log,
+                          const RunEnvironment& env) {
   try {
     return RunInferenceImpl(options, servers, comm, out, log, env);
   } catch (const c10::Error& e) {

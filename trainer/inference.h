@@ -27,7 +27,7 @@
 namespace graphshard::trainer {
 
 struct InferenceResult {
-  int64_t nodes = 0;  // nodes inferred, over all ranks
+  int64_t nodes = 0;   // nodes inferred, over all ranks
   double seconds = 0;  // wall time of the passes (the slowest rank's end)
   // Over all ranks: predictions (argmax of the logits) equal to the label, on each split.
   double val_correct = 0, val_total = 0, test_correct = 0, test_total = 0;
@@ -40,23 +40,25 @@ struct InferenceResult {
 // hidden layer, after its activation; not with one layer), rows in global id order. Errors: the
 // servers' and the collectives'; Unimplemented naming the model when it has no layer-wise
 // form (heterogeneous sage); InvalidArgument for a graph task.
-absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options, client::ServerSet& servers,
+absl::StatusOr<InferenceResult> InferFullGraph(const client::TrainerOptions& options,
+                                               client::ServerSet& servers,
                                                client::Communicator& comm, Session& session,
                                                const std::vector<client::ServerShare>& shares,
                                                const std::string& out_dir, std::ostream& log);
 
 // Unimplemented, naming the model, unless `session`'s model has a layer-wise form (--eval full
 // checks it before training).
-absl::Status CheckInferable(const client::TrainerOptions& options, const client::ServerMetadata& metadata,
-                            Session& session);
+absl::Status CheckInferable(const client::TrainerOptions& options,
+                            const client::ServerMetadata& metadata, Session& session);
 
 // --infer: loads --checkpoint-dir's model (refusing one of another shape: NotFound without a
 // checkpoint, FailedPrecondition naming the settings or parameter shapes that differ), checks
 // that --out can be written (FailedPrecondition naming it), runs InferFullGraph into --out,
 // and has rank 0 print one JSON line on `out`: {"inference_nodes", "nodes_per_s", "time_s",
 // "val_acc", "test_acc", "world_size", "passes"}. Never throws.
-absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers, client::Communicator& comm,
-                          std::ostream& out, std::ostream& log, const RunEnvironment& env = {});
+absl::Status RunInference(const client::TrainerOptions& options, client::ServerSet& servers,
+                          client::Communicator& comm, std::ostream& out, std::ostream& log,
+                          const RunEnvironment& env = {});
 
 }  // namespace graphshard::trainer
 

@@ -103,7 +103,8 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
   const int s = step_stream_[static_cast<size_t>(step)];
   if (s < 0) return absl::optional<BatchTensors>();
   const auto read_start = std::chrono::steady_clock::now();
-  absl::StatusOr<absl::optional<client::MinibatchData>> read = streams_[static_cast<size_t>(s)]->Next();
+  absl::StatusOr<absl::optional<client::MinibatchData>> read =
+      streams_[static_cast<size_t>(s)]->Next();
   *stream_wait_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   ASSIGN_OR_RETURN(absl::optional<client::MinibatchData> data, std::move(read));
@@ -167,17 +168,17 @@ PipelineTimings InputPipeline::timings() {
 
 absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Next() {
   if (handed_out_ >= std::ssize(step_stream_)) {
-    return absl::OutOfRangeError(absl::StrCat("input pipeline: all ", handed_out_,
-                                              " steps were handed out"));
+    return absl::OutOfRangeError(
+        absl::StrCat("input pipeline: all ", handed_out_, " steps were handed out"));
   }
   std::unique_ptr<Ready> ready;
   {
     absl::MutexLock lock(&mu_);
-    auto nonempty = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !queue_.empty() || finished_;
-    };
+    auto nonempty = [this]()
+                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || finished_; };
     mu_.Await(absl::Condition(&nonempty));
-    if (queue_.empty()) return absl::FailedPreconditionError("input pipeline stopped after an error");
+    if (queue_.empty())
+      return absl::FailedPreconditionError("input pipeline stopped after an error");
     ready = std::move(queue_.front());
     queue_.pop_front();
   }
@@ -190,8 +191,8 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Next() {
       // Memory allocated on the copy stream is used on the compute stream: tell the allocator.
       (*ready->batch)->ForEachTensor([&](torch::Tensor& x) { x.record_stream(compute); });
     } catch (const c10::Error& e) {
-      return absl::InternalError(absl::StrCat("waiting for a batch copy: ",
-                                              e.what_without_backtrace()));
+      return absl::InternalError(
+          absl::StrCat("waiting for a batch copy: ", e.what_without_backtrace()));
     }
   }
   return std::move(ready->batch);

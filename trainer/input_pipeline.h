@@ -37,11 +37,11 @@ struct PipelineTimings {
 };
 
 struct PipelineOptions {
-  int depth = 4;                        // steps kept ready ahead
-  torch::Device device = torch::kCPU;   // where the tensors go
+  int depth = 4;                       // steps kept ready ahead
+  torch::Device device = torch::kCPU;  // where the tensors go
 
-  bool normalize_features = false;      // x / max(row sum, 1)
-  int64_t num_classes = 1;              // labels of seeds are checked against it
+  bool normalize_features = false;  // x / max(row sum, 1)
+  int64_t num_classes = 1;          // labels of seeds are checked against it
   // --feature-store device: batches come without rows (BatchTensors::x_are_ids); their rows
   // are gathered from here on the device. Null: batches carry their rows.
   std::shared_ptr<const FeatureStore> store;
@@ -50,8 +50,8 @@ struct PipelineOptions {
 class InputPipeline {
  public:
   // Step s takes the next batch of streams[step_stream[s]]; -1 = a step without a batch.
-  InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> streams, std::vector<int> step_stream,
-                const PipelineOptions& options);
+  InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> streams,
+                std::vector<int> step_stream, const PipelineOptions& options);
   ~InputPipeline();
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;

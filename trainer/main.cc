@@ -6,27 +6,28 @@
 #include <memory>
 
 #include "absl/status/status.h"
-#include "common/registry.h"
-#include "rpc/security.h"
 #include "client/communicator.h"
-#include "trainer/communicators.h"
-#include "trainer/inference.h"
 #include "client/options.h"
 #include "client/rank_heartbeats.h"
 #include "client/rendezvous.h"
 #include "client/rendezvous_store.h"
 #include "client/server_set.h"
+#include "common/registry.h"
+#include "rpc/security.h"
+#include "trainer/communicators.h"
+#include "trainer/inference.h"
+#include "trainer/model_registry.h"
 #include "trainer/train.h"
 
 namespace graphshard::trainer {
 namespace {
 
-absl::StatusOr<std::unique_ptr<client::Communicator>> MakeCommunicator(const client::TrainerOptions& options,
-                                                               const client::RendezvousConfig& rdv,
-                                                               const rpc::RpcOptions& rpc) {
-  const bool nccl =
-      options.backend == client::Backend::kNccl ||
-      (options.backend == client::Backend::kAuto && options.device == client::DeviceKind::kCuda && HaveNccl());
+absl::StatusOr<std::unique_ptr<client::Communicator>> MakeCommunicator(
+    const client::TrainerOptions& options, const client::RendezvousConfig& rdv,
+    const rpc::RpcOptions& rpc) {
+  const bool nccl = options.backend == client::Backend::kNccl ||
+                    (options.backend == client::Backend::kAuto &&
+                     options.device == client::DeviceKind::kCuda && HaveNccl());
   if (rdv.world_size == 1 && std::getenv("MASTER_PORT") == nullptr) {
     return client::CreateLocalCommunicator();
   }
@@ -89,9 +90,9 @@ absl::Status Run(const client::TrainerOptions& options) {
         client::ConnectRendezvousStore(*rdv, discovery.client.rpc, kHeartbeatStoreTimeoutS);
     if (beats.ok()) {
       *comm = client::WithLossDiagnosis(
-          *std::move(comm),
-          std::make_unique<client::RankHeartbeats>(*std::move(beats), rdv->rank, rdv->world_size,
-                                           client::JoinHostPort(rdv->master_addr, rdv->master_port)));
+          *std::move(comm), std::make_unique<client::RankHeartbeats>(
+                                *std::move(beats), rdv->rank, rdv->world_size,
+                                client::JoinHostPort(rdv->master_addr, rdv->master_port)));
     } else {
       std::cerr << "warning: no heartbeats (a lost rank will not be named): "
                 << beats.status().message() << std::endl;
@@ -110,9 +111,8 @@ absl::Status Run(const client::TrainerOptions& options) {
 }  // namespace graphshard::trainer
 
 int main(int argc, char** argv) {
-  absl::StatusOr<graphshard::trainer::TrainerOptions> options =
-      graphshard::trainer::ParseTrainerOptions(argc, argv,
-                                              graphshard::trainer::RegisteredModels());
+  absl::StatusOr<graphshard::client::TrainerOptions> options =
+      graphshard::client::ParseTrainerOptions(argc, argv, graphshard::trainer::RegisteredModels());
   if (absl::IsCancelled(options.status())) {  // --help
     std::cout << options.status().message();
     return 0;

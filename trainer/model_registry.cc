@@ -13,7 +13,8 @@ namespace {
 
 // One row per model: a new model is its file and one row here.
 constexpr client::ModelInfo kModels[] = {
-    {"sage", client::Task::kNode, &CreateSageModel},  // heterogeneous GraphSAGE on heterogeneous graphs
+    {"sage", client::Task::kNode,
+     &CreateSageModel},  // heterogeneous GraphSAGE on heterogeneous graphs
     {"gcn", client::Task::kNode, &CreateGcnModel},
     {"gin", client::Task::kGraph, &CreateGinModel},
 };
@@ -34,7 +35,8 @@ absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateModel(const client::ServerMe
   return model->create(md, options);
 }
 
-absl::StatusOr<int64_t> HomogeneousFeatureDim(const client::ServerMetadata& md, absl::string_view model) {
+absl::StatusOr<int64_t> HomogeneousFeatureDim(const client::ServerMetadata& md,
+                                              absl::string_view model) {
   if (md.heterogeneous()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--model ", model, " takes homogeneous graphs; this one has ", md.node_types.size(),

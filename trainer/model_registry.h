@@ -43,7 +43,8 @@ absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateGinModel(const client::Serve
 
 // For models of homogeneous graphs: the nodes' feature dimension. InvalidArgument naming
 // `model` for a heterogeneous graph, or one whose nodes have no features.
-absl::StatusOr<int64_t> HomogeneousFeatureDim(const client::ServerMetadata& md, absl::string_view model);
+absl::StatusOr<int64_t> HomogeneousFeatureDim(const client::ServerMetadata& md,
+                                              absl::string_view model);
 
 }  // namespace graphshard::trainer
 

@@ -17,8 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "client/communicator.h"
+#include "common/status_macros.h"
 #include "trainer/communicators.h"
 
 namespace graphshard::trainer {
@@ -87,8 +87,7 @@ class NcclCommunicator final : public client::Communicator {
                                              ToNccl(op), comm_, cudaStreamLegacy),
                                "ncclAllReduce"));
     RETURN_IF_ERROR(Enqueued("all-reduce"));
-    RETURN_IF_ERROR(
-        CudaStatus(cudaEventRecord(queued_done_, cudaStreamLegacy), "cudaEventRecord"));
+    RETURN_IF_ERROR(CudaStatus(cudaEventRecord(queued_done_, cudaStreamLegacy), "cudaEventRecord"));
     queued_ = true;
     return absl::OkStatus();
   }
@@ -131,9 +130,9 @@ class NcclCommunicator final : public client::Communicator {
       RETURN_IF_ERROR(CudaStatus(cudaMalloc(&scratch_, bytes), "cudaMalloc"));
       scratch_bytes_ = bytes;
     }
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(scratch_, host, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
-        "cudaMemcpyAsync"));
+    RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(scratch_, host, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
+                   "cudaMemcpyAsync"));
     RETURN_IF_ERROR(NcclStatus(
         ncclAllReduce(scratch_, scratch_, count, type, ToNccl(op), comm_, cudaStreamLegacy),
         "ncclAllReduce"));
@@ -173,10 +172,12 @@ class NcclCommunicator final : public client::Communicator {
         ncclCommAbort(comm_);
         comm_ = nullptr;
         aborted_ = true;
-        return absl::UnavailableError(absl::StrCat(
-            "NCCL ", what, " on rank ", rank_, " of ", world_size_, " failed (a peer trainer died "
-            "or is late?): ", async != ncclSuccess ? ncclGetErrorString(async) : "timed out after ",
-            async != ncclSuccess ? "" : absl::StrCat(timeout_s_, "s")));
+        return absl::UnavailableError(
+            absl::StrCat("NCCL ", what, " on rank ", rank_, " of ", world_size_,
+                         " failed (a peer trainer died "
+                         "or is late?): ",
+                         async != ncclSuccess ? ncclGetErrorString(async) : "timed out after ",
+                         async != ncclSuccess ? "" : absl::StrCat(timeout_s_, "s")));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
@@ -210,8 +211,7 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
   RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
   if (count < 1) return absl::FailedPreconditionError("NCCL: no CUDA device visible");
   const int device = options.local_rank % count;
-  RETURN_IF_ERROR(
-      CudaStatus(cudaSetDevice(device), absl::StrCat("cudaSetDevice(", device, ")")));
+  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), absl::StrCat("cudaSetDevice(", device, ")")));
   ncclUniqueId id;
   const std::string key = "graphshard/nccl_unique_id";
   if (config.rank == 0) {
@@ -230,9 +230,9 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
   ncclComm_t comm = nullptr;
   ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
   nccl_config.blocking = 0;
-  const std::string what = absl::StrCat("ncclCommInitRank (rank ", config.rank, " of ",
-                                        config.world_size, ", cuda:", device,
-                                        "; one rank per GPU)");
+  const std::string what =
+      absl::StrCat("ncclCommInitRank (rank ", config.rank, " of ", config.world_size,
+                   ", cuda:", device, "; one rank per GPU)");
   RETURN_IF_ERROR(NcclStatus(
       ncclCommInitRankConfig(&comm, config.world_size, id, config.rank, &nccl_config), what));
   const auto start = std::chrono::steady_clock::now();
@@ -243,8 +243,8 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
         options.timeout_s) {
       ncclCommAbort(comm);
-      return absl::UnavailableError(absl::StrCat(what, ": not every trainer joined within ",
-                                                 options.timeout_s, "s"));
+      return absl::UnavailableError(
+          absl::StrCat(what, ": not every trainer joined within ", options.timeout_s, "s"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -252,9 +252,8 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
     ncclCommAbort(comm);
     return NcclStatus(state, what);
   }
-  return std::unique_ptr<client::Communicator>(new NcclCommunicator(config.rank, config.world_size,
-                                                            device, options.timeout_s,
-                                                            comm, std::move(store)));
+  return std::unique_ptr<client::Communicator>(new NcclCommunicator(
+      config.rank, config.world_size, device, options.timeout_s, comm, std::move(store)));
 }
 
 }  // namespace graphshard::trainer

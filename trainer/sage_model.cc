@@ -161,8 +161,7 @@ struct TypeInput {
 // sum over edges (j -> i) of `row`, divided by i's in-degree: `row` where i has an edge, else 0.
 torch::Tensor MeanOfSharedRow(const torch::Tensor& row, const torch::Tensor& edge_dst,
                               int64_t num_dst) {
-  torch::Tensor has_edge =
-      torch::zeros({num_dst, 1}, row.options()).index_fill_(0, edge_dst, 1.0);
+  torch::Tensor has_edge = torch::zeros({num_dst, 1}, row.options()).index_fill_(0, edge_dst, 1.0);
   return has_edge * row;
 }
 
@@ -257,14 +256,14 @@ absl::StatusOr<std::shared_ptr<GnnModelImpl>> CreateSageModel(const client::Serv
         md, o.hidden_channels, o.num_layers, o.dropout, o.output_types, o.out_channels));
   }
   ASSIGN_OR_RETURN(const int64_t in, HomogeneousFeatureDim(md, "sage"));
-  return std::shared_ptr<GnnModelImpl>(std::make_shared<GraphSageImpl>(
-      GraphSageOptions{.in_channels = in,
-                       .hidden_channels = o.hidden_channels,
-                       .out_channels = o.out_channels > 0
-                                           ? o.out_channels
-                                           : md.node_types[static_cast<size_t>(md.target)].num_classes,
-                       .num_layers = o.num_layers,
-                       .dropout = o.dropout}));
+  return std::shared_ptr<GnnModelImpl>(std::make_shared<GraphSageImpl>(GraphSageOptions{
+      .in_channels = in,
+      .hidden_channels = o.hidden_channels,
+      .out_channels = o.out_channels > 0
+                          ? o.out_channels
+                          : md.node_types[static_cast<size_t>(md.target)].num_classes,
+      .num_layers = o.num_layers,
+      .dropout = o.dropout}));
 }
 
 }  // namespace graphshard::trainer

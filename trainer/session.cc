@@ -31,7 +31,8 @@ Session::~Session() = default;
 absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOptions& options,
                                                          const DeviceChoice& device,
                                                          const client::ServerMetadata& md,
-                                                         int64_t num_layers, client::Communicator& comm,
+                                                         int64_t num_layers,
+                                                         client::Communicator& comm,
                                                          std::string config) {
   torch::set_num_threads(options.threads);
   auto state = std::make_unique<SessionState>(
@@ -45,9 +46,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
     std::lock_guard<std::mutex> lock(init_mu);
     torch::manual_seed(options.seed);
     client::ModelOptions model{.name = options.model,
-                       .hidden_channels = options.hidden,
-                       .num_layers = num_layers,
-                       .dropout = options.dropout};
+                               .hidden_channels = options.hidden,
+                               .num_layers = num_layers,
+                               .dropout = options.dropout};
     if (options.task == client::Task::kLink) {  // node embeddings of both endpoint types
       ASSIGN_OR_RETURN(const int e, client::FindLinkEdgeType(options.link, md));
       const client::EdgeTypeInfo& et = md.edge_types[static_cast<size_t>(e)];
@@ -56,11 +57,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
     }
     ASSIGN_OR_RETURN(state->model, CreateModel(md, model));
   }
-  const client::Precision precision =
-      client::ResolvePrecision(options.precision, device.cuda ? client::DeviceKind::kCuda : client::DeviceKind::kCpu);
-  state->model->set_compute(
-      {.trim = options.trim == client::Trimming::kOn,
-       .matmul = precision == client::Precision::kBf16 ? MatmulDtype::kBFloat16 : MatmulDtype::kFloat32});
+  const client::Precision precision = client::ResolvePrecision(
+      options.precision, device.cuda ? client::DeviceKind::kCuda : client::DeviceKind::kCpu);
+  state->model->set_compute({.trim = options.trim == client::Trimming::kOn,
+                             .matmul = precision == client::Precision::kBf16
+                                           ? MatmulDtype::kBFloat16
+                                           : MatmulDtype::kFloat32});
   if (options.deterministic) {
     // --deterministic: torch.use_deterministic_algorithms(True). CUDA's index_add (SAGE and
     // GCN aggregation, index_select's backward) then sorts instead of using atomics; cuBLAS
@@ -75,8 +77,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
     // --precision tf32: cuBLAS may use TF32 tensor cores for float32 matmuls (PyTorch's
     // torch.set_float32_matmul_precision("high")); process-wide, like PyTorch's setting. On the
     // CPU there are no TF32 units: tf32 computes as fp32 there.
-    at::globalContext().setFloat32MatmulPrecision(precision == client::Precision::kTf32 ? "high"
-                                                                                : "highest");
+    at::globalContext().setFloat32MatmulPrecision(
+        precision == client::Precision::kTf32 ? "high" : "highest");
   }
   state->model->to(state->device);
   state->params = state->model->parameters();

@@ -12,10 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
-#include "trainer/checkpoint.h"
 #include "client/communicator.h"
 #include "client/data_types.h"
 #include "client/options.h"
+#include "trainer/checkpoint.h"
 
 namespace graphshard::trainer {
 
@@ -38,7 +38,8 @@ class Session {
   static absl::StatusOr<std::unique_ptr<Session>> Create(const client::TrainerOptions& options,
                                                          const DeviceChoice& device,
                                                          const client::ServerMetadata& metadata,
-                                                         int64_t num_layers, client::Communicator& comm,
+                                                         int64_t num_layers,
+                                                         client::Communicator& comm,
                                                          std::string config);
   ~Session();
   Session(const Session&) = delete;
@@ -60,7 +61,8 @@ class Session {
   SessionState& state() { return *state_; }
 
  private:
-  Session(const client::TrainerOptions& options, std::unique_ptr<SessionState> state, std::string config);
+  Session(const client::TrainerOptions& options, std::unique_ptr<SessionState> state,
+          std::string config);
 
   const client::TrainerOptions& options_;
   std::unique_ptr<SessionState> state_;

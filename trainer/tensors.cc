@@ -4,8 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "client/epoch_plan.h"
+#include "common/status_macros.h"
 
 namespace graphshard::trainer {
 
@@ -71,10 +71,9 @@ absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64
     std::memcpy(&label, seeds.labels.data + i * 8, 8);
     if (num_classes > 0 && (label < 0 || label >= num_classes)) {
       std::memcpy(&id, seeds.ids.data + i * 8, 8);
-      return absl::InvalidArgumentError(absl::StrCat("seed ", id, " (", seeds.node_type,
-                                                     ") has label ", label,
-                                                     ", outside [0, num_classes ", num_classes,
-                                                     ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("seed ", id, " (", seeds.node_type, ") has label ", label,
+                       ", outside [0, num_classes ", num_classes, ")"));
     }
   }
   try {

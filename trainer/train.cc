@@ -12,31 +12,33 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/status_macros.h"
-#include "shm/ring.h"
 #include "client/communicator.h"
 #include "client/config_fingerprint.h"
-#include "trainer/epoch_loop.h"
 #include "client/feature_rows.h"
+#include "client/shards.h"
+#include "client/task.h"
+#include "common/status_macros.h"
+#include "shm/ring.h"
+#include "trainer/epoch_loop.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
 #include "trainer/inference.h"
 #include "trainer/session.h"
-#include "client/shards.h"
-#include "client/task.h"
 
 namespace graphshard::trainer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void LogShards(std::ostream& log, int rank, const client::ServerMetadata& md, const client::Shards& shards,
-               const DeviceChoice& device, const client::Communicator& comm) {
+void LogShards(std::ostream& log, int rank, const client::ServerMetadata& md,
+               const client::Shards& shards, const DeviceChoice& device,
+               const client::Communicator& comm) {
   log << absl::StrFormat(
       "rank %d: %d parts, target '%s' (%d node types, %d edge types), feat_dim %d, %d classes; "
       "seeds train %d val %d test %d from parts",
       rank, md.num_parts, md.target_type, md.node_types.size(), md.edge_types.size(), md.feat_dim,
-      md.num_classes, client::TotalSeeds(shards.train), client::TotalSeeds(shards.val), client::TotalSeeds(shards.test));
+      md.num_classes, client::TotalSeeds(shards.train), client::TotalSeeds(shards.val),
+      client::TotalSeeds(shards.test));
   for (const client::ShardSeeds& s : shards.train) log << " " << s.part;
   log << "; device " << device.name << ", " << comm.name() << "\n";
   if (client::TotalSeeds(shards.train) == 0) {
@@ -50,8 +52,8 @@ bool EvaluationDue(const client::TrainerOptions& o, int64_t epoch) {
 }
 
 // Where the run starts: --resume's checkpoint, else epoch 1, step 0.
-absl::StatusOr<CheckpointPosition> StartPosition(const client::TrainerOptions& options, Session& session,
-                                                 int rank, std::ostream& log) {
+absl::StatusOr<CheckpointPosition> StartPosition(const client::TrainerOptions& options,
+                                                 Session& session, int rank, std::ostream& log) {
   CheckpointPosition start;
   if (!options.resume) return start;
   ASSIGN_OR_RETURN(absl::optional<CheckpointPosition> loaded, session.Resume());
@@ -86,21 +88,20 @@ absl::Status RunEpoch(const client::TrainerOptions& options, int64_t epoch, int6
   if (EvaluationDue(options, epoch) && options.eval == client::EvalMode::kFull) {
     // Full-graph inference (inference.h): every node over its whole neighbourhood, so the
     // accuracy of every val and test node, exactly. Its counts are over all ranks already.
-    ASSIGN_OR_RETURN(const InferenceResult inferred,
-                     InferFullGraph(options, full.servers, full.comm, session, shards.shares, "",
-                                    full.log));
+    ASSIGN_OR_RETURN(
+        const InferenceResult inferred,
+        InferFullGraph(options, full.servers, full.comm, session, shards.shares, "", full.log));
     const double own = full.comm.rank() == 0 ? 1.0 : 0.0;
     RETURN_IF_ERROR(report.ReduceEvaluation(own * inferred.val_correct, own * inferred.val_total,
-                                            own * inferred.test_correct,
-                                            own * inferred.test_total, r));
+                                            own * inferred.test_correct, own * inferred.test_total,
+                                            r));
   } else if (EvaluationDue(options, epoch)) {
     ASSIGN_OR_RETURN(EvalCounts val, loop.Evaluate(shards.val, epoch));
     ASSIGN_OR_RETURN(EvalCounts test, loop.Evaluate(shards.test, epoch));
     if (options.task == client::Task::kLink) {
       RETURN_IF_ERROR(report.ReduceLinkEvaluation(val.link, test.link, options.link.hits_k, r));
     } else {
-      RETURN_IF_ERROR(
-          report.ReduceEvaluation(val.correct, val.total, test.correct, test.total, r));
+      RETURN_IF_ERROR(report.ReduceEvaluation(val.correct, val.total, test.correct, test.total, r));
     }
   }
   r.eval_s = std::chrono::duration<double>(Clock::now() - eval_start).count();
@@ -111,23 +112,22 @@ absl::Status RunEpoch(const client::TrainerOptions& options, int64_t epoch, int6
 // --feature-store: loads every feature row onto the device where asked (device) or where they
 // fit (auto, ResolveFeatureStore), and says which. With auto, a device that turns out unable to
 // hold them (ResourceExhausted) leaves the rows with the batches.
-absl::Status PlaceFeatureRows(const client::TrainerOptions& options, const client::ServerMetadata& md,
-                              const DeviceChoice& device, int rank, EpochLoop& loop,
-                              std::ostream& log) {
+absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
+                              const client::ServerMetadata& md, const DeviceChoice& device,
+                              int rank, EpochLoop& loop, std::ostream& log) {
   const int64_t table_bytes = client::FeatureTableBytes(md, options.feature_dtype);
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
-  const client::FeatureStoreKind kind = client::ResolveFeatureStore(options.feature_store, options.task,
-                                                    device.cuda, table_bytes, free_bytes);
+  const client::FeatureStoreKind kind = client::ResolveFeatureStore(
+      options.feature_store, options.task, device.cuda, table_bytes, free_bytes);
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   const std::string why =
       options.feature_store != client::FeatureStoreKind::kAuto
           ? std::string()
-          : absl::StrFormat(" (--feature-store auto: %.1f MiB of rows, %s)", mib(table_bytes),
-                            free_bytes ? absl::StrFormat("%.0f MiB free on %s", mib(*free_bytes),
-                                                         device.name)
-                                       : std::string(device.cuda ? "free memory unknown"
-                                                                 : "not a GPU"));
+          : absl::StrFormat(
+                " (--feature-store auto: %.1f MiB of rows, %s)", mib(table_bytes),
+                free_bytes ? absl::StrFormat("%.0f MiB free on %s", mib(*free_bytes), device.name)
+                           : std::string(device.cuda ? "free memory unknown" : "not a GPU"));
   if (kind != client::FeatureStoreKind::kDevice) {
     if (!why.empty()) {
       log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
@@ -149,9 +149,10 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options, const clien
   return absl::OkStatus();
 }
 
-absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOptions& options, client::ServerSet& servers,
-                                             client::Communicator& comm, std::ostream& out,
-                                             std::ostream& log, const RunEnvironment& env) {
+absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOptions& options,
+                                                     client::ServerSet& servers,
+                                                     client::Communicator& comm, std::ostream& out,
+                                                     std::ostream& log, const RunEnvironment& env) {
   const client::ServerMetadata& md = servers.metadata;
   const int rank = comm.rank();
   ASSIGN_OR_RETURN(const DeviceChoice device, PickDevice(options, env.local_rank));
@@ -162,27 +163,29 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
   ASSIGN_OR_RETURN(const client::TaskPlan plan, client::PlanTaskFor(options, md));
   ASSIGN_OR_RETURN(const std::vector<std::string> rank_hosts,
                    client::AllGatherStrings(comm, shm::HostId()));
-  ASSIGN_OR_RETURN(const client::Shards shards,
-                   client::LoadShards(servers, rank, rank_hosts, plan.link_edge_type, options.assignment));
+  ASSIGN_OR_RETURN(
+      const client::Shards shards,
+      client::LoadShards(servers, rank, rank_hosts, plan.link_edge_type, options.assignment));
   LogShards(log, rank, md, shards, device, comm);
   for (const client::ServerShare& s : shards.shares) {
     const auto part = static_cast<size_t>(s.part);
-    log << absl::StrFormat("rank %d reads part %d (chunk %d of %d) at %s (host %s)\n", rank,
-                           s.part, s.chunk, s.num_chunks, servers.clients[part]->address(),
+    log << absl::StrFormat("rank %d reads part %d (chunk %d of %d) at %s (host %s)\n", rank, s.part,
+                           s.chunk, s.num_chunks, servers.clients[part]->address(),
                            servers.host_ids[part]);
   }
 
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    Session::Create(options, device, md, plan.num_layers, comm,
                                    client::ConfigFingerprint(options, comm.world_size())));
-  if (options.eval == client::EvalMode::kFull) RETURN_IF_ERROR(CheckInferable(options, md, *session));
+  if (options.eval == client::EvalMode::kFull)
+    RETURN_IF_ERROR(CheckInferable(options, md, *session));
   ASSIGN_OR_RETURN(const CheckpointPosition start, StartPosition(options, *session, rank, log));
   ASSIGN_OR_RETURN(std::unique_ptr<client::RunReport> report,
                    client::RunReport::Create(options, comm, out, log, env.log_is_terminal,
-                                     {.config = session->config(),
-                                      .device = device.name,
-                                      .start_epoch = start.epoch,
-                                      .start_step = start.step}));
+                                             {.config = session->config(),
+                                              .device = device.name,
+                                              .start_epoch = start.epoch,
+                                              .start_step = start.step}));
 
   EpochLoop loop(options, plan, servers, comm, *session, shards, report->progress());
   RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, loop, log));
@@ -203,9 +206,10 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
 
 }  // namespace
 
-absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options, client::ServerSet& servers,
-                                         client::Communicator& comm, std::ostream& out, std::ostream& log,
-                                         const RunEnvironment& env) {
+absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options,
+                                                 client::ServerSet& servers,
+                                                 client::Communicator& comm, std::ostream& out,
+                                                 std::ostream& log, const RunEnvironment& env) {
   try {
     return RunTrainingImpl(options, servers, comm, out, log, env);
   } catch (const c10::Error& e) {

@@ -19,16 +19,17 @@
 namespace graphshard::trainer {
 
 struct RunEnvironment {
-  int local_rank = 0;               // --device cuda: cuda:(local_rank % visible devices)
+  int local_rank = 0;            // --device cuda: cuda:(local_rank % visible devices)
   bool log_is_terminal = false;  // the log (stderr) is a terminal: progress drawn in place
 };
 
 // Errors: any RPC, collective or data error, naming what failed (e.g. "StreamBatches to server
 // 127.0.0.1:4242: ..."); Torch exceptions become Internal. Aborted when --stop-after-steps
 // stopped the run (after its checkpoint, if one was due). Never throws.
-absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options, client::ServerSet& servers,
-                                         client::Communicator& comm, std::ostream& out, std::ostream& log,
-                                         const RunEnvironment& env = {});
+absl::StatusOr<client::TrainSummary> RunTraining(const client::TrainerOptions& options,
+                                                 client::ServerSet& servers,
+                                                 client::Communicator& comm, std::ostream& out,
+                                                 std::ostream& log, const RunEnvironment& env = {});
 
 }  // namespace graphshard::trainer
 

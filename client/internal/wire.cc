@@ -176,19 +176,17 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
     if (!offsets.empty() &&
         (std::ssize(offsets) != out.num_parts + 1 || offsets.front() != 0 ||
          offsets.back() != t.num_nodes() || !std::is_sorted(offsets.begin(), offsets.end()))) {
-      return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(),
-                                              "' has part_offsets [",
-                                              absl::StrJoin(offsets, ", "), "], not ",
-                                              out.num_parts + 1, " rising offsets from 0 to ",
-                                              t.num_nodes()));
+      return absl::DataLossError(absl::StrCat(
+          "metadata: node type '", t.name(), "' has part_offsets [", absl::StrJoin(offsets, ", "),
+          "], not ", out.num_parts + 1, " rising offsets from 0 to ", t.num_nodes()));
     }
-    out.node_types.push_back({t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time(),
-                              std::move(offsets)});
+    out.node_types.push_back(
+        {t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time(), std::move(offsets)});
   }
   if (out.node_types.empty()) {  // an older server: the homogeneous summary only
     out.target_type = out.target_type.empty() ? "node" : out.target_type;
-    out.node_types.push_back({out.target_type, out.num_nodes, out.feat_dim, out.num_classes,
-                              false, out.part_offsets});
+    out.node_types.push_back(
+        {out.target_type, out.num_nodes, out.feat_dim, out.num_classes, false, out.part_offsets});
   }
   auto index_of = [&](const std::string& name) {
     for (size_t i = 0; i < out.node_types.size(); ++i) {
@@ -198,7 +196,8 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   };
   out.target = out.target_type.empty() ? 0 : index_of(out.target_type);
   if (out.target < 0) {
-    return absl::DataLossError(absl::StrCat("metadata: unknown target type '", out.target_type, "'"));
+    return absl::DataLossError(
+        absl::StrCat("metadata: unknown target type '", out.target_type, "'"));
   }
   out.target_type = out.node_types[static_cast<size_t>(out.target)].name;
   for (const v1::EdgeTypeMeta& e : m.edge_types()) {
@@ -274,15 +273,14 @@ namespace {
 absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> SegmentGoneIsABrokenStream(
     absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> opened) {
   if (opened.ok() || !absl::IsNotFound(opened.status())) return opened;
-  return absl::UnavailableError(absl::StrCat(opened.status().message(),
-                                             " (the server ended the stream before it was read)"));
+  return absl::UnavailableError(
+      absl::StrCat(opened.status().message(), " (the server ended the stream before it was read)"));
 }
 
 }  // namespace
 
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
-                                              const ServerMetadata& md,
-                                              shm::ShmRingReader* ring) {
+                                              const ServerMetadata& md, shm::ShmRingReader* ring) {
   std::shared_ptr<const shm::ShmSegment> shm;
   if (!m->shm_name().empty()) {
     // Named by the server this stream's metadata came from, or not opened at all.
@@ -290,8 +288,8 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   }
   if (!m->shm_name().empty() && m->shm_ring()) {
     if (ring == nullptr) {
-      return absl::DataLossError(absl::StrCat("batch in ring segment ", m->shm_name(),
-                                              " but this stream reads no ring"));
+      return absl::DataLossError(
+          absl::StrCat("batch in ring segment ", m->shm_name(), " but this stream reads no ring"));
     }
     ASSIGN_OR_RETURN(shm, SegmentGoneIsABrokenStream(
                               ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial())));
@@ -308,7 +306,8 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   ASSIGN_OR_RETURN(b.feature_dtype, FromProto(m->feature_dtype()));
   b.features_omitted = m->features_omitted();
   const int64_t elem = FeatureBytes(b.feature_dtype);
-  if (m->nodes_size() != std::ssize(md.node_types) || m->edges_size() != std::ssize(md.edge_types)) {
+  if (m->nodes_size() != std::ssize(md.node_types) ||
+      m->edges_size() != std::ssize(md.edge_types)) {
     return absl::DataLossError(absl::StrCat("minibatch has ", m->nodes_size(), " node and ",
                                             m->edges_size(), " edge types; the graph has ",
                                             md.node_types.size(), " and ", md.edge_types.size()));

@@ -11,9 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "shm/ring.h"
-#include "proto/graphshard.pb.h"
 #include "client/batch_client.h"
+#include "proto/graphshard.pb.h"
+#include "shm/ring.h"
 
 namespace graphshard::client::internal {
 
