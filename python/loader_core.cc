@@ -7,11 +7,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/feature_rows.h"
+#include "client/part_directory.h"
 #include "common/secret.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
-#include "client/feature_rows.h"
-#include "client/part_directory.h"
 
 namespace graphshard::python {
 namespace {
@@ -74,9 +74,8 @@ absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
     return absl::InvalidArgumentError(absl::StrCat(rank_hosts.size(), " host ids for world_size ",
                                                    options_.world_size));
   }
-  ASSIGN_OR_RETURN(shares_,
-                   client::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids,
-                                             options_.assignment));
+  ASSIGN_OR_RETURN(shares_, client::AssignHostLocal(options_.rank, rank_hosts, servers_.host_ids,
+                                                    options_.assignment));
   shards_.clear();
   for (const client::ServerShare& share : shares_) {
     client::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];
@@ -156,10 +155,10 @@ absl::Status LoaderCore::FeatureRows(int type, absl::Span<char> out, int64_t row
   }
   // A live replica of each part (the registry read anew), as the trainer's store loads.
   const client::ClientOf client_of = [this](int part) -> absl::StatusOr<client::PartitionClient*> {
-    ASSIGN_OR_RETURN(client::PartDirectory::LiveServer live,
-                     servers_.directory->Live(part, options_.rank, &servers_.metadata,
-                                              absl::Now() + absl::Seconds(options_.server_wait_s),
-                                              host_id_));
+    ASSIGN_OR_RETURN(
+        client::PartDirectory::LiveServer live,
+        servers_.directory->Live(part, options_.rank, &servers_.metadata,
+                                 absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
     return live.client;
   };
   // ReadFeatureRows hands over each row once, inside the type's range: `out` holds them all.

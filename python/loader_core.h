@@ -20,12 +20,12 @@
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
-#include "shm/ring.h"
 #include "client/assignment.h"
 #include "client/batch_client.h"
 #include "client/data_types.h"
 #include "client/epoch_plan.h"
 #include "client/server_set.h"
+#include "shm/ring.h"
 
 namespace graphshard::python {
 

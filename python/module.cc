@@ -6,8 +6,8 @@
 // only in graphshard/loader.py, so this module builds without LibTorch.
 // A Status becomes graphshard.Error (a RuntimeError) with the status code's name and the
 // message, which names the server. The GIL is released while a call waits on the network.
-#include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -22,13 +22,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
-#include "python/cuda_host.h"
-#include "python/loader_core.h"
-#include "shm/ring.h"
 #include "client/choices.h"
 #include "client/epoch_plan.h"
 #include "client/feature_rows.h"
 #include "client/rendezvous.h"
+#include "python/cuda_host.h"
+#include "python/loader_core.h"
+#include "shm/ring.h"
 
 namespace graphshard::python {
 namespace {
@@ -114,7 +114,7 @@ py::dict BatchToPython(client::MinibatchData batch, int part) {
   // numpy has no bfloat16: carried as int16, viewed as torch.bfloat16 by data.py.
   const py::dtype feature(batch.feature_dtype == client::FeatureDtype::kFloat32   ? "float32"
                           : batch.feature_dtype == client::FeatureDtype::kFloat16 ? "float16"
-                                                                                   : "int16");
+                                                                                  : "int16");
   const py::dtype i64 = py::dtype::of<int64_t>();
   py::list nodes;
   for (const client::NodeBlockData& n : batch.nodes) {
@@ -207,17 +207,17 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.max_held_batches = max_held_batches;
   const absl::optional<client::Assignment> a = client::FromName<client::Assignment>(assignment);
   if (!a) {
-    throw py::value_error(absl::StrCat(
-        "assignment='", assignment, "': expected ",
-        absl::StrJoin(client::NamesOf<client::Assignment>(), " or ")));
+    throw py::value_error(
+        absl::StrCat("assignment='", assignment, "': expected ",
+                     absl::StrJoin(client::NamesOf<client::Assignment>(), " or ")));
   }
   o.assignment = *a;
   const absl::optional<client::FeatureStoreKind> store =
       client::FromName<client::FeatureStoreKind>(feature_store);
   if (!store) {
-    throw py::value_error(absl::StrCat(
-        "feature_store='", feature_store, "': expected ",
-        absl::StrJoin(client::NamesOf<client::FeatureStoreKind>(), " or ")));
+    throw py::value_error(
+        absl::StrCat("feature_store='", feature_store, "': expected ",
+                     absl::StrJoin(client::NamesOf<client::FeatureStoreKind>(), " or ")));
   }
   // "auto" starts as "server"; loader.py decides once it knows the rows' size and the device
   // (set_without_features).
@@ -278,7 +278,8 @@ PYBIND11_MODULE(_graphshard, m) {
       .def("shares",
            [](const LoaderCore& c) {
              py::list out;
-             for (const auto& s : c.shares()) out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
+             for (const auto& s : c.shares())
+               out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
              return out;
            })
       // Page-locks the ring segments with the loaded CUDA runtime (python/cuda_host.h); before
@@ -316,7 +317,7 @@ PYBIND11_MODULE(_graphshard, m) {
              const graphshard::client::FeatureDtype d = c.options().feature_dtype;
              const py::dtype dtype(d == graphshard::client::FeatureDtype::kFloat32   ? "float32"
                                    : d == graphshard::client::FeatureDtype::kFloat16 ? "float16"
-                                                                          : "int16");
+                                                                                     : "int16");
              const auto& t = types[static_cast<size_t>(type)];
              py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),
                                    static_cast<py::ssize_t>(t.feat_dim)});

@@ -26,8 +26,7 @@ void ExpectDisjointAndCovering(int world_size, int num_parts, int64_t seeds_per_
   std::multiset<int64_t> seen;
   std::set<int> parts_read;
   for (int r = 0; r < world_size; ++r) {
-    absl::StatusOr<std::vector<ServerShare>> shares =
-        AssignServers(r, world_size, num_parts, mode);
+    absl::StatusOr<std::vector<ServerShare>> shares = AssignServers(r, world_size, num_parts, mode);
     ASSERT_TRUE(shares.ok()) << shares.status();
     ASSERT_FALSE(shares->empty());
     for (const ServerShare& s : *shares) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "client/options.h"
+#include "gtest/gtest.h"
 
 namespace graphshard::client {
 namespace {
@@ -78,7 +78,8 @@ std::vector<FieldCase> Fields() {
       {"normalize_features", true, None, [](TrainerOptions& o) { o.normalize_features = true; }},
       {"threads", false, None, [](TrainerOptions& o) { o.threads = 8; }},
       {"prefetch", false, None, [](TrainerOptions& o) { o.prefetch = 1; }},
-      // With an explicit precision: --precision auto resolves by device (PrecisionAutoIsWhatItResolvesTo).
+      // With an explicit precision: --precision auto resolves by device
+      // (PrecisionAutoIsWhatItResolvesTo).
       {"device", false, [](TrainerOptions& o) { o.precision = Precision::kFp32; },
        [](TrainerOptions& o) { o.device = DeviceKind::kCuda; }},
       {"h2d", false, None, [](TrainerOptions& o) { o.h2d = H2dMode::kStaged; }},
@@ -86,7 +87,8 @@ std::vector<FieldCase> Fields() {
       {"feature_dtype", true, None,
        [](TrainerOptions& o) { o.feature_dtype = FeatureDtype::kBFloat16; }},
       {"trim", false, None, [](TrainerOptions& o) { o.trim = Trimming::kOff; }},
-      {"precision", true, None, [](TrainerOptions& o) {
+      {"precision", true, None,
+       [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
        }},
       // Which seeds make up each rank's steps.
@@ -202,8 +204,9 @@ TEST(CheckSameModel, AcceptsOtherTrainingSettingsAndNamesModelDifferences) {
   infer.normalize_features = true;
   absl::Status s = CheckSameModel(config, infer, "ck/checkpoint.pt");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  for (const char* want : {"ck/checkpoint.pt", "model sage there, gcn here", "hidden 64 there, 32 here",
-                           "layers 2 there, 1 here", "normalize 0 there, 1 here"}) {
+  for (const char* want :
+       {"ck/checkpoint.pt", "model sage there, gcn here", "hidden 64 there, 32 here",
+        "layers 2 there, 1 here", "normalize 0 there, 1 here"}) {
     EXPECT_NE(s.message().find(want), absl::string_view::npos) << want << " in " << s.message();
   }
   EXPECT_EQ(CheckSameModel("garbage", TrainerOptions{}, "ck").code(),

@@ -8,14 +8,14 @@
 #include <map>
 #include <set>
 
-#include "common/partition_part.h"
-#include "partitioner/tu_dataset.h"
-#include "tests/server/test_cluster.h"
 #include "client/assignment.h"
 #include "client/batch_client.h"
 #include "client/epoch_plan.h"
 #include "client/graph_task.h"
 #include "client/server_set.h"
+#include "common/partition_part.h"
+#include "partitioner/tu_dataset.h"
+#include "tests/server/test_cluster.h"
 
 namespace graphshard::client {
 namespace {
@@ -57,7 +57,8 @@ class GraphBatchesTest : public ::testing::Test {
     return so;
   }
   static std::vector<MinibatchData> ReadAll(int part, const StreamOptions& so) {
-    auto stream = servers_->clients[static_cast<size_t>(part)]->StreamBatches(so, servers_->metadata);
+    auto stream =
+        servers_->clients[static_cast<size_t>(part)]->StreamBatches(so, servers_->metadata);
     EXPECT_TRUE(stream.ok()) << stream.status();
     std::vector<MinibatchData> out;
     while (true) {
@@ -124,15 +125,18 @@ TEST_F(GraphBatchesTest, BatchesHoldWholeGraphsBlockDiagonal) {
       std::map<int64_t, std::set<int64_t>> got_nodes;
       std::map<int64_t, std::multiset<std::pair<int64_t, int64_t>>> got_edges;
       for (size_t row = 0; row < node_ids.size(); ++row) {
-        const int64_t g = graph_shard->orig_ids[graph_ids[static_cast<size_t>(graph_row[row])] -
-                                                graph_shard->begin];
+        const int64_t g =
+            graph_shard
+                ->orig_ids[graph_ids[static_cast<size_t>(graph_row[row])] - graph_shard->begin];
         EXPECT_EQ(tu_->graph_of_node[orig_node(static_cast<int64_t>(row))], g);
         got_nodes[g].insert(orig_node(static_cast<int64_t>(row)));
       }
       for (size_t i = 0; i < e_src.size(); ++i) {
         // Block-diagonal: both ends in the same graph of the batch.
-        ASSERT_EQ(graph_row[static_cast<size_t>(e_src[i])], graph_row[static_cast<size_t>(e_dst[i])]);
-        got_edges[tu_->graph_of_node[orig_node(e_dst[i])]].insert({orig_node(e_src[i]), orig_node(e_dst[i])});
+        ASSERT_EQ(graph_row[static_cast<size_t>(e_src[i])],
+                  graph_row[static_cast<size_t>(e_dst[i])]);
+        got_edges[tu_->graph_of_node[orig_node(e_dst[i])]].insert(
+            {orig_node(e_src[i]), orig_node(e_dst[i])});
       }
       for (size_t r = 0; r < graph_ids.size(); ++r) {
         const int64_t g = graph_shard->orig_ids[graph_ids[r] - graph_shard->begin];
@@ -167,7 +171,8 @@ std::vector<std::vector<int64_t>> EpochGraphs(ServerSet& servers, int world, int
       EXPECT_TRUE(ids.ok());
       std::vector<int64_t> chunk = EpochChunk(*ids, s, /*seed=*/0, epoch);
       chunk_all.insert(chunk_all.end(), chunk.begin(), chunk.end());
-      plans[static_cast<size_t>(r)].natural.push_back(NaturalBatches(std::ssize(chunk), batch_size));
+      plans[static_cast<size_t>(r)].natural.push_back(
+          NaturalBatches(std::ssize(chunk), batch_size));
       total += plans[static_cast<size_t>(r)].natural.back();
       plans[static_cast<size_t>(r)].shards.push_back({s.part, std::move(chunk)});
     }
@@ -198,7 +203,7 @@ std::vector<std::vector<int64_t>> EpochGraphs(ServerSet& servers, int world, int
         const MinibatchData& b = **next;
         const std::vector<int64_t> ids = Int64s(b.nodes[static_cast<size_t>(b.seed_block)].ids);
         seen[static_cast<size_t>(r)].insert(seen[static_cast<size_t>(r)].end(), ids.begin(),
-                                             ids.begin() + b.batch_size);
+                                            ids.begin() + b.batch_size);
         ++batches;
       }
     }
@@ -221,17 +226,20 @@ TEST_F(GraphBatchesTest, EveryTrainingGraphOncePerEpochPaddingOnlyRepeats) {
     std::vector<int64_t> steps;
     std::vector<std::vector<int64_t>> chunks;
     const int64_t batch_size = 5;
-    std::vector<std::vector<int64_t>> seen = EpochGraphs(*servers_, 3, epoch, batch_size, &steps, &chunks);
+    std::vector<std::vector<int64_t>> seen =
+        EpochGraphs(*servers_, 3, epoch, batch_size, &steps, &chunks);
     EXPECT_EQ(steps[0], steps[1]);
     EXPECT_EQ(steps[1], steps[2]);
     std::set<int64_t> all;
     for (int r = 0; r < 3; ++r) {
       const std::vector<int64_t>& s = seen[static_cast<size_t>(r)];
-      const std::set<int64_t> chunk(chunks[static_cast<size_t>(r)].begin(), chunks[static_cast<size_t>(r)].end());
+      const std::set<int64_t> chunk(chunks[static_cast<size_t>(r)].begin(),
+                                    chunks[static_cast<size_t>(r)].end());
       // The first |chunk| graphs are the chunk, each once; whatever follows is padding from the
       // same chunk.
       ASSERT_GE(s.size(), chunk.size());
-      EXPECT_EQ(std::set<int64_t>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(chunk.size())), chunk);
+      EXPECT_EQ(std::set<int64_t>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(chunk.size())),
+                chunk);
       for (int64_t g : s) EXPECT_TRUE(chunk.count(g)) << "rank " << r << " got graph " << g;
       all.insert(s.begin(), s.end());
     }
@@ -242,7 +250,8 @@ TEST_F(GraphBatchesTest, EveryTrainingGraphOncePerEpochPaddingOnlyRepeats) {
     }
     chunks_by_epoch[epoch - 1] = chunks;
   }
-  EXPECT_NE(chunks_by_epoch[0][0], chunks_by_epoch[1][0]) << "part 0's grouping is redrawn per epoch";
+  EXPECT_NE(chunks_by_epoch[0][0], chunks_by_epoch[1][0])
+      << "part 0's grouping is redrawn per epoch";
   EXPECT_EQ(chunks_by_epoch[0][1], chunks_by_epoch[1][1]) << "rank 1 alone on part 1";
 }
 

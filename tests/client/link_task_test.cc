@@ -43,8 +43,8 @@ TEST(LinkMetrics, HistogramAucMatchesThePairwiseAuc) {
 TEST(LinkMetrics, RanksEachPositiveAmongItsOwnNegatives) {
   // Two positives, three negatives each (negative j of positive i at j * 2 + i).
   const std::vector<float> pos = {2.0f, -1.0f};
-  const std::vector<float> neg = {1.0f, 0.0f,    // j = 0
-                                  3.0f, 0.5f,    // j = 1
+  const std::vector<float> neg = {1.0f,  0.0f,    // j = 0
+                                  3.0f,  0.5f,    // j = 1
                                   -5.0f, -1.0f};  // j = 2 (a tie for positive 1)
   LinkEvalCounts c;
   AddLinkScores(pos, neg, /*hits_k=*/2, c);
@@ -117,9 +117,9 @@ absl::StatusOr<TrainerOptions> Parse(std::vector<const char*> args) {
 }
 
 TEST(ParseTrainerOptions, LinkTaskTakesSageAndItsFlags) {
-  auto o = Parse({"--registry", "r", "--task", "link", "--target-edge-type", "a__b__c",
-                  "--neg-ratio", "3", "--neg-sampling", "degree", "--eval-neg-ratio", "50",
-                  "--hits-k", "20"});
+  auto o =
+      Parse({"--registry", "r", "--task", "link", "--target-edge-type", "a__b__c", "--neg-ratio",
+             "3", "--neg-sampling", "degree", "--eval-neg-ratio", "50", "--hits-k", "20"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->task, Task::kLink);
   EXPECT_EQ(o->model, "sage");

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "client/config_fingerprint.h"
 #include "client/feature_rows.h"
+#include "gtest/gtest.h"
 
 namespace graphshard::client {
 namespace {
@@ -133,8 +133,8 @@ TEST(ParseTrainerOptions, FingerprintHoldsTheTasksDefaults) {
   absl::StatusOr<TrainerOptions> link = Parse({"--registry", "r", "--task", "link", "--seed", "1"});
   ASSERT_TRUE(link.ok()) << link.status();
   const std::string fingerprint = ConfigFingerprint(*link, 2);
-  for (const char* want : {"hidden=128 fanouts=10,10 batch=128", "lr=0.01 wd=0 dropout=0.3 ",
-                           "normalize=1"}) {
+  for (const char* want :
+       {"hidden=128 fanouts=10,10 batch=128", "lr=0.01 wd=0 dropout=0.3 ", "normalize=1"}) {
     EXPECT_NE(fingerprint.find(want), std::string::npos) << want << " in " << fingerprint;
   }
   absl::StatusOr<TrainerOptions> spelled =
@@ -165,12 +165,31 @@ TEST(ParseTrainerOptions, GraphTaskDefaultsToGinAndRefusesNodeFlags) {
 }
 
 TEST(ParseTrainerOptions, ParsesTheNewFlags) {
-  absl::StatusOr<TrainerOptions> o =
-      Parse({"--registry", "r", "--model", "gcn", "--device=cuda", "--backend", "nccl",
-             "--feature-dtype", "bfloat16", "--checkpoint-dir", "/tmp/ck", "--checkpoint-every",
-             "7", "--resume", "--metrics-file", "/tmp/m.jsonl", "--prefetch", "2",
-             "--stop-after-steps", "3", "--trim", "off", "--precision=tf32",
-             "--tensorboard", "/tmp/tb"});
+  absl::StatusOr<TrainerOptions> o = Parse({"--registry",
+                                            "r",
+                                            "--model",
+                                            "gcn",
+                                            "--device=cuda",
+                                            "--backend",
+                                            "nccl",
+                                            "--feature-dtype",
+                                            "bfloat16",
+                                            "--checkpoint-dir",
+                                            "/tmp/ck",
+                                            "--checkpoint-every",
+                                            "7",
+                                            "--resume",
+                                            "--metrics-file",
+                                            "/tmp/m.jsonl",
+                                            "--prefetch",
+                                            "2",
+                                            "--stop-after-steps",
+                                            "3",
+                                            "--trim",
+                                            "off",
+                                            "--precision=tf32",
+                                            "--tensorboard",
+                                            "/tmp/tb"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->tensorboard_dir, "/tmp/tb");
   EXPECT_EQ(o->model, "gcn");
@@ -291,9 +310,9 @@ TEST(ResolveFeatureStore, AutoHoldsTheRowsOnAGpuWithRoomForThemAndOnlyThere) {
   EXPECT_EQ(resolve(Task::kNode, true, 1, absl::nullopt), FeatureStoreKind::kServer);
   EXPECT_EQ(resolve(Task::kNode, true, 0, 80 * kGiB), FeatureStoreKind::kServer);  // no rows
   // An explicit choice stands, whatever the device.
-  EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kDevice, Task::kNode, false, 100 * kGiB,
-                                absl::nullopt),
-            FeatureStoreKind::kDevice);
+  EXPECT_EQ(
+      ResolveFeatureStore(FeatureStoreKind::kDevice, Task::kNode, false, 100 * kGiB, absl::nullopt),
+      FeatureStoreKind::kDevice);
   EXPECT_EQ(ResolveFeatureStore(FeatureStoreKind::kServer, Task::kNode, true, 1, 80 * kGiB),
             FeatureStoreKind::kServer);
 }
@@ -320,13 +339,11 @@ TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
 TEST(ParseTrainerOptions, HelpShowsThePerTaskDefaults) {
   const std::string usage = TrainerUsage(kTestModels);
   EXPECT_EQ(std::string(Parse({"--help"}).status().message()), usage);
-  for (const char* want : {"(default: node 64; link 128; graph 32)",
-                           "(default: node 10,5; link 10,10)",
-                           "(default: node 256; link 128; graph 32)",
-                           "(default: node 0.01; link 0.01; graph 0.01)",
-                           "(default: node 0.0005; link 0; graph 0)",
-                           "(default: node 0.5; link 0.3; graph 0.2)",
-                           "(default: node false; link true; graph false)"}) {
+  for (const char* want :
+       {"(default: node 64; link 128; graph 32)", "(default: node 10,5; link 10,10)",
+        "(default: node 256; link 128; graph 32)", "(default: node 0.01; link 0.01; graph 0.01)",
+        "(default: node 0.0005; link 0; graph 0)", "(default: node 0.5; link 0.3; graph 0.2)",
+        "(default: node false; link true; graph false)"}) {
     EXPECT_NE(usage.find(want), std::string::npos) << want << " in\n" << usage;
   }
 }

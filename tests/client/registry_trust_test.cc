@@ -4,6 +4,7 @@
 // trainer with the token refuses it at GetMetadata, naming the entry; a trainer without a token
 // still never opens, writes or unlinks the object. Real in-process servers on port 0.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,13 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "absl/strings/str_cat.h"
+#include "client/server_set.h"
 #include "common/registry.h"
 #include "rpc/channel.h"
 #include "tests/server/test_cluster.h"
-#include "client/server_set.h"
 
 namespace graphshard::client {
 namespace {
@@ -128,8 +127,7 @@ TEST_F(RegistryTrustTest, FakeServerWithoutTheTokenIsRefusedNamingTheEntry) {
   const absl::StatusOr<ServerSet> servers = ConnectServers(options);
   ASSERT_FALSE(servers.ok());
   EXPECT_EQ(servers.status().code(), absl::StatusCode::kDeadlineExceeded) << servers.status();
-  EXPECT_NE(servers.status().message().find("part 0"), absl::string_view::npos)
-      << servers.status();
+  EXPECT_NE(servers.status().message().find("part 0"), absl::string_view::npos) << servers.status();
   EXPECT_NE(servers.status().message().find(fake_->address()), absl::string_view::npos)
       << servers.status();
   EXPECT_NE(servers.status().message().find("job token"), absl::string_view::npos)

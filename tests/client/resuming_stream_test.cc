@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "client/server_set.h"
 #include "common/registry.h"
 #include "tests/server/test_cluster.h"
-#include "client/server_set.h"
 
 namespace graphshard::client {
 namespace {
@@ -36,8 +36,8 @@ std::string Fingerprint(const MinibatchData& b) {
 class ResumingStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    cluster_ = std::make_unique<graphshard::testing::TestCluster>(graphshard::testing::ReadCora(),
-                                                                  2);
+    cluster_ =
+        std::make_unique<graphshard::testing::TestCluster>(graphshard::testing::ReadCora(), 2);
     registry_ = cluster_->registry_dir();
     DiscoveryOptions o;
     o.registry_dir = registry_;
@@ -93,7 +93,8 @@ TEST_F(ResumingStreamTest, ResumesAtTheNextBatchOnAServerRestartedOnANewPort) {
 
   std::vector<std::string> logged;
   ResumingBatchStream stream(*servers_->directory, 1, nullptr, options_, servers_->metadata,
-                             {.wait_s = 20, .preferred_replica = 0,
+                             {.wait_s = 20,
+                              .preferred_replica = 0,
                               .log = [&](const std::string& l) { logged.push_back(l); }});
   ASSERT_TRUE(stream.Start().ok());
   std::vector<std::string> got;
@@ -124,7 +125,8 @@ TEST_F(ResumingStreamTest, FailsOverToAnotherReplicaAtOnce) {
   const std::vector<std::string> expected = ReadAll(**plain);
 
   ResumingBatchStream stream(*servers_->directory, 1, servers_->clients[1], options_,
-                             servers_->metadata, {.wait_s = 20, .preferred_replica = 0, .log = nullptr});
+                             servers_->metadata,
+                             {.wait_s = 20, .preferred_replica = 0, .log = nullptr});
   ASSERT_TRUE(stream.Start().ok());
   std::vector<std::string> got;
   for (int i = 0; i < 3; ++i) {
@@ -144,7 +146,8 @@ TEST_F(ResumingStreamTest, FailsOverToAnotherReplicaAtOnce) {
 
 TEST_F(ResumingStreamTest, GivesUpAfterTheWaitNamingThePart) {
   ResumingBatchStream stream(*servers_->directory, 1, servers_->clients[1], options_,
-                             servers_->metadata, {.wait_s = 0.5, .preferred_replica = 0, .log = nullptr});
+                             servers_->metadata,
+                             {.wait_s = 0.5, .preferred_replica = 0, .log = nullptr});
   ASSERT_TRUE(stream.Start().ok());
   ASSERT_TRUE(stream.Next().ok());
   cluster_->server(1).Shutdown(absl::ZeroDuration());

@@ -3,10 +3,10 @@
 #include <cstring>
 #include <vector>
 
+#include "client/resuming_stream.h"
 #include "common/bytes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "client/resuming_stream.h"
 
 namespace graphshard::client::internal {
 namespace {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "tests/server/test_cluster.h"
-#include "common/status_macros.h"
 #include "client/part_directory.h"
 #include "client/server_set.h"
+#include "common/status_macros.h"
+#include "tests/server/test_cluster.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -46,7 +46,8 @@ class FeatureStoreTest : public ::testing::Test {
 };
 
 TEST_F(FeatureStoreTest, GatheredRowsAreTheRowsTheServersStream) {
-  for (client::FeatureDtype dtype : {client::FeatureDtype::kFloat32, client::FeatureDtype::kFloat16}) {
+  for (client::FeatureDtype dtype :
+       {client::FeatureDtype::kFloat32, client::FeatureDtype::kFloat16}) {
     absl::StatusOr<std::unique_ptr<FeatureStore>> store = Load(dtype);
     ASSERT_TRUE(store.ok()) << store.status();
     const client::NodeTypeInfo& t = servers_->metadata.node_types[0];
@@ -122,9 +123,9 @@ TEST_F(FeatureStoreTest, ALoadFailsOverToALiveReplica) {
       servers_->metadata,
       [&](int p) -> absl::StatusOr<client::PartitionClient*> {
         if (p == 1 && asked_part1++ == 0) return servers_->clients[1];  // the one now gone
-        ASSIGN_OR_RETURN(client::PartDirectory::LiveServer live,
-                         servers_->directory->Live(p, 0, &servers_->metadata,
-                                                   absl::Now() + absl::Seconds(10)));
+        ASSIGN_OR_RETURN(
+            client::PartDirectory::LiveServer live,
+            servers_->directory->Live(p, 0, &servers_->metadata, absl::Now() + absl::Seconds(10)));
         return live.client;
       },
       {.device = torch::kCPU, .dtype = client::FeatureDtype::kFloat32, .rows_per_call = 500});

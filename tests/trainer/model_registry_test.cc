@@ -7,10 +7,10 @@
 
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "client/choices.h"
-#include "trainer/model.h"
 #include "client/options.h"
+#include "gtest/gtest.h"
+#include "trainer/model.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -66,7 +66,8 @@ TEST(ModelRegistry, EveryCatalogModelBuildsForItsTaskAndForwards) {
     torch::manual_seed(0);
     absl::StatusOr<std::shared_ptr<GnnModelImpl>> model =
         CreateModel(graph ? GraphDataset() : NodeGraph(),
-                    client::ModelOptions{.name = std::string(info.name), .hidden_channels = 8, .num_layers = 2});
+                    client::ModelOptions{
+                        .name = std::string(info.name), .hidden_channels = 8, .num_layers = 2});
     ASSERT_TRUE(model.ok()) << model.status();
     EXPECT_FALSE((*model)->parameters().empty());
     (*model)->eval();
@@ -92,14 +93,15 @@ TEST(ModelRegistry, EveryRegisteredNameParsesWithItsTaskAndDefaultsAreSageAndGin
     args.insert(args.begin(), "graphshard-trainer");
     args.push_back("--servers");
     args.push_back("127.0.0.1:1");
-    return client::ParseTrainerOptions(static_cast<int>(args.size()), args.data(), RegisteredModels());
+    return client::ParseTrainerOptions(static_cast<int>(args.size()), args.data(),
+                                       RegisteredModels());
   };
   for (const client::ModelInfo& info : RegisteredModels()) {
     SCOPED_TRACE(std::string(info.name));
     const std::string name(info.name);
     absl::StatusOr<client::TrainerOptions> o =
         info.task == client::Task::kGraph ? parse({"--model", name.c_str(), "--task", "graph"})
-                                  : parse({"--model", name.c_str()});
+                                          : parse({"--model", name.c_str()});
     ASSERT_TRUE(o.ok()) << o.status();
     EXPECT_EQ(o->model, name);
   }

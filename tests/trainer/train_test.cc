@@ -4,7 +4,6 @@
 // through StreamBatches and, the servers being on this host, shared memory.
 #include "trainer/train.h"
 
-
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,13 +12,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "client/rendezvous_store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "partitioner/read_input.h"
 #include "partitioner/tu_dataset.h"
 #include "tests/server/test_cluster.h"
 #include "tests/testing/free_port.h"
-#include "client/rendezvous_store.h"
 #include "trainer/communicators.h"
 
 namespace graphshard::trainer {

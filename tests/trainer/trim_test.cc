@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
+#include "client/batch_client.h"
+#include "client/server_set.h"
+#include "gtest/gtest.h"
 #include "partitioner/generate.h"
 #include "partitioner/read_input.h"
 #include "tests/server/test_cluster.h"
-#include "client/batch_client.h"
 #include "trainer/model.h"
 #include "trainer/model_registry.h"
-#include "client/server_set.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
