@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
+#include "common/feature_dtype.h"
 #include "python/cuda_host.h"
 #include "python/loader_core.h"
 #include "shm/ring.h"
@@ -53,22 +54,16 @@ T ValueOrThrow(absl::StatusOr<T> s) {
 }
 
 trainer::FeatureDtype ParseDtype(const std::string& name) {
-  if (name == "float32") return trainer::FeatureDtype::kFloat32;
-  if (name == "float16") return trainer::FeatureDtype::kFloat16;
-  if (name == "bfloat16") return trainer::FeatureDtype::kBFloat16;
-  throw py::value_error("feature_dtype='" + name + "': expected float32, float16 or bfloat16");
+  absl::StatusOr<trainer::FeatureDtype> dtype = common::ParseFeatureDtype(name);
+  if (!dtype.ok()) throw py::value_error(absl::StrCat("feature_dtype: ", dtype.status().message()));
+  return *dtype;
 }
 
-const char* DtypeName(trainer::FeatureDtype d) {
-  switch (d) {
-    case trainer::FeatureDtype::kFloat16:
-      return "float16";
-    case trainer::FeatureDtype::kBFloat16:
-      return "bfloat16";
-    case trainer::FeatureDtype::kFloat32:
-      break;
-  }
-  return "float32";
+// The numpy dtype of feature rows: numpy has no bfloat16, carried as int16 (data.py views it as
+// torch.bfloat16).
+py::dtype NumpyFeatureDtype(trainer::FeatureDtype d) {
+  return py::dtype(
+      d == trainer::FeatureDtype::kBFloat16 ? "int16" : std::string(common::FeatureDtypeName(d)));
 }
 
 // A read-only array of `shape` over `view`, kept alive by `base` (the batch's capsule). Copied
@@ -111,10 +106,7 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
   // One capsule per batch owns it; every array holds the capsule.
   auto* owner = new std::shared_ptr<const void>(std::move(batch.owner));
   py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
-  // numpy has no bfloat16: carried as int16, viewed as torch.bfloat16 by data.py.
-  const py::dtype feature(batch.feature_dtype == trainer::FeatureDtype::kFloat32   ? "float32"
-                          : batch.feature_dtype == trainer::FeatureDtype::kFloat16 ? "float16"
-                                                                                   : "int16");
+  const py::dtype feature = NumpyFeatureDtype(batch.feature_dtype);
   const py::dtype i64 = py::dtype::of<int64_t>();
   py::list nodes;
   for (const trainer::NodeBlockData& n : batch.nodes) {
@@ -145,7 +137,7 @@ py::dict BatchToPython(trainer::MinibatchData batch, int part) {
   out["batch_index"] = batch.batch_index;
   out["batch_size"] = batch.batch_size;
   out["seed_block"] = batch.seed_block;
-  out["feature_dtype"] = DtypeName(batch.feature_dtype);
+  out["feature_dtype"] = std::string(common::FeatureDtypeName(batch.feature_dtype));
   out["features_omitted"] = batch.features_omitted;
   out["shared_memory"] = batch.shared_memory;
   out["nodes"] = nodes;
@@ -313,10 +305,8 @@ PYBIND11_MODULE(_graphshard, m) {
              if (type < 0 || type >= static_cast<int>(types.size())) {
                throw py::index_error(absl::StrCat("node type ", type, " of ", types.size()));
              }
-             const graphshard::trainer::FeatureDtype d = c.options().feature_dtype;
-             const py::dtype dtype(d == graphshard::trainer::FeatureDtype::kFloat32   ? "float32"
-                                   : d == graphshard::trainer::FeatureDtype::kFloat16 ? "float16"
-                                                                          : "int16");
+             const py::dtype dtype =
+                 graphshard::python::NumpyFeatureDtype(c.options().feature_dtype);
              const auto& t = types[static_cast<size_t>(type)];
              py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),
                                    static_cast<py::ssize_t>(t.feat_dim)});

@@ -1,4 +1,4 @@
-// graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and DESIGN.md.
+// graphshard-trainer: one trainer rank. See --help (trainer/options.h) and DESIGN.md.
 #include <unistd.h>
 
 #include <cstdlib>

@@ -192,13 +192,6 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o,
 
 }  // namespace
 
-std::string TrainerUsage(absl::Span<const ModelInfo> models) {
-  TrainerOptions defaults;
-  common::FlagSet flags(kSynopsis, {}, kEpilogue);
-  RegisterFlags(flags, defaults, models);
-  return flags.Usage();
-}
-
 absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv,
                                                    absl::Span<const ModelInfo> models) {
   TrainerOptions o;

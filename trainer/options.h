@@ -88,9 +88,6 @@ struct TrainerOptions {
   EvalMode eval = EvalMode::kSampled;      // --eval sampled|full
 };
 
-// Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
-std::string TrainerUsage(absl::Span<const ModelInfo> models);
-
 // Parses argv[1..argc). Accepts "--name value" and "--name=value". InvalidArgument, naming the
 // flag, for unknown flags, missing or malformed values, out-of-range numbers, neither or both of
 // --registry/--servers, unknown models, devices, backends or dtypes, --resume without
