@@ -15,6 +15,7 @@
 #include "common/status_macros.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
+#include "rpc/feature_dtype_proto.h"
 #include "rpc/health.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
@@ -104,26 +105,6 @@ std::string PartitionClient::Label() const {
 
 void PartitionClient::SetRingMapHooks(shm::ShmRingReader::MapHooks hooks) {
   impl_->ring_reader->SetMapHooks(std::move(hooks));
-}
-
-absl::Status PartitionClient::WaitUntilServing(absl::Time deadline) {
-  std::string last = "no answer yet";
-  while (true) {
-    const absl::Time now = absl::Now();
-    if (now >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat(Label(), " not SERVING before the deadline: ", last));
-    }
-    // wait_for_ready: wait for the connection within the deadline, not fail fast.
-    const absl::Status status =
-        rpc::CheckHealth(impl_->channel, std::min(deadline, now + absl::Seconds(2)),
-                         rpc::HealthCheckOptions{.wait_for_ready = true});
-    if (status.ok() || absl::IsUnimplemented(status)) {
-      return absl::OkStatus();  // SERVING; or no health service, but it answers
-    }
-    last = absl::StrCat("health check: ", status.message());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
 }
 
 absl::Status PartitionClient::CheckServing(absl::Time deadline) {
@@ -221,7 +202,7 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
   v1::TypedIds* item = req.add_items();
   item->set_node_type(node_type);
   item->set_ids(common::ToBytes<int64_t>(ids));
-  req.set_dtype(internal::ToProto(dtype));
+  req.set_dtype(rpc::FeatureDtypeToProto(dtype));
   v1::GatherFeaturesResponse resp;
   const std::string call = absl::StrCat("GatherFeatures(", ids.size(), " '", node_type, "' rows)");
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));

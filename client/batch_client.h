@@ -102,10 +102,6 @@ class PartitionClient {
   // hostname), for error messages. Thread-safe.
   std::string Label() const;
 
-  // Polls grpc.health.v1.Health/Check ("" service) until SERVING. A server without the health
-  // service (UNIMPLEMENTED) counts as up once it answers. DeadlineExceeded, with the last
-  // reason seen, when `deadline` passes first.
-  absl::Status WaitUntilServing(absl::Time deadline);
   // One health check, failing fast when the server cannot be reached (connection refused):
   // OK when SERVING (or answering without a health service); else the reason, naming Label().
   absl::Status CheckServing(absl::Time deadline);

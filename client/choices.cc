@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "common/feature_dtype.h"
+
 namespace graphshard::client {
 namespace {
 
@@ -24,9 +26,12 @@ constexpr Choice<Assignment> kAssignments[] = {{Assignment::kPart, "part"},
 constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto, "auto"},
                                                        {FeatureStoreKind::kServer, "server"},
                                                        {FeatureStoreKind::kDevice, "device"}};
-constexpr Choice<FeatureDtype> kDtypes[] = {{FeatureDtype::kFloat32, "float32"},
-                                            {FeatureDtype::kFloat16, "float16"},
-                                            {FeatureDtype::kBFloat16, "bfloat16"}};
+// The names' one home is common/feature_dtype.h.
+constexpr Choice<FeatureDtype> kDtypes[] = {
+    {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
+    {FeatureDtype::kFloat16, common::FeatureDtypeName(FeatureDtype::kFloat16)},
+    {FeatureDtype::kBFloat16, common::FeatureDtypeName(FeatureDtype::kBFloat16)}};
+static_assert(std::size(kDtypes) == std::size(common::kFeatureDtypes));
 
 }  // namespace
 

@@ -324,13 +324,6 @@ const TaskDefaults& DefaultsFor(Task task) {
   return TaskRows()[0].defaults;
 }
 
-std::string TrainerUsage(absl::Span<const ModelInfo> models) {
-  TrainerOptions defaults;
-  common::FlagSet flags(kSynopsis, {}, kEpilogue);
-  RegisterFlags(flags, defaults, models);
-  return flags.Usage();
-}
-
 absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* argv,
                                                    absl::Span<const ModelInfo> models) {
   TrainerOptions o;

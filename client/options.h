@@ -111,9 +111,6 @@ struct TrainerOptions {
   EvalMode eval = EvalMode::kSampled;  // --eval sampled|full
 };
 
-// Usage text for --help and for errors; `models` is the model registry (RegisteredModels()).
-std::string TrainerUsage(absl::Span<const ModelInfo> models);
-
 // Parses argv[1..argc). Accepts "--name value" and "--name=value"; the per-task flags not given
 // take --task's row of TaskDefaults (before anything reads them: the config fingerprint of a
 // run, and so of its checkpoints, holds the values it trains with). InvalidArgument, naming the

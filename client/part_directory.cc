@@ -1,12 +1,12 @@
 #include "client/part_directory.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/poll.h"
 #include "common/registry.h"
 #include "common/status_macros.h"
 
@@ -69,49 +69,65 @@ absl::StatusOr<ServerMetadata> PartDirectory::Probe(PartitionClient& client, int
   return md;
 }
 
+std::vector<std::string> PartDirectory::TryOrder(const std::vector<std::string>& replicas,
+                                                 int preferred, const std::string& host_id) {
+  // Rotated by `preferred`, then stably grouped: this host, not yet asked, other hosts.
+  const int n = static_cast<int>(replicas.size());
+  std::vector<std::pair<int, std::string>> order;
+  {
+    absl::MutexLock lock(&mu_);
+    for (int i = 0; i < n; ++i) {
+      const std::string& a = replicas[static_cast<size_t>(((preferred + i) % n + n) % n)];
+      auto known = host_of_.find(a);
+      const int group = known == host_of_.end()                        ? 1
+                        : !host_id.empty() && known->second == host_id ? 0
+                                                                       : 2;
+      order.emplace_back(group, a);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (auto& [group, address] : order) out.push_back(std::move(address));
+  return out;
+}
+
+absl::StatusOr<PartDirectory::LiveServer> PartDirectory::LiveOnce(
+    int part, int preferred, const ServerMetadata* expected, const std::string& host_id,
+    const std::function<bool()>& cancelled) {
+  absl::StatusOr<std::vector<std::string>> replicas = Replicas(part);
+  // Not registered yet: a server may still register before the deadline.
+  if (absl::IsNotFound(replicas.status())) {
+    return absl::UnavailableError(replicas.status().message());
+  }
+  if (!replicas.ok()) return replicas.status();
+  std::vector<std::string> problems;
+  for (const std::string& address : TryOrder(*replicas, preferred, host_id)) {
+    ASSIGN_OR_RETURN(PartitionClient * client, Client(part, address));
+    absl::StatusOr<ServerMetadata> md = Probe(*client, part, expected);
+    if (md.ok()) return LiveServer{client, *std::move(md)};
+    if (absl::IsFailedPrecondition(md.status())) return md.status();  // another graph
+    problems.push_back(std::string(md.status().message()));
+    if (cancelled && cancelled()) return absl::CancelledError("cancelled");
+  }
+  if (cancelled && cancelled()) return absl::CancelledError("cancelled");
+  return absl::UnavailableError(absl::StrJoin(problems, "; "));
+}
+
 absl::StatusOr<PartDirectory::LiveServer> PartDirectory::Live(
     int part, int preferred, const ServerMetadata* expected, absl::Time deadline,
     const std::string& host_id, const std::function<bool()>& cancelled) {
-  std::vector<std::string> problems;
-  while (true) {
-    problems.clear();
-    absl::StatusOr<std::vector<std::string>> replicas = Replicas(part);
-    if (!replicas.ok() && !absl::IsNotFound(replicas.status())) return replicas.status();
-    if (!replicas.ok()) {
-      problems.push_back(std::string(replicas.status().message()));
-    } else {
-      // Rotated by `preferred`, then stably grouped: this host, not yet asked, other hosts.
-      const int n = static_cast<int>(replicas->size());
-      std::vector<std::pair<int, std::string>> order;
-      {
-        absl::MutexLock lock(&mu_);
-        for (int i = 0; i < n; ++i) {
-          const std::string& a = (*replicas)[static_cast<size_t>(((preferred + i) % n + n) % n)];
-          auto known = host_of_.find(a);
-          const int group = known == host_of_.end()                        ? 1
-                            : !host_id.empty() && known->second == host_id ? 0
-                                                                           : 2;
-          order.emplace_back(group, a);
-        }
-      }
-      std::stable_sort(order.begin(), order.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [group, address] : order) {
-        ASSIGN_OR_RETURN(PartitionClient * client, Client(part, address));
-        absl::StatusOr<ServerMetadata> md = Probe(*client, part, expected);
-        if (md.ok()) return LiveServer{client, *std::move(md)};
-        if (absl::IsFailedPrecondition(md.status())) return md.status();  // another graph
-        problems.push_back(std::string(md.status().message()));
-        if (cancelled && cancelled()) return absl::CancelledError("cancelled");
-      }
-    }
-    if (cancelled && cancelled()) return absl::CancelledError("cancelled");
-    if (absl::Now() >= deadline) {
-      return absl::UnavailableError(
-          absl::StrCat("no live server for part ", part, ": ", absl::StrJoin(problems, "; ")));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  common::PollOptions poll;
+  poll.deadline = deadline;
+  poll.interval = absl::Milliseconds(200);
+  poll.timeout_message = absl::StrCat("no live server for part ", part);
+  poll.cancelled = cancelled;
+  absl::optional<LiveServer> live;
+  RETURN_IF_ERROR(common::PollUntil(poll, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(live, LiveOnce(part, preferred, expected, host_id, cancelled));
+    return absl::OkStatus();
+  }));
+  return *std::move(live);
 }
 
 void PartDirectory::LearnHosts(int part) {

@@ -72,6 +72,14 @@ class PartDirectory {
   // The replica's metadata when it answers SERVING and agrees; the problem otherwise.
   absl::StatusOr<ServerMetadata> Probe(PartitionClient& client, int part,
                                        const ServerMetadata* expected);
+  // `replicas` in the order Live() tries them.
+  std::vector<std::string> TryOrder(const std::vector<std::string>& replicas, int preferred,
+                                    const std::string& host_id);
+  // One round of Live(): the first live replica; Unavailable naming each replica's problem (or
+  // that none has registered) when none is live now; Live()'s other errors as they are.
+  absl::StatusOr<LiveServer> LiveOnce(int part, int preferred, const ServerMetadata* expected,
+                                      const std::string& host_id,
+                                      const std::function<bool()>& cancelled);
 
   const PartDirectoryOptions options_;
   absl::Mutex mu_;

@@ -1,29 +1,16 @@
 #include "client/resuming_stream.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/poll.h"
 #include "common/status_macros.h"
+#include "common/transient_error.h"
 
 namespace graphshard::client {
-
-bool Resumable(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kUnavailable:       // connection lost or refused, server stopping
-    case absl::StatusCode::kDeadlineExceeded:  // stalled, or a peer of the server timed out
-    case absl::StatusCode::kCancelled:         // the server cancelled (shutdown)
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kUnknown:            // gRPC's code for a stream reset
-    case absl::StatusCode::kResourceExhausted:  // a restarted server not yet with free slots
-      return true;
-    default:
-      return false;
-  }
-}
 
 namespace {
 
@@ -89,73 +76,79 @@ absl::Status ResumingBatchStream::Start() {
   return Reopen(absl::Now() + absl::Seconds(resume_.wait_s));
 }
 
-absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
-  if (handed_out_ >= total_) return absl::optional<MinibatchData>();
-  absl::Time deadline = absl::InfiniteFuture();  // set at the first failure since a batch
-  int attempt = 0;
-  while (true) {
-    absl::Status status;
-    BatchStream* stream = nullptr;
-    {
-      absl::MutexLock lock(&mu_);
-      stream = stream_.get();
-    }
-    if (stream == nullptr) {
-      status =
-          Reopen(deadline != absl::InfiniteFuture() ? deadline
-                                                    : absl::Now() + absl::Seconds(resume_.wait_s));
-      if (status.ok()) continue;
-    } else {
-      absl::StatusOr<absl::optional<MinibatchData>> batch = stream->Next();
-      if (batch.ok() && batch->has_value()) {
-        const int64_t at = options_.first_batch + handed_out_;
-        const int64_t epoch = options_.epoch + at / per_epoch_;
-        if ((*batch)->epoch != epoch || (*batch)->batch_index != at % per_epoch_) {
-          return absl::DataLossError(
-              absl::StrCat("StreamBatches from ", client_->Label(), ": expected batch ",
-                           at % per_epoch_, " of epoch ", epoch, ", got batch ",
-                           (*batch)->batch_index, " of epoch ", (*batch)->epoch));
-        }
-        if (attempt > 0 && resume_.log) {
-          resume_.log(absl::StrCat("part ", part_, ": resumed at batch ", at % per_epoch_,
-                                   " of epoch ", epoch, " on ", client_->Label()));
-        }
-        ++handed_out_;
-        return batch;
-      }
-      status = batch.ok()
-                   ? absl::UnavailableError(absl::StrCat("StreamBatches from ", client_->Label(),
-                                                         ": the stream ended after ", handed_out_,
-                                                         " of ", total_, " batches"))
-                   : batch.status();
-    }
-    if (cancelled_ || !Resumable(status)) return status;
-    if (deadline == absl::InfiniteFuture()) {
-      deadline = absl::Now() + absl::Seconds(resume_.wait_s);
-      if (resume_.log) {
-        resume_.log(absl::StrCat("part ", part_, ": stream broken after ", handed_out_, " of ",
-                                 total_, " batches (", status.message(),
-                                 "); looking for a live server, up to ", resume_.wait_s,
-                                 "s (--server-wait-s)"));
-      }
-      ++reconnects_;
-    } else if (absl::Now() >= deadline) {
-      return absl::Status(status.code(),
-                          absl::StrCat("part ", part_, ": no live server for ", resume_.wait_s,
-                                       "s (--server-wait-s); last error: ", status.message()));
-    }
-    ++attempt;
+absl::Status ResumingBatchStream::ReadOne(absl::Time deadline, absl::optional<MinibatchData>* out) {
+  BatchStream* stream = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    stream = stream_.get();
+  }
+  if (stream == nullptr) {
+    RETURN_IF_ERROR(Reopen(deadline));
+    absl::MutexLock lock(&mu_);
+    stream = stream_.get();
+  }
+  ASSIGN_OR_RETURN(absl::optional<MinibatchData> batch, stream->Next());
+  if (!batch.has_value()) {
+    return absl::UnavailableError(absl::StrCat("StreamBatches from ", client_->Label(),
+                                               ": the stream ended after ", handed_out_, " of ",
+                                               total_, " batches"));
+  }
+  const int64_t at = options_.first_batch + handed_out_;
+  const int64_t epoch = options_.epoch + at / per_epoch_;
+  if (batch->epoch != epoch || batch->batch_index != at % per_epoch_) {
+    return absl::DataLossError(absl::StrCat(
+        "StreamBatches from ", client_->Label(), ": expected batch ", at % per_epoch_, " of epoch ",
+        epoch, ", got batch ", batch->batch_index, " of epoch ", batch->epoch));
+  }
+  *out = std::move(batch);
+  return absl::OkStatus();
+}
+
+absl::Status ResumingBatchStream::Resume(const absl::Status& broken,
+                                         absl::optional<MinibatchData>* out) {
+  if (resume_.log) {
+    resume_.log(absl::StrCat("part ", part_, ": stream broken after ", handed_out_, " of ", total_,
+                             " batches (", broken.message(), "); looking for a live server, up to ",
+                             resume_.wait_s, "s (--server-wait-s)"));
+  }
+  ++reconnects_;
+  common::PollOptions poll;
+  poll.deadline = absl::Now() + absl::Seconds(resume_.wait_s);
+  // The first try at once (another replica may be live), then a growing pause: a peer of a
+  // live server may be what is down.
+  poll.interval = absl::Milliseconds(200);
+  poll.interval_step = absl::Milliseconds(100);
+  poll.max_interval = absl::Seconds(1);
+  poll.timeout_message = absl::StrCat("part ", part_, ": no live server for ", resume_.wait_s,
+                                      "s (--server-wait-s); last error");
+  poll.cancelled = [this] { return cancelled_.load(); };
+  RETURN_IF_ERROR(common::PollUntil(poll, [&] {
     ++preferred_;       // the next replica first
     client_ = nullptr;  // look the part up again: a restarted server or another replica
     {
       absl::MutexLock lock(&mu_);
       stream_.reset();
     }
-    // Backoff between attempts (a peer of a live server may be what is down).
-    if (attempt > 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1000, 100 * attempt)));
-    }
+    return ReadOne(poll.deadline, out);
+  }));
+  if (resume_.log) {
+    const int64_t at = options_.first_batch + handed_out_;
+    resume_.log(absl::StrCat("part ", part_, ": resumed at batch ", at % per_epoch_, " of epoch ",
+                             options_.epoch + at / per_epoch_, " on ", client_->Label()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::optional<MinibatchData>> ResumingBatchStream::Next() {
+  if (handed_out_ >= total_) return absl::optional<MinibatchData>();
+  absl::optional<MinibatchData> batch;
+  const absl::Status status = ReadOne(absl::Now() + absl::Seconds(resume_.wait_s), &batch);
+  if (!status.ok()) {
+    if (cancelled_ || !common::IsTransientError(status)) return status;
+    RETURN_IF_ERROR(Resume(status, &batch));
+  }
+  ++handed_out_;
+  return batch;
 }
 
 }  // namespace graphshard::client

@@ -7,8 +7,8 @@
 // first batch it has not handed out. A batch is a pure function of (seeds, shuffle seed, epoch,
 // batch index), so the batches after the break are those an unbroken stream would have sent.
 // It gives up, with the last error and naming the part, when no server has answered for
-// `wait_s` since the last batch; errors that a reconnect cannot cure (bad request, bad data)
-// pass through at once. Every reconnect is reported through `log`.
+// `wait_s` since the last batch; errors that a reconnect cannot cure (bad request, bad data: not
+// common::IsTransientError) pass through at once. Every reconnect is reported through `log`.
 // Not thread-safe, except Cancel().
 
 #include <atomic>
@@ -29,10 +29,6 @@ struct ResumeOptions {
   int preferred_replica = 0;  // where the search for a live replica starts (load spreading)
   std::function<void(const std::string&)> log;  // one line per reconnect; may be empty
 };
-
-// Whether a stream that ended with `s` may be resumed elsewhere or later (the server or the
-// connection failed) rather than failed (the request or the data are wrong).
-bool Resumable(const absl::Status& s);
 
 class ResumingBatchStream final : public BatchStream {
  public:
@@ -56,6 +52,13 @@ class ResumingBatchStream final : public BatchStream {
  private:
   // Opens the stream at the first batch not handed out, on a live replica.
   absl::Status Reopen(absl::Time deadline);
+  // Reads the next batch into *out, opening the stream first if there is none (a live replica
+  // searched until `deadline`). Unavailable if the stream ends early; DataLoss if the batch is
+  // not the one expected next.
+  absl::Status ReadOne(absl::Time deadline, absl::optional<MinibatchData>* out);
+  // After the stream broke with `broken` (transient): logs, then looks for a live server and
+  // reads the next batch there, until wait_s has passed (then the last error, naming the part).
+  absl::Status Resume(const absl::Status& broken, absl::optional<MinibatchData>* out);
 
   PartDirectory& directory_;
   const int part_;

@@ -6,8 +6,8 @@
 // only in graphshard/loader.py, so this module builds without LibTorch.
 // A Status becomes graphshard.Error (a RuntimeError) with the status code's name and the
 // message, which names the server. The GIL is released while a call waits on the network.
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -22,13 +22,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/optional.h"
+#include "common/feature_dtype.h"
+#include "python/cuda_host.h"
+#include "python/loader_core.h"
+#include "shm/ring.h"
 #include "client/choices.h"
 #include "client/epoch_plan.h"
 #include "client/feature_rows.h"
 #include "client/rendezvous.h"
-#include "python/cuda_host.h"
-#include "python/loader_core.h"
-#include "shm/ring.h"
 
 namespace graphshard::python {
 namespace {
@@ -53,22 +54,16 @@ T ValueOrThrow(absl::StatusOr<T> s) {
 }
 
 client::FeatureDtype ParseDtype(const std::string& name) {
-  if (name == "float32") return client::FeatureDtype::kFloat32;
-  if (name == "float16") return client::FeatureDtype::kFloat16;
-  if (name == "bfloat16") return client::FeatureDtype::kBFloat16;
-  throw py::value_error("feature_dtype='" + name + "': expected float32, float16 or bfloat16");
+  absl::StatusOr<client::FeatureDtype> dtype = common::ParseFeatureDtype(name);
+  if (!dtype.ok()) throw py::value_error(absl::StrCat("feature_dtype: ", dtype.status().message()));
+  return *dtype;
 }
 
-const char* DtypeName(client::FeatureDtype d) {
-  switch (d) {
-    case client::FeatureDtype::kFloat16:
-      return "float16";
-    case client::FeatureDtype::kBFloat16:
-      return "bfloat16";
-    case client::FeatureDtype::kFloat32:
-      break;
-  }
-  return "float32";
+// The numpy dtype of feature rows: numpy has no bfloat16, carried as int16 (data.py views it as
+// torch.bfloat16).
+py::dtype NumpyFeatureDtype(client::FeatureDtype d) {
+  return py::dtype(
+      d == client::FeatureDtype::kBFloat16 ? "int16" : std::string(common::FeatureDtypeName(d)));
 }
 
 // A read-only array of `shape` over `view`, kept alive by `base` (the batch's capsule). Copied
@@ -111,10 +106,7 @@ py::dict BatchToPython(client::MinibatchData batch, int part) {
   // One capsule per batch owns it; every array holds the capsule.
   auto* owner = new std::shared_ptr<const void>(std::move(batch.owner));
   py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
-  // numpy has no bfloat16: carried as int16, viewed as torch.bfloat16 by data.py.
-  const py::dtype feature(batch.feature_dtype == client::FeatureDtype::kFloat32   ? "float32"
-                          : batch.feature_dtype == client::FeatureDtype::kFloat16 ? "float16"
-                                                                                  : "int16");
+  const py::dtype feature = NumpyFeatureDtype(batch.feature_dtype);
   const py::dtype i64 = py::dtype::of<int64_t>();
   py::list nodes;
   for (const client::NodeBlockData& n : batch.nodes) {
@@ -145,7 +137,7 @@ py::dict BatchToPython(client::MinibatchData batch, int part) {
   out["batch_index"] = batch.batch_index;
   out["batch_size"] = batch.batch_size;
   out["seed_block"] = batch.seed_block;
-  out["feature_dtype"] = DtypeName(batch.feature_dtype);
+  out["feature_dtype"] = std::string(common::FeatureDtypeName(batch.feature_dtype));
   out["features_omitted"] = batch.features_omitted;
   out["shared_memory"] = batch.shared_memory;
   out["nodes"] = nodes;
@@ -207,17 +199,17 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.max_held_batches = max_held_batches;
   const absl::optional<client::Assignment> a = client::FromName<client::Assignment>(assignment);
   if (!a) {
-    throw py::value_error(
-        absl::StrCat("assignment='", assignment, "': expected ",
-                     absl::StrJoin(client::NamesOf<client::Assignment>(), " or ")));
+    throw py::value_error(absl::StrCat(
+        "assignment='", assignment, "': expected ",
+        absl::StrJoin(client::NamesOf<client::Assignment>(), " or ")));
   }
   o.assignment = *a;
   const absl::optional<client::FeatureStoreKind> store =
       client::FromName<client::FeatureStoreKind>(feature_store);
   if (!store) {
-    throw py::value_error(
-        absl::StrCat("feature_store='", feature_store, "': expected ",
-                     absl::StrJoin(client::NamesOf<client::FeatureStoreKind>(), " or ")));
+    throw py::value_error(absl::StrCat(
+        "feature_store='", feature_store, "': expected ",
+        absl::StrJoin(client::NamesOf<client::FeatureStoreKind>(), " or ")));
   }
   // "auto" starts as "server"; loader.py decides once it knows the rows' size and the device
   // (set_without_features).
@@ -278,8 +270,7 @@ PYBIND11_MODULE(_graphshard, m) {
       .def("shares",
            [](const LoaderCore& c) {
              py::list out;
-             for (const auto& s : c.shares())
-               out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
+             for (const auto& s : c.shares()) out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
              return out;
            })
       // Page-locks the ring segments with the loaded CUDA runtime (python/cuda_host.h); before
@@ -314,10 +305,8 @@ PYBIND11_MODULE(_graphshard, m) {
              if (type < 0 || type >= static_cast<int>(types.size())) {
                throw py::index_error(absl::StrCat("node type ", type, " of ", types.size()));
              }
-             const graphshard::client::FeatureDtype d = c.options().feature_dtype;
-             const py::dtype dtype(d == graphshard::client::FeatureDtype::kFloat32   ? "float32"
-                                   : d == graphshard::client::FeatureDtype::kFloat16 ? "float16"
-                                                                                     : "int16");
+             const py::dtype dtype =
+                 graphshard::python::NumpyFeatureDtype(c.options().feature_dtype);
              const auto& t = types[static_cast<size_t>(type)];
              py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),
                                    static_cast<py::ssize_t>(t.feat_dim)});

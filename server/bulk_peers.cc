@@ -5,18 +5,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/transient_error.h"
 #include "server/bulk_codec.h"
 #include "transport/frame.h"
 
 namespace graphshard::server {
 namespace {
-
-// Failures after which the part is looked up again (its metadata over gRPC, which names a lost
-// peer once per outage): a closed or broken connection, and a peer that stopped answering.
-bool ConnectionLevel(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDataLoss ||
-         s.code() == absl::StatusCode::kDeadlineExceeded;
-}
 
 int64_t BodyBytes(const transport::Body& body) {
   int64_t n = 0;
@@ -64,7 +58,9 @@ absl::StatusOr<BulkPeers::Route> BulkPeers::RouteFor(int part) {
 }
 
 void BulkPeers::Forget(int part, const absl::Status& why) {
-  if (!ConnectionLevel(why)) return;
+  // After a transient failure (a closed or broken connection, a peer that stopped answering)
+  // the part is looked up again: its metadata over gRPC, which names a lost peer once per outage.
+  if (!common::IsTransientError(why)) return;
   absl::MutexLock lock(&mu_);
   routes_.erase(part);
 }

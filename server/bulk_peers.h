@@ -63,7 +63,8 @@ class BulkPeers final : public engine::Peers {
   // How part `part` is asked. Unavailable if its metadata cannot be had now (asked again next
   // time).
   absl::StatusOr<Route> RouteFor(int part);
-  // Forgets the endpoint after a connection-level failure (the peer may have moved).
+  // Forgets the endpoint after a transient failure (common/transient_error.h: the peer may have
+  // moved).
   void Forget(int part, const absl::Status& why);
 
   GrpcPeers& grpc_;

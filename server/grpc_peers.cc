@@ -9,6 +9,7 @@
 #include "common/partition_part.h"
 #include "common/registry.h"
 #include "common/status_macros.h"
+#include "common/transient_error.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
 #include "rpc/security.h"
@@ -36,17 +37,7 @@ int64_t ShmBytesOf(const v1::GatherFeaturesResponse& r) { return static_cast<int
 int64_t ShmBytesOf(const v1::SampleOneHopResponse&) { return 0; }
 
 // Whether a failed call means the peer itself is gone or stuck (then it is resolved again).
-bool PeerLost(const grpc::Status& s) {
-  switch (s.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::CANCELLED:
-    case grpc::StatusCode::UNKNOWN:
-      return true;
-    default:
-      return false;
-  }
-}
+bool PeerLost(const grpc::Status& s) { return common::IsTransientError(rpc::FromGrpcStatus(s)); }
 
 // Issues `method` asynchronously and converts the answer with FromProto; counts the messages'
 // bytes in `traffic` (if not null). `lost` runs first when the call failed for want of the

@@ -3,14 +3,17 @@
 // did not.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
-#include "common/registry.h"
+#include "common/poll.h"
+#include "common/server_list.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
 #include "rpc/security.h"
@@ -35,6 +38,41 @@ std::string CheckOnce(const std::string& address, const graphshard::rpc::RpcOpti
   *refused = absl::IsUnauthenticated(s);
   if (!s.ok()) return absl::StrCat(address, ": ", s.message());
   return "";
+}
+
+// One round: checks every server not yet seen SERVING (`healthy`, by part and replica). OK when
+// all are; Unavailable when some are not yet (*problems: why, one line each); Unauthenticated
+// when one refused our token.
+absl::Status CheckRound(const graphshard::common::ServerListOptions& list,
+                        const graphshard::rpc::RpcOptions& rpc, absl::Time deadline,
+                        std::set<std::pair<int, int>>* healthy,
+                        std::vector<std::string>* problems) {
+  problems->clear();
+  absl::StatusOr<std::vector<graphshard::common::ServerTarget>> targets =
+      graphshard::common::ResolveServers(list);
+  if (!targets.ok()) {
+    problems->push_back(std::string(targets.status().message()));
+    return absl::UnavailableError(problems->back());
+  }
+  for (const graphshard::common::ServerTarget& t : *targets) {
+    if (healthy->count({t.part, t.replica}) > 0) continue;
+    const std::string name = graphshard::common::ServerName(t.part, t.replica);
+    if (t.address.empty()) {
+      problems->push_back(absl::StrCat(name, ": ", t.missing.message()));
+      continue;
+    }
+    bool refused = false;
+    const std::string problem = CheckOnce(t.address, rpc, deadline, &refused);
+    if (problem.empty()) {
+      healthy->emplace(t.part, t.replica);
+      continue;
+    }
+    problems->push_back(absl::StrCat(name, " at ", problem));
+    // A wrong or missing token is not going to get better.
+    if (refused) return absl::UnauthenticatedError(problems->back());
+  }
+  if (problems->empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrJoin(*problems, "; "));
 }
 
 }  // namespace
@@ -70,68 +108,33 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "graphshard-health: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  const absl::Time deadline = absl::Now() + absl::Seconds(f.timeout_s);
-  // What to check: (part, replica, fixed address or "" = look it up in the registry).
-  struct Target {
-    int part;
-    int replica;
-    std::string address;
-  };
-  std::vector<Target> targets;
-  if (!f.servers.empty()) {
-    auto list = graphshard::common::ParseAddressList(f.servers);
-    if (!list.ok()) {
-      std::fprintf(stderr, "graphshard-health: %s\n", std::string(list.status().message()).c_str());
-      return 2;
-    }
-    for (int p = 0; p < std::ssize(*list); ++p) {
-      auto replicas = graphshard::common::SplitReplicas((*list)[static_cast<size_t>(p)]);
-      for (int r = 0; r < std::ssize(*replicas); ++r) {
-        targets.push_back({p, r, (*replicas)[static_cast<size_t>(r)]});
-      }
-    }
-  } else if (f.registry.empty() || f.parts <= 0 || f.replicas < 1) {
-    std::fprintf(stderr, "graphshard-health: give --registry DIR --parts K [--replicas R], or --servers\n");
+  const graphshard::common::ServerListOptions list{
+      .servers = f.servers, .registry = f.registry, .parts = f.parts, .replicas = f.replicas};
+  if (absl::Status s = graphshard::common::CheckServerSource(list); !s.ok()) {
+    std::fprintf(stderr, "graphshard-health: %s\n", std::string(s.message()).c_str());
     return 2;
-  } else {
-    for (int p = 0; p < f.parts; ++p) {
-      for (int r = 0; r < f.replicas; ++r) targets.push_back({p, r, ""});
-    }
   }
-  std::vector<std::string> problem(targets.size(), "not checked");
-  while (true) {
-    int bad = 0;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (problem[i].empty()) continue;
-      const Target& t = targets[i];
-      const std::string name = t.replica == 0 ? absl::StrCat("part ", t.part)
-                                              : absl::StrCat("part ", t.part, " replica ", t.replica);
-      std::string address = t.address;
-      if (address.empty()) {
-        const std::string file = graphshard::common::RegistryFile(f.registry, t.part, t.replica);
-        auto found = graphshard::common::ReadRegistryEntry(file);
-        if (!found.ok()) {
-          problem[i] = absl::StrCat(name, ": ", found.status().message());
-          ++bad;
-          continue;
-        }
-        address = *found;
-      }
-      bool refused = false;
-      problem[i] = CheckOnce(address, rpc, deadline, &refused);
-      if (!problem[i].empty()) problem[i] = absl::StrCat(name, " at ", problem[i]);
-      if (refused) {  // a wrong or missing token is not going to get better
-        std::fprintf(stderr, "graphshard-health: refused: %s\n", problem[i].c_str());
-        return 1;
-      }
-      bad += !problem[i].empty();
-    }
-    if (bad == 0) return 0;
-    if (absl::Now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (!f.registry.empty() && (f.parts <= 0 || f.replicas < 1)) {
+    std::fprintf(stderr,
+                 "graphshard-health: --registry needs --parts K >= 1 (and --replicas R >= 1; got "
+                 "--parts %d --replicas %d)\n",
+                 f.parts, f.replicas);
+    return 2;
   }
-  for (const std::string& why : problem) {
-    if (!why.empty()) std::fprintf(stderr, "graphshard-health: not healthy: %s\n", why.c_str());
+  graphshard::common::PollOptions poll;
+  poll.deadline = absl::Now() + absl::Seconds(f.timeout_s);
+  poll.interval = absl::Milliseconds(200);
+  std::set<std::pair<int, int>> healthy;
+  std::vector<std::string> problems;
+  const absl::Status status = graphshard::common::PollUntil(
+      poll, [&] { return CheckRound(list, rpc, poll.deadline, &healthy, &problems); });
+  if (status.ok()) return 0;
+  if (absl::IsUnauthenticated(status)) {
+    std::fprintf(stderr, "graphshard-health: refused: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  for (const std::string& why : problems) {
+    std::fprintf(stderr, "graphshard-health: not healthy: %s\n", why.c_str());
   }
   return 1;
 }

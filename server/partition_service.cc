@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "rpc/feature_dtype_proto.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
 #include "server/engine/epoch_stream.h"
@@ -211,7 +212,7 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
                                           v1::GatherFeaturesResponse* response, CallTimer& timer) {
   const v1::GatherFeaturesRequest* request = &r;
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
-  absl::StatusOr<engine::FeatureDtype> dtype = FromProto(request->dtype());
+  absl::StatusOr<engine::FeatureDtype> dtype = rpc::FeatureDtypeFromProto(request->dtype());
   // The budget per request first (the clearer message), then memory.
   const absl::Status within =
       !items.ok() ? items.status()

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/status_macros.h"
+#include "rpc/feature_dtype_proto.h"
 
 namespace graphshard::server {
 namespace {
@@ -44,7 +45,7 @@ class ArraySink {
 void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p) {
   p->set_batch_size(b.batch_size);
   p->set_seed_type(b.seed_type);
-  p->set_feature_dtype(ToProto(b.feature_dtype));
+  p->set_feature_dtype(rpc::FeatureDtypeToProto(b.feature_dtype));
   p->set_features_omitted(b.features_omitted);
   for (const engine::NodeBlock& n : b.nodes) {
     v1::NodeBlock* pn = p->add_nodes();
@@ -78,30 +79,6 @@ void FillMinibatch(const engine::Minibatch& b, ArraySink& sink, v1::Minibatch* p
 }
 
 }  // namespace
-
-absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype) {
-  switch (dtype) {
-    case v1::FLOAT32:
-      return engine::FeatureDtype::kFloat32;
-    case v1::FLOAT16:
-      return engine::FeatureDtype::kFloat16;
-    case v1::BFLOAT16:
-      return engine::FeatureDtype::kBFloat16;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("unknown feature dtype ", dtype));
-  }
-}
-
-v1::FeatureDtype ToProto(engine::FeatureDtype dtype) {
-  switch (dtype) {
-    case engine::FeatureDtype::kFloat16:
-      return v1::FLOAT16;
-    case engine::FeatureDtype::kBFloat16:
-      return v1::BFLOAT16;
-    default:
-      return v1::FLOAT32;
-  }
-}
 
 absl::StatusOr<engine::TemporalMode> FromProto(v1::TemporalMode mode) {
   switch (mode) {
@@ -208,7 +185,7 @@ absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeatures
 v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
                                   engine::FeatureDtype dtype, const std::string& client_host_id) {
   v1::GatherFeaturesRequest p;
-  p.set_dtype(ToProto(dtype));
+  p.set_dtype(rpc::FeatureDtypeToProto(dtype));
   p.set_client_host_id(client_host_id);
   for (const engine::TypedIds& t : items) {
     v1::TypedIds* item = p.add_items();
@@ -272,7 +249,7 @@ absl::StatusOr<engine::SamplingConfig> FromProto(const v1::SamplingConfig& p) {
   }
   c.replace = p.replace();
   c.disjoint = p.disjoint();
-  ASSIGN_OR_RETURN(c.feature_dtype, FromProto(p.feature_dtype()));
+  ASSIGN_OR_RETURN(c.feature_dtype, rpc::FeatureDtypeFromProto(p.feature_dtype()));
   ASSIGN_OR_RETURN(c.temporal, FromProto(p.temporal()));
   ASSIGN_OR_RETURN(c.temporal_strategy, FromProto(p.temporal_strategy()));
   c.without_features = p.without_features();

@@ -1,8 +1,9 @@
 #ifndef GRAPHSHARD_SERVER_PROTO_CONVERT_H_
 #define GRAPHSHARD_SERVER_PROTO_CONVERT_H_
 
-// The one place where engine structs meet protobuf messages (statuses: rpc/status.h). Arrays
-// travel as raw little-endian bytes, inline or in shared memory.
+// The one place where engine structs meet protobuf messages (statuses: rpc/status.h; feature
+// dtypes: rpc/feature_dtype_proto.h). Arrays travel as raw little-endian bytes, inline or in
+// shared memory.
 
 #include <string>
 #include <vector>
@@ -20,9 +21,6 @@ namespace graphshard::server {
 // Raw arrays (common/bytes.h); a bad length in a request is InvalidArgument naming the field.
 using common::FromBytes;
 using common::ToBytes;
-
-absl::StatusOr<engine::FeatureDtype> FromProto(v1::FeatureDtype dtype);
-v1::FeatureDtype ToProto(engine::FeatureDtype dtype);
 
 absl::StatusOr<engine::TemporalMode> FromProto(v1::TemporalMode mode);
 v1::TemporalMode ToProto(engine::TemporalMode mode);

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/feature_dtype.h"
 #include "common/flags.h"
 #include "common/progress.h"
 #include "common/registry.h"
@@ -236,15 +237,10 @@ int main(int argc, char** argv) {
   options.isolated_peers = f.isolated_peers;
   if (f.peer_cache_mib < 0) return Fail("--peer-cache-mib must be >= 0");
   options.peer_cache_bytes = int64_t{f.peer_cache_mib} << 20;
-  if (f.peer_dtype == "float32") {
-    options.peer_dtype = graphshard::engine::FeatureDtype::kFloat32;
-  } else if (f.peer_dtype == "float16") {
-    options.peer_dtype = graphshard::engine::FeatureDtype::kFloat16;
-  } else if (f.peer_dtype == "bfloat16") {
-    options.peer_dtype = graphshard::engine::FeatureDtype::kBFloat16;
-  } else {
-    return Fail("--peer-dtype must be float32, float16 or bfloat16 (got '" + f.peer_dtype + "')");
-  }
+  absl::StatusOr<graphshard::common::FeatureDtype> peer_dtype =
+      graphshard::common::ParseFeatureDtype(f.peer_dtype);
+  if (!peer_dtype.ok()) return Fail(absl::StrCat("--peer-dtype: ", peer_dtype.status().message()));
+  options.peer_dtype = *peer_dtype;
   options.peer_transport = f.peer_transport == "bulk" ? graphshard::server::PeerTransport::kBulk
                                                       : graphshard::server::PeerTransport::kGrpc;
   if (f.bulk_port < -1 || f.bulk_port > 65535) return Fail("--bulk-port must be -1..65535");

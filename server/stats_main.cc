@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/flags.h"
-#include "common/registry.h"
+#include "common/server_list.h"
 #include "rpc/channel.h"
 #include "rpc/security.h"
 #include "rpc/stats.h"
@@ -37,64 +37,6 @@ struct Flags {
   double timeout_s = 0;  // 0 = the interval, at most 5 s
   graphshard::rpc::SecurityFlags security;
 };
-
-// One server to ask this round; `address` empty = not registered (`missing` says why).
-struct Target {
-  std::string name;
-  std::string address;
-  absl::Status missing;
-};
-
-std::string Name(int part, int replica) {
-  return replica == 0 ? absl::StrCat("part ", part)
-                      : absl::StrCat("part ", part, " replica ", replica);
-}
-
-absl::StatusOr<std::vector<Target>> Targets(const Flags& f) {
-  std::vector<Target> out;
-  if (!f.servers.empty()) {
-    auto list = common::ParseAddressList(f.servers);
-    if (!list.ok()) return list.status();
-    for (int p = 0; p < std::ssize(*list); ++p) {
-      auto replicas = common::SplitReplicas((*list)[static_cast<size_t>(p)]);
-      if (!replicas.ok()) return replicas.status();
-      for (int r = 0; r < std::ssize(*replicas); ++r) {
-        out.push_back({Name(p, r), (*replicas)[static_cast<size_t>(r)], absl::OkStatus()});
-      }
-    }
-    return out;
-  }
-  auto entries = common::ListRegistry(f.registry);
-  if (!entries.ok()) return entries.status();
-  std::vector<bool> seen(static_cast<size_t>(std::max(f.parts, 0)), false);
-  for (const common::RegistryEntry& e : *entries) {
-    if (f.parts > 0 && e.part >= f.parts) continue;
-    if (e.part < f.parts) seen[static_cast<size_t>(e.part)] = true;
-    Target t{Name(e.part, e.replica), "", absl::OkStatus()};
-    auto address = common::ReadRegistryEntry(common::RegistryFile(f.registry, e.part, e.replica));
-    if (address.ok()) {
-      t.address = *address;
-    } else if (absl::IsNotFound(address.status())) {
-      continue;  // unregistered since the listing
-    } else {
-      t.missing = address.status();
-    }
-    out.push_back(std::move(t));
-  }
-  // With --parts K, a part without any entry is named too (its server never registered, or
-  // exited and removed its entry).
-  for (int p = 0; p < f.parts; ++p) {
-    if (!seen[static_cast<size_t>(p)]) {
-      out.push_back({Name(p, 0), "",
-                     absl::NotFoundError(absl::StrCat("not registered (",
-                                                      common::RegistryFile(f.registry, p),
-                                                      " does not exist)"))});
-    }
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Target& a, const Target& b) { return a.name < b.name; });
-  return out;
-}
 
 double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -133,7 +75,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "graphshard-stats: %s\n", why);
     return common::kExitUsageError;
   };
-  if (f.registry.empty() == f.servers.empty()) return usage("give --registry DIR or --servers");
+  const common::ServerListOptions server_list{
+      .servers = f.servers, .registry = f.registry, .parts = f.parts, .replicas = 0};
+  if (absl::Status s = common::CheckServerSource(server_list); !s.ok()) {
+    return usage(std::string(s.message()).c_str());
+  }
   graphshard::rpc::RpcOptions rpc;
   if (absl::Status s = graphshard::rpc::ApplySecurityFlags(f.security,
                                                            graphshard::rpc::Role::kClient, &rpc);
@@ -144,13 +90,9 @@ int main(int argc, char** argv) {
     return usage("--interval-s must be in (0, 3600]");
   }
   if (f.count < 0) return usage("--count must be >= 0");
-  if (f.parts < 0) return usage("--parts must be >= 0");
   if (f.timeout_s < 0) return usage("--timeout-s must be >= 0");
   const absl::Duration timeout =
       absl::Seconds(f.timeout_s > 0 ? f.timeout_s : std::min(f.interval_s, 5.0));
-  if (!f.servers.empty()) {
-    if (auto t = Targets(f); !t.ok()) return usage(std::string(t.status().message()).c_str());
-  }
 
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels;  // by address, kept
   std::map<std::string, server::StatsSnapshot> last;              // by address
@@ -158,12 +100,13 @@ int main(int argc, char** argv) {
   // Round 0 takes the first snapshots silently, so every printed line has an interval's rates.
   for (int round = 0; f.count == 0 || round <= f.count; ++round) {
     const double round_start = NowS();
-    absl::StatusOr<std::vector<Target>> targets = Targets(f);
+    absl::StatusOr<std::vector<common::ServerTarget>> targets = common::ResolveServers(server_list);
     if (!targets.ok()) {
       std::fprintf(stderr, "graphshard-stats: %s\n",
                    std::string(targets.status().message()).c_str());
     }
-    std::vector<Target> list = targets.ok() ? *std::move(targets) : std::vector<Target>();
+    std::vector<common::ServerTarget> list =
+        targets.ok() ? *std::move(targets) : std::vector<common::ServerTarget>();
     std::vector<absl::StatusOr<graphshard::v1::Stats>> answers(list.size(),
                                                                absl::UnknownError("not asked"));
     std::vector<double> taken(list.size(), 0);
@@ -185,17 +128,18 @@ int main(int argc, char** argv) {
       const std::string stamp = absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone());
       all_answered = targets.ok();
       for (size_t i = 0; i < list.size(); ++i) {
-        const Target& t = list[i];
+        const common::ServerTarget& t = list[i];
+        const std::string name = common::ServerName(t.part, t.replica);
         std::string line;
         if (t.address.empty()) {
-          line = server::DownLine(t.name, "", t.missing);
+          line = server::DownLine(name, "", t.missing);
           all_answered = false;
         } else if (!answers[i].ok()) {
-          line = server::DownLine(t.name, t.address, answers[i].status());
+          line = server::DownLine(name, t.address, answers[i].status());
           all_answered = false;
         } else {
           auto it = last.find(t.address);
-          line = server::StatsLine(t.name, t.address, it != last.end() ? &it->second : nullptr,
+          line = server::StatsLine(name, t.address, it != last.end() ? &it->second : nullptr,
                                    {*answers[i], taken[i]});
         }
         std::printf("%s %s\n", stamp.c_str(), line.c_str());

@@ -1,4 +1,4 @@
-// graphshard-trainer: one trainer rank. See TrainerUsage() (--help) and docs/DESIGN.md.
+// graphshard-trainer: one trainer rank. See --help (client/options.h) and docs/DESIGN.md.
 #include <unistd.h>
 
 #include <cstdlib>

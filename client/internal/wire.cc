@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/bytes.h"
 #include "common/status_macros.h"
+#include "rpc/feature_dtype_proto.h"
 #include "shm/ring.h"
 
 namespace graphshard::client::internal {
@@ -76,18 +77,13 @@ absl::StatusOr<std::vector<int64_t>> HopPrefix(absl::Span<const int64_t> counts,
   return prefix;
 }
 
+// A batch's dtype: an unknown value is bad data from the server (DataLoss).
 absl::StatusOr<FeatureDtype> FromProto(v1::FeatureDtype d) {
-  switch (d) {
-    case v1::FLOAT32:
-      return FeatureDtype::kFloat32;
-    case v1::FLOAT16:
-      return FeatureDtype::kFloat16;
-    case v1::BFLOAT16:
-      return FeatureDtype::kBFloat16;
-    default:
-      break;
+  absl::StatusOr<FeatureDtype> dtype = rpc::FeatureDtypeFromProto(d);
+  if (!dtype.ok()) {
+    return absl::DataLossError(absl::StrCat("minibatch feature_dtype: ", dtype.status().message()));
   }
-  return absl::DataLossError(absl::StrCat("minibatch feature_dtype ", static_cast<int>(d)));
+  return dtype;
 }
 
 // A link batch's supervision edges: a known edge type, arrays of one length, rows among the
@@ -128,18 +124,6 @@ absl::Status DecodeLinkLabels(const v1::LinkLabels& l, const ServerMetadata& md,
 }
 
 }  // namespace
-
-v1::FeatureDtype ToProto(FeatureDtype d) {
-  switch (d) {
-    case FeatureDtype::kFloat16:
-      return v1::FLOAT16;
-    case FeatureDtype::kBFloat16:
-      return v1::BFLOAT16;
-    case FeatureDtype::kFloat32:
-      break;
-  }
-  return v1::FLOAT32;
-}
 
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   ServerMetadata out;
@@ -248,7 +232,7 @@ v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
       break;
   }
   if (o.temporal_last) r.mutable_sampling()->set_temporal_strategy(v1::TEMPORAL_LAST);
-  r.mutable_sampling()->set_feature_dtype(ToProto(o.feature_dtype));
+  r.mutable_sampling()->set_feature_dtype(rpc::FeatureDtypeToProto(o.feature_dtype));
   r.mutable_sampling()->set_without_features(o.without_features);
   r.set_client_host_id(o.client_host_id);
   r.set_shm_ring(o.max_held_batches);  // GrpcBatchStream reads ring segments

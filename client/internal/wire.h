@@ -21,8 +21,6 @@ namespace graphshard::client::internal {
 // an edge type naming an unknown node type.
 absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m);
 
-v1::FeatureDtype ToProto(FeatureDtype dtype);
-
 v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& options);
 
 // Reads `m` in place (the result shares ownership of `m`; with shm_name set, the segment is

@@ -6,24 +6,14 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/feature_dtype.h"
 #include "common/half_rows.h"
 
 namespace graphshard::engine {
 namespace {
-
-const char* DtypeName(FeatureDtype d) {
-  switch (d) {
-    case FeatureDtype::kFloat32:
-      return "float32";
-    case FeatureDtype::kFloat16:
-      return "float16";
-    case FeatureDtype::kBFloat16:
-      return "bfloat16";
-  }
-  return "?";
-}
 
 // Writes n elements at `src` (dtype `from`) as `to` at `dst`. Only the conversions a peer makes
 // (float32 -> 16-bit, with ConvertFloatRow) and exact widening (16-bit -> float32) happen here;
@@ -521,7 +511,8 @@ absl::Status CachedPeers::FillPart(int part, const std::vector<TypedIds>& rows) 
                  "graphshard-server: peer cache: part %d: %lld rows (%.1f MiB, %s) cached; "
                  "%.1f MiB fetched\n",
                  part, static_cast<long long>(num_rows), static_cast<double>(bytes) / (1 << 20),
-                 DtypeName(store), static_cast<double>(fetched) / (1 << 20));
+                 std::string(common::FeatureDtypeName(store)).c_str(),
+                 static_cast<double>(fetched) / (1 << 20));
   }
   return absl::OkStatus();
 }

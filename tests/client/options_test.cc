@@ -335,10 +335,9 @@ TEST(ParseTrainerOptions, HelpIsCancelledWithUsage) {
   EXPECT_NE(o.status().message().find("usage:"), absl::string_view::npos);
 }
 
-// --help lists every task's default of the per-task flags (TrainerUsage is the same text).
+// --help lists every task's default of the per-task flags.
 TEST(ParseTrainerOptions, HelpShowsThePerTaskDefaults) {
-  const std::string usage = TrainerUsage(kTestModels);
-  EXPECT_EQ(std::string(Parse({"--help"}).status().message()), usage);
+  const std::string usage(Parse({"--help"}).status().message());
   for (const char* want :
        {"(default: node 64; link 128; graph 32)", "(default: node 10,5; link 10,10)",
         "(default: node 256; link 128; graph 32)", "(default: node 0.01; link 0.01; graph 0.01)",

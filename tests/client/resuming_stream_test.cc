@@ -12,6 +12,7 @@
 
 #include "client/server_set.h"
 #include "common/registry.h"
+#include "common/transient_error.h"
 #include "tests/server/test_cluster.h"
 
 namespace graphshard::client {
@@ -153,18 +154,9 @@ TEST_F(ResumingStreamTest, GivesUpAfterTheWaitNamingThePart) {
   cluster_->server(1).Shutdown(absl::ZeroDuration());
   absl::Status status;
   for (int i = 0; i < 1000 && status.ok(); ++i) status = stream.Next().status();
-  EXPECT_TRUE(Resumable(status)) << status;
+  EXPECT_TRUE(common::IsTransientError(status)) << status;
   EXPECT_NE(status.message().find("part 1: no live server for 0.5s"), absl::string_view::npos)
       << status;
-}
-
-TEST(ResumableTest, OnlyFailuresOfTheServerOrConnectionAreResumed) {
-  EXPECT_TRUE(Resumable(absl::UnavailableError("")));
-  EXPECT_TRUE(Resumable(absl::DeadlineExceededError("")));
-  EXPECT_TRUE(Resumable(absl::CancelledError("")));
-  EXPECT_FALSE(Resumable(absl::InvalidArgumentError("")));
-  EXPECT_FALSE(Resumable(absl::DataLossError("")));
-  EXPECT_FALSE(Resumable(absl::FailedPreconditionError("")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "client/resuming_stream.h"
 #include "common/bytes.h"
+#include "common/transient_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -161,7 +162,7 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   // which the trainer resumes (e2e.server_restart_resume once died of a NotFound here).
   auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable) << missing.status();
-  EXPECT_TRUE(Resumable(missing.status()));
+  EXPECT_TRUE(common::IsTransientError(missing.status()));
   EXPECT_NE(missing.status().message().find("/graphshard-12-ab-s3"), absl::string_view::npos);
   m.set_shm_ring(false);  // a one-shot segment that is gone: the same
   auto missing_one_shot = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/partition_part.h"
 #include "proto/graphshard.pb.h"
+#include "rpc/feature_dtype_proto.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/local_part.h"
 #include "server/engine/minibatch_builder.h"
@@ -83,7 +84,7 @@ void Gather(const engine::LocalPart& local, const uint8_t* data, size_t size) {
   if (!p.ParseFromArray(data, static_cast<int>(size))) return;
   auto items = server::FromProto(p);
   CheckErrorNamesSomething(items.status(), "FromProto(GatherFeaturesRequest)");
-  auto dtype = server::FromProto(p.dtype());
+  auto dtype = rpc::FeatureDtypeFromProto(p.dtype());
   CheckErrorNamesSomething(dtype.status(), "FromProto(FeatureDtype)");
   if (!items.ok() || !dtype.ok()) return;
   auto blocks = local.GatherFeatures(*items, *dtype);
