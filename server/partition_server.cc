@@ -39,9 +39,12 @@ std::string PublishedHost(const std::string& listen) {
   return host;
 }
 
-// The bulk transport's sockets run on a quarter of the server's threads (2 to 8): two I/O
-// threads move a few GB/s, and a server of many builders asks and answers more at once.
-transport::AsioOptions BulkOptions(transport::AsioOptions bulk, int threads) {
+// The bulk transport's options: the server's, with the job token (both directions: hello sent,
+// hello required), its sockets on a quarter of the server's threads (2 to 8): two I/O threads
+// move a few GB/s, and a server of many builders asks and answers more at once.
+transport::AsioOptions BulkOptions(const ServerOptions& options, int threads) {
+  transport::AsioOptions bulk = options.bulk;
+  bulk.token = options.rpc.token;
   bulk.io_threads = std::max(bulk.io_threads, std::min(8, threads / 4));
   return bulk;
 }
@@ -56,116 +59,141 @@ absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
                    common::PartitionPart::Load(options.partition_dir, options.part,
                                                {.progress = options.load_progress}));
   ASSIGN_OR_RETURN(s->local_, engine::LocalPart::Create(std::move(part), options.limits));
-  ServiceOptions service = options.service;
+  ServiceOptions service = s->PrepareServiceOptions();
+  const rpc::RpcOptions rpc_options =
+      rpc::LivenessOptions(absl::ToDoubleSeconds(options.stall_timeout), options.rpc);
+  s->ConnectPeers(service, rpc_options);
+  const int threads = options.threads > 0 ? options.threads
+                                          : static_cast<int>(std::thread::hardware_concurrency());
+  s->ChooseEnginePeers(threads);
+  RETURN_IF_ERROR(s->StartBulkServer(threads, service));
+  RETURN_IF_ERROR(s->StartMetrics(service));
+  s->executor_ = std::make_unique<AsioExecutor>(threads, "gs-build");
+  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,
+                                                       s->stats_, service);
+  RETURN_IF_ERROR(s->StartGrpc(rpc_options));
+  RETURN_IF_ERROR(s->Publish());
+  return s;
+}
+
+ServiceOptions PartitionServer::PrepareServiceOptions() {
+  ServiceOptions service = options_.service;
   if (service.host_id.empty()) service.host_id = shm::HostId();
-  if (service.stream_idle <= absl::ZeroDuration()) service.stream_idle = options.stall_timeout;
+  if (service.stream_idle <= absl::ZeroDuration()) service.stream_idle = options_.stall_timeout;
   service.shm_prefix = shm::NewShmPrefix();
-  service.token = options.rpc.token;
-  s->shm_prefix_ = service.shm_prefix;
-  shm::RemoveOwnAndStaleShm(s->shm_prefix_);
+  service.token = options_.rpc.token;
+  shm_prefix_ = service.shm_prefix;
+  shm::RemoveOwnAndStaleShm(shm_prefix_);
   if (service.shared_memory) {
-    absl::StatusOr<std::unique_ptr<shm::HostProof>> proof = shm::HostProof::Create(s->shm_prefix_);
+    absl::StatusOr<std::unique_ptr<shm::HostProof>> proof = shm::HostProof::Create(shm_prefix_);
     if (proof.ok()) {
-      s->host_proof_ = *std::move(proof);
-      service.host_proof = s->host_proof_.get();
+      host_proof_ = *std::move(proof);
+      service.host_proof = host_proof_.get();
     } else {
       std::fprintf(stderr, "graphshard-server: %s; no shared memory for clients\n",
                    std::string(proof.status().message()).c_str());
     }
   }
+  return service;
+}
+
+void PartitionServer::ConnectPeers(const ServiceOptions& service,
+                                   const rpc::RpcOptions& rpc_options) {
   PeerOptions peers;
-  peers.addresses = options.peer_addresses;
-  peers.registry_dir = options.registry_dir;
+  peers.addresses = options_.peer_addresses;
+  peers.registry_dir = options_.registry_dir;
   // A peer call is one hop or one gather: no answer within the stall timeout means the peer is
   // stalled as surely as a silent stream does.
-  peers.rpc_timeout = std::min(options.rpc_timeout, options.stall_timeout);
-  const rpc::RpcOptions rpc_options =
-      rpc::LivenessOptions(absl::ToDoubleSeconds(options.stall_timeout), options.rpc);
+  peers.rpc_timeout = std::min(options_.rpc_timeout, options_.stall_timeout);
   peers.rpc = rpc_options;
-  peers.self_replica = options.replica;
+  peers.self_replica = options_.replica;
   // Isolated: peers are treated as on another host (no answer through shared memory, no part
   // mapped from partition_dir), so every remote hop and row takes the network path.
   peers.host_id =
-      service.shared_memory && !options.isolated_peers ? service.host_id : std::string();
-  peers.peer_features = options.isolated_peers ? PeerFeatures::kRpc : options.peer_features;
-  peers.peer_sampling = options.isolated_peers ? PeerSampling::kRpc : options.peer_sampling;
-  peers.traffic = s->stats_.peer_traffic();
+      service.shared_memory && !options_.isolated_peers ? service.host_id : std::string();
+  peers.peer_features = options_.isolated_peers ? PeerFeatures::kRpc : options_.peer_features;
+  peers.peer_sampling = options_.isolated_peers ? PeerSampling::kRpc : options_.peer_sampling;
+  peers.traffic = stats_.peer_traffic();
   peers.this_host_id = service.host_id;
-  peers.partition_dir = options.partition_dir;
-  peers.self_part = options.part;
-  peers.limits = options.limits;
-  s->peers_ = std::make_unique<GrpcPeers>(std::move(peers));
+  peers.partition_dir = options_.partition_dir;
+  peers.self_part = options_.part;
+  peers.limits = options_.limits;
+  peers_ = std::make_unique<GrpcPeers>(std::move(peers));
   // A stopped peer is noticed (and logged) within the stall timeout, calls in flight or not.
-  if (s->local_->num_parts() > 1) s->peers_->StartLivenessProbe(options.stall_timeout / 2);
-  const int threads = options.threads > 0 ? options.threads
-                                          : static_cast<int>(std::thread::hardware_concurrency());
-  engine::Peers* network_peers = s->peers_.get();
-  transport::AsioOptions bulk_base = options.bulk;
-  bulk_base.token = options.rpc.token;  // both directions: hello sent, hello required
-  if (options.peer_transport == PeerTransport::kBulk) {
-    s->bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(bulk_base, threads));
-    s->bulk_peers_ = std::make_unique<BulkPeers>(*s->peers_, *s->bulk_client_,
-                                                 options.rpc_timeout, &s->stats_);
-    network_peers = s->bulk_peers_.get();
-  }
-  s->engine_peers_ = network_peers;
-  if (options.peer_cache_bytes > 0 || options.peer_dtype != engine::FeatureDtype::kFloat32) {
-    s->cached_peers_ = std::make_unique<engine::CachedPeers>(
-        *s->local_, *network_peers,
-        engine::CachedPeersOptions{.capacity_bytes = options.peer_cache_bytes,
-                                   .wire_dtype = options.peer_dtype,
-                                   .fill_timeout = options.rpc_timeout + absl::Seconds(5)});
-    s->engine_peers_ = s->cached_peers_.get();
-    s->stats_.SetPeerCache(s->cached_peers_.get());
-  }
-  if (options.bulk_port >= 0) {
-    // The peers' requests are served by as many threads as build batches here, as gRPC's
-    // thread pool serves them on the gRPC path (it was a fixed 4; docs/TRANSPORT.md).
-    transport::AsioOptions bulk = BulkOptions(bulk_base, threads);
-    bulk.handler_threads = std::max(bulk.handler_threads, threads);
-    ASSIGN_OR_RETURN(s->bulk_server_,
-                     transport::AsioServer::Start(BulkBindHost(options.listen), options.bulk_port,
-                                                  BulkHandlers(*s->local_, s->stats_), bulk));
-    service.bulk_port = s->bulk_server_->port();
-  }
-  if (!options.metrics_listen.empty()) {
-    PartitionServer* raw = s.get();
-    ASSIGN_OR_RETURN(s->metrics_http_,
-                     MetricsHttpServer::Start(options.metrics_listen, [raw] {
-                       v1::Stats stats;
-                       raw->stats_.Fill(&stats);
-                       return PrometheusText(stats, {.part = raw->options_.part,
-                                                     .replica = raw->options_.replica});
-                     }, MetricsHttpOptions{.token = options.rpc.token}));
-    s->metrics_port_ = s->metrics_http_->port();
-    service.metrics_port = s->metrics_port_;
-  }
-  s->executor_ = std::make_unique<AsioExecutor>(threads, "gs-build");
-  s->service_ = std::make_unique<PartitionServiceImpl>(*s->local_, *s->engine_peers_, *s->executor_,
-                                                       s->stats_, service);
+  if (local_->num_parts() > 1) peers_->StartLivenessProbe(options_.stall_timeout / 2);
+}
 
+void PartitionServer::ChooseEnginePeers(int threads) {
+  engine::Peers* network_peers = peers_.get();
+  if (options_.peer_transport == PeerTransport::kBulk) {
+    bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(options_, threads));
+    bulk_peers_ =
+        std::make_unique<BulkPeers>(*peers_, *bulk_client_, options_.rpc_timeout, &stats_);
+    network_peers = bulk_peers_.get();
+  }
+  engine_peers_ = network_peers;
+  if (options_.peer_cache_bytes > 0 || options_.peer_dtype != engine::FeatureDtype::kFloat32) {
+    cached_peers_ = std::make_unique<engine::CachedPeers>(
+        *local_, *network_peers,
+        engine::CachedPeersOptions{.capacity_bytes = options_.peer_cache_bytes,
+                                   .wire_dtype = options_.peer_dtype,
+                                   .fill_timeout = options_.rpc_timeout + absl::Seconds(5)});
+    engine_peers_ = cached_peers_.get();
+    stats_.SetPeerCache(cached_peers_.get());
+  }
+}
+
+absl::Status PartitionServer::StartBulkServer(int threads, ServiceOptions& service) {
+  if (options_.bulk_port < 0) return absl::OkStatus();
+  // The peers' requests are served by as many threads as build batches here, as gRPC's
+  // thread pool serves them on the gRPC path (it was a fixed 4; docs/TRANSPORT.md).
+  transport::AsioOptions bulk = BulkOptions(options_, threads);
+  bulk.handler_threads = std::max(bulk.handler_threads, threads);
+  ASSIGN_OR_RETURN(bulk_server_,
+                   transport::AsioServer::Start(BulkBindHost(options_.listen), options_.bulk_port,
+                                                BulkHandlers(*local_, stats_), bulk));
+  service.bulk_port = bulk_server_->port();
+  return absl::OkStatus();
+}
+
+absl::Status PartitionServer::StartMetrics(ServiceOptions& service) {
+  if (options_.metrics_listen.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(metrics_http_,
+                   MetricsHttpServer::Start(options_.metrics_listen, [this] {
+                     v1::Stats stats;
+                     stats_.Fill(&stats);
+                     return PrometheusText(stats, {.part = options_.part,
+                                                   .replica = options_.replica});
+                   }, MetricsHttpOptions{.token = options_.rpc.token}));
+  metrics_port_ = metrics_http_->port();
+  service.metrics_port = metrics_port_;
+  return absl::OkStatus();
+}
+
+absl::Status PartitionServer::StartGrpc(const rpc::RpcOptions& rpc_options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  rpc::ConfigureServerBuilder(builder, options.listen, rpc_options, &s->port_);
-  builder.RegisterService(s->service_.get());
-  s->server_ = builder.BuildAndStart();
-  if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  rpc::ConfigureServerBuilder(builder, options_.listen, rpc_options, &port_);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
-  s->server_->GetHealthCheckService()->SetServingStatus(true);
-  s->address_ = absl::StrCat(PublishedHost(options.listen), ":", s->port_);
-  if (!options.registry_dir.empty()) {
-    absl::Status published = common::PublishAddress(options.registry_dir, options.part, s->address_, options.replica);
-    if (published.ok() && !options.rpc.token.empty()) {
-      published = common::CheckRegistryFolder(options.registry_dir);  // peers are read there
-    }
-    if (!published.ok()) {
-      s->Shutdown(absl::ZeroDuration());
-      return published;
-    }
+  server_->GetHealthCheckService()->SetServingStatus(true);
+  address_ = absl::StrCat(PublishedHost(options_.listen), ":", port_);
+  return absl::OkStatus();
+}
+
+absl::Status PartitionServer::Publish() {
+  if (options_.registry_dir.empty()) return absl::OkStatus();
+  absl::Status published =
+      common::PublishAddress(options_.registry_dir, options_.part, address_, options_.replica);
+  if (published.ok() && !options_.rpc.token.empty()) {
+    published = common::CheckRegistryFolder(options_.registry_dir);  // peers are read there
   }
-  return s;
+  if (!published.ok()) Shutdown(absl::ZeroDuration());
+  return published;
 }
 
 void PartitionServer::Shutdown(absl::Duration grace) {

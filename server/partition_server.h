@@ -89,6 +89,25 @@ class PartitionServer {
 
  private:
   PartitionServer() = default;
+  // The steps of Start, in order, once the part is loaded.
+  // The service's options from options_: host id, stream idle time, a fresh shared-memory
+  // prefix (this prefix's and dead servers' segments removed), and the host proof (none, with
+  // a warning, if it cannot be made).
+  ServiceOptions PrepareServiceOptions();
+  // peers_: the gRPC peers (and their liveness probe when there are other parts).
+  void ConnectPeers(const ServiceOptions& service, const rpc::RpcOptions& rpc_options);
+  // engine_peers_: what the engine asks: the bulk transport's peers or peers_, behind the cache
+  // of remote rows when there is one.
+  void ChooseEnginePeers(int threads);
+  // The bulk transport's listener (unless bulk_port < 0), its port published in `service`.
+  absl::Status StartBulkServer(int threads, ServiceOptions& service);
+  // The Prometheus endpoint (if metrics_listen is set), its port published in `service`.
+  absl::Status StartMetrics(ServiceOptions& service);
+  // Serves service_ over gRPC (Unavailable if options_.listen cannot be bound); sets address_.
+  absl::Status StartGrpc(const rpc::RpcOptions& rpc_options);
+  // Publishes address_ in the registry folder (if any); shuts down if that fails.
+  absl::Status Publish();
+
   ServerOptions options_;
   // Declaration order = reverse destruction order: the executor joins its jobs (which use
   // local_ and peers_) before those go away.

@@ -1,21 +1,17 @@
 #include "server/partition_service.h"
 
-#include <limits>
 #include <memory>
 #include <new>
-#include <optional>
 #include <utility>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "rpc/feature_dtype_proto.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
-#include "server/engine/epoch_stream.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/engine/request_cost.h"
+#include "server/internal/service_calls.h"
 #include "server/proto_convert.h"
 #include "server/shm_batch_writer.h"
 #include "shm/ring.h"
@@ -23,56 +19,13 @@
 namespace graphshard::server {
 namespace {
 
-absl::StatusOr<engine::StreamRequest> FromProto(const v1::StreamBatchesRequest& p) {
-  engine::StreamRequest r;
-  r.seed_type = p.seed_type();
-  ASSIGN_OR_RETURN(r.seeds, FromBytes<int64_t>(p.seeds(), "seeds"));
-  r.batch_size = p.batch_size();
-  r.shuffle = p.shuffle();
-  r.shuffle_seed = p.shuffle_seed();
-  r.epoch = p.epoch();
-  r.first_batch = p.first_batch();
-  r.num_batches = p.num_batches();
-  r.num_epochs = p.num_epochs() == 0 ? 1 : p.num_epochs();
-  ASSIGN_OR_RETURN(r.sampling, server::FromProto(p.sampling()));
-  if (p.has_link() && !p.link().edge_type().empty()) {
-    r.link.edge_type = p.link().edge_type();
-    r.link.split = p.link().split().empty() ? "train" : p.link().split();
-    r.link.neg_ratio = p.link().neg_ratio();
-    switch (p.link().neg_sampling()) {
-      case v1::NEG_UNIFORM:
-        r.link.neg_sampling = engine::NegativeSampling::kUniform;
-        break;
-      case v1::NEG_DEGREE:
-        r.link.neg_sampling = engine::NegativeSampling::kDegree;
-        break;
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown negative sampling ", static_cast<int>(p.link().neg_sampling())));
-    }
-  }
-  return r;
-}
-
-// The most ring batches a client may announce (StreamBatchesRequest.shm_ring).
-constexpr int kMaxRingBatches = 1024;
-
 // What a unary answer holds at its peak: the engine's arrays, the response message, and the
 // message serialized by gRPC.
 constexpr double kAnswerCopies = 3;
 
-// The client an admission is counted against: the connection's peer address.
-std::string ClientKey(const grpc::ServerContext& context) { return context.peer(); }
-
-int64_t Bytes(double bytes) {
-  return bytes >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(bytes);
-}
-
-grpc::Status OutOfMemory(absl::string_view what) {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      absl::StrCat("the server ran out of memory ", what,
-                                   " (std::bad_alloc); retry later or ask for less"));
-}
+using internal::Bytes;
+using internal::ClientKey;
+using internal::OutOfMemory;
 
 }  // namespace
 
@@ -283,109 +236,6 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext* context,
     return OutOfMemory("building a minibatch");
   }
   return grpc::Status::OK;
-}
-
-grpc::Status PartitionServiceImpl::StreamBatches(grpc::ServerContext* context,
-                                                 const v1::StreamBatchesRequest* request,
-                                                 grpc::ServerWriter<v1::Minibatch>* writer) {
-  CallTimer timer(stats_, "StreamBatches");
-  absl::StatusOr<std::unique_ptr<Admission::StreamSlot>> slot =
-      admission_.OpenStream(ClientKey(*context), [context] { context->TryCancel(); });
-  if (!slot.ok()) {
-    timer.set_ok(false);
-    return rpc::ToGrpcStatus(slot.status());
-  }
-  stats_.StreamOpened();
-  absl::Cleanup closed = [this] { stats_.StreamClosed(); };
-  grpc::Status status;
-  try {
-    status = RunStream(context, *request, writer, **slot);
-  } catch (const std::bad_alloc&) {
-    status = OutOfMemory("streaming batches");
-  }
-  timer.set_ok(status.ok());
-  return status;
-}
-
-grpc::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
-                                             const v1::StreamBatchesRequest& request,
-                                             grpc::ServerWriter<v1::Minibatch>* writer,
-                                             Admission::StreamSlot& slot) {
-  absl::StatusOr<engine::StreamRequest> req = FromProto(request);
-  if (!req.ok()) return rpc::ToGrpcStatus(req.status());
-  if (request.shm_ring() < 0 || request.shm_ring() > kMaxRingBatches) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("shm_ring ", request.shm_ring(), " is outside 0..",
-                                     kMaxRingBatches));
-  }
-  if (request.shm_ring_id() != 0) {
-    absl::Status owner = rings_.Claim(request.shm_ring_id(), request.shm_ring_key());
-    if (!owner.ok()) return rpc::ToGrpcStatus(owner);
-  }
-  // A layer table's stream reads a view of the part with the table's rows, and asks peers for
-  // their rows of the table; its jobs keep both alive (the hooks), as they may outlive it.
-  const engine::LocalPart* local = &local_;
-  engine::Peers* peers = &peers_;
-  std::shared_ptr<const engine::LocalPart> view;
-  std::shared_ptr<engine::TablePeers> table_peers;
-  if (request.table() != 0) {
-    absl::StatusOr<std::shared_ptr<const engine::LocalPart>> v = tables_.View(request.table());
-    if (!v.ok()) return rpc::ToGrpcStatus(v.status());
-    view = *std::move(v);
-    table_peers = std::make_shared<engine::TablePeers>(peers_, request.table());
-    local = view.get();
-    peers = table_peers.get();
-  }
-  // Memory: each batch in flight may hold its bound (and its packed copy); the stream builds
-  // as many ahead as the client's and the server's budgets allow, up to --prefetch.
-  const int64_t batch = std::min<int64_t>(req->batch_size, std::ssize(req->seeds));
-  absl::StatusOr<engine::RequestCost> cost =
-      engine::BatchCost(*local, req->seed_type, std::max<int64_t>(batch, 1), req->sampling);
-  if (!cost.ok()) return rpc::ToGrpcStatus(cost.status());
-  int prefetch = options_.prefetch;
-  absl::StatusOr<Admission::Reservation> reserved = admission_.ReserveUpTo(
-      ClientKey(*context), Bytes(2 * cost->bytes + 1), options_.prefetch,
-      absl::StrCat("a stream of batches of ", batch, " seeds"), &prefetch);
-  if (!reserved.ok()) return rpc::ToGrpcStatus(reserved.status());
-  slot.Hold(*std::move(reserved));
-  ShmBatchWriter::Options writer_options = WriterOptions(request);
-  writer_options.waiting_for_client = [&slot](bool waiting) { slot.SetWaitingForClient(waiting); };
-  ShmBatchWriter batches(std::move(writer_options));  // before the stream, which goes first
-  engine::EpochStream::Hooks hooks = batches.StreamHooks();
-  if (view != nullptr) {
-    hooks.built = [built = std::move(hooks.built), view, table_peers](const engine::BuildProfile& p) {
-      (void)view, (void)table_peers;
-      if (built) built(p);
-    };
-  }
-  auto stream = engine::EpochStream::Start(*local, *peers, executor_, *std::move(req), prefetch,
-                                           std::move(hooks));
-  if (!stream.ok()) return rpc::ToGrpcStatus(stream.status());
-  const auto cancelled = [context] { return context->IsCancelled(); };
-  while (!cancelled()) {
-    absl::StatusOr<std::optional<ShmBatchWriter::Batch>> next = batches.Next(**stream, cancelled);
-    if (!next.ok()) {
-      if (absl::IsCancelled(next.status())) break;
-      return rpc::ToGrpcStatus(next.status());
-    }
-    if (!next->has_value()) return grpc::Status::OK;
-    const absl::Time write_start = absl::Now();
-    slot.SetWaitingForClient(true);
-    const bool written = writer->Write((*next)->msg);
-    slot.SetWaitingForClient(false);
-    stats_.AddWriterTimes(absl::ToDoubleSeconds((*next)->wait_build),
-                          absl::ToDoubleSeconds((*next)->wait_ring),
-                          absl::ToDoubleSeconds(absl::Now() - write_start));
-    if (!written) break;
-  }
-  if (slot.reclaimed()) {
-    stats_.StreamReclaimed();
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrCat("stream reclaimed: it waited for its client for ",
-                                     absl::FormatDuration(options_.stream_idle),
-                                     " and another stream needed its slot"));
-  }
-  return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
 }
 
 bool PartitionServiceImpl::SameHost(const std::string& host_id, const std::string& proof) const {

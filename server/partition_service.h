@@ -94,8 +94,8 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                           v1::GetSplitResponse* response) override;
 
  private:
-  // The streaming part of StreamBatches, once admitted.
-  grpc::Status RunStream(grpc::ServerContext* context, const v1::StreamBatchesRequest& request,
+  // The streaming part of StreamBatches, once admitted (partition_service_stream.cc).
+  absl::Status RunStream(grpc::ServerContext* context, const v1::StreamBatchesRequest& request,
                          grpc::ServerWriter<v1::Minibatch>* writer, Admission::StreamSlot& slot);
   grpc::Status Gather(grpc::ServerContext& context, const v1::GatherFeaturesRequest& request,
                       v1::GatherFeaturesResponse* response, CallTimer& timer);

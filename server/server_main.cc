@@ -9,12 +9,15 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/feature_dtype.h"
 #include "common/flags.h"
 #include "common/progress.h"
 #include "common/registry.h"
+#include "common/status_macros.h"
 #include "rpc/security.h"
 #include "server/malloc_tuning.h"
 #include "server/partition_server.h"
@@ -39,8 +42,11 @@ int64_t MemoryBudgetMib() {
   return (static_cast<int64_t>(pages) * page >> 20) * 3 / 4;
 }
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "graphshard-server: %s\n", message.c_str());
+// A bad flag value or a failed start: main prints the message and exits with status 1.
+absl::Status Fail(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+int ExitWith(const absl::Status& status) {
+  std::fprintf(stderr, "graphshard-server: %s\n", std::string(status.message()).c_str());
   return 1;
 }
 
@@ -159,41 +165,11 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   graphshard::rpc::AddSecurityFlags(flags, &f.security);
 }
 
-}  // namespace
+// The steps of OptionsFromFlags, in order: each checks its flags (the first bad one is the
+// error, as Fail gives it) and sets their options.
 
-int main(int argc, char** argv) {
-  Flags f;
-  // Abseil spellings: this binary used Abseil flags, and scripts pass --rpc_timeout_s.
-  graphshard::common::FlagSet flags(
-      "usage: graphshard-server --partition DIR --part K [--listen HOST:PORT] "
-      "[--registry DIR | --servers H:P,...] [flags]\n"
-      "Flags may be spelled with dashes or underscores (--rpc-timeout-s = --rpc_timeout_s).",
-      {.abseil_spellings = true});
-  RegisterFlags(flags, f);
-  absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "graphshard-server: %s\n", std::string(parsed.status().message()).c_str());
-    return graphshard::common::kExitUsageError;
-  }
-  if (parsed->help) {
-    std::fputs(flags.Usage().c_str(), stdout);
-    return 0;
-  }
-  if (f.malloc_reuse_mib < 0 || f.malloc_reuse_mib > 65536) {
-    std::fprintf(stderr, "graphshard-server: --malloc-reuse-mib must be 0..65536\n");
-    return graphshard::common::kExitUsageError;
-  }
-  // Before any thread starts: the new image starts over from here with the tunables set.
-  graphshard::server::ReexecWithMallocTunables(argv, f.malloc_reuse_mib);
-
-  // Block the stop signals in every thread (gRPC's included); main waits for them below.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  graphshard::server::ServerOptions options;
+// Where the part is, how the server answers: timeouts, threads, streams, memory, limits.
+absl::Status SetServiceOptions(const Flags& f, graphshard::server::ServerOptions& options) {
   options.partition_dir = f.partition;
   options.part = f.part;
   options.listen = f.listen;
@@ -224,6 +200,11 @@ int main(int argc, char** argv) {
   options.limits.max_request_edges = f.max_request_edges;
   options.limits.max_request_bytes = f.max_request_mib << 20;
   options.service.shared_memory = f.shm;
+  return absl::OkStatus();
+}
+
+// How the server reaches its peers (--peer-*, --bulk-*) and serves metrics.
+absl::Status SetPeerOptions(const Flags& f, graphshard::server::ServerOptions& options) {
   if (f.peer_features != "local" && f.peer_features != "rpc") {
     return Fail("--peer-features must be local or rpc");
   }
@@ -254,6 +235,11 @@ int main(int argc, char** argv) {
   }
   options.bulk.connections_per_peer = f.bulk_connections;
   options.metrics_listen = f.metrics_listen;
+  return absl::OkStatus();
+}
+
+// Loading progress, the checks of the required and numeric flags, the explicit peer list.
+absl::Status SetRunOptions(const Flags& f, graphshard::server::ServerOptions& options) {
   if (!(f.progress_every_s > 0)) return Fail("--progress-every-s must be > 0");
   options.load_progress = {.log = &std::cerr,
                            .terminal = graphshard::common::IsTerminal(2),
@@ -273,7 +259,12 @@ int main(int argc, char** argv) {
     if (!list.ok()) return Fail(std::string(list.status().message()));
     options.peer_addresses = *list;
   }
+  return absl::OkStatus();
+}
 
+// The job token and TLS (rpc/security.h); under TLS the bulk transport is off.
+absl::Status SetSecurityOptions(const Flags& f, const graphshard::common::FlagSet& flags,
+                                graphshard::server::ServerOptions& options) {
   absl::Status security = graphshard::rpc::ApplySecurityFlags(
       f.security, graphshard::rpc::Role::kServer, &options.rpc);
   if (!security.ok()) return Fail(std::string(security.message()));
@@ -288,18 +279,78 @@ int main(int argc, char** argv) {
     options.bulk_port = -1;
     options.peer_transport = graphshard::server::PeerTransport::kGrpc;
   }
+  return absl::OkStatus();
+}
 
-  auto server = graphshard::server::PartitionServer::Start(options);
-  if (!server.ok()) return Fail(std::string(server.status().message()));
+absl::StatusOr<graphshard::server::ServerOptions> OptionsFromFlags(
+    const Flags& f, const graphshard::common::FlagSet& flags) {
+  graphshard::server::ServerOptions options;
+  RETURN_IF_ERROR(SetServiceOptions(f, options));
+  RETURN_IF_ERROR(SetPeerOptions(f, options));
+  RETURN_IF_ERROR(SetRunOptions(f, options));
+  RETURN_IF_ERROR(SetSecurityOptions(f, flags, options));
+  return options;
+}
+
+// Blocks the stop signals in every thread started after this call (gRPC's included); main
+// waits for them with sigwait.
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+void LogServing(const graphshard::server::ServerOptions& options,
+                const graphshard::server::PartitionServer& server) {
   std::fprintf(stderr, "graphshard-server: part %d%s of %s serving at %s (%s)\n", options.part,
                options.replica > 0 ? absl::StrCat(" (replica ", options.replica, ")").c_str() : "",
-               options.partition_dir.c_str(), (*server)->address().c_str(),
+               options.partition_dir.c_str(), server.address().c_str(),
                graphshard::rpc::DescribeSecurity(options.rpc).c_str());
-  if ((*server)->metrics_port() > 0) {
+  if (server.metrics_port() > 0) {
     std::fprintf(stderr, "graphshard-server: part %d metrics at http://%s:%d/metrics\n",
-                 options.part, f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),
-                 (*server)->metrics_port());
+                 options.part,
+                 options.metrics_listen.substr(0, options.metrics_listen.rfind(':')).c_str(),
+                 server.metrics_port());
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  // Abseil spellings: this binary used Abseil flags, and scripts pass --rpc_timeout_s.
+  graphshard::common::FlagSet flags(
+      "usage: graphshard-server --partition DIR --part K [--listen HOST:PORT] "
+      "[--registry DIR | --servers H:P,...] [flags]\n"
+      "Flags may be spelled with dashes or underscores (--rpc-timeout-s = --rpc_timeout_s).",
+      {.abseil_spellings = true});
+  RegisterFlags(flags, f);
+  absl::StatusOr<graphshard::common::ParsedArgs> parsed = flags.Parse(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "graphshard-server: %s\n", std::string(parsed.status().message()).c_str());
+    return graphshard::common::kExitUsageError;
+  }
+  if (parsed->help) {
+    std::fputs(flags.Usage().c_str(), stdout);
+    return 0;
+  }
+  if (f.malloc_reuse_mib < 0 || f.malloc_reuse_mib > 65536) {
+    std::fprintf(stderr, "graphshard-server: --malloc-reuse-mib must be 0..65536\n");
+    return graphshard::common::kExitUsageError;
+  }
+  // Before any thread starts: the new image starts over from here with the tunables set.
+  graphshard::server::ReexecWithMallocTunables(argv, f.malloc_reuse_mib);
+
+  // Before any thread starts: gRPC's threads inherit the mask.
+  const sigset_t stop_signals = BlockStopSignals();
+  absl::StatusOr<graphshard::server::ServerOptions> options = OptionsFromFlags(f, flags);
+  if (!options.ok()) return ExitWith(options.status());
+  auto server = graphshard::server::PartitionServer::Start(*options);
+  if (!server.ok()) return ExitWith(server.status());
+  LogServing(*options, **server);
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -6,7 +6,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/bytes.h"
 #include "common/status_macros.h"
 #include "rpc/feature_dtype_proto.h"
@@ -125,90 +124,6 @@ absl::Status DecodeLinkLabels(const v1::LinkLabels& l, const ServerMetadata& md,
 
 }  // namespace
 
-absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
-  ServerMetadata out;
-  out.part = m.part();
-  out.num_parts = m.num_parts();
-  out.num_nodes = m.num_nodes();
-  out.part_offsets.assign(m.part_offsets().begin(), m.part_offsets().end());
-  out.feat_dim = m.feat_dim();
-  out.num_classes = m.num_classes();
-  out.target_type = m.target_type();
-  out.host_id = m.host_id();
-  out.shm_prefix = m.shm_prefix();
-  if (out.num_parts < 1 || out.part < 0 || out.part >= out.num_parts) {
-    return absl::DataLossError(
-        absl::StrCat("metadata: part ", out.part, " of num_parts ", out.num_parts));
-  }
-  // num_classes 0: an unlabelled graph (link prediction needs no labels; node tasks refuse it,
-  // task.h CheckTaskData).
-  if (out.feat_dim < 0 || out.num_classes < 0) {
-    return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim, ", num_classes ",
-                                            out.num_classes, " (classes must be >= 0)"));
-  }
-  if (!out.part_offsets.empty() &&
-      out.part_offsets.size() != static_cast<size_t>(out.num_parts) + 1) {
-    return absl::DataLossError(absl::StrCat("metadata: ", out.part_offsets.size(),
-                                            " part_offsets for ", out.num_parts, " parts"));
-  }
-  for (const v1::NodeTypeMeta& t : m.node_types()) {
-    if (t.feat_dim() < 0 || t.num_classes() < 0 || t.num_nodes() < 0) {
-      return absl::DataLossError(absl::StrCat("metadata: node type '", t.name(), "' has feat_dim ",
-                                              t.feat_dim(), ", num_classes ", t.num_classes()));
-    }
-    std::vector<int64_t> offsets(t.part_offsets().begin(), t.part_offsets().end());
-    if (!offsets.empty() &&
-        (std::ssize(offsets) != out.num_parts + 1 || offsets.front() != 0 ||
-         offsets.back() != t.num_nodes() || !std::is_sorted(offsets.begin(), offsets.end()))) {
-      return absl::DataLossError(absl::StrCat(
-          "metadata: node type '", t.name(), "' has part_offsets [", absl::StrJoin(offsets, ", "),
-          "], not ", out.num_parts + 1, " rising offsets from 0 to ", t.num_nodes()));
-    }
-    out.node_types.push_back(
-        {t.name(), t.num_nodes(), t.feat_dim(), t.num_classes(), t.has_time(), std::move(offsets)});
-  }
-  if (out.node_types.empty()) {  // an older server: the homogeneous summary only
-    out.target_type = out.target_type.empty() ? "node" : out.target_type;
-    out.node_types.push_back(
-        {out.target_type, out.num_nodes, out.feat_dim, out.num_classes, false, out.part_offsets});
-  }
-  auto index_of = [&](const std::string& name) {
-    for (size_t i = 0; i < out.node_types.size(); ++i) {
-      if (out.node_types[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  out.target = out.target_type.empty() ? 0 : index_of(out.target_type);
-  if (out.target < 0) {
-    return absl::DataLossError(
-        absl::StrCat("metadata: unknown target type '", out.target_type, "'"));
-  }
-  out.target_type = out.node_types[static_cast<size_t>(out.target)].name;
-  for (const v1::EdgeTypeMeta& e : m.edge_types()) {
-    const int src = index_of(e.src());
-    const int dst = index_of(e.dst());
-    if (src < 0 || dst < 0) {
-      return absl::DataLossError(
-          absl::StrCat("metadata: edge type '", e.name(), "' names an unknown node type"));
-    }
-    EdgeTypeInfo info{e.name(), src, dst, {}, e.has_time()};
-    for (const auto& entry : e.split_sizes()) {
-      if (entry.second < 0) {
-        return absl::DataLossError(absl::StrCat("metadata: edge type '", e.name(), "' split '",
-                                                entry.first, "' has ", entry.second, " edges"));
-      }
-      info.split_sizes.emplace_back(entry.first, entry.second);
-    }
-    std::sort(info.split_sizes.begin(), info.split_sizes.end());
-    out.edge_types.push_back(std::move(info));
-  }
-  if (out.edge_types.empty() && out.node_types.size() == 1) {
-    const std::string& t = out.node_types[0].name;
-    out.edge_types.push_back({absl::StrCat(t, "__to__", t), 0, 0, {}});
-  }
-  return out;
-}
-
 v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   v1::StreamBatchesRequest r;
   r.set_seeds(common::ToBytes<int64_t>(o.seeds));
@@ -261,26 +176,154 @@ absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> SegmentGoneIsABrokenStrea
       absl::StrCat(opened.status().message(), " (the server ended the stream before it was read)"));
 }
 
+// The segment a batch's arrays are in (null: inline in the message): a ring segment through
+// `ring`, else a one-shot segment, mapped and unlinked. Named by the server this stream's
+// metadata came from, or not opened at all.
+absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> OpenBatchSegment(const v1::Minibatch& m,
+                                                                        const ServerMetadata& md,
+                                                                        shm::ShmRingReader* ring) {
+  if (m.shm_name().empty()) return std::shared_ptr<const shm::ShmSegment>();
+  RETURN_IF_ERROR(shm::CheckSegmentName(m.shm_name(), md.shm_prefix));
+  if (m.shm_ring()) {
+    if (ring == nullptr) {
+      return absl::DataLossError(
+          absl::StrCat("batch in ring segment ", m.shm_name(), " but this stream reads no ring"));
+    }
+    return SegmentGoneIsABrokenStream(ring->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()));
+  }
+  return SegmentGoneIsABrokenStream(shm::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size()));
+}
+
+// Node block i, of type `t`: its arrays viewed in place (features: num_nodes * feat_dim
+// elements of `elem` bytes, none when the batch omits them, and then every id a row of the
+// type).
+absl::StatusOr<NodeBlockData> DecodeNodeBlock(const v1::NodeBlock& n, int i, const NodeTypeInfo& t,
+                                              const shm::ShmSegment* shm, bool features_omitted,
+                                              int64_t elem) {
+  if (n.node_type() != t.name || n.feat_dim() != t.feat_dim) {
+    return absl::DataLossError(absl::StrCat("minibatch node block ", i, " is '", n.node_type(),
+                                            "' feat_dim ", n.feat_dim(), "; expected '", t.name,
+                                            "' feat_dim ", t.feat_dim));
+  }
+  NodeBlockData nb;
+  nb.node_type = n.node_type();
+  nb.feat_dim = n.feat_dim();
+  ASSIGN_OR_RETURN(nb.ids, View(n.ids(), shm, nb.node_type + " ids"));
+  ASSIGN_OR_RETURN(nb.features, View(n.features(), shm, nb.node_type + " features"));
+  ASSIGN_OR_RETURN(nb.labels, View(n.labels(), shm, nb.node_type + " labels"));
+  if (nb.ids.size % sizeof(int64_t) != 0) {
+    return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " ids: ", nb.ids.size,
+                                            " bytes is not a multiple of 8"));
+  }
+  nb.num_nodes = static_cast<int64_t>(nb.ids.size / sizeof(int64_t));
+  RETURN_IF_ERROR(CheckLength(nb.features, features_omitted ? 0 : nb.num_nodes * nb.feat_dim, elem,
+                              nb.node_type + " features"));
+  if (features_omitted) {
+    // The trainer gathers these rows by id from its own copy: every id must be a row of it.
+    for (int64_t j = 0; j < nb.num_nodes; ++j) {
+      int64_t id;
+      std::memcpy(&id, nb.ids.data + j * 8, 8);
+      if (id < 0 || id >= t.num_nodes) {
+        return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " id ", id, " at row ",
+                                                j, " is outside the type's ", t.num_nodes,
+                                                " nodes"));
+      }
+    }
+  }
+  RETURN_IF_ERROR(CheckLength(nb.labels, nb.num_nodes, 8, nb.node_type + " labels"));
+  nb.num_sampled_nodes.assign(n.num_sampled_nodes().begin(), n.num_sampled_nodes().end());
+  return nb;
+}
+
+// The hop structure of a batch's node blocks: every block has the seed block's number of hops,
+// and per-hop counts that add up to its rows.
+struct HopLayout {
+  size_t hops = 0;
+  // Per node block: where the nodes of each hop start ([hops + 2], HopPrefix).
+  std::vector<std::vector<int64_t>> node_prefix;
+};
+
+absl::StatusOr<HopLayout> NodeHops(const MinibatchData& b) {
+  if (b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.empty()) {
+    return absl::DataLossError("minibatch has no num_sampled_nodes (nodes per hop)");
+  }
+  HopLayout out;
+  const size_t hops = b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.size() - 1;
+  out.hops = hops;
+  for (const NodeBlockData& nb : b.nodes) {
+    if (nb.num_sampled_nodes.size() != hops + 1) {
+      return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " has ",
+                                              nb.num_sampled_nodes.size(),
+                                              " num_sampled_nodes; expected ", hops + 1));
+    }
+    ASSIGN_OR_RETURN(out.node_prefix.emplace_back(),
+                     HopPrefix(nb.num_sampled_nodes, nb.num_nodes, nb.node_type + " nodes"));
+  }
+  return out;
+}
+
+// A node batch's seeds: 0 < batch_size <= rows of the seed block, all of them at hop 0.
+absl::Status CheckBatchSize(const MinibatchData& b) {
+  const int64_t seed_rows = b.nodes[static_cast<size_t>(b.seed_block)].num_nodes;
+  if (b.batch_size < 1 || b.batch_size > seed_rows ||
+      b.batch_size != b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0]) {
+    return absl::DataLossError(absl::StrCat(
+        "minibatch batch_size ", b.batch_size, " with ", seed_rows, " nodes of the seed type, ",
+        b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0], " of them at hop 0"));
+  }
+  return absl::OkStatus();
+}
+
+// Edge block i, of type `t`: src and dst of one length, per-hop counts that add up to it, and
+// the edges of hop h going into the nodes of hop h from nodes of hops <= h + 1 (data_types.h).
+absl::StatusOr<EdgeBlockData> DecodeEdgeBlock(const v1::EdgeBlock& e, int i, const EdgeTypeInfo& t,
+                                              const shm::ShmSegment* shm, const HopLayout& layout) {
+  if (e.edge_type() != t.name) {
+    return absl::DataLossError(absl::StrCat("minibatch edge block ", i, " is '", e.edge_type(),
+                                            "'; expected '", t.name, "'"));
+  }
+  const size_t hops = layout.hops;
+  EdgeBlockData eb;
+  eb.edge_type = e.edge_type();
+  eb.src_block = t.src;
+  eb.dst_block = t.dst;
+  ASSIGN_OR_RETURN(eb.src, View(e.src(), shm, eb.edge_type + " src"));
+  ASSIGN_OR_RETURN(eb.dst, View(e.dst(), shm, eb.edge_type + " dst"));
+  eb.num_edges = static_cast<int64_t>(eb.src.size / sizeof(int64_t));
+  RETURN_IF_ERROR(CheckLength(eb.src, eb.num_edges, 8, eb.edge_type + " src"));
+  RETURN_IF_ERROR(CheckLength(eb.dst, eb.num_edges, 8, eb.edge_type + " dst"));
+  eb.num_sampled_edges.assign(e.num_sampled_edges().begin(), e.num_sampled_edges().end());
+  if (eb.num_sampled_edges.size() != hops) {
+    return absl::DataLossError(absl::StrCat("minibatch ", eb.edge_type, " has ",
+                                            eb.num_sampled_edges.size(),
+                                            " num_sampled_edges; expected ", hops));
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> edge_prefix,
+                   HopPrefix(eb.num_sampled_edges, eb.num_edges, eb.edge_type + " edges"));
+  const std::vector<int64_t>& src_rows = layout.node_prefix[static_cast<size_t>(t.src)];
+  const std::vector<int64_t>& dst_rows = layout.node_prefix[static_cast<size_t>(t.dst)];
+  for (size_t h = 0; h < hops; ++h) {
+    const auto hop = static_cast<int64_t>(h);
+    RETURN_IF_ERROR(CheckIndices(eb.src, edge_prefix[h], edge_prefix[h + 1], 0,
+                                 src_rows[std::min(h + 2, hops + 1)], eb.edge_type + " src", hop));
+    RETURN_IF_ERROR(CheckIndices(eb.dst, edge_prefix[h], edge_prefix[h + 1], dst_rows[h],
+                                 dst_rows[h + 1], eb.edge_type + " dst", hop));
+  }
+  return eb;
+}
+
+// What a decoded batch's views point into, owned together by MinibatchData::owner: the message
+// (inline bytes, names) and the mapped segment (null for an inline batch).
+struct BatchOwner {
+  std::shared_ptr<const v1::Minibatch> message;
+  std::shared_ptr<const shm::ShmSegment> segment;
+};
+
 }  // namespace
 
 absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatch> m,
                                               const ServerMetadata& md, shm::ShmRingReader* ring) {
-  std::shared_ptr<const shm::ShmSegment> shm;
-  if (!m->shm_name().empty()) {
-    // Named by the server this stream's metadata came from, or not opened at all.
-    RETURN_IF_ERROR(shm::CheckSegmentName(m->shm_name(), md.shm_prefix));
-  }
-  if (!m->shm_name().empty() && m->shm_ring()) {
-    if (ring == nullptr) {
-      return absl::DataLossError(
-          absl::StrCat("batch in ring segment ", m->shm_name(), " but this stream reads no ring"));
-    }
-    ASSIGN_OR_RETURN(shm, SegmentGoneIsABrokenStream(
-                              ring->Open(m->shm_name(), m->shm_size(), m->shm_ring_serial())));
-  } else if (!m->shm_name().empty()) {
-    ASSIGN_OR_RETURN(shm, SegmentGoneIsABrokenStream(
-                              shm::ShmSegment::OpenAndUnlink(m->shm_name(), m->shm_size())));
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const shm::ShmSegment> shm, OpenBatchSegment(*m, md, ring));
   MinibatchData b;
   b.batch_size = m->batch_size();
   b.epoch = m->epoch();
@@ -303,109 +346,20 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
                                             "' is not the target type '", md.target_type, "'"));
   }
   for (int i = 0; i < m->nodes_size(); ++i) {
-    const v1::NodeBlock& n = m->nodes(i);
-    const NodeTypeInfo& t = md.node_types[static_cast<size_t>(i)];
-    if (n.node_type() != t.name || n.feat_dim() != t.feat_dim) {
-      return absl::DataLossError(absl::StrCat("minibatch node block ", i, " is '", n.node_type(),
-                                              "' feat_dim ", n.feat_dim(), "; expected '", t.name,
-                                              "' feat_dim ", t.feat_dim));
-    }
-    NodeBlockData nb;
-    nb.node_type = n.node_type();
-    nb.feat_dim = n.feat_dim();
-    ASSIGN_OR_RETURN(nb.ids, View(n.ids(), shm.get(), nb.node_type + " ids"));
-    ASSIGN_OR_RETURN(nb.features, View(n.features(), shm.get(), nb.node_type + " features"));
-    ASSIGN_OR_RETURN(nb.labels, View(n.labels(), shm.get(), nb.node_type + " labels"));
-    if (nb.ids.size % sizeof(int64_t) != 0) {
-      return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " ids: ", nb.ids.size,
-                                              " bytes is not a multiple of 8"));
-    }
-    nb.num_nodes = static_cast<int64_t>(nb.ids.size / sizeof(int64_t));
-    RETURN_IF_ERROR(CheckLength(nb.features, b.features_omitted ? 0 : nb.num_nodes * nb.feat_dim,
-                                elem, nb.node_type + " features"));
-    if (b.features_omitted) {
-      // The trainer gathers these rows by id from its own copy: every id must be a row of it.
-      for (int64_t j = 0; j < nb.num_nodes; ++j) {
-        int64_t id;
-        std::memcpy(&id, nb.ids.data + j * 8, 8);
-        if (id < 0 || id >= t.num_nodes) {
-          return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " id ", id,
-                                                  " at row ", j, " is outside the type's ",
-                                                  t.num_nodes, " nodes"));
-        }
-      }
-    }
-    RETURN_IF_ERROR(CheckLength(nb.labels, nb.num_nodes, 8, nb.node_type + " labels"));
-    nb.num_sampled_nodes.assign(n.num_sampled_nodes().begin(), n.num_sampled_nodes().end());
+    ASSIGN_OR_RETURN(NodeBlockData nb,
+                     DecodeNodeBlock(m->nodes(i), i, md.node_types[static_cast<size_t>(i)],
+                                     shm.get(), b.features_omitted, elem));
     b.nodes.push_back(std::move(nb));
   }
-  // Hop structure: every block has the same number of hops; the edges of hop h go into the
-  // nodes of hop h from nodes of hops <= h + 1 (data_types.h), checked while the indices are.
-  if (b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.empty()) {
-    return absl::DataLossError("minibatch has no num_sampled_nodes (nodes per hop)");
-  }
-  const size_t hops = b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes.size() - 1;
-  std::vector<std::vector<int64_t>> node_prefix;
-  for (const NodeBlockData& nb : b.nodes) {
-    if (nb.num_sampled_nodes.size() != hops + 1) {
-      return absl::DataLossError(absl::StrCat("minibatch ", nb.node_type, " has ",
-                                              nb.num_sampled_nodes.size(),
-                                              " num_sampled_nodes; expected ", hops + 1));
-    }
-    ASSIGN_OR_RETURN(node_prefix.emplace_back(),
-                     HopPrefix(nb.num_sampled_nodes, nb.num_nodes, nb.node_type + " nodes"));
-  }
-  const int64_t seed_rows = b.nodes[static_cast<size_t>(b.seed_block)].num_nodes;
-  if (link) {
-    RETURN_IF_ERROR(DecodeLinkLabels(m->link(), md, shm.get(), b));
-  } else if (b.batch_size < 1 || b.batch_size > seed_rows ||
-             b.batch_size != b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0]) {
-    return absl::DataLossError(absl::StrCat(
-        "minibatch batch_size ", b.batch_size, " with ", seed_rows, " nodes of the seed type, ",
-        b.nodes[static_cast<size_t>(b.seed_block)].num_sampled_nodes[0], " of them at hop 0"));
-  }
+  ASSIGN_OR_RETURN(const HopLayout layout, NodeHops(b));
+  RETURN_IF_ERROR(link ? DecodeLinkLabels(m->link(), md, shm.get(), b) : CheckBatchSize(b));
   for (int i = 0; i < m->edges_size(); ++i) {
-    const v1::EdgeBlock& e = m->edges(i);
-    const EdgeTypeInfo& t = md.edge_types[static_cast<size_t>(i)];
-    if (e.edge_type() != t.name) {
-      return absl::DataLossError(absl::StrCat("minibatch edge block ", i, " is '", e.edge_type(),
-                                              "'; expected '", t.name, "'"));
-    }
-    EdgeBlockData eb;
-    eb.edge_type = e.edge_type();
-    eb.src_block = t.src;
-    eb.dst_block = t.dst;
-    ASSIGN_OR_RETURN(eb.src, View(e.src(), shm.get(), eb.edge_type + " src"));
-    ASSIGN_OR_RETURN(eb.dst, View(e.dst(), shm.get(), eb.edge_type + " dst"));
-    eb.num_edges = static_cast<int64_t>(eb.src.size / sizeof(int64_t));
-    RETURN_IF_ERROR(CheckLength(eb.src, eb.num_edges, 8, eb.edge_type + " src"));
-    RETURN_IF_ERROR(CheckLength(eb.dst, eb.num_edges, 8, eb.edge_type + " dst"));
-    eb.num_sampled_edges.assign(e.num_sampled_edges().begin(), e.num_sampled_edges().end());
-    if (eb.num_sampled_edges.size() != hops) {
-      return absl::DataLossError(absl::StrCat("minibatch ", eb.edge_type, " has ",
-                                              eb.num_sampled_edges.size(),
-                                              " num_sampled_edges; expected ", hops));
-    }
-    ASSIGN_OR_RETURN(const std::vector<int64_t> edge_prefix,
-                     HopPrefix(eb.num_sampled_edges, eb.num_edges, eb.edge_type + " edges"));
-    const std::vector<int64_t>& src_rows = node_prefix[static_cast<size_t>(t.src)];
-    const std::vector<int64_t>& dst_rows = node_prefix[static_cast<size_t>(t.dst)];
-    for (size_t h = 0; h < hops; ++h) {
-      const auto hop = static_cast<int64_t>(h);
-      RETURN_IF_ERROR(CheckIndices(eb.src, edge_prefix[h], edge_prefix[h + 1], 0,
-                                   src_rows[std::min(h + 2, hops + 1)], eb.edge_type + " src",
-                                   hop));
-      RETURN_IF_ERROR(CheckIndices(eb.dst, edge_prefix[h], edge_prefix[h + 1], dst_rows[h],
-                                   dst_rows[h + 1], eb.edge_type + " dst", hop));
-    }
+    ASSIGN_OR_RETURN(
+        EdgeBlockData eb,
+        DecodeEdgeBlock(m->edges(i), i, md.edge_types[static_cast<size_t>(i)], shm.get(), layout));
     b.edges.push_back(std::move(eb));
   }
-  // One owner for both the message (inline bytes, names) and the mapping.
-  struct Owner {
-    std::shared_ptr<const v1::Minibatch> message;
-    std::shared_ptr<const shm::ShmSegment> segment;
-  };
-  b.owner = std::make_shared<const Owner>(Owner{std::move(m), std::move(shm)});
+  b.owner = std::make_shared<const BatchOwner>(BatchOwner{std::move(m), std::move(shm)});
   return b;
 }
 

@@ -120,6 +120,9 @@ uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t 
 // What the stream and its jobs share; jobs hold it by shared_ptr, so the stream can go away
 // while a job still runs.
 struct EpochStream::Shared {
+  // A table stream's source, which `local` and `peers` belong to (null otherwise); first, so
+  // that it goes last.
+  std::shared_ptr<TableSource> table;
   const LocalPart* local = nullptr;
   Peers* peers = nullptr;
   common::Executor* executor = nullptr;
@@ -142,6 +145,22 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
                                                                common::Executor& executor,
                                                                StreamRequest request,
                                                                int prefetch, Hooks hooks) {
+  return Create(local, peers, nullptr, executor, std::move(request), prefetch, std::move(hooks));
+}
+
+absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(std::shared_ptr<TableSource> table,
+                                                               common::Executor& executor,
+                                                               StreamRequest request,
+                                                               int prefetch, Hooks hooks) {
+  const LocalPart& local = *table->view;
+  Peers& peers = table->peers;
+  return Create(local, peers, std::move(table), executor, std::move(request), prefetch,
+                std::move(hooks));
+}
+
+absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Create(
+    const LocalPart& local, Peers& peers, std::shared_ptr<TableSource> table,
+    common::Executor& executor, StreamRequest request, int prefetch, Hooks hooks) {
   int seed_type = request.seed_type.empty() ? local.target_type()
                                             : local.NodeTypeIndex(request.seed_type);
   if (seed_type < 0) {
@@ -170,6 +189,7 @@ absl::StatusOr<std::unique_ptr<EpochStream>> EpochStream::Start(const LocalPart&
   auto stream = std::unique_ptr<EpochStream>(new EpochStream());
   stream->shared_ = std::make_shared<Shared>();
   Shared& s = *stream->shared_;
+  s.table = std::move(table);
   s.local = &local;
   s.peers = &peers;
   s.executor = &executor;

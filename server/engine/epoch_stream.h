@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/executor.h"
+#include "server/engine/layer_tables.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/engine/types.h"
@@ -78,6 +79,13 @@ class EpochStream {
                                                             common::Executor& executor,
                                                             StreamRequest request, int prefetch,
                                                             Hooks hooks = {});
+  // As above, over a layer table (layer_tables.h): samples and gathers through `table`, which
+  // the stream and every job it posted hold, so only `executor` (and the table's inner peers)
+  // must outlive them; DropTable meanwhile does not end the stream.
+  static absl::StatusOr<std::unique_ptr<EpochStream>> Start(std::shared_ptr<TableSource> table,
+                                                            common::Executor& executor,
+                                                            StreamRequest request, int prefetch,
+                                                            Hooks hooks = {});
   // Cancels: queued jobs are skipped, finished batches are freed now, a batch being built is
   // freed when its builder returns.
   ~EpochStream();
@@ -100,6 +108,10 @@ class EpochStream {
   struct Shared;
   struct Job;
   EpochStream() = default;
+  // Start's work; `table` (or null) is what `local` and `peers` belong to.
+  static absl::StatusOr<std::unique_ptr<EpochStream>> Create(
+      const LocalPart& local, Peers& peers, std::shared_ptr<TableSource> table,
+      common::Executor& executor, StreamRequest request, int prefetch, Hooks hooks);
   void PostUpTo(int64_t end);
 
   std::shared_ptr<Shared> shared_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -88,6 +89,17 @@ class TablePeers final : public Peers {
  private:
   Peers& inner_;
   const uint64_t table_;
+};
+
+// What a stream over one layer table reads (EpochStream::Start): the view of the part with the
+// table's rows (LayerTables::View) and the peers asked for their rows of the table. Whoever
+// reads through it holds it by shared_ptr, the view with it: a stream's jobs may outlive the
+// stream, and the table may be dropped meanwhile. `inner` must outlive the source.
+struct TableSource {
+  TableSource(std::shared_ptr<const LocalPart> table_view, Peers& inner, uint64_t table)
+      : view(std::move(table_view)), peers(inner, table) {}
+  const std::shared_ptr<const LocalPart> view;  // never null
+  TablePeers peers;
 };
 
 }  // namespace graphshard::engine

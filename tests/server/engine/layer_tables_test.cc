@@ -8,8 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "common/executor.h"
+#include "server/engine/epoch_stream.h"
 #include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
 #include "tests/server/engine/in_process_parts.h"
@@ -133,6 +138,75 @@ TEST_F(LayerTablesTest, DropForgetsTheTableButNotAViewInUse) {
   float first;
   std::memcpy(&first, (*rows)[0].features.data(), 4);
   EXPECT_EQ(first, Value(5, Owned(0)[0], 0));
+}
+
+// Holds posted work until RunAll: jobs that outlive the stream that posted them.
+class DeferredExecutor final : public common::Executor {
+ public:
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  void RunAll() {
+    for (auto& work : queue_) work();
+    queue_.clear();
+  }
+
+ private:
+  std::vector<std::function<void()>> queue_;
+};
+
+TEST_F(LayerTablesTest, StreamOverTableReadsItsRowsAfterTheTableIsDropped) {
+  ASSERT_EQ(*PutAll(0, 7), 0);
+  ASSERT_EQ(*PutAll(1, 7), 0);
+  InProcessPeers base({parts_.parts[0].get(), parts_.parts[1].get()},
+                      {tables_[0].get(), tables_[1].get()});
+  absl::StatusOr<std::shared_ptr<const LocalPart>> view = tables_[0]->View(7);
+  ASSERT_TRUE(view.ok()) << view.status();
+  common::InlineExecutor executor;
+  StreamRequest r;
+  r.seeds = own_seeds();
+  r.batch_size = 2;
+  r.sampling.fanouts = {-1};
+  auto stream = EpochStream::Start(std::make_shared<TableSource>(*std::move(view), base, 7),
+                                   executor, r, /*prefetch=*/1);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  tables_[0]->Drop(7);  // the batches after the first are built after this
+  int batches = 0;
+  while (true) {
+    absl::StatusOr<std::optional<Minibatch>> next = (*stream)->Next();
+    ASSERT_TRUE(next.ok()) << next.status();
+    if (!next->has_value()) break;
+    ++batches;
+    const NodeBlock& block = (*next)->nodes[0];
+    ASSERT_EQ(block.feat_dim, kDim);
+    for (size_t j = 0; j < block.ids.size(); ++j) {
+      float got;
+      std::memcpy(&got, block.FeatureData().data() + j * kDim * 4, 4);
+      EXPECT_EQ(got, Value(7, block.ids[j], 0)) << "node " << block.ids[j];
+    }
+  }
+  EXPECT_EQ(batches, (std::ssize(r.seeds) + 1) / 2);
+}
+
+TEST_F(LayerTablesTest, TableStreamJobsHoldTheirSourceUntilTheyFinish) {
+  ASSERT_EQ(*PutAll(0, 7), 0);
+  ASSERT_EQ(*PutAll(1, 7), 0);
+  InProcessPeers base({parts_.parts[0].get(), parts_.parts[1].get()},
+                      {tables_[0].get(), tables_[1].get()});
+  absl::StatusOr<std::shared_ptr<const LocalPart>> view = tables_[0]->View(7);
+  ASSERT_TRUE(view.ok()) << view.status();
+  auto source = std::make_shared<TableSource>(*std::move(view), base, 7);
+  const std::weak_ptr<TableSource> watch = source;
+  DeferredExecutor executor;
+  StreamRequest r;
+  r.seeds = own_seeds();
+  r.batch_size = 2;
+  r.sampling.fanouts = {-1};
+  auto stream = EpochStream::Start(std::move(source), executor, r, /*prefetch=*/2);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  stream->reset();  // the stream goes first, its jobs not run yet
+  tables_[0]->Drop(7);
+  EXPECT_FALSE(watch.expired()) << "the posted jobs hold the table's view and peers";
+  executor.RunAll();
+  EXPECT_TRUE(watch.expired()) << "the last job lets them go";
 }
 
 TEST_F(LayerTablesTest, HoldsAtMostMaxTables) {
