@@ -595,7 +595,9 @@ TEST(SameHostTest, CopiedHostIdGetsNoSharedMemory) {
 // nothing behind: the names go after the grace, though its stream completed.
 TEST(SameHostTest, UnopenedSegmentsAreFreedAfterTheirStream) {
   ServiceOptions service;
-  service.shm_name_grace = absl::Seconds(1);
+  // Long enough that a loaded machine still counts the segments before the grace ends; the
+  // test then waits for them to go (WaitUntil's deadline is far longer).
+  service.shm_name_grace = absl::Seconds(8);
   testing::TestCluster cluster(testing::ReadCora(), 1, {}, service);
   const std::vector<int64_t> own = OwnedIds(cluster, 0);
   v1::StreamBatchesRequest r = SmallStream(own, 64);
