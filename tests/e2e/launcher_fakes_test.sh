@@ -31,7 +31,8 @@ launch() {
 
 no_leftovers() {
   local left
-  left=$(pgrep -f -- "$FAKES/graphshard-" || true)
+  # Only this test's processes (their flags name $WORK): another copy of the suite may be running.
+  left=$(pgrep -f -- "$FAKES/graphshard-.*$WORK/" || true)
   [[ -z $left ]] || { show "$WORK/$1.err"; fail "$1: left running: $(ps -o args= -p "${left//$'\n'/,}")"; }
   [[ -z $(ls -A "$WORK/tmp") ]] || fail "$1: launcher left $(ls "$WORK/tmp") in TMPDIR"
 }
