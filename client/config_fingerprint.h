@@ -5,7 +5,7 @@
 // that changes what the run computes (the model, its optimisation, the batches it sees), and the
 // world size. A checkpoint stores it; --resume refuses a checkpoint whose fingerprint differs
 // (checkpoint.h). This is the only place that lists them: an option added to TrainerOptions is
-// classified here, in or out (tests/trainer/config_fingerprint_test.cc fails until it is).
+// classified here, in or out (tests/client/config_fingerprint_test.cc fails until it is).
 //
 // In: task, model, layers (graph task; node tasks have one layer per fanout), hidden, fanouts,
 // batch_size, seed, lr, weight_decay, dropout, replace, temporal (mode, strategy), feature_dtype,

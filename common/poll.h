@@ -2,8 +2,8 @@
 #define GRAPHSHARD_COMMON_POLL_H_
 
 // The one "try until a deadline" loop: graphshard-health waiting for SERVING, the trainer's
-// search for a live server of a part (trainer/part_directory.h) and its resumption of a broken
-// batch stream (trainer/resuming_stream.h). Thread-safe: PollUntil keeps no state between calls
+// search for a live server of a part (client/part_directory.h) and its resumption of a broken
+// batch stream (client/resuming_stream.h). Thread-safe: PollUntil keeps no state between calls
 // (it blocks the calling thread in its pauses).
 
 #include <functional>

@@ -4,7 +4,7 @@
 // The one decision "may asking again (later, or another replica) cure this failure?", used where
 // a failed call to another process is retried or re-routed: a server forgetting a peer it asks
 // over gRPC (server/grpc_peers.cc) or the bulk transport (server/bulk_peers.cc) so that the part
-// is looked up again, a trainer resuming a broken batch stream (trainer/resuming_stream.cc),
+// is looked up again, a trainer resuming a broken batch stream (client/resuming_stream.cc),
 // and polls until a deadline (common/poll.h). Thread-safe: a pure function.
 //
 // Transient (true): the other side or the path to it failed, not the request.
