@@ -1,15 +1,16 @@
 // graphshard._graphshard: the pybind11 binding of python/loader_core.h. Batches come back as
-// numpy arrays over the batch's own memory (the shared-memory segment, or the gRPC message for
-// inline batches), each holding a capsule that owns the batch: the segment goes back to the
-// server when the last array (or the torch tensor made from it by torch.from_numpy) is freed.
+// arrays (ArrayView: the buffer protocol, no numpy C API) over the batch's own memory (the
+// shared-memory segment, or the gRPC message for inline batches), each holding a capsule that
+// owns the batch: the segment goes back to the server when the last array (or the numpy array
+// and torch tensor data.py makes over it) is freed.
 // The arrays are read-only (the mapping is): clone before writing in place. Python sees Torch
 // only in graphshard/loader.py, so this module builds without LibTorch.
 // A Status becomes graphshard.Error (a RuntimeError) with the status code's name and the
 // message, which names the server. The GIL is released while a call waits on the network.
 #include <pybind11/pybind11.h>
-#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -59,65 +60,117 @@ client::FeatureDtype ParseDtype(const std::string& name) {
   return *dtype;
 }
 
-// The numpy dtype of feature rows: numpy has no bfloat16, carried as int16 (data.py views it as
-// torch.bfloat16).
-py::dtype NumpyFeatureDtype(client::FeatureDtype d) {
-  return py::dtype(
-      d == client::FeatureDtype::kBFloat16 ? "int16" : std::string(common::FeatureDtypeName(d)));
+// An element type as PEP 3118 (the struct module) names it. Feature rows in bfloat16 are carried
+// as int16 ("h"; data.py views them as torch.bfloat16): no format code names bfloat16.
+struct Element {
+  const char* format;
+  py::ssize_t size;
+};
+constexpr Element kInt64{"q", 8};
+
+Element FeatureElement(client::FeatureDtype d) {
+  switch (d) {
+    case client::FeatureDtype::kFloat16:
+      return {"e", 2};
+    case client::FeatureDtype::kBFloat16:
+      return {"h", 2};
+    case client::FeatureDtype::kFloat32:
+      break;
+  }
+  return {"f", 4};
+}
+
+// A read-only n-d array over memory that another object owns, handed to Python through the buffer
+// protocol (PEP 3118), not numpy's C API: numpy reads it with its own code (np.asarray in
+// data.py), so the module works with whatever NumPy the caller has. (pybind11's numpy.h, before
+// 2.12, reads NumPy 2's dtype objects wrongly: its arrays reported 0 bytes there.) `base` keeps
+// the owner alive (the batch's capsule); `copy` owns the bytes when they had to be copied.
+struct ArrayView {
+  const void* data = nullptr;
+  Element element = kInt64;
+  std::vector<py::ssize_t> shape;
+  std::vector<py::ssize_t> strides;  // in bytes
+  py::object base;
+  std::shared_ptr<char[]> copy;
+};
+
+std::vector<py::ssize_t> RowMajorStrides(const std::vector<py::ssize_t>& shape, py::ssize_t item) {
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t step = item;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
+  return strides;
+}
+
+// A view of `bytes` new bytes of its own (uninitialised), for the caller to fill.
+ArrayView OwnedArray(Element element, std::vector<py::ssize_t> shape, size_t bytes) {
+  ArrayView v;
+  v.copy = std::shared_ptr<char[]>(new char[std::max<size_t>(bytes, 8)]);
+  v.data = v.copy.get();
+  v.element = element;
+  v.strides = RowMajorStrides(shape, element.size);
+  v.shape = std::move(shape);
+  return v;
 }
 
 // A read-only array of `shape` over `view`, kept alive by `base` (the batch's capsule). Copied
 // when the bytes are not aligned for the element type (inline protobuf bytes need not be).
-py::array Over(const client::ByteView& view, py::dtype dtype, std::vector<py::ssize_t> shape,
+ArrayView Over(const client::ByteView& view, Element element, std::vector<py::ssize_t> shape,
                const py::object& base) {
-  const auto item = static_cast<uintptr_t>(dtype.itemsize());
+  const auto item = static_cast<uintptr_t>(element.size);
   if (view.size == 0 || reinterpret_cast<uintptr_t>(view.data) % item != 0) {
-    py::array copy(dtype, shape);
-    if (view.size > 0) std::memcpy(copy.mutable_data(), view.data, view.size);
+    ArrayView copy = OwnedArray(element, std::move(shape), view.size);
+    if (view.size > 0) std::memcpy(copy.copy.get(), view.data, view.size);
     return copy;
   }
-  py::array a(dtype, shape, {}, view.data, base);
-  // The segment is mapped read-only: a write would fault, so numpy must refuse it.
-  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  return a;
+  ArrayView v;
+  v.data = view.data;
+  v.element = element;
+  v.strides = RowMajorStrides(shape, element.size);
+  v.shape = std::move(shape);
+  v.base = base;
+  return v;
 }
 
 // edge_index [2, E] (row 0 src, row 1 dst, PyG's order). Without a copy when dst lies after src
 // at a multiple of 8 bytes (the same segment): one array with a row stride of dst - src.
-py::array EdgeIndex(const client::EdgeBlockData& e, const py::object& base) {
+ArrayView EdgeIndex(const client::EdgeBlockData& e, const py::object& base) {
   const auto src = reinterpret_cast<uintptr_t>(e.src.data);
   const auto dst = reinterpret_cast<uintptr_t>(e.dst.data);
-  const py::dtype i64 = py::dtype::of<int64_t>();
+  const std::vector<py::ssize_t> shape{2, static_cast<py::ssize_t>(e.num_edges)};
   if (e.num_edges > 0 && src % 8 == 0 && dst > src && (dst - src) % 8 == 0) {
-    py::array a(i64, {py::ssize_t{2}, static_cast<py::ssize_t>(e.num_edges)},
-                {static_cast<py::ssize_t>(dst - src), py::ssize_t{8}}, e.src.data, base);
-    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-    return a;
+    ArrayView v;
+    v.data = e.src.data;
+    v.shape = shape;
+    v.strides = {static_cast<py::ssize_t>(dst - src), py::ssize_t{8}};
+    v.base = base;
+    return v;
   }
-  py::array_t<int64_t> a({py::ssize_t{2}, static_cast<py::ssize_t>(e.num_edges)});
+  ArrayView v = OwnedArray(kInt64, shape, e.src.size + e.dst.size);
   if (e.num_edges > 0) {
-    std::memcpy(a.mutable_data(0, 0), e.src.data, e.src.size);
-    std::memcpy(a.mutable_data(1, 0), e.dst.data, e.dst.size);
+    std::memcpy(v.copy.get(), e.src.data, e.src.size);
+    std::memcpy(v.copy.get() + e.src.size, e.dst.data, e.dst.size);
   }
-  return a;
+  return v;
 }
 
 py::dict BatchToPython(client::MinibatchData batch, int part) {
   // One capsule per batch owns it; every array holds the capsule.
   auto* owner = new std::shared_ptr<const void>(std::move(batch.owner));
   py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
-  const py::dtype feature = NumpyFeatureDtype(batch.feature_dtype);
-  const py::dtype i64 = py::dtype::of<int64_t>();
+  const Element feature = FeatureElement(batch.feature_dtype);
   py::list nodes;
   for (const client::NodeBlockData& n : batch.nodes) {
     py::dict d;
     d["type"] = n.node_type;
-    d["ids"] = Over(n.ids, i64, {n.num_nodes}, base);
+    d["ids"] = py::cast(Over(n.ids, kInt64, {n.num_nodes}, base));
     // Without rows (feature_store="device"): None; loader.py gathers them from its copy.
     d["x"] = batch.features_omitted
                  ? py::object(py::none())
-                 : py::object(Over(n.features, feature, {n.num_nodes, n.feat_dim}, base));
-    d["y"] = Over(n.labels, i64, {n.num_nodes}, base);
+                 : py::cast(Over(n.features, feature, {n.num_nodes, n.feat_dim}, base));
+    d["y"] = py::cast(Over(n.labels, kInt64, {n.num_nodes}, base));
     d["num_sampled_nodes"] = n.num_sampled_nodes;
     nodes.append(d);
   }
@@ -127,7 +180,7 @@ py::dict BatchToPython(client::MinibatchData batch, int part) {
     d["type"] = e.edge_type;
     d["src_block"] = e.src_block;
     d["dst_block"] = e.dst_block;
-    d["edge_index"] = EdgeIndex(e, base);
+    d["edge_index"] = py::cast(EdgeIndex(e, base));
     d["num_sampled_edges"] = e.num_sampled_edges;
     edges.append(d);
   }
@@ -237,6 +290,25 @@ py::dict Rendezvous() {
 }  // namespace graphshard::python
 
 PYBIND11_MODULE(_graphshard, m) {
+  // Arrays reach Python as ArrayView objects with the buffer protocol (np.asarray in data.py).
+  py::class_<graphshard::python::ArrayView>(m, "ArrayView", py::buffer_protocol())
+      .def_buffer([](graphshard::python::ArrayView& v) {
+        return py::buffer_info(const_cast<void*>(v.data), v.element.size, v.element.format,
+                               static_cast<py::ssize_t>(v.shape.size()), v.shape, v.strides,
+                               /*readonly=*/true);
+      });
+  // A known array (int64 1, 2, 3), for the import-time check that this NumPy reads the module's
+  // arrays right (graphshard/data.py).
+  m.def("_probe_array", [] {
+    static const int64_t kValues[3] = {1, 2, 3};
+    graphshard::python::ArrayView v;
+    v.data = kValues;
+    v.shape = {3};
+    v.strides = {8};
+    return v;
+  });
+  m.attr("PYBIND11_VERSION") = absl::StrCat(PYBIND11_VERSION_MAJOR, ".", PYBIND11_VERSION_MINOR);
+
   namespace py = pybind11;
   using graphshard::python::LoaderCore;
   using graphshard::python::LoaderStep;
@@ -297,25 +369,30 @@ PYBIND11_MODULE(_graphshard, m) {
             return std::string(tr::NameOf(kind));
           },
           py::arg("cuda"), py::arg("free_device_bytes"))
-      // Every feature row of node type `type` as a new numpy array [num_nodes, feat_dim] in the
-      // feature dtype (bfloat16 as int16), read from the servers (feature_store="device").
+      // Every feature row of node type `type` as a new array [num_nodes, feat_dim] in the feature
+      // dtype (bfloat16 as int16), read from the servers (feature_store="device").
       .def("feature_rows",
            [](LoaderCore& c, int type) {
              const auto& types = c.metadata().node_types;
              if (type < 0 || type >= static_cast<int>(types.size())) {
                throw py::index_error(absl::StrCat("node type ", type, " of ", types.size()));
              }
-             const py::dtype dtype =
-                 graphshard::python::NumpyFeatureDtype(c.options().feature_dtype);
              const auto& t = types[static_cast<size_t>(type)];
-             py::array out(dtype, {static_cast<py::ssize_t>(t.num_nodes),
-                                   static_cast<py::ssize_t>(t.feat_dim)});
-             auto bytes = absl::MakeSpan(static_cast<char*>(out.mutable_data()),
-                                         static_cast<size_t>(out.nbytes()));
+             const auto element = graphshard::python::FeatureElement(c.options().feature_dtype);
+             int64_t bytes = 0;
+             if (t.num_nodes < 0 || t.feat_dim < 0 ||
+                 __builtin_mul_overflow(t.num_nodes, t.feat_dim, &bytes) ||
+                 __builtin_mul_overflow(bytes, int64_t{element.size}, &bytes)) {
+               throw py::value_error(absl::StrCat("node type '", t.name, "': ", t.num_nodes,
+                                                  " rows x ", t.feat_dim, " do not fit memory"));
+             }
+             graphshard::python::ArrayView out = graphshard::python::OwnedArray(
+                 element, {static_cast<py::ssize_t>(t.num_nodes), static_cast<py::ssize_t>(t.feat_dim)},
+                 static_cast<size_t>(bytes));
              absl::Status s;
              {
                py::gil_scoped_release release;  // `out` is not shared yet
-               s = c.FeatureRows(type, bytes);
+               s = c.FeatureRows(type, absl::MakeSpan(out.copy.get(), static_cast<size_t>(bytes)));
              }
              graphshard::python::ThrowIfError(s);
              return out;

@@ -5,7 +5,25 @@ read-only (the segment is mapped read-only): use .clone() before writing into th
 """
 import warnings
 
+import numpy as np
 import torch
+
+from graphshard import _graphshard
+
+
+def _check_numpy():
+    """The module hands arrays over through the buffer protocol; a NumPy that reads them wrongly
+    (the failure a NumPy-ABI-bound build showed: 0-byte arrays) is refused at import, naming the
+    versions, instead of failing later on a batch."""
+    probe = np.asarray(_graphshard._probe_array())
+    if probe.dtype != np.int64 or probe.nbytes != 24 or probe.tolist() != [1, 2, 3]:
+        raise ImportError(
+            f"graphshard: NumPy {np.__version__} reads the module's arrays wrongly (got dtype "
+            f"{probe.dtype}, {probe.nbytes} bytes, {probe.tolist()}; module built with pybind11 "
+            f"{_graphshard.PYBIND11_VERSION}); rebuild graphshard against this Python's NumPy")
+
+
+_check_numpy()
 
 try:  # PyG is optional: only the output type depends on it.
     from torch_geometric.data import Data as _PygData
@@ -27,7 +45,8 @@ warnings.filterwarnings("ignore", message="The given NumPy array is not writable
 
 
 def _tensor(array):
-    return torch.from_numpy(array)
+    """A tensor over a module array (ArrayView, the buffer protocol), without a copy."""
+    return torch.from_numpy(np.asarray(array))
 
 
 def _features(array, dtype):

@@ -164,7 +164,7 @@ class Loader:
             if t["feat_dim"] == 0:
                 rows.append(None)
                 continue
-            table = torch.from_numpy(self._client.feature_rows(i))
+            table = _data._tensor(self._client.feature_rows(i))
             if feature_dtype == "bfloat16":  # carried as int16 (numpy has no bfloat16)
                 table = table.view(torch.bfloat16)
             rows.append(table.to(where))
