@@ -290,6 +290,7 @@ py::dict Rendezvous() {
 }  // namespace graphshard::python
 
 PYBIND11_MODULE(_graphshard, m) {
+  namespace py = pybind11;
   // Arrays reach Python as ArrayView objects with the buffer protocol (np.asarray in data.py).
   py::class_<graphshard::python::ArrayView>(m, "ArrayView", py::buffer_protocol())
       .def_buffer([](graphshard::python::ArrayView& v) {
@@ -309,7 +310,6 @@ PYBIND11_MODULE(_graphshard, m) {
   });
   m.attr("PYBIND11_VERSION") = absl::StrCat(PYBIND11_VERSION_MAJOR, ".", PYBIND11_VERSION_MINOR);
 
-  namespace py = pybind11;
   using graphshard::python::LoaderCore;
   using graphshard::python::LoaderStep;
   m.doc() = "graphshard's client library (see graphshard.Loader).";
