@@ -26,6 +26,7 @@ constexpr Choice<Assignment> kAssignments[] = {{Assignment::kPart, "part"},
 constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto, "auto"},
                                                        {FeatureStoreKind::kServer, "server"},
                                                        {FeatureStoreKind::kDevice, "device"}};
+constexpr Choice<HostTier> kHostTiers[] = {{HostTier::kLocal, "local"}, {HostTier::kNone, "none"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -70,6 +71,10 @@ absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>() {
 template <>
 absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>() {
   return kFeatureStores;
+}
+template <>
+absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {
+  return kHostTiers;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

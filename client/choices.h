@@ -7,7 +7,9 @@
 // table is trainer/model_registry.h), so that a new model is its file plus one row there. No Torch.
 // Thread-safe: constant tables.
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -32,6 +34,10 @@ enum class Assignment { kPart, kSpread };
 // --feature-store auto|server|device: where a batch's feature rows come from (feature_store.h;
 // auto: ResolveFeatureStore).
 enum class FeatureStoreKind { kAuto, kServer, kDevice };
+// --host-tier local|none: which rows outside the device cache the feature store keeps in the
+// trainer's host memory (feature_store.h): the rows of the parts served on its own host, or none
+// (every row outside the cache is fetched from its server by id, per batch).
+enum class HostTier { kLocal, kNone };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -41,8 +47,8 @@ struct Choice {
 };
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
-// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind and
-// FeatureDtype.
+// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier
+// and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -64,6 +70,8 @@ absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>();
 template <>
 absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
 template <>
+absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>();
+template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 
 // The precision a run computes in: `p`, or for kAuto tf32 on cuda and fp32 on the CPU (no TF32
@@ -77,10 +85,11 @@ inline Precision ResolvePrecision(Precision p, DeviceKind device) {
   return device == DeviceKind::kCuda ? Precision::kTf32 : Precision::kFp32;
 }
 
-// What --feature-store auto becomes for one trainer: `device` on a CUDA device for node and
-// link tasks when the features (`feature_bytes`, every node type's rows in --feature-dtype) take
-// at most half of the device's free memory (`free_device_bytes`; nullopt where this build cannot
-// tell), else `server`. An explicit choice is returned as it is.
+// What feature_store="auto" becomes for the Python loader, whose device store holds the whole
+// table: `device` on a CUDA device for node and link tasks when the features (`feature_bytes`,
+// every node type's rows in the feature dtype) take at most half of the device's free memory
+// (`free_device_bytes`; nullopt where this build cannot tell), else `server`. An explicit
+// choice is returned as it is.
 inline FeatureStoreKind ResolveFeatureStore(FeatureStoreKind requested, Task task, bool cuda,
                                             int64_t feature_bytes,
                                             absl::optional<int64_t> free_device_bytes) {
@@ -90,6 +99,31 @@ inline FeatureStoreKind ResolveFeatureStore(FeatureStoreKind requested, Task tas
   }
   return feature_bytes <= *free_device_bytes / 2 ? FeatureStoreKind::kDevice
                                                  : FeatureStoreKind::kServer;
+}
+
+// What the trainer's --feature-store auto becomes: `device` on a CUDA device for node and link
+// tasks whose nodes have features (`feature_bytes` > 0), else `server`. The trainer's device
+// store is tiered (trainer/feature_store.h): rows outside the device's cache stay in host memory
+// or with their servers, so it never needs the whole table on the GPU. An explicit choice is
+// returned as it is.
+inline FeatureStoreKind ResolveTieredFeatureStore(FeatureStoreKind requested, Task task,
+                                                  bool cuda, int64_t feature_bytes) {
+  if (requested != FeatureStoreKind::kAuto) return requested;
+  if (!cuda || task == Task::kGraph || feature_bytes <= 0) return FeatureStoreKind::kServer;
+  return FeatureStoreKind::kDevice;
+}
+
+// The device tier's budget in bytes: --device-cache-mib when set (>= 0), else (auto) the whole
+// table (`feature_bytes`) where it takes at most half of the device's free memory
+// (`free_device_bytes`), else that half; the whole table where free memory is unknown (a CPU
+// trainer, or a build that cannot tell).
+inline int64_t DeviceCacheBudget(int64_t device_cache_mib, int64_t feature_bytes,
+                                 absl::optional<int64_t> free_device_bytes) {
+  if (device_cache_mib >= 0) {
+    return device_cache_mib > (INT64_MAX >> 20) ? INT64_MAX : device_cache_mib << 20;
+  }
+  if (!free_device_bytes) return feature_bytes;
+  return std::min(feature_bytes, std::max<int64_t>(0, *free_device_bytes / 2));
 }
 
 template <typename E>

@@ -1,6 +1,7 @@
 #include "client/feature_rows.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -11,39 +12,107 @@
 
 namespace graphshard::client {
 
-absl::Status ReadFeatureRows(
-    const ServerMetadata& metadata, int type, FeatureDtype dtype, const ClientOf& client_of,
-    int64_t rows_per_call,
-    const std::function<absl::Status(int64_t first_row, int64_t n, std::string rows)>& sink) {
+namespace {
+
+// The type's node info, checked to have part offsets.
+absl::StatusOr<const NodeTypeInfo*> TypeWithOffsets(const ServerMetadata& metadata, int type) {
   if (type < 0 || type >= std::ssize(metadata.node_types)) {
     return absl::InvalidArgumentError(
         absl::StrCat("node type ", type, " of ", metadata.node_types.size()));
   }
   const NodeTypeInfo& t = metadata.node_types[static_cast<size_t>(type)];
-  if (t.feat_dim == 0) return absl::OkStatus();
-  if (std::ssize(t.part_offsets) != metadata.num_parts + 1) {
+  if (t.feat_dim > 0 && std::ssize(t.part_offsets) != metadata.num_parts + 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the servers do not say which '", t.name, "' ids each part owns (Metadata part_offsets)"));
   }
+  return &t;
+}
+
+// GatherRows of `ids` (all owned by `part`), asked once more of a fresh client when the server
+// is gone.
+absl::StatusOr<std::string> GatherFromPart(const NodeTypeInfo& t, int part, FeatureDtype dtype,
+                                           const ClientOf& client_of,
+                                           absl::Span<const int64_t> ids) {
+  ASSIGN_OR_RETURN(PartitionClient * client, client_of(part));
+  absl::StatusOr<std::string> rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
+  if (absl::IsUnavailable(rows.status()) || absl::IsDeadlineExceeded(rows.status())) {
+    ASSIGN_OR_RETURN(client, client_of(part));  // another replica, or the error again
+    rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
+  }
+  return rows;
+}
+
+}  // namespace
+
+absl::Status ReadFeatureRows(
+    const ServerMetadata& metadata, int type, FeatureDtype dtype, const ClientOf& client_of,
+    int64_t rows_per_call,
+    const std::function<absl::Status(int64_t first_row, int64_t n, std::string rows)>& sink,
+    const std::vector<bool>& parts) {
+  ASSIGN_OR_RETURN(const NodeTypeInfo* t, TypeWithOffsets(metadata, type));
+  if (t->feat_dim == 0) return absl::OkStatus();
   const int64_t per_call = std::max<int64_t>(rows_per_call, 1);
   std::vector<int64_t> ids;
+  int64_t row = 0;
   for (int p = 0; p < metadata.num_parts; ++p) {
-    ASSIGN_OR_RETURN(PartitionClient * client, client_of(p));
-    const int64_t end = t.part_offsets[static_cast<size_t>(p) + 1];
-    for (int64_t begin = t.part_offsets[static_cast<size_t>(p)]; begin < end; begin += per_call) {
+    if (!parts.empty() && (p >= std::ssize(parts) || !parts[static_cast<size_t>(p)])) continue;
+    const int64_t end = t->part_offsets[static_cast<size_t>(p) + 1];
+    for (int64_t begin = t->part_offsets[static_cast<size_t>(p)]; begin < end; begin += per_call) {
       const int64_t n = std::min(per_call, end - begin);
       ids.resize(static_cast<size_t>(n));
       std::iota(ids.begin(), ids.end(), begin);
-      absl::StatusOr<std::string> rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
-      if (absl::IsUnavailable(rows.status()) || absl::IsDeadlineExceeded(rows.status())) {
-        ASSIGN_OR_RETURN(client, client_of(p));  // another replica, or the error again
-        rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
-      }
-      RETURN_IF_ERROR(rows.status());
-      RETURN_IF_ERROR(sink(begin, n, *std::move(rows)));
+      ASSIGN_OR_RETURN(std::string rows, GatherFromPart(*t, p, dtype, client_of, ids));
+      RETURN_IF_ERROR(sink(row, n, std::move(rows)));
+      row += n;
     }
   }
   return absl::OkStatus();
+}
+
+int PartOfId(absl::Span<const int64_t> offsets, int64_t id) {
+  return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end(), id) -
+                          offsets.begin()) -
+         1;
+}
+
+absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int type,
+                                           FeatureDtype dtype, const ClientOf& client_of,
+                                           absl::Span<const int64_t> ids, int64_t rows_per_call) {
+  ASSIGN_OR_RETURN(const NodeTypeInfo* t, TypeWithOffsets(metadata, type));
+  const size_t row_bytes = static_cast<size_t>(t->feat_dim * FeatureBytes(dtype));
+  std::string out(ids.size() * row_bytes, '\0');
+  if (t->feat_dim == 0 || ids.empty()) return out;
+  // Positions of `ids` grouped by part (a counting sort: parts are few).
+  std::vector<int> part_of(ids.size());
+  std::vector<size_t> count(static_cast<size_t>(metadata.num_parts) + 1, 0);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= t->num_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("'", t->name, "' id ", ids[i],
+                                                     " is outside [0, ", t->num_nodes, ")"));
+    }
+    part_of[i] = PartOfId(t->part_offsets, ids[i]);
+    ++count[static_cast<size_t>(part_of[i]) + 1];
+  }
+  for (size_t p = 1; p < count.size(); ++p) count[p] += count[p - 1];
+  std::vector<size_t> order(ids.size());
+  std::vector<size_t> next(count.begin(), count.end() - 1);
+  for (size_t i = 0; i < ids.size(); ++i) order[next[static_cast<size_t>(part_of[i])]++] = i;
+  const size_t per_call = static_cast<size_t>(std::max<int64_t>(rows_per_call, 1));
+  std::vector<int64_t> batch;
+  for (int p = 0; p < metadata.num_parts; ++p) {
+    for (size_t begin = count[static_cast<size_t>(p)]; begin < count[static_cast<size_t>(p) + 1];
+         begin += per_call) {
+      const size_t end = std::min(begin + per_call, count[static_cast<size_t>(p) + 1]);
+      batch.clear();
+      for (size_t k = begin; k < end; ++k) batch.push_back(ids[order[k]]);
+      ASSIGN_OR_RETURN(const std::string rows, GatherFromPart(*t, p, dtype, client_of, batch));
+      for (size_t k = begin; k < end; ++k) {
+        std::memcpy(out.data() + order[k] * row_bytes, rows.data() + (k - begin) * row_bytes,
+                    row_bytes);
+      }
+    }
+  }
+  return out;
 }
 
 int64_t FeatureTableBytes(const ServerMetadata& metadata, FeatureDtype dtype) {

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "client/batch_client.h"
 #include "client/data_types.h"
 
@@ -26,10 +28,28 @@ using ClientOf = std::function<absl::StatusOr<PartitionClient*>(int part)>;
 // is asked once more of `client_of(part)` again (a live replica, looked up anew). Nothing for a
 // type without features. The servers' errors naming them; FailedPrecondition when the servers
 // do not report part offsets; the sink's errors.
+// `parts`, when not empty ([num_parts]): only the parts p with parts[p] set, and first_row
+// counts the rows of those parts only (rows of the parts read, in part order).
 absl::Status ReadFeatureRows(
     const ServerMetadata& metadata, int type, FeatureDtype dtype, const ClientOf& client_of,
     int64_t rows_per_call,
-    const std::function<absl::Status(int64_t first_row, int64_t n, std::string rows)>& sink);
+    const std::function<absl::Status(int64_t first_row, int64_t n, std::string rows)>& sink,
+    const std::vector<bool>& parts = {});
+
+// The part that owns node `id` of a type whose part_offsets are `offsets` ([num_parts + 1],
+// ascending; id inside [offsets.front(), offsets.back())).
+int PartOfId(absl::Span<const int64_t> offsets, int64_t id);
+
+// The rows of `ids` (any order, repeats allowed, each inside node type `type`'s range) in
+// `dtype`, [ids.size(), feat_dim] row-major, in the order of `ids`: one GatherFeatures per part
+// that owns some of them (at most `rows_per_call` ids each), the part's server from
+// `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
+// DEADLINE_EXCEEDED (as ReadFeatureRows). The servers' errors naming them; FailedPrecondition
+// without part offsets; InvalidArgument for an id outside the type's range.
+absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int type,
+                                           FeatureDtype dtype, const ClientOf& client_of,
+                                           absl::Span<const int64_t> ids,
+                                           int64_t rows_per_call = 1 << 16);
 
 // Bytes of every node type's feature rows in `dtype`: what a device feature store holds
 // (saturating at INT64_MAX for metadata no store could hold).

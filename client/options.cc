@@ -226,12 +226,33 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "trainer reads every part of its host, 1/T of each part's seeds (more\n"
           "streams per server, each trainer fed by every server)");
   AddEnum(flags, "feature-store", &o.feature_store,
-          "server = every batch carries its feature rows; device = the trainer\n"
-          "loads every node's features from the servers onto its device once\n"
-          "(--feature-dtype, the whole graph's rows on each trainer) and the\n"
-          "servers send ids only: less server CPU and no row copies per batch;\n"
-          "auto = device on cuda where the rows take at most half of the GPU's\n"
-          "free memory (node and link tasks), else server");
+          "server = every batch carries its feature rows; device = the servers\n"
+          "send ids only and the trainer gathers the rows from its tiered store:\n"
+          "the hottest rows on its device (--device-cache-mib), the rest of its\n"
+          "host's parts in host memory (--host-tier), other hosts' rows fetched\n"
+          "by id per batch; auto = device on cuda (node and link tasks), else\n"
+          "server");
+  flags.AddCustom("device-cache-mib", "auto|N",
+                  "--feature-store device: MiB of feature rows held on the device, the\n"
+                  "rows the first epoch's batches visit most; auto = every row where\n"
+                  "they take at most half of the device's free memory, else that half",
+                  "auto", [&o](absl::string_view v) -> absl::Status {
+                    if (v == "auto") {
+                      o.device_cache_mib = -1;
+                      return absl::OkStatus();
+                    }
+                    int64_t mib = 0;
+                    if (!absl::SimpleAtoi(v, &mib) || mib < 0) {
+                      return Expected("auto or a whole number of MiB >= 0");
+                    }
+                    o.device_cache_mib = mib;
+                    return absl::OkStatus();
+                  });
+  AddEnum(flags, "host-tier", &o.host_tier,
+          "--feature-store device: local = rows outside the device cache of the\n"
+          "parts served on this host are kept in host memory (read by the GPU\n"
+          "in place); none = every row outside the cache is fetched from its\n"
+          "server by id per batch (less host memory)");
   flags.AddBool("deterministic", &o.deterministic,
                 "deterministic kernels only (torch.use_deterministic_algorithms;\n"
                 "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"
@@ -356,6 +377,15 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (o.feature_store == FeatureStoreKind::kDevice && o.task == Task::kGraph) {
     return absl::InvalidArgumentError(
         "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
+  }
+  for (const char* tier_flag : {"device-cache-mib", "host-tier"}) {
+    if (flags.IsSet(tier_flag) &&
+        (o.feature_store == FeatureStoreKind::kServer || o.task == Task::kGraph)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", tier_flag,
+                       " sets the tiered feature store: it needs --feature-store device or auto "
+                       "and a node or link task"));
+    }
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");

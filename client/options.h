@@ -85,6 +85,10 @@ struct TrainerOptions {
   // --feature-store auto|server|device: rows with every batch, or every row loaded onto the
   // device once and gathered there (feature_store.h); auto: ResolveFeatureStore (choices.h)
   FeatureStoreKind feature_store = FeatureStoreKind::kAuto;
+  // --device-cache-mib auto|N: the device tier of --feature-store device (feature_store.h); -1 =
+  // auto (DeviceCacheBudget, choices.h).
+  int64_t device_cache_mib = -1;
+  HostTier host_tier = HostTier::kLocal;  // --host-tier local|none (choices.h)
   bool deterministic = false;         // --deterministic: torch's deterministic kernels
                                       // (CUDA: bitwise-reproducible weights; slower)
   std::string checkpoint_dir;         // --checkpoint-dir: where checkpoints go ("" = none)

@@ -78,7 +78,17 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
     if (r.link) AddLinkMetrics(r.val_link, r.test_link, r.hits_k, rec);
   }
   if (r.peak_gpu_memory_bytes >= 0) rec["peak_gpu_memory_mib"] = Mib(r.peak_gpu_memory_bytes);
+  if (r.tiers.rows() > 0) rec["feature_tiers"] = FeatureTiersJson(r.tiers);
   return rec;
+}
+
+nlohmann::ordered_json FeatureTiersJson(const FeatureTierCounts& t) {
+  const double rows = std::max(t.rows(), 1.0);
+  return {{"device_hit_rate", t.device_rows / rows},
+          {"host_hit_rate", t.host_rows / rows},
+          {"remote_hit_rate", t.remote_rows / rows},
+          {"pcie_mib", Mib(t.pcie_bytes)},
+          {"network_mib", Mib(t.network_bytes)}};
 }
 
 std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurements& m) {
@@ -90,6 +100,15 @@ std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurement
   if (m.peak_gpu_memory_bytes >= 0) {
     absl::StrAppendFormat(&line, ", peak GPU memory %.1f MiB",
                           Mib(static_cast<double>(m.peak_gpu_memory_bytes)));
+  }
+  if (m.tiers.rows() > 0) {
+    const double rows = m.tiers.rows();
+    absl::StrAppendFormat(&line,
+                          ", rows from device %.1f%% host %.1f%% remote %.1f%% (%.1f MiB over "
+                          "PCIe, %.1f MiB over the network)",
+                          100 * m.tiers.device_rows / rows, 100 * m.tiers.host_rows / rows,
+                          100 * m.tiers.remote_rows / rows, Mib(m.tiers.pcie_bytes),
+                          Mib(m.tiers.network_bytes));
   }
   return line + "\n";
 }
@@ -107,6 +126,7 @@ nlohmann::ordered_json SummaryJson(const TrainSummary& s, int world_size) {
                               {"data_wait_fraction", s.data_wait_fraction},
                               {"step_time_s", s.step_time_s}};
   if (s.peak_gpu_memory_bytes >= 0) j["peak_gpu_memory_mib"] = Mib(s.peak_gpu_memory_bytes);
+  if (s.tiers.rows() > 0) j["feature_tiers"] = FeatureTiersJson(s.tiers);
   if (s.link) AddLinkMetrics(s.val_link, s.test_link, s.hits_k, j);
   return j;
 }
@@ -159,14 +179,19 @@ void RunReport::SetTraining(double loss_sum, double correct, double seen, EpochR
 
 absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) {
   // Summed over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream wait, staging,
-  // full wait]; the time also as the maximum.
-  double sums[7] = {m.seeds / std::max(m.time_s, 1e-9),
-                    m.time_s,
-                    m.wait_s,
-                    m.allreduce_s,
-                    m.pipeline_stream_wait_s,
-                    m.pipeline_stage_s,
-                    m.pipeline_full_wait_s};
+  // full wait, the feature tiers' rows and bytes]; the time also as the maximum.
+  double sums[12] = {m.seeds / std::max(m.time_s, 1e-9),
+                     m.time_s,
+                     m.wait_s,
+                     m.allreduce_s,
+                     m.pipeline_stream_wait_s,
+                     m.pipeline_stage_s,
+                     m.pipeline_full_wait_s,
+                     m.tiers.device_rows,
+                     m.tiers.host_rows,
+                     m.tiers.remote_rows,
+                     m.tiers.pcie_bytes,
+                     m.tiers.network_bytes};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
   double maxima[2] = {m.time_s, static_cast<double>(m.peak_gpu_memory_bytes)};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(maxima), ReduceOp::kMax));
@@ -185,6 +210,12 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
   r.pipeline_stream_wait_s = sums[4] / n;
   r.pipeline_stage_s = sums[5] / n;
   r.pipeline_full_wait_s = sums[6] / n;
+  r.tiers = {.device_rows = sums[7],
+             .host_rows = sums[8],
+             .remote_rows = sums[9],
+             .pcie_bytes = sums[10],
+             .network_bytes = sums[11]};
+  summary_.tiers += r.tiers;
   total_seeds_ += m.seeds;
   total_time_s_ += m.time_s;
   total_wait_s_ += m.wait_s;

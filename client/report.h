@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/communicator.h"
+#include "client/feature_tiers.h"
 #include "client/link_task.h"
 #include "client/metrics.h"
 #include "client/options.h"
@@ -27,6 +28,10 @@
 #include "nlohmann/json.hpp"
 
 namespace graphshard::client {
+
+// {"device_hit_rate", "host_hit_rate", "remote_hit_rate" (shares of the rows), "pcie_mib",
+// "network_mib"}.
+nlohmann::ordered_json FeatureTiersJson(const FeatureTierCounts& tiers);
 
 struct TrainSummary {
   double loss = 0;       // last epoch, mean over the seeds of all ranks
@@ -41,6 +46,7 @@ struct TrainSummary {
   int epochs = 0;
   std::string weights_fingerprint;    // FNV-1a 64 of all parameters' bytes, in order
   double peak_gpu_memory_bytes = -1;  // largest over epochs and ranks; -1 = not measured
+  FeatureTierCounts tiers{};          // every epoch's, all ranks
   // --task link: the final evaluation's AUC, MRR and Hits@K (test_acc / val_acc: the share of
   // supervision edges classified right at probability 0.5).
   bool link = false;
@@ -62,6 +68,7 @@ struct EpochMeasurements {
   // On a GPU: the high-water mark of its tensor memory during the epoch's training
   // (gpu_memory.h); -1 = not measured (CPU, or a LibTorch without CUDA).
   int64_t peak_gpu_memory_bytes = -1;
+  FeatureTierCounts tiers{};  // this rank's training batches
 };
 
 // One epoch as reported, over all ranks.
@@ -88,6 +95,7 @@ struct EpochReport {
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
   double peak_gpu_memory_bytes = -1;  // the largest of the ranks'; -1 = not measured
+  FeatureTierCounts tiers{};          // summed over ranks
   // --task link, when evaluated: AUC, MRR, Hits@hits_k of val and test.
   bool link = false;
   int hits_k = 10;

@@ -166,24 +166,101 @@ EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPl
 
 EpochLoop::~EpochLoop() = default;
 
-absl::StatusOr<int64_t> EpochLoop::LoadFeatureStore() {
-  if (store_ == nullptr) {
-    ASSIGN_OR_RETURN(store_,
-                     FeatureStore::Load(
-                         servers_.metadata,
-                         // A live replica of the part (registry read anew), as a broken
-                         // stream resumes on one.
-                         [this](int part) -> absl::StatusOr<client::PartitionClient*> {
-                           ASSIGN_OR_RETURN(
-                               client::PartDirectory::LiveServer live,
-                               servers_.directory->Live(
-                                   part, comm_.rank(), &servers_.metadata,
-                                   absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
-                           return live.client;
-                         },
-                         {.device = session_.state().device, .dtype = options_.feature_dtype}));
+absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
+    int64_t device_cache_bytes) {
+  if (store_ != nullptr) return store_->layout();
+  const client::ServerMetadata& md = servers_.metadata;
+  FeatureStoreOptions o;
+  o.device = session_.state().device;
+  o.dtype = options_.feature_dtype;
+  o.device_cache_bytes = device_cache_bytes;
+  if (options_.host_tier == client::HostTier::kLocal) {
+    for (const std::string& host : servers_.host_ids) o.host_parts.push_back(host == host_id_);
   }
-  return store_->bytes();
+  std::unique_ptr<client::VisitCounts> hotness;
+  if (device_cache_bytes < client::FeatureTableBytes(md, options_.feature_dtype)) {
+    ASSIGN_OR_RETURN(hotness, Presample());
+    o.hotness = hotness.get();
+  }
+  ASSIGN_OR_RETURN(store_,
+                   FeatureStore::Load(
+                       md,
+                       // A live replica of the part (registry read anew), as a broken stream
+                       // resumes on one.
+                       [this](int part) -> absl::StatusOr<client::PartitionClient*> {
+                         ASSIGN_OR_RETURN(
+                             client::PartDirectory::LiveServer live,
+                             servers_.directory->Live(
+                                 part, comm_.rank(), &servers_.metadata,
+                                 absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
+                         return live.client;
+                       },
+                       o));
+  return store_->layout();
+}
+
+absl::StatusOr<std::unique_ptr<client::VisitCounts>> EpochLoop::Presample() {
+  auto counts = std::make_unique<client::VisitCounts>(servers_.metadata);
+  constexpr int64_t kFirstEpoch = 1;
+  const std::vector<client::ShardSeeds> train =
+      client::TrainShards(shards_, plan_, options_.seed, kFirstEpoch);
+  for (size_t i = 0; i < train.size(); ++i) {
+    const int64_t batches = client::NaturalBatches(std::ssize(train[i].ids), options_.batch_size);
+    if (batches == 0) continue;
+    ASSIGN_OR_RETURN(std::unique_ptr<client::BatchStream> stream,
+                     OpenStream(train[i], i, /*train=*/true, kFirstEpoch, 0, batches, 1,
+                                /*without_features=*/true));
+    while (true) {
+      ASSIGN_OR_RETURN(absl::optional<client::MinibatchData> batch, stream->Next());
+      if (!batch.has_value()) break;
+      counts->Add(*batch);
+    }
+  }
+  return counts;
+}
+
+absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
+    const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch,
+    int64_t first_batch, int64_t num_batches, int64_t num_epochs, bool without_features) {
+  client::StreamOptions so;
+  so.seeds = shard.ids;
+  so.batch_size = options_.batch_size;
+  so.shuffle = train;
+  so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shard.part);
+  so.epoch = epoch;
+  so.first_batch = first_batch;
+  so.num_batches = num_batches;
+  so.num_epochs = num_epochs;
+  so.fanouts = plan_.fanouts;
+  so.replace = options_.replace;
+  so.temporal = !options_.temporal         ? client::TemporalSampling::kOff
+                : options_.temporal_strict ? client::TemporalSampling::kBefore
+                                           : client::TemporalSampling::kAtOrBefore;
+  so.temporal_last = options_.temporal_strategy == "last";
+  so.feature_dtype = options_.feature_dtype;
+  so.client_host_id = host_id_;
+  so.without_features = without_features;
+  if (!plan_.link_edge_type.empty()) {  // training negatives as asked; evaluation: uniform
+    so.link = {.edge_type = plan_.link_edge_type,
+               .split = shard.split,
+               .neg_ratio = train ? options_.link.neg_ratio : options_.link.eval_neg_ratio,
+               .degree_negatives = train && options_.link.degree_negatives};
+  }
+  // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
+  // possibly the previous one's (until the loop drops it); one spare.
+  so.max_held_batches = options_.prefetch + 4;
+  // Resumed on a restarted server or another replica when the stream breaks; replicas share
+  // the load by rank (same-host ones first).
+  const int rank = comm_.rank();
+  auto stream = std::make_unique<client::ResumingBatchStream>(
+      *servers_.directory, shard.part, nullptr, std::move(so), servers_.metadata,
+      client::ResumeOptions{.wait_s = options_.server_wait_s,
+                            .preferred_replica = rank + static_cast<int>(index),
+                            .log = [rank](const std::string& line) {
+                              std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
+                            }});
+  RETURN_IF_ERROR(stream->Start());
+  return stream;
 }
 
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
@@ -193,45 +270,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
   std::vector<std::unique_ptr<client::BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
-    client::StreamOptions so;
-    so.seeds = shards[i].ids;
-    so.batch_size = options_.batch_size;
-    so.shuffle = train;
-    so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards[i].part);
-    so.epoch = epoch;
-    so.first_batch = first[i];
-    so.num_batches = schedule.stream_batches[i];
-    so.num_epochs = num_epochs;
-    so.fanouts = plan_.fanouts;
-    so.replace = options_.replace;
-    so.temporal = !options_.temporal         ? client::TemporalSampling::kOff
-                  : options_.temporal_strict ? client::TemporalSampling::kBefore
-                                             : client::TemporalSampling::kAtOrBefore;
-    so.temporal_last = options_.temporal_strategy == "last";
-    so.feature_dtype = options_.feature_dtype;
-    so.client_host_id = host_id_;
-    so.without_features = store_ != nullptr;
-    if (!plan_.link_edge_type.empty()) {  // training negatives as asked; evaluation: uniform
-      so.link = {.edge_type = plan_.link_edge_type,
-                 .split = shards[i].split,
-                 .neg_ratio = train ? options_.link.neg_ratio : options_.link.eval_neg_ratio,
-                 .degree_negatives = train && options_.link.degree_negatives};
-    }
-    // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
-    // possibly the previous one's (until the loop drops it); one spare.
-    so.max_held_batches = options_.prefetch + 4;
-    // Resumed on a restarted server or another replica when the stream breaks; replicas
-    // share the load by rank (same-host ones first).
-    const int rank = comm_.rank();
-    auto stream = std::make_unique<client::ResumingBatchStream>(
-        *servers_.directory, shards[i].part, nullptr, std::move(so), servers_.metadata,
-        client::ResumeOptions{.wait_s = options_.server_wait_s,
-                              .preferred_replica = rank + static_cast<int>(i),
-                              .log = [rank](const std::string& line) {
-                                std::cerr << "rank " + std::to_string(rank) + ": " + line + "\n";
-                              }});
-    RETURN_IF_ERROR(stream->Start());
-    streams[i] = std::move(stream);
+    ASSIGN_OR_RETURN(streams[i], OpenStream(shards[i], i, train, epoch, first[i],
+                                            schedule.stream_batches[i], num_epochs,
+                                            /*without_features=*/store_ != nullptr));
   }
   std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
   for (int64_t e = 1; e < num_epochs; ++e) {
@@ -282,6 +323,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   const PipelineTimings timings_before = pipeline.timings();
   DeviceSums sums(st.device);
   double wait_s = 0, allreduce_s = 0;
+  client::FeatureTierCounts tiers;
   if (st.device.is_cuda()) ResetPeakGpuMemory(st.device.index());
   st.model->train();
   if (progress_ != nullptr) {
@@ -291,6 +333,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     const auto wait_start = Clock::now();
     ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline.Next());
     wait_s += SecondsSince(wait_start);
+    if (batch.has_value()) tiers += batch->tiers;
     torch::manual_seed(
         client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
     ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
@@ -329,7 +372,8 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
              .allreduce_s = allreduce_s,
              .pipeline_stream_wait_s = pipeline_s.stream_wait_s,
              .pipeline_stage_s = pipeline_s.stage_s,
-             .pipeline_full_wait_s = pipeline_s.full_wait_s};
+             .pipeline_full_wait_s = pipeline_s.full_wait_s,
+             .tiers = tiers};
   if (st.device.is_cuda()) {
     r.local.peak_gpu_memory_bytes = PeakGpuMemoryBytes(st.device.index()).value_or(-1);
   }

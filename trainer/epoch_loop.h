@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "client/communicator.h"
 #include "client/epoch_plan.h"
+#include "client/feature_tiers.h"
 #include "client/link_task.h"
 #include "client/metrics.h"
 #include "client/options.h"
@@ -22,6 +23,7 @@
 #include "client/server_set.h"
 #include "client/shards.h"
 #include "client/task.h"
+#include "client/visit_counts.h"
 #include "trainer/session.h"
 
 namespace graphshard::trainer {
@@ -57,11 +59,14 @@ class EpochLoop {
   EpochLoop(const EpochLoop&) = delete;
   EpochLoop& operator=(const EpochLoop&) = delete;
 
-  // --feature-store device (or auto resolved to it, train.cc): loads every node's feature rows
-  // onto the session's device (once; before the first Train); later batches are asked without
-  // rows. Returns the bytes loaded. The servers' errors; ResourceExhausted when the device
-  // cannot hold them (nothing kept: batches then carry their rows).
-  absl::StatusOr<int64_t> LoadFeatureStore();
+  // --feature-store device (or auto resolved to it, train.cc): loads the tiered feature store
+  // (feature_store.h; once, before the first Train), its device tier within
+  // `device_cache_bytes`, its host tier with the rows of this host's parts (--host-tier local).
+  // Below the whole table, the device tier's rows are ranked by a pre-sampling pass over this
+  // rank's first-epoch training batches (client::VisitCounts). Later batches are asked without
+  // rows. Returns what the store holds. The servers' errors; ResourceExhausted when a tier does
+  // not fit (nothing kept: batches then carry their rows).
+  absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(int64_t device_cache_bytes);
 
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
   // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch
@@ -86,6 +91,13 @@ class EpochLoop {
   absl::StatusOr<std::unique_ptr<InputPipeline>> OpenPipeline(
       const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
       int64_t first_step, bool train, int64_t epoch, int64_t num_epochs);
+  // The stream of shard `index` (of `shard`'s part): `num_batches` batches per epoch from
+  // `first_batch`, for `num_epochs` epochs from `epoch`, resuming on another server of its part.
+  absl::StatusOr<std::unique_ptr<client::BatchStream>> OpenStream(
+      const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch,
+      int64_t first_batch, int64_t num_batches, int64_t num_epochs, bool without_features);
+  // How often this rank's first-epoch training batches visit each node.
+  absl::StatusOr<std::unique_ptr<client::VisitCounts>> Presample();
 
   const client::TrainerOptions& options_;
   const client::TaskPlan& plan_;

@@ -1,58 +1,262 @@
 #include "trainer/feature_store.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "client/feature_rows.h"
 #include "common/status_macros.h"
+#include "trainer/host_register.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
 
+// Codes of a node type's map (int32 [num_nodes], on the device): >= 0, the row's slot in the
+// device tier; kRemote, fetched from its server; <= kHostBase, host tier row kHostBase - code.
+constexpr int32_t kRemote = -1;
+constexpr int32_t kHostBase = -2;
+
+struct FeatureStore::Type {
+  int64_t dim = 0;
+  int64_t row_bytes = 0;
+  bool whole = false;         // every row in `device_table`, by id: no map, no other tier
+  torch::Tensor device_table;  // whole: [num_nodes, dim]; else the device tier [k, dim]
+  torch::Tensor code;          // int32 [num_nodes] on the device (not when whole)
+  torch::Tensor host_table;    // CPU [host rows, dim]
+  torch::Tensor host_view;     // host_table as the device reads it (undefined: copy instead)
+  void* registered = nullptr;  // host_table's memory, registered with CUDA
+};
+
+namespace {
+
+torch::Tensor Empty(int64_t rows, int64_t dim, client::FeatureDtype dtype, torch::Device device) {
+  return torch::empty({rows, dim}, torch::TensorOptions().dtype(TorchDtype(dtype)).device(device));
+}
+
+absl::Status NoRoom(absl::string_view what, int64_t bytes, const std::string& type,
+                    const std::string& where, const c10::Error& e) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "--feature-store device: the ", what, " tier's ", bytes >> 20, " MiB of '", type,
+      "' rows do not fit in ", where, " (", e.what_without_backtrace(),
+      "); use a smaller --device-cache-mib, --host-tier none, a 16-bit --feature-dtype or "
+      "--feature-store server"));
+}
+
+}  // namespace
+
+FeatureStore::~FeatureStore() {
+  for (const std::unique_ptr<Type>& t : types_) {
+    if (t->registered != nullptr) UnregisterHost(t->registered);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
-    const client::ServerMetadata& metadata, const client::ClientOf& client_of,
+    const client::ServerMetadata& metadata, client::ClientOf client_of,
     const FeatureStoreOptions& options) {
   auto store = std::unique_ptr<FeatureStore>(new FeatureStore());
-  const torch::Dtype dtype = TorchDtype(options.dtype);
-  const int64_t elem = client::FeatureBytes(options.dtype);
-  for (const client::NodeTypeInfo& t : metadata.node_types) {
-    if (t.feat_dim == 0) {
-      store->tables_.emplace_back();
-      continue;
-    }
-    const int64_t bytes = t.num_nodes * t.feat_dim * elem;
-    torch::Tensor table;
-    try {
-      table = torch::empty({t.num_nodes, t.feat_dim},
-                           torch::TensorOptions().dtype(dtype).device(options.device));
-    } catch (const c10::Error& e) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "--feature-store device: ", bytes >> 20, " MiB of '", t.name, "' features do not fit on ",
-          options.device.str(), " (", e.what_without_backtrace(),
-          "); use --feature-store server or a 16-bit --feature-dtype"));
-    }
-    const int type = static_cast<int>(store->tables_.size());
-    RETURN_IF_ERROR(client::ReadFeatureRows(
-        metadata, type, options.dtype, client_of, options.rows_per_call,
-        [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
-          torch::Tensor chunk =
-              torch::from_blob(rows.data(), {n, t.feat_dim}, torch::TensorOptions().dtype(dtype));
-          table.narrow(0, first_row, n).copy_(chunk);  // synchronous: `rows` is freed next
-          return absl::OkStatus();
-        }));
-    store->bytes_ += bytes;
-    store->tables_.push_back(std::move(table));
+  store->metadata_ = metadata;
+  store->client_of_ = std::move(client_of);
+  store->device_ = options.device;
+  store->dtype_ = options.dtype;
+  // The budget is shared in proportion to each type's table (every type's hottest rows alike).
+  const int64_t table_bytes = client::FeatureTableBytes(metadata, options.dtype);
+  for (size_t i = 0; i < metadata.node_types.size(); ++i) {
+    const client::NodeTypeInfo& t = metadata.node_types[i];
+    const int64_t bytes = t.num_nodes * t.feat_dim * client::FeatureBytes(options.dtype);
+    const int64_t budget =
+        options.device_cache_bytes >= table_bytes
+            ? bytes
+            : static_cast<int64_t>(static_cast<double>(options.device_cache_bytes) *
+                                   (static_cast<double>(bytes) /
+                                    static_cast<double>(std::max<int64_t>(table_bytes, 1))));
+    RETURN_IF_ERROR(store->LoadType(static_cast<int>(i), options, budget));
   }
+  client::FeatureStoreLayout& l = store->layout_;
+  l.expected_device_hit_rate = l.presampled_visits > 0 ? l.presampled_hits / l.presampled_visits : 1;
   return store;
 }
 
-torch::Tensor FeatureStore::Rows(int type, const torch::Tensor& ids) const {
-  const torch::Tensor& table = tables_[static_cast<size_t>(type)];
-  if (!table.defined()) {
-    return torch::empty({ids.size(0), 0}, torch::TensorOptions().device(ids.device()));
+absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options,
+                                    int64_t budget) {
+  const client::NodeTypeInfo& t = metadata_.node_types[static_cast<size_t>(type)];
+  types_.push_back(std::make_unique<Type>());
+  Type& ty = *types_.back();
+  if (t.feat_dim == 0) return absl::OkStatus();
+  ty.dim = t.feat_dim;
+  ty.row_bytes = t.feat_dim * client::FeatureBytes(options.dtype);
+  const int64_t table_bytes = t.num_nodes * ty.row_bytes;
+  const torch::Dtype dtype = TorchDtype(options.dtype);
+  const auto copy_into = [&](torch::Tensor& table) {
+    return [&table, &t, dtype](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
+      torch::Tensor chunk =
+          torch::from_blob(rows.data(), {n, t.feat_dim}, torch::TensorOptions().dtype(dtype));
+      table.narrow(0, first_row, n).copy_(chunk);  // synchronous: `rows` is freed next
+      return absl::OkStatus();
+    };
+  };
+
+  if (budget >= table_bytes) {  // every row on the device, gathered by id
+    try {
+      ty.device_table = Empty(t.num_nodes, t.feat_dim, options.dtype, device_);
+    } catch (const c10::Error& e) {
+      return NoRoom("device", table_bytes, t.name, device_.str(), e);
+    }
+    RETURN_IF_ERROR(client::ReadFeatureRows(metadata_, type, options.dtype, client_of_,
+                                            options.rows_per_call, copy_into(ty.device_table)));
+    ty.whole = true;
+    if (options.hotness != nullptr) {
+      layout_.presampled_visits += static_cast<double>(options.hotness->visits(type));
+      layout_.presampled_hits += static_cast<double>(options.hotness->visits(type));
+    }
+    layout_.device_bytes += table_bytes;
+    layout_.device_rows += t.num_nodes;
+    return absl::OkStatus();
   }
-  return table.index_select(0, ids);
+  if (options.hotness == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the device tier holds only part of '", t.name, "' rows: it needs their visit counts"));
+  }
+  if (t.num_nodes > std::numeric_limits<int32_t>::max() + int64_t{kHostBase}) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", t.name, "' has ", t.num_nodes, " nodes: the tiered store's map holds at most 2^31 - 3"));
+  }
+  const int64_t map_bytes = t.num_nodes * static_cast<int64_t>(sizeof(int32_t));
+  const int64_t k = std::clamp<int64_t>((budget - map_bytes) / ty.row_bytes, 0, t.num_nodes);
+
+  // The host tier: every row of the host's parts, in part order; the map says where each is.
+  torch::Tensor code = torch::full({t.num_nodes}, kRemote, torch::kInt32);
+  int32_t* codes = code.data_ptr<int32_t>();
+  int64_t host_rows = 0;
+  const std::vector<bool>& host_parts = options.host_parts;
+  for (int p = 0; p < metadata_.num_parts && p < std::ssize(host_parts); ++p) {
+    if (!host_parts[static_cast<size_t>(p)]) continue;
+    for (int64_t id = t.part_offsets[static_cast<size_t>(p)];
+         id < t.part_offsets[static_cast<size_t>(p) + 1]; ++id) {
+      codes[id] = static_cast<int32_t>(kHostBase - host_rows++);
+    }
+  }
+  if (host_rows > 0) {
+    try {
+      ty.host_table = Empty(host_rows, t.feat_dim, options.dtype, torch::kCPU);
+    } catch (const c10::Error& e) {
+      return NoRoom("host", host_rows * ty.row_bytes, t.name, "host memory", e);
+    }
+    RETURN_IF_ERROR(client::ReadFeatureRows(metadata_, type, options.dtype, client_of_,
+                                            options.rows_per_call, copy_into(ty.host_table),
+                                            host_parts));
+    if (!device_.is_cuda()) {
+      ty.host_view = ty.host_table;
+    } else {
+      std::string why;
+      void* on_device = RegisterHostForDevice(ty.host_table.data_ptr(),
+                                              static_cast<size_t>(host_rows * ty.row_bytes), &why);
+      if (on_device != nullptr) {
+        ty.registered = ty.host_table.data_ptr();
+        ty.host_view = torch::from_blob(on_device, {host_rows, t.feat_dim},
+                                        torch::TensorOptions().dtype(dtype).device(device_));
+        layout_.host_zero_copy = true;
+      } else {
+        layout_.host_note = why;  // gathered on the CPU and copied instead
+      }
+    }
+  }
+
+  // The device tier: the k hottest rows, from the host tier or their servers.
+  const std::vector<int64_t> hot = options.hotness->Hottest(type, k);
+  layout_.presampled_visits += static_cast<double>(options.hotness->visits(type));
+  layout_.presampled_hits += static_cast<double>(options.hotness->VisitsTo(type, hot));
+  torch::Tensor cache = Empty(k, t.feat_dim, options.dtype, torch::kCPU);
+  std::vector<int64_t> remote_ids, remote_slots, host_slots, host_index;
+  for (int64_t slot = 0; slot < k; ++slot) {
+    const int64_t id = hot[static_cast<size_t>(slot)];
+    if (codes[id] == kRemote) {
+      remote_ids.push_back(id);
+      remote_slots.push_back(slot);
+    } else {
+      host_slots.push_back(slot);
+      host_index.push_back(kHostBase - codes[id]);
+    }
+    codes[id] = static_cast<int32_t>(slot);
+  }
+  const auto index = [](std::vector<int64_t>& v) {
+    return torch::from_blob(v.data(), {std::ssize(v)}, torch::kInt64);
+  };
+  if (!host_slots.empty()) {
+    cache.index_copy_(0, index(host_slots), ty.host_table.index_select(0, index(host_index)));
+  }
+  if (!remote_ids.empty()) {
+    ASSIGN_OR_RETURN(std::string rows,
+                     client::GatherRowsById(metadata_, type, options.dtype, client_of_,
+                                            remote_ids, options.rows_per_call));
+    cache.index_copy_(0, index(remote_slots),
+                      torch::from_blob(rows.data(), {std::ssize(remote_ids), t.feat_dim},
+                                       torch::TensorOptions().dtype(dtype)));
+  }
+  try {
+    ty.device_table = cache.to(device_);
+    ty.code = code.to(device_);
+  } catch (const c10::Error& e) {
+    return NoRoom("device", k * ty.row_bytes + map_bytes, t.name, device_.str(), e);
+  }
+  layout_.device_bytes += k * ty.row_bytes + map_bytes;
+  layout_.host_bytes += host_rows * ty.row_bytes;
+  layout_.device_rows += k;
+  layout_.host_rows += host_rows - std::ssize(host_slots);
+  layout_.remote_rows += t.num_nodes - host_rows - std::ssize(remote_ids);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& ids,
+                                                 client::FeatureTierCounts* tiers) const {
+  const Type& ty = *types_[static_cast<size_t>(type)];
+  const int64_t n = ids.size(0);
+  if (ty.dim == 0) return torch::empty({n, 0}, torch::TensorOptions().device(ids.device()));
+  const double pcie = device_.is_cuda() ? static_cast<double>(ty.row_bytes) : 0;
+  if (ty.whole) {
+    tiers->device_rows += static_cast<double>(n);
+    return ty.device_table.index_select(0, ids);
+  }
+  const torch::Tensor codes = ty.code.index_select(0, ids);
+  torch::Tensor out = Empty(n, ty.dim, dtype_, device_);
+  // Each nonzero() waits for the device: this runs on the input pipeline's thread, ahead of
+  // the training step.
+  const torch::Tensor cached = codes.ge(0).nonzero().view(-1);
+  if (cached.numel() > 0) {
+    out.index_copy_(0, cached,
+                    ty.device_table.index_select(0, codes.index_select(0, cached).to(torch::kLong)));
+  }
+  const torch::Tensor in_host = codes.le(kHostBase).nonzero().view(-1);
+  if (in_host.numel() > 0) {
+    const torch::Tensor rows = codes.index_select(0, in_host).to(torch::kLong).neg_() + kHostBase;
+    out.index_copy_(0, in_host,
+                    ty.host_view.defined()
+                        ? ty.host_view.index_select(0, rows)
+                        : ty.host_table.index_select(0, rows.to(torch::kCPU)).to(device_));
+  }
+  const torch::Tensor remote = codes.eq(kRemote).nonzero().view(-1);
+  const int64_t m = remote.numel();
+  if (m > 0) {
+    const torch::Tensor remote_ids = ids.index_select(0, remote).to(torch::kCPU).contiguous();
+    ASSIGN_OR_RETURN(std::string bytes,
+                     client::GatherRowsById(metadata_, type, dtype_, client_of_,
+                                            absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(),
+                                                                static_cast<size_t>(m))));
+    out.index_copy_(0, remote,
+                    torch::from_blob(bytes.data(), {m, ty.dim},
+                                     torch::TensorOptions().dtype(TorchDtype(dtype_)))
+                        .to(device_));  // synchronous: `bytes` is freed next
+  }
+  const double host_n = static_cast<double>(in_host.numel());
+  tiers->device_rows += static_cast<double>(cached.numel());
+  tiers->host_rows += host_n;
+  tiers->remote_rows += static_cast<double>(m);
+  tiers->pcie_bytes += (host_n + static_cast<double>(m)) * pcie;
+  tiers->network_bytes += static_cast<double>(m) * static_cast<double>(ty.row_bytes);
+  return out;
 }
 
 }  // namespace graphshard::trainer

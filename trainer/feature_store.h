@@ -1,24 +1,35 @@
 #ifndef GRAPHSHARD_TRAINER_FEATURE_STORE_H_
 #define GRAPHSHARD_TRAINER_FEATURE_STORE_H_
 
-// --feature-store device: every node's feature rows, loaded once from the servers onto the
-// trainer's device (DGL's GPU feature storage, PyG's features on the GPU), so that batches
-// travel as ids and labels only (StreamOptions::without_features) and their rows are gathered
-// on the device (one index_select per node type). The servers then sample and copy no rows,
-// and no rows cross PCIe per batch; the cost is the whole graph's features on every trainer's
-// device, in --feature-dtype (ogbn-products: 2.45 M x 100 float32 = 0.98 GB).
-// Includes Torch. Thread-safe once loaded (read-only).
+// --feature-store device: the trainer's tiered feature store (docs/DESIGN.md, "The tiered
+// feature store"). Batches travel as ids and labels only (StreamOptions::without_features) and
+// their rows are assembled on the trainer's device from three tiers:
+//  1. device: the rows the trainer's batches visit most (client::VisitCounts over a
+//     pre-sampling pass), within a budget (--device-cache-mib); when every row fits, the whole
+//     table, gathered with one index_select per node type as before the tiers existed;
+//  2. host: the other rows of the parts served on the trainer's own host (--host-tier local),
+//     loaded once into the trainer's memory and, on a GPU, registered with CUDA and read by the
+//     gather kernel in place over PCIe (zero-copy), with no server copying them into a batch;
+//  3. remote: the rest (parts on other hosts, or every row outside the cache with --host-tier
+//     none), fetched by id per batch from the servers that own them (client::GatherRowsById),
+//     only the rows that missed the other tiers.
+// The rows are the servers' rows in --feature-dtype whatever their tier, so a run's weights equal
+// the server-fed run's bit for bit. On a CPU trainer the same tiers live in CPU memory.
+// Includes Torch. Thread-safe once loaded (Rows may run on several threads).
 
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "client/batch_client.h"
 #include "client/feature_rows.h"
+#include "client/feature_tiers.h"
+#include "client/visit_counts.h"
 
 namespace graphshard::trainer {
 
@@ -27,28 +38,51 @@ struct FeatureStoreOptions {
   client::FeatureDtype dtype =
       client::FeatureDtype::kFloat32;  // rows as the servers would send them
   int64_t rows_per_call = 1 << 16;     // rows asked of a server at once
+  // Bytes of rows the device tier may hold (client::DeviceCacheBudget); at least the whole
+  // table's bytes: every row on the device, no other tier.
+  int64_t device_cache_bytes = INT64_MAX;
+  // [num_parts]: the parts whose rows the host tier holds (those served on this host with
+  // --host-tier local); the other parts' rows are remote. Empty: none.
+  std::vector<bool> host_parts;
+  // Ranks the device tier's rows; needed when the budget is below the table's bytes.
+  const client::VisitCounts* hotness = nullptr;
 };
 
 class FeatureStore {
  public:
-  // Every row of every node type with features, read with ReadFeatureRows (feature_rows.h:
-  // part p's rows from `client_of(p)`, a call whose server is gone asked once more of a fresh
-  // `client_of(p)`). Its errors; ResourceExhausted, with the size, when the device cannot hold
-  // the rows.
+  // Loads the tiers from the servers (rows read with client::ReadFeatureRows /
+  // GatherRowsById: part p's rows from `client_of(p)`, a call whose server is gone asked once
+  // more of a fresh one). `client_of` is kept for the remote tier and must outlive the store.
+  // Its errors; ResourceExhausted, with the size, when the device cannot hold its tier;
+  // InvalidArgument when a budget below the table comes without `hotness`.
   static absl::StatusOr<std::unique_ptr<FeatureStore>> Load(const client::ServerMetadata& metadata,
-                                                            const client::ClientOf& client_of,
+                                                            client::ClientOf client_of,
                                                             const FeatureStoreOptions& options);
+  ~FeatureStore();
+  FeatureStore(const FeatureStore&) = delete;
+  FeatureStore& operator=(const FeatureStore&) = delete;
 
   // The rows of `ids` (int64 [n] of node type `type`, on the store's device, checked in range
-  // by the batch decoder): [n, feat_dim] in the store's dtype; [n, 0] for a type without
-  // features.
-  torch::Tensor Rows(int type, const torch::Tensor& ids) const;
-  int64_t bytes() const { return bytes_; }
+  // by the batch decoder): [n, feat_dim] in the store's dtype on the device ([n, 0] for a type
+  // without features), on the current stream; adds where they came from to `*tiers`. The
+  // remote tier's errors (a server gone, naming it).
+  absl::StatusOr<torch::Tensor> Rows(int type, const torch::Tensor& ids,
+                                     client::FeatureTierCounts* tiers) const;
+  // Bytes of rows held on the device.
+  int64_t bytes() const { return layout_.device_bytes; }
+  const client::FeatureStoreLayout& layout() const { return layout_; }
 
  private:
+  struct Type;
   FeatureStore() = default;
-  std::vector<torch::Tensor> tables_;  // per node type: [num_nodes, feat_dim]
-  int64_t bytes_ = 0;
+  absl::Status LoadType(int type, const FeatureStoreOptions& options, int64_t budget);
+
+  client::ServerMetadata metadata_;
+  client::ClientOf client_of_;
+  torch::Device device_ = torch::kCPU;
+  client::FeatureDtype dtype_ = client::FeatureDtype::kFloat32;
+  std::vector<std::unique_ptr<Type>> types_;  // per node type
+  client::FeatureStoreLayout layout_;
 };
 
 }  // namespace graphshard::trainer

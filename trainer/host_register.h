@@ -9,11 +9,21 @@
 // when a registration fails, segments stay unregistered and batches go through the staging copy.
 // No Torch here.
 
+#include <cstddef>
+#include <string>
+
 #include "shm/ring.h"
 
 namespace graphshard::trainer {
 
 shm::ShmRingReader::MapHooks CudaHostRegisterHooks();
+
+// The tiered feature store's host tier (feature_store.h): registers [base, base + length) with
+// CUDA as mapped page-locked memory and returns the address at which a GPU kernel reads it in
+// place over PCIe (zero-copy), or nullptr where this build has no CUDA or the registration
+// fails (then *error says why). Undo with UnregisterHost(base) before freeing the memory.
+void* RegisterHostForDevice(void* base, size_t length, std::string* error);
+void UnregisterHost(void* base);
 
 }  // namespace graphshard::trainer
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <string>
 
 #include "trainer/host_register.h"
 
@@ -26,6 +27,28 @@ shm::ShmRingReader::MapHooks CudaHostRegisterHooks() {
     if (cudaHostUnregister(base) != cudaSuccess) cudaGetLastError();
   };
   return hooks;
+}
+
+void* RegisterHostForDevice(void* base, size_t length, std::string* error) {
+  cudaError_t err = cudaHostRegister(base, length, cudaHostRegisterMapped);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    *error = std::string("cudaHostRegister: ") + cudaGetErrorString(err);
+    return nullptr;
+  }
+  void* device = nullptr;
+  err = cudaHostGetDevicePointer(&device, base, 0);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    cudaHostUnregister(base);
+    *error = std::string("cudaHostGetDevicePointer: ") + cudaGetErrorString(err);
+    return nullptr;
+  }
+  return device;
+}
+
+void UnregisterHost(void* base) {
+  if (cudaHostUnregister(base) != cudaSuccess) cudaGetLastError();
 }
 
 }  // namespace graphshard::trainer

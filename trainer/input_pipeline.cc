@@ -148,7 +148,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
           "a batch came without feature rows, but this trainer holds none (--feature-store)");
     }
     for (size_t i = 0; i < t.x.size(); ++i) {
-      t.x[i] = options_.store->Rows(static_cast<int>(i), t.x[i]);
+      ASSIGN_OR_RETURN(t.x[i], options_.store->Rows(static_cast<int>(i), t.x[i], &t.tiers));
     }
     t.x_are_ids = false;
   }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "client/communicator.h"
 #include "client/data_types.h"
+#include "client/feature_tiers.h"
 
 namespace graphshard::trainer {
 
@@ -48,6 +49,7 @@ struct BatchTensors {
   // type t's global ids (int64 [n_t]) until the input pipeline gathers their rows from its
   // FeatureStore (feature_store.h) and clears this.
   bool x_are_ids = false;
+  client::FeatureTierCounts tiers{};  // where the gathered rows came from (client/report.h)
   std::vector<int64_t> num_nodes;
   torch::Tensor y;  // int64 [batch_size]: labels of the seeds
   std::vector<EdgeTensors> edges;

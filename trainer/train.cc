@@ -109,43 +109,53 @@ absl::Status RunEpoch(const client::TrainerOptions& options, int64_t epoch, int6
   return report.EndEpoch(r, trained.local);
 }
 
-// --feature-store: loads every feature row onto the device where asked (device) or where they
-// fit (auto, ResolveFeatureStore), and says which. With auto, a device that turns out unable to
-// hold them (ResourceExhausted) leaves the rows with the batches.
+// --feature-store: loads the tiered feature store where asked (device) or on a GPU (auto,
+// ResolveTieredFeatureStore), its device tier within --device-cache-mib (DeviceCacheBudget),
+// and says what each tier holds. With auto, a tier that turns out not to fit
+// (ResourceExhausted) leaves the rows with the batches, and the log says so.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                               const client::ServerMetadata& md, const DeviceChoice& device,
                               int rank, EpochLoop& loop, std::ostream& log) {
   const int64_t table_bytes = client::FeatureTableBytes(md, options.feature_dtype);
-  const absl::optional<int64_t> free_bytes =
-      device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
-  const client::FeatureStoreKind kind = client::ResolveFeatureStore(
-      options.feature_store, options.task, device.cuda, table_bytes, free_bytes);
+  const client::FeatureStoreKind kind = client::ResolveTieredFeatureStore(
+      options.feature_store, options.task, device.cuda, table_bytes);
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
-  const std::string why =
-      options.feature_store != client::FeatureStoreKind::kAuto
-          ? std::string()
-          : absl::StrFormat(
-                " (--feature-store auto: %.1f MiB of rows, %s)", mib(table_bytes),
-                free_bytes ? absl::StrFormat("%.0f MiB free on %s", mib(*free_bytes), device.name)
-                           : std::string(device.cuda ? "free memory unknown" : "not a GPU"));
   if (kind != client::FeatureStoreKind::kDevice) {
-    if (!why.empty()) {
-      log << "rank " << rank << ": feature rows come with each batch" << why << "\n";
+    if (options.feature_store == client::FeatureStoreKind::kAuto) {
+      log << "rank " << rank << ": feature rows come with each batch (--feature-store auto: "
+          << (device.cuda ? "no feature rows" : "not a GPU") << ")\n";
     }
     return absl::OkStatus();
   }
+  const absl::optional<int64_t> free_bytes =
+      device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
+  const int64_t budget = client::DeviceCacheBudget(options.device_cache_mib, table_bytes, free_bytes);
   const absl::Time load_start = absl::Now();
-  absl::StatusOr<int64_t> store_bytes = loop.LoadFeatureStore();
-  if (!store_bytes.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
-      absl::IsResourceExhausted(store_bytes.status())) {
-    log << "rank " << rank << ": feature rows come with each batch" << why << ": "
-        << store_bytes.status().message() << "\n";
+  absl::StatusOr<client::FeatureStoreLayout> layout = loop.LoadFeatureStore(budget);
+  if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
+      absl::IsResourceExhausted(layout.status())) {
+    log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "
+        << layout.status().message() << "\n";
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(store_bytes.status());
-  log << absl::StrFormat("rank %d holds every feature row on %s: %.1f MiB in %.2f s%s\n", rank,
-                         device.name, mib(*store_bytes),
-                         absl::ToDoubleSeconds(absl::Now() - load_start), why);
+  RETURN_IF_ERROR(layout.status());
+  const client::FeatureStoreLayout& l = *layout;
+  const double rows = static_cast<double>(std::max<int64_t>(
+      1, l.device_rows + l.host_rows + l.remote_rows));
+  log << absl::StrFormat(
+      "rank %d feature store (%.1f MiB of rows, %.2f s to load%s): device %s %.1f MiB, %.1f%% "
+      "of rows, %.1f%% of the pre-sampled visits; host %.1f MiB, %.1f%% of rows%s; remote "
+      "%.1f%% of rows\n",
+      rank, mib(table_bytes), absl::ToDoubleSeconds(absl::Now() - load_start),
+      free_bytes ? absl::StrFormat(", %.0f MiB free on %s", mib(*free_bytes), device.name)
+                 : std::string(),
+      device.name, mib(l.device_bytes), 100 * static_cast<double>(l.device_rows) / rows,
+      100 * l.expected_device_hit_rate, mib(l.host_bytes),
+      100 * static_cast<double>(l.host_rows) / rows,
+      l.host_zero_copy          ? " (read by the GPU in place)"
+      : !l.host_note.empty()    ? " (copied per batch: " + l.host_note + ")"
+                                : "",
+      100 * static_cast<double>(l.remote_rows) / rows);
   return absl::OkStatus();
 }
 

@@ -317,6 +317,39 @@ TEST(ResolveFeatureStore, AutoHoldsTheRowsOnAGpuWithRoomForThemAndOnlyThere) {
             FeatureStoreKind::kServer);
 }
 
+// The trainer's --feature-store auto: the tiered store on every GPU (node and link tasks with
+// features), however large the table; with the batches on a CPU, for graphs, without features.
+TEST(ResolveTieredFeatureStore, AutoIsTheTieredStoreOnEveryGpuWhateverTheTableSize) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  const auto resolve = [](Task task, bool cuda, int64_t rows) {
+    return ResolveTieredFeatureStore(FeatureStoreKind::kAuto, task, cuda, rows);
+  };
+  EXPECT_EQ(resolve(Task::kNode, true, 1 * kGiB), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kNode, true, 57 * kGiB), FeatureStoreKind::kDevice);  // papers100M
+  EXPECT_EQ(resolve(Task::kLink, true, 1), FeatureStoreKind::kDevice);
+  EXPECT_EQ(resolve(Task::kNode, false, 1), FeatureStoreKind::kServer);  // cpu
+  EXPECT_EQ(resolve(Task::kGraph, true, 1), FeatureStoreKind::kServer);
+  EXPECT_EQ(resolve(Task::kNode, true, 0), FeatureStoreKind::kServer);  // no rows
+  EXPECT_EQ(ResolveTieredFeatureStore(FeatureStoreKind::kDevice, Task::kNode, false, 1),
+            FeatureStoreKind::kDevice);
+  EXPECT_EQ(ResolveTieredFeatureStore(FeatureStoreKind::kServer, Task::kNode, true, 1),
+            FeatureStoreKind::kServer);
+}
+
+// --device-cache-mib: as given; auto = the whole table where it takes at most half of the free
+// memory, else that half; the whole table where free memory is unknown.
+TEST(DeviceCacheBudget, GivenOrTheWholeTableOrHalfTheFreeMemory) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(DeviceCacheBudget(1, 500 * kMiB, 80000 * kMiB), 1 * kMiB);
+  EXPECT_EQ(DeviceCacheBudget(0, 500 * kMiB, 80000 * kMiB), 0);
+  EXPECT_EQ(DeviceCacheBudget(-1, 500 * kMiB, 80000 * kMiB), 500 * kMiB);
+  EXPECT_EQ(DeviceCacheBudget(-1, 500 * kMiB, 1000 * kMiB), 500 * kMiB);
+  EXPECT_EQ(DeviceCacheBudget(-1, 500 * kMiB, 999 * kMiB), 499 * kMiB + kMiB / 2);
+  EXPECT_EQ(DeviceCacheBudget(-1, 500 * kMiB, absl::nullopt), 500 * kMiB);
+  EXPECT_EQ(DeviceCacheBudget(std::numeric_limits<int64_t>::max(), 1, absl::nullopt),
+            std::numeric_limits<int64_t>::max());
+}
+
 TEST(FeatureTableBytes, CountsEveryTypesRowsInTheDtypeAndSaturates) {
   ServerMetadata md;
   md.node_types.push_back({.name = "paper", .num_nodes = 1000, .feat_dim = 128});

@@ -1,0 +1,158 @@
+// What the trainer's tiered feature store (trainer/feature_store.h) reads from the servers,
+// against real in-process servers on Cora (2 parts, no Torch): rows of chosen parts in part
+// order (the host tier), rows by id in any order from the parts that own them (the remote
+// tier), equal to the rows read whole; and the visit counts that rank the device tier's rows.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/feature_rows.h"
+#include "client/server_set.h"
+#include "client/visit_counts.h"
+#include "tests/server/test_cluster.h"
+
+namespace graphshard::client {
+namespace {
+
+class FeatureTiersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ =
+        std::make_unique<graphshard::testing::TestCluster>(graphshard::testing::ReadCora(), 2);
+    DiscoveryOptions o;
+    o.registry_dir = cluster_->registry_dir();
+    o.server_wait_s = 10;
+    auto set = ConnectServers(o);
+    ASSERT_TRUE(set.ok()) << set.status();
+    servers_ = std::make_unique<ServerSet>(*std::move(set));
+    client_of_ = [this](int part) -> absl::StatusOr<PartitionClient*> {
+      return servers_->clients[static_cast<size_t>(part)];
+    };
+    // Every row, read whole, in id order.
+    const absl::Status read = ReadFeatureRows(
+        md(), 0, FeatureDtype::kFloat32, client_of_, 1000,
+        [this](int64_t, int64_t, std::string rows) -> absl::Status {
+          all_rows_ += rows;
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(read.ok()) << read;
+    ASSERT_EQ(std::ssize(all_rows_), md().node_types[0].num_nodes * row_bytes());
+  }
+  const ServerMetadata& md() const { return servers_->metadata; }
+  int64_t row_bytes() const { return md().node_types[0].feat_dim * 4; }
+  std::string RowOf(int64_t id) const {
+    return all_rows_.substr(static_cast<size_t>(id * row_bytes()),
+                            static_cast<size_t>(row_bytes()));
+  }
+
+  std::unique_ptr<graphshard::testing::TestCluster> cluster_;
+  std::unique_ptr<ServerSet> servers_;
+  ClientOf client_of_;
+  std::string all_rows_;
+};
+
+TEST_F(FeatureTiersTest, RowsOfChosenPartsComeInPartOrderNumberedFromZero) {
+  const std::vector<int64_t>& off = md().node_types[0].part_offsets;
+  ASSERT_EQ(off.size(), 3u);
+  std::string part1;
+  int64_t next_row = 0;
+  const absl::Status read = ReadFeatureRows(
+      md(), 0, FeatureDtype::kFloat32, client_of_, 100,
+      [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
+        EXPECT_EQ(first_row, next_row);
+        next_row += n;
+        part1 += rows;
+        return absl::OkStatus();
+      },
+      {false, true});
+  ASSERT_TRUE(read.ok()) << read;
+  EXPECT_EQ(next_row, off[2] - off[1]);
+  EXPECT_EQ(part1, all_rows_.substr(static_cast<size_t>(off[1] * row_bytes())));
+}
+
+TEST_F(FeatureTiersTest, RowsByIdInAnyOrderWithRepeatsAcrossPartsEqualTheWholeTable) {
+  const std::vector<int64_t>& off = md().node_types[0].part_offsets;
+  const std::vector<int64_t> ids = {off[2] - 1, 0, off[1], off[1] - 1, 5, 5, off[1] + 7};
+  for (const int64_t per_call : {int64_t{1}, int64_t{2}, int64_t{1000}}) {
+    absl::StatusOr<std::string> rows =
+        GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ(std::ssize(*rows), std::ssize(ids) * row_bytes());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(rows->substr(i * static_cast<size_t>(row_bytes()),
+                             static_cast<size_t>(row_bytes())),
+                RowOf(ids[i]))
+          << "id " << ids[i] << ", " << per_call << " per call";
+    }
+  }
+  // 16-bit rows are half the size.
+  absl::StatusOr<std::string> half = GatherRowsById(md(), 0, FeatureDtype::kBFloat16, client_of_,
+                                                     ids);
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ(std::ssize(*half), std::ssize(ids) * row_bytes() / 2);
+  // Nothing asked, nothing sent.
+  absl::StatusOr<std::string> none = GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_,
+                                                     {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(FeatureTiersTest, AnIdOutsideTheTypeOrAServerErrorIsNamed) {
+  const int64_t n = md().node_types[0].num_nodes;
+  for (const int64_t bad : {n, int64_t{-1}}) {
+    absl::StatusOr<std::string> rows =
+        GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, {bad});
+    EXPECT_TRUE(absl::IsInvalidArgument(rows.status())) << rows.status();
+    EXPECT_NE(rows.status().message().find(std::to_string(bad)), std::string::npos);
+  }
+  const ClientOf gone = [](int part) -> absl::StatusOr<PartitionClient*> {
+    return absl::UnavailableError(absl::StrCat("no live server of part ", part));
+  };
+  absl::StatusOr<std::string> rows = GatherRowsById(md(), 0, FeatureDtype::kFloat32, gone, {1});
+  EXPECT_TRUE(absl::IsUnavailable(rows.status())) << rows.status();
+  EXPECT_NE(rows.status().message().find("part 0"), std::string::npos);
+  EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, 0), 0);
+  EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, md().node_types[0].part_offsets[1]), 1);
+  EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, n - 1), 1);
+}
+
+// Visit counts: the hottest ids are those batches hold most often, ties to the lower id.
+TEST(VisitCounts, TheHottestAreTheIdsBatchesVisitMostTiesToTheLowerId) {
+  ServerMetadata md;
+  md.node_types.push_back({.name = "paper", .num_nodes = 6, .feat_dim = 2});
+  md.node_types.push_back({.name = "author", .num_nodes = 3, .feat_dim = 0});
+  VisitCounts counts(md);
+  const auto batch = [](std::vector<int64_t> papers, std::vector<int64_t> authors) {
+    auto ids = std::make_shared<std::vector<std::vector<int64_t>>>(
+        std::vector<std::vector<int64_t>>{std::move(papers), std::move(authors)});
+    MinibatchData b;
+    for (const std::vector<int64_t>& v : *ids) {
+      NodeBlockData block;
+      block.num_nodes = std::ssize(v);
+      block.ids = {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t)};
+      b.nodes.push_back(block);
+    }
+    b.owner = ids;
+    return b;
+  };
+  counts.Add(batch({4, 1, 3}, {2}));
+  counts.Add(batch({4, 3, 0}, {2, 0}));
+  counts.Add(batch({4, 5}, {}));
+  EXPECT_EQ(counts.visits(0), 8);
+  EXPECT_EQ(counts.visits(1), 3);
+  EXPECT_EQ(counts.Hottest(0, 1), (std::vector<int64_t>{4}));
+  EXPECT_EQ(counts.Hottest(0, 2), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(counts.Hottest(0, 3), (std::vector<int64_t>{0, 3, 4}));  // 0, 1, 5 tie: 0
+  EXPECT_EQ(counts.Hottest(0, 100), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(counts.Hottest(0, -1).empty());
+  EXPECT_EQ(counts.Hottest(1, 1), (std::vector<int64_t>{2}));
+  EXPECT_EQ(counts.VisitsTo(0, {3, 4}), 5);
+}
+
+}  // namespace
+}  // namespace graphshard::client

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The tiered feature store (trainer/feature_store.h) with a budget too small for the graph:
+# 2 servers + 2 CPU trainers through the launcher, on Cora (homogeneous) and IMDB
+# (heterogeneous: movie, director and actor rows), each run three times with the same seed:
+#  1. --feature-store server: every batch carries its rows (the reference weights);
+#  2. --feature-store device --device-cache-mib 1: the rows the first epoch's batches visit most
+#     in a 1 MiB device tier, every other row of this host's parts in the host tier;
+#  3. the same with --host-tier none: the rows outside the device tier fetched from their
+#     servers by id, per batch (the remote tier).
+# Runs 2 and 3 end with the reference weights bit for bit (same batches, same rows); each rank
+# logs what its tiers hold; the JSON summary's feature_tiers shows rows from exactly the tiers
+# the run has (device and host, or device and remote), shares that add up to 1 and, for the
+# remote tier, bytes fetched over the network. Bad tier flags are refused naming the flag.
+# shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/lib.sh" "$@"
+need_bin graphshard-partition graphshard-server graphshard-health graphshard-trainer
+
+# check_tiers STDOUT STDERR WHICH (host|remote): the summary's feature_tiers and the log lines.
+check_tiers() {
+  python3 - "$(tail -n 1 "$1")" "$3" <<'PY' || fail "feature_tiers check failed ($3)"
+import json, sys
+tiers = json.loads(sys.argv[1]).get("feature_tiers")
+assert tiers is not None, "no feature_tiers in the summary"
+which = sys.argv[2]
+shares = tiers["device_hit_rate"] + tiers["host_hit_rate"] + tiers["remote_hit_rate"]
+assert abs(shares - 1) < 1e-9, tiers
+assert 0 < tiers["device_hit_rate"] < 1, tiers
+if which == "host":
+    assert tiers["host_hit_rate"] > 0 and tiers["remote_hit_rate"] == 0, tiers
+    assert tiers["network_mib"] == 0, tiers
+else:
+    assert tiers["remote_hit_rate"] > 0 and tiers["host_hit_rate"] == 0, tiers
+    assert tiers["network_mib"] > 0, tiers
+assert tiers["pcie_mib"] == 0, tiers  # CPU trainers: nothing crosses PCIe
+print(f"tiers {tiers}", file=sys.stderr)
+PY
+  for r in 0 1; do
+    grep -q "^\[trainer $r\] rank $r feature store (.*): device cpu 1.0 MiB, " "$2" ||
+      fail "rank $r did not log a 1 MiB device tier"
+    grep -q "^\[trainer $r\] rank $r epoch 1: .*, rows from device " "$2" ||
+      fail "rank $r did not log its epoch's rows per tier"
+  done
+}
+
+# run_three NAME PARTITION MIN_ACC ARGS...: the three runs above, same weights.
+run_three() {
+  local name=$1 partition=$2 min_acc=$3 reference
+  shift 3
+  note "$name: rows with the batches"
+  launch_2x2 300 "$partition" "$@" --feature-store server
+  expect_summary "$WORK/stdout" "$min_acc" 2
+  expect_same_weights "$WORK/stderr"
+  python3 -c 'import json,sys; assert "feature_tiers" not in json.loads(sys.argv[1])' \
+    "$(tail -n 1 "$WORK/stdout")" || fail "$name: a server-fed run reports feature tiers"
+  reference=$FINGERPRINT
+  note "$name: 1 MiB device tier + host tier"
+  launch_2x2 300 "$partition" "$@" --feature-store device --device-cache-mib 1
+  expect_summary "$WORK/stdout" "$min_acc" 2
+  expect_same_weights "$WORK/stderr"
+  [[ $FINGERPRINT == "$reference" ]] ||
+    fail "$name: device + host tiers: weights $FINGERPRINT, server-fed $reference"
+  check_tiers "$WORK/stdout" "$WORK/stderr" host
+  note "$name: 1 MiB device tier + remote tier"
+  launch_2x2 300 "$partition" "$@" --feature-store device --device-cache-mib 1 --host-tier none
+  expect_summary "$WORK/stdout" "$min_acc" 2
+  expect_same_weights "$WORK/stderr"
+  [[ $FINGERPRINT == "$reference" ]] ||
+    fail "$name: device + remote tiers: weights $FINGERPRINT, server-fed $reference"
+  check_tiers "$WORK/stdout" "$WORK/stderr" remote
+  [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
+  note "ok ($name): the same fingerprint $reference from every tier"
+}
+
+partition_cora "$WORK/cora2"
+run_three cora "$WORK/cora2" 0.70 --model sage --epochs 8 --eval-every 8 --seed 1
+
+timeout 120 "$BIN/graphshard-partition" partition --input "$SRC/tests/data/imdb" --parts 2 \
+  --method random --seed 1 --out "$WORK/imdb2" >"$WORK/partition.log" 2>&1 ||
+  { show "$WORK/partition.log"; fail "graphshard-partition partition imdb"; }
+run_three imdb "$WORK/imdb2" 0.40 --model sage --epochs 3 --eval-every 3 --hidden 32 \
+  --fanouts 10,10 --batch-size 64 --lr 0.005 --weight-decay 1e-3 --seed 1
+
+# Refusals, before any server is asked: the tier flags need the tiered store.
+for bad in "--feature-store server --device-cache-mib 1" "--feature-store server --host-tier none" \
+  "--device-cache-mib -3" "--device-cache-mib lots" "--host-tier far"; do
+  status=0
+  # shellcheck disable=SC2086
+  timeout 30 "$BIN/graphshard-trainer" --servers 127.0.0.1:1 $bad >"$WORK/bad.out" \
+    2>"$WORK/bad.err" || status=$?
+  ((status == 2)) || { show "$WORK/bad.err"; fail "'$bad' exited $status, not 2"; }
+  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\).*/\1/p' <<<"$bad")
+  grep -q -- "$flag" "$WORK/bad.err" || { show "$WORK/bad.err"; fail "'$bad' not named"; }
+done
+note "ok: bad tier flags refused"
