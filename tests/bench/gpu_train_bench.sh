@@ -30,6 +30,11 @@
 #     (device where the rows fit, reported as "auto: device" / "auto: server")
 #   _dev (before _xhost): trainer --feature-store device (every feature row loaded onto each
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
+#   _c<PCT> (instead of _dev, before _xhost): the tiered store with its device tier capped at
+#     PCT % of the feature table (--device-cache-mib); the rest of the host's parts in the host
+#     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id). Each
+#     such run is compared with the same config's _dev run (gpu_train_tiered_* lines: epoch
+#     time over the all-rows run's, and over the rows-in-batches run's where it ran)
 #   _link: the same run as link prediction (--task link, --neg-ratio 1, uniform
 #     negatives) on the graph partitioned with --edge-split 0.85,0.05,0.10 (seeds_per_s then
 #     counts positive training edges per second); with the config without _link in the same
@@ -178,10 +183,21 @@ log "partitioned"
 # the GPU's work, and its input pipeline): a trainer preempted by a server's builders leaves its
 # GPU idle.
 declare -A EPOCH_TIME=() SEEDS_PER_S=()
+# table_mib PARTITION DTYPE: MiB of every node type's feature rows in DTYPE (the manifest's
+# feat.npy shapes).
+table_mib() {
+  python3 - "$1/graphshard.json" "$2" <<'PY'
+import json, math, sys
+files = json.load(open(sys.argv[1]))["files"]
+elem = 4 if sys.argv[2] == "float32" else 2
+rows = sum(math.prod(f["shape"]) for p, f in files.items() if p.endswith("/feat.npy"))
+print(rows * elem >> 20)
+PY
+}
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
-  local link=${10:-} assignment=${11:-} store=${12:-}
+  local link=${10:-} assignment=${11:-} store=${12:-} cache_pct=${13:-} host_tier=${14:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   case $store in
@@ -190,6 +206,14 @@ run_config() {
     auto) ;;  # the trainer's default (--feature-store auto)
     *) die "unknown feature store $store" ;;
   esac
+  if [[ -n $cache_pct ]]; then  # the tiered store, its device tier at cache_pct % of the table
+    local table_mib
+    table_mib=$(table_mib "$WORK/p${servers}_$METHOD$link" "$dtype")
+    store=device model_flags=(--feature-store device
+      --device-cache-mib $((table_mib * cache_pct / 100)))
+    [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
+  fi
+  [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
@@ -264,7 +288,7 @@ run_config() {
   local store_used=${store:-server}
   if [[ $store == auto ]]; then  # what auto chose, from the trainers' log
     store_used="auto: server"
-    grep -q "holds every feature row" "$OUT/$name.stderr" && store_used="auto: device"
+    grep -q "feature store (" "$OUT/$name.stderr" && store_used="auto: device"
   fi
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
@@ -332,6 +356,7 @@ print(json.dumps({
     "server_cpu_util": util,
     "server_thread_cores": threads,
     "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
+    "feature_tiers": last.get("feature_tiers"),
     "steps": last["steps"], "run_wall_s": int(wall)}))
 PY
   emit "$(cat "$WORK/$name.line")"
@@ -342,7 +367,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -355,7 +380,26 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[11]}" "${BASH_REMATCH[12]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}"
+    "${BASH_REMATCH[14]}" "${BASH_REMATCH[15]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
+    "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}"
+done
+
+# The tiered store against every row on the GPU (the same config with _dev) and against rows in
+# every batch (the same config without a store suffix), in this run: value = the tiered run's
+# epoch time over the all-rows run's (< 1.25 is the 10% target, < 1.1 the 25% one).
+for c in $CONFIGS; do
+  [[ $c =~ ^(.*)_c[0-9]+(_hnone)?(.*)$ ]] || continue
+  all=${BASH_REMATCH[1]}_dev${BASH_REMATCH[3]} rows=${BASH_REMATCH[1]}${BASH_REMATCH[3]}
+  [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$all]:-} ]] || continue
+  emit "$(python3 -c "
+import json, sys
+run, all_rows = float(sys.argv[1]), float(sys.argv[2])
+server = float(sys.argv[3]) if sys.argv[3] else None
+print(json.dumps({'name': 'gpu_train_tiered_' + sys.argv[4] + '_vs_' + sys.argv[5],
+                  'value': round(run / all_rows, 3), 'unit': 'x', 'baseline': all_rows,
+                  'ratio': round(run / all_rows, 3),
+                  'vs_rows_in_batches': round(run / server, 3) if server else None}))" \
+    "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$all]}" "${EPOCH_TIME[$rows]:-}" "$c" "$all")"
 done
 
 # Link prediction next to node classification of the same config in this run (value: link
