@@ -1,6 +1,8 @@
 #include "trainer/feature_store.h"
 
 #include <algorithm>
+#include <atomic>
+#include <iostream>
 #include <limits>
 #include <string>
 #include <utility>
@@ -10,7 +12,9 @@
 #include "absl/types/span.h"
 #include "client/feature_rows.h"
 #include "common/status_macros.h"
+#include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
+#include "trainer/tiered_gather.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -29,6 +33,7 @@ struct FeatureStore::Type {
   torch::Tensor host_table;    // CPU [host rows, dim]
   torch::Tensor host_view;     // host_table as the device reads it (undefined: copy instead)
   void* registered = nullptr;  // host_table's memory, registered with CUDA
+  bool has_remote = false;     // some rows are in no tier here: fetched by id
 };
 
 namespace {
@@ -207,6 +212,7 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   layout_.device_rows += k;
   layout_.host_rows += host_rows - std::ssize(host_slots);
   layout_.remote_rows += t.num_nodes - host_rows - std::ssize(remote_ids);
+  ty.has_remote = t.num_nodes - host_rows - std::ssize(remote_ids) > 0;
   return absl::OkStatus();
 }
 
@@ -220,27 +226,61 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
     tiers->device_rows += static_cast<double>(n);
     return ty.device_table.index_select(0, ids);
   }
-  const torch::Tensor codes = ty.code.index_select(0, ids);
   torch::Tensor out = Empty(n, ty.dim, dtype_, device_);
-  // Each nonzero() waits for the device: this runs on the input pipeline's thread, ahead of
-  // the training step.
-  const torch::Tensor cached = codes.ge(0).nonzero().view(-1);
-  if (cached.numel() > 0) {
-    out.index_copy_(0, cached,
-                    ty.device_table.index_select(0, codes.index_select(0, cached).to(torch::kLong)));
+  // The remote rows' positions first: nonzero() waits for the device, so before the gathers
+  // are queued, and only where the store has remote rows.
+  const torch::Tensor codes = ty.code.index_select(0, ids);
+  const torch::Tensor remote =
+      ty.has_remote ? codes.eq(kRemote).nonzero().view(-1) : torch::Tensor();
+  const int64_t m = remote.defined() ? remote.numel() : 0;
+  const torch::Tensor remote_ids =
+      m > 0 ? ids.index_select(0, remote).to(torch::kCPU).contiguous() : torch::Tensor();
+  int64_t host_n = 0, cached_n = 0;
+  std::string why_not;
+  const bool kernel_can_read_host = ty.host_view.defined() || !ty.host_table.defined();
+  if (device_.is_cuda() && kernel_can_read_host) {
+    // The tiers' counts before the kernel is queued (reading them waits for the device).
+    const torch::Tensor counts =
+        torch::stack({codes.ge(0).sum(), codes.le(kHostBase).sum()}).to(torch::kCPU);
+    cached_n = counts[0].item<int64_t>();
+    host_n = counts[1].item<int64_t>();
   }
-  const torch::Tensor in_host = codes.le(kHostBase).nonzero().view(-1);
-  if (in_host.numel() > 0) {
-    const torch::Tensor rows = codes.index_select(0, in_host).to(torch::kLong).neg_() + kHostBase;
-    out.index_copy_(0, in_host,
-                    ty.host_view.defined()
-                        ? ty.host_view.index_select(0, rows)
-                        : ty.host_table.index_select(0, rows.to(torch::kCPU)).to(device_));
+  if (device_.is_cuda() && kernel_can_read_host &&
+      LaunchTieredGather({.ids = ids.data_ptr<int64_t>(),
+                          .n = n,
+                          .code = ty.code.data_ptr<int32_t>(),
+                          .device_rows = ty.device_table.data_ptr(),
+                          .host_rows = ty.host_view.defined() ? ty.host_view.data_ptr() : nullptr,
+                          .out = out.data_ptr(),
+                          .row_bytes = ty.row_bytes},
+                         CurrentCudaStream(device_.index()), &why_not)) {
+    // Queued: one kernel for both tiers, nothing waited for.
+  } else {
+    // torch's gathers: each tier's positions on the host first (nonzero), then its rows.
+    const torch::Tensor cached = codes.ge(0).nonzero().view(-1);
+    const torch::Tensor in_host = codes.le(kHostBase).nonzero().view(-1);
+    cached_n = cached.numel();
+    host_n = in_host.numel();
+    if (cached_n > 0) {
+      out.index_copy_(
+          0, cached, ty.device_table.index_select(0, codes.index_select(0, cached).to(torch::kLong)));
+    }
+    if (host_n > 0) {
+      const torch::Tensor rows =
+          codes.index_select(0, in_host).to(torch::kLong).neg_() + kHostBase;
+      out.index_copy_(0, in_host,
+                      ty.host_view.defined()
+                          ? ty.host_view.index_select(0, rows)
+                          : ty.host_table.index_select(0, rows.to(torch::kCPU)).to(device_));
+    }
   }
-  const torch::Tensor remote = codes.eq(kRemote).nonzero().view(-1);
-  const int64_t m = remote.numel();
-  if (m > 0) {
-    const torch::Tensor remote_ids = ids.index_select(0, remote).to(torch::kCPU).contiguous();
+  if (!why_not.empty()) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      std::cerr << "graphshard-trainer: " << why_not << "; the feature store gathers with torch\n";
+    }
+  }
+  if (m > 0) {  // fetched while the device gathers the other tiers' rows
     ASSIGN_OR_RETURN(std::string bytes,
                      client::GatherRowsById(metadata_, type, dtype_, client_of_,
                                             absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(),
@@ -250,11 +290,10 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
                                      torch::TensorOptions().dtype(TorchDtype(dtype_)))
                         .to(device_));  // synchronous: `bytes` is freed next
   }
-  const double host_n = static_cast<double>(in_host.numel());
-  tiers->device_rows += static_cast<double>(cached.numel());
-  tiers->host_rows += host_n;
+  tiers->device_rows += static_cast<double>(cached_n);
+  tiers->host_rows += static_cast<double>(host_n);
   tiers->remote_rows += static_cast<double>(m);
-  tiers->pcie_bytes += (host_n + static_cast<double>(m)) * pcie;
+  tiers->pcie_bytes += static_cast<double>(host_n + m) * pcie;
   tiers->network_bytes += static_cast<double>(m) * static_cast<double>(ty.row_bytes);
   return out;
 }

@@ -26,6 +26,10 @@ absl::optional<int64_t> PeakGpuMemoryBytes(int device);
 // caching allocator's reserved blocks); nullopt where this build cannot tell or the call fails.
 absl::optional<int64_t> FreeGpuMemoryBytes(int device);
 
+// The cudaStream_t of c10's current stream on CUDA device `device` (for a kernel of ours,
+// tiered_gather.h, to queue behind torch's work); nullptr where this build has no c10 CUDA.
+void* CurrentCudaStream(int device);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_GPU_MEMORY_H_

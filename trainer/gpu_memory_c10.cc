@@ -2,6 +2,7 @@
 // <torch/torch.h>: cheap to compile.
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
 #include "trainer/gpu_memory.h"
@@ -29,6 +30,10 @@ absl::optional<int64_t> FreeGpuMemoryBytes(int device) {
     return absl::nullopt;
   }
   return static_cast<int64_t>(free_bytes);
+}
+
+void* CurrentCudaStream(int device) {
+  return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
 }
 
 }  // namespace graphshard::trainer

@@ -9,4 +9,6 @@ absl::optional<int64_t> PeakGpuMemoryBytes(int /*device*/) { return absl::nullop
 
 absl::optional<int64_t> FreeGpuMemoryBytes(int /*device*/) { return absl::nullopt; }
 
+void* CurrentCudaStream(int /*device*/) { return nullptr; }
+
 }  // namespace graphshard::trainer

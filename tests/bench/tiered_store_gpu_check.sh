@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The tiered feature store on a GPU, bit for bit (run on the GPU machine; CI has no GPU): Cora
+# and IMDB, 2 servers + 1 GPU trainer (--deterministic: bitwise-reproducible CUDA kernels),
+# trained with rows in every batch, then with a 1 MiB device tier and the host tier (read by
+# the GPU in place, through the gather kernel), then with --host-tier none (the remote tier).
+# Prints one JSON line per graph: the three weights fingerprints, whether they are equal, and
+# the tiered runs' feature_tiers. Exit 1 when a fingerprint differs.
+#
+#   source .devdeps/use-deps.sh .devdeps && BIN=build-gpu/bin bash tests/bench/tiered_store_gpu_check.sh
+set -uo pipefail
+BIN=${BIN:-build-gpu/bin}
+WORK=$(mktemp -d /tmp/gs-tiered-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+status=0
+run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary)
+  local name=$1 part=$2
+  shift 2
+  timeout 300 deploy/graphshard-launch --partition "$part" --servers 2 --trainers 1 \
+    --bin-dir "$BIN" --registry "$WORK/reg-$name" --server-wait-s 60 -- \
+    --device cuda --deterministic --seed 1 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    { tail -5 "$WORK/$name.err" >&2; echo '{}'; return; }
+  grep "feature store (" "$WORK/$name.err" >&2
+  tail -n 1 "$WORK/$name.out"
+}
+check() {  # check GRAPH PARTITION ARGS...
+  local graph=$1 part=$2 a b c
+  shift 2
+  a=$(run "$graph-server" "$part" "$@" --feature-store server)
+  b=$(run "$graph-host" "$part" "$@" --feature-store device --device-cache-mib 1)
+  c=$(run "$graph-remote" "$part" "$@" --feature-store device --device-cache-mib 1 --host-tier none)
+  python3 - "$graph" "$a" "$b" "$c" <<'PY' || status=1
+import json, sys
+graph, *runs = sys.argv[1:]
+a, b, c = (json.loads(r) for r in runs)
+fps = [r.get("weights_fingerprint") for r in (a, b, c)]
+same = fps[0] is not None and len(set(fps)) == 1
+print(json.dumps({"name": f"tiered_store_gpu_bitwise_{graph}", "value": same,
+                  "fingerprints": fps, "host_tiers": b.get("feature_tiers"),
+                  "remote_tiers": c.get("feature_tiers")}))
+sys.exit(0 if same else 1)
+PY
+}
+"$BIN/graphshard-partition" partition --input tests/data/cora --parts 2 --method random \
+  --undirected --seed 1 --out "$WORK/cora2" >/dev/null || exit 1
+"$BIN/graphshard-partition" partition --input tests/data/imdb --parts 2 --method random \
+  --seed 1 --out "$WORK/imdb2" >/dev/null || exit 1
+check cora "$WORK/cora2" --model sage --epochs 8 --eval-every 8
+check imdb "$WORK/imdb2" --model sage --epochs 3 --eval-every 3 --hidden 32 --fanouts 10,10 \
+  --batch-size 64 --lr 0.005 --weight-decay 1e-3
+exit $status

@@ -1,0 +1,76 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "trainer/tiered_gather.h"
+
+namespace graphshard::trainer {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+// One warp per row: the row's words copied by the warp's lanes (consecutive lanes, consecutive
+// words: coalesced reads, over PCIe for host rows).
+template <typename Word>
+__global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t* code,
+                                   const Word* device_rows, const Word* host_rows, Word* out,
+                                   int64_t words) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  for (int64_t i = warp; i < n; i += warps) {
+    const int32_t c = code[ids[i]];
+    const Word* src;
+    if (c >= 0) {
+      src = device_rows + static_cast<int64_t>(c) * words;
+    } else if (c <= -2) {
+      src = host_rows + (-2 - static_cast<int64_t>(c)) * words;
+    } else {
+      continue;  // remote: the caller fills it
+    }
+    Word* dst = out + i * words;
+    for (int64_t w = lane; w < words; w += 32) dst[w] = src[w];
+  }
+}
+
+template <typename Word>
+cudaError_t Launch(const TieredGatherArgs& a, cudaStream_t stream) {
+  const int64_t blocks64 = (a.n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(blocks64, 1 << 20));
+  TieredGatherKernel<Word><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+      a.ids, a.n, a.code, static_cast<const Word*>(a.device_rows),
+      static_cast<const Word*>(a.host_rows), static_cast<Word*>(a.out),
+      a.row_bytes / static_cast<int64_t>(sizeof(Word)));
+  return cudaGetLastError();
+}
+
+bool Aligned(const void* p, size_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; }
+
+}  // namespace
+
+bool LaunchTieredGather(const TieredGatherArgs& a, void* stream, std::string* error) {
+  if (a.n == 0) return true;
+  const auto s = static_cast<cudaStream_t>(stream);
+  // The widest word that divides a row and every base address.
+  const auto fits = [&a](size_t w) {
+    return a.row_bytes % static_cast<int64_t>(w) == 0 && Aligned(a.device_rows, w) &&
+           Aligned(a.host_rows, w) && Aligned(a.out, w);
+  };
+  cudaError_t err;
+  if (fits(16)) {
+    err = Launch<uint4>(a, s);
+  } else if (fits(8)) {
+    err = Launch<uint2>(a, s);
+  } else if (fits(4)) {
+    err = Launch<uint32_t>(a, s);
+  } else {
+    err = Launch<uint16_t>(a, s);
+  }
+  if (err != cudaSuccess) {
+    *error = std::string("tiered gather kernel: ") + cudaGetErrorString(err);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace graphshard::trainer

@@ -1,0 +1,35 @@
+#ifndef GRAPHSHARD_TRAINER_TIERED_GATHER_H_
+#define GRAPHSHARD_TRAINER_TIERED_GATHER_H_
+
+// The tiered feature store's gather on a GPU (feature_store.h) as one CUDA kernel: for each
+// requested id, its row from the device tier or, read in place over PCIe, from the host tier
+// (registered host memory, host_register.h), as the id's code in the store's map says; rows of
+// the remote tier are left for the caller. One pass, no host synchronisation: torch's
+// index_select path needs the positions of each tier's rows on the host first (nonzero), which
+// waits for the device once per tier and batch. Built from tiered_gather.cu where CMake finds
+// a CUDA compiler, else tiered_gather_none.cc (then the store uses the torch path).
+// No Torch and no CUDA headers here.
+
+#include <cstdint>
+#include <string>
+
+namespace graphshard::trainer {
+
+struct TieredGatherArgs {
+  const int64_t* ids = nullptr;  // [n], on the device
+  int64_t n = 0;
+  const int32_t* code = nullptr;  // the store's map (feature_store.cc: >= 0 device slot,
+                                  // -1 remote, <= -2 host row -2 - code), on the device
+  const void* device_rows = nullptr;  // the device tier, [slots, row_bytes]
+  const void* host_rows = nullptr;    // the host tier as the device addresses it
+  void* out = nullptr;                // [n, row_bytes], on the device
+  int64_t row_bytes = 0;              // even
+};
+
+// Queues the gather on CUDA stream `stream` (a cudaStream_t). False, with the reason, when this
+// build has no kernel or the launch fails.
+bool LaunchTieredGather(const TieredGatherArgs& args, void* stream, std::string* error);
+
+}  // namespace graphshard::trainer
+
+#endif  // GRAPHSHARD_TRAINER_TIERED_GATHER_H_
