@@ -1,18 +1,23 @@
 #include "client/feature_rows.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 
 namespace graphshard::client {
 
 namespace {
+
+constexpr size_t kParallelCalls = 8;  // GatherRowsById's calls in flight
 
 // The type's node info, checked to have part offsets.
 absl::StatusOr<const NodeTypeInfo*> TypeWithOffsets(const ServerMetadata& metadata, int type) {
@@ -98,20 +103,49 @@ absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int t
   std::vector<size_t> next(count.begin(), count.end() - 1);
   for (size_t i = 0; i < ids.size(); ++i) order[next[static_cast<size_t>(part_of[i])]++] = i;
   const size_t per_call = static_cast<size_t>(std::max<int64_t>(rows_per_call, 1));
-  std::vector<int64_t> batch;
+  struct Call {
+    int part;
+    size_t begin, end;  // positions in `order`
+  };
+  std::vector<Call> calls;
   for (int p = 0; p < metadata.num_parts; ++p) {
     for (size_t begin = count[static_cast<size_t>(p)]; begin < count[static_cast<size_t>(p) + 1];
          begin += per_call) {
-      const size_t end = std::min(begin + per_call, count[static_cast<size_t>(p) + 1]);
-      batch.clear();
-      for (size_t k = begin; k < end; ++k) batch.push_back(ids[order[k]]);
-      ASSIGN_OR_RETURN(const std::string rows, GatherFromPart(*t, p, dtype, client_of, batch));
-      for (size_t k = begin; k < end; ++k) {
-        std::memcpy(out.data() + order[k] * row_bytes, rows.data() + (k - begin) * row_bytes,
-                    row_bytes);
-      }
+      calls.push_back({p, begin, std::min(begin + per_call, count[static_cast<size_t>(p) + 1])});
     }
   }
+  // Up to kParallelCalls calls in flight (every part's server at once, and a server's calls
+  // side by side): one call at a time moved ~270 MB/s on the GPU machine.
+  std::atomic<size_t> next_call{0};
+  absl::Mutex mu;
+  absl::Status first_error;
+  const auto work = [&] {
+    std::vector<int64_t> batch;
+    for (size_t c = next_call++; c < calls.size(); c = next_call++) {
+      {
+        absl::MutexLock lock(&mu);
+        if (!first_error.ok()) return;
+      }
+      const Call& call = calls[c];
+      batch.clear();
+      for (size_t k = call.begin; k < call.end; ++k) batch.push_back(ids[order[k]]);
+      absl::StatusOr<std::string> rows = GatherFromPart(*t, call.part, dtype, client_of, batch);
+      if (!rows.ok()) {
+        absl::MutexLock lock(&mu);
+        if (first_error.ok()) first_error = rows.status();
+        return;
+      }
+      for (size_t k = call.begin; k < call.end; ++k) {
+        std::memcpy(out.data() + order[k] * row_bytes,
+                    rows->data() + (k - call.begin) * row_bytes, row_bytes);
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t h = 1; h < std::min(calls.size(), kParallelCalls); ++h) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  RETURN_IF_ERROR(first_error);
   return out;
 }
 

@@ -41,8 +41,9 @@ absl::Status ReadFeatureRows(
 int PartOfId(absl::Span<const int64_t> offsets, int64_t id);
 
 // The rows of `ids` (any order, repeats allowed, each inside node type `type`'s range) in
-// `dtype`, [ids.size(), feat_dim] row-major, in the order of `ids`: one GatherFeatures per part
-// that owns some of them (at most `rows_per_call` ids each), the part's server from
+// `dtype`, [ids.size(), feat_dim] row-major, in the order of `ids`: GatherFeatures calls to
+// each part that owns some of them (at most `rows_per_call` ids each, up to 8 in flight on their
+// own threads: `client_of` must be thread-safe), the part's server from
 // `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
 // DEADLINE_EXCEEDED (as ReadFeatureRows). The servers' errors naming them; FailedPrecondition
 // without part offsets; InvalidArgument for an id outside the type's range.

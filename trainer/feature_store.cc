@@ -23,6 +23,8 @@ namespace graphshard::trainer {
 // device tier; kRemote, fetched from its server; <= kHostBase, host tier row kHostBase - code.
 constexpr int32_t kRemote = -1;
 constexpr int32_t kHostBase = -2;
+// A batch's remote rows are asked in calls of this many, several in flight (GatherRowsById).
+constexpr int64_t kRemoteRowsPerCall = 8192;
 
 struct FeatureStore::Type {
   int64_t dim = 0;
@@ -284,7 +286,8 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
     ASSIGN_OR_RETURN(std::string bytes,
                      client::GatherRowsById(metadata_, type, dtype_, client_of_,
                                             absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(),
-                                                                static_cast<size_t>(m))));
+                                                                static_cast<size_t>(m)),
+                                            kRemoteRowsPerCall));
     out.index_copy_(0, remote,
                     torch::from_blob(bytes.data(), {m, ty.dim},
                                      torch::TensorOptions().dtype(TorchDtype(dtype_)))
