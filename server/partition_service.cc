@@ -185,6 +185,12 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
                               : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());
   if (!blocks.ok()) return rpc::ToGrpcStatus(blocks.status());
+  int64_t rows = 0, row_bytes = 0;
+  for (const engine::FeatureBlock& b : *blocks) {
+    rows += std::ssize(b.labels);
+    row_bytes += std::ssize(b.labels) * b.feat_dim * common::FeatureBytes(*dtype);
+  }
+  stats_.AddGatheredRows(rows, row_bytes);
   std::unique_ptr<shm::ShmSegment> segment;
   if (SameHost(request->client_host_id(), request->client_host_proof())) {
     auto made = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),

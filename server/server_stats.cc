@@ -73,6 +73,8 @@ void ServerStats::Fill(v1::Stats* out) {
   out->set_peer_rounds(build_.peer_rounds);
   out->set_peer_requests(build_.peer_requests);
   out->set_bytes_sent(bytes_sent_);
+  out->set_gathered_rows(gathered_rows_);
+  out->set_gathered_row_bytes(gathered_row_bytes_);
   out->set_shm_bytes(shm_bytes_);
   out->set_shm_segments_created(shm_created_);
   out->set_shm_segments_reused(shm_reused_);

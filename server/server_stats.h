@@ -44,6 +44,11 @@ class ServerStats {
   void AddSampledEdges(int64_t n) { Add(&sampled_edges_, n); }
   void AddBatch() { Add(&batches_built_, 1); }
   void AddBytesSent(int64_t n) { Add(&bytes_sent_, n); }
+  // A GatherFeatures answer: its rows and their bytes (Stats.gathered_rows / _row_bytes).
+  void AddGatheredRows(int64_t rows, int64_t bytes) {
+    Add(&gathered_rows_, rows);
+    Add(&gathered_row_bytes_, bytes);
+  }
   void AddShmBytes(int64_t n) { Add(&shm_bytes_, n); }
   void AddShmSegment(bool reused) { Add(reused ? &shm_reused_ : &shm_created_, 1); }
   void AddShmRingStall() { Add(&shm_ring_stalls_, 1); }
@@ -88,6 +93,8 @@ class ServerStats {
   int64_t sampled_edges_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t batches_built_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t gathered_rows_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t gathered_row_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_created_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shm_reused_ ABSL_GUARDED_BY(mu_) = 0;

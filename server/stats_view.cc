@@ -72,6 +72,9 @@ std::string StatsLine(const std::string& name, const std::string& address,
                                   static_cast<double>(built),
                               2)
                       : std::string("n/a"));
+  absl::StrAppend(&line, " rows_out_per_s ",
+                  rate(c.gathered_rows(), p.gathered_rows(), 1, 0), " rows_out_mb ",
+                  Fixed(static_cast<double>(c.gathered_row_bytes()) / kMb, 1));
   if (c.has_peer_cache()) {
     const int64_t hits = c.peer_cache().hits() - p.peer_cache().hits();
     const int64_t lookups = hits + c.peer_cache().misses() - p.peer_cache().misses();

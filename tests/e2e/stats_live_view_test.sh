@@ -108,7 +108,7 @@ assert len(lines) == 8, f"{len(lines)} lines, want 4 rounds x 2 servers"
 line = re.compile(r"^\d\d:\d\d:\d\d part (\d) 127\.0\.0\.1:\d+ streams \d+ batches_per_s (\S+) "
                   r"build_p50_ms (\S+) build_p99_ms (\S+) out_mb_per_s (\S+) out_mb (\S+) "
                   r"peer_mb_per_s (\S+) peer_mb (\S+) peer_rounds_per_batch (\S+) "
-                  r"cache_hit (\S+)$")
+                  r"rows_out_per_s \S+ rows_out_mb \S+ cache_hit (\S+)$")
 busy = cached = peer = rounds = 0
 for l in lines:
     m = line.match(l)

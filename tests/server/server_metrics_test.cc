@@ -68,11 +68,18 @@ TEST(StatsLine, RatesAndQuantilesAreOverTheInterval) {
   StatsSnapshot cur{SomeStats(30, 5000000, {0, 0, 0, 10, 0, 0, 0, 20}), 102};
   EXPECT_EQ(StatsLine("part 0", "h:1", &prev, cur),
             "part 0 h:1 streams 2 batches_per_s 10.0 build_p50_ms 15.0 build_p99_ms 19.9 "
-            "out_mb_per_s 2.0 out_mb 5.0 peer_mb_per_s 0.2 peer_mb 0.5 peer_rounds_per_batch 0.00");
+            "out_mb_per_s 2.0 out_mb 5.0 peer_mb_per_s 0.2 peer_mb 0.5 peer_rounds_per_batch 0.00 "
+            "rows_out_per_s 0 rows_out_mb 0.0");
   // 20 builds, 80 rounds: 4 per batch.
   cur.stats.set_peer_rounds(80);
   EXPECT_TRUE(absl::StrContains(StatsLine("part 0", "h:1", &prev, cur),
                                 " peer_rounds_per_batch 4.00"));
+  // Rows answered by GatherFeatures (peers, trainers' remote tiers): 3000 in 2 s, 1.5 MB total.
+  prev.stats.set_gathered_rows(1000);
+  cur.stats.set_gathered_rows(7000);
+  cur.stats.set_gathered_row_bytes(1500000);
+  EXPECT_TRUE(absl::StrContains(StatsLine("part 0", "h:1", &prev, cur),
+                                " rows_out_per_s 3000 rows_out_mb 1.5"));
 }
 
 TEST(StatsLine, SaysNaWhereNothingWasMeasured) {
@@ -80,7 +87,8 @@ TEST(StatsLine, SaysNaWhereNothingWasMeasured) {
   // No previous snapshot: totals only.
   EXPECT_EQ(StatsLine("part 1", "h:2", nullptr, cur),
             "part 1 h:2 streams 2 batches_per_s n/a build_p50_ms n/a build_p99_ms n/a "
-            "out_mb_per_s n/a out_mb 5.0 peer_mb_per_s n/a peer_mb 0.5 peer_rounds_per_batch n/a");
+            "out_mb_per_s n/a out_mb 5.0 peer_mb_per_s n/a peer_mb 0.5 peer_rounds_per_batch n/a "
+            "rows_out_per_s n/a rows_out_mb 0.0");
   // No batch in the interval: rate 0, no latency.
   StatsSnapshot same{cur.stats, 103};
   EXPECT_TRUE(absl::StrContains(StatsLine("part 1", "h:2", &cur, same),

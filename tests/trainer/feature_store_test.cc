@@ -1,7 +1,9 @@
-// The trainer's device feature store (--feature-store device) against real in-process
+// The trainer's tiered feature store (--feature-store device) against real in-process
 // partition servers on Cora (tests/server/test_cluster.h), on the CPU: the rows it gathers for
 // a batch's ids are the rows the servers stream with that batch, byte for byte, in float32 and
-// float16; a server that answers the wrong shape, or is gone, is an error naming it.
+// float16, whether every row is in the device tier or the rows are spread over all three
+// tiers (a small device tier of the hottest rows, part 0 in the host tier, part 1 remote); a
+// server that answers the wrong shape, or is gone, is an error naming it.
 #include "trainer/feature_store.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include "common/status_macros.h"
 #include "tests/server/test_cluster.h"
 #include "trainer/tensors.h"
+#include "client/visit_counts.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -32,13 +35,69 @@ class FeatureStoreTest : public ::testing::Test {
     ASSERT_TRUE(set.ok()) << set.status();
     servers_ = std::make_unique<client::ServerSet>(*std::move(set));
   }
+  client::ClientOf ClientOf() {
+    return [this](int p) -> absl::StatusOr<client::PartitionClient*> {
+      return servers_->clients[static_cast<size_t>(p)];
+    };
+  }
+  // Every row in the device tier.
   absl::StatusOr<std::unique_ptr<FeatureStore>> Load(client::FeatureDtype dtype) {
-    return FeatureStore::Load(
-        servers_->metadata,
-        [this](int p) -> absl::StatusOr<client::PartitionClient*> {
-          return servers_->clients[static_cast<size_t>(p)];
-        },
-        {.device = torch::kCPU, .dtype = dtype, .rows_per_call = 500});  // several calls a part
+    FeatureStoreOptions o;
+    o.dtype = dtype;
+    o.rows_per_call = 500;  // several calls a part
+    return FeatureStore::Load(servers_->metadata, ClientOf(), o);
+  }
+  // A device tier of `cache_bytes` ranked by `hotness`, part 0 in the host tier, part 1 remote.
+  absl::StatusOr<std::unique_ptr<FeatureStore>> LoadTiered(client::FeatureDtype dtype,
+                                                           int64_t cache_bytes,
+                                                           const client::VisitCounts& hotness) {
+    FeatureStoreOptions o;
+    o.dtype = dtype;
+    o.rows_per_call = 500;
+    o.device_cache_bytes = cache_bytes;
+    o.host_parts = {true, false};
+    o.hotness = &hotness;
+    return FeatureStore::Load(servers_->metadata, ClientOf(), o);
+  }
+  // The first `n` batches of part `part`'s training seeds, as streamed.
+  std::vector<client::MinibatchData> Batches(int part, int n, client::FeatureDtype dtype) {
+    client::PartitionClient& client = *servers_->clients[static_cast<size_t>(part)];
+    client::StreamOptions so;
+    auto seeds = client.GetSplit("train");
+    EXPECT_TRUE(seeds.ok()) << seeds.status();
+    so.seeds = *seeds;
+    so.batch_size = 32;
+    so.num_batches = n;
+    so.fanouts = {5, 5};
+    so.feature_dtype = dtype;
+    auto stream = client.StreamBatches(so, servers_->metadata);
+    EXPECT_TRUE(stream.ok()) << stream.status();
+    std::vector<client::MinibatchData> out;
+    for (int b = 0; b < n; ++b) {
+      absl::StatusOr<absl::optional<client::MinibatchData>> data = (*stream)->Next();
+      EXPECT_TRUE(data.ok() && data->has_value()) << data.status();
+      out.push_back(**std::move(data));
+    }
+    return out;
+  }
+  // The store's rows for every batch equal the batch's own rows; adds its tiers' counts.
+  void ExpectBatchRows(const FeatureStore& store, client::FeatureDtype dtype,
+                       client::FeatureTierCounts* tiers) {
+    for (int part = 0; part < 2; ++part) {
+      int b = 0;
+      for (const client::MinibatchData& data : Batches(part, 3, dtype)) {
+        absl::StatusOr<BatchTensors> x = ToTensors(data, 0);
+        ASSERT_TRUE(x.ok()) << x.status();
+        const client::NodeBlockData& n = data.nodes[0];
+        torch::Tensor ids = torch::from_blob(const_cast<char*>(n.ids.data), {n.num_nodes},
+                                             torch::kInt64).clone();
+        absl::StatusOr<torch::Tensor> rows = store.Rows(0, ids, tiers);
+        ASSERT_TRUE(rows.ok()) << rows.status();
+        ASSERT_EQ(rows->sizes(), x->x[0].sizes());
+        EXPECT_EQ(rows->scalar_type(), x->x[0].scalar_type());
+        EXPECT_TRUE(torch::equal(*rows, x->x[0])) << "part " << part << " batch " << b++;
+      }
+    }
   }
 
   std::unique_ptr<graphshard::testing::TestCluster> cluster_;
@@ -52,34 +111,61 @@ TEST_F(FeatureStoreTest, GatheredRowsAreTheRowsTheServersStream) {
     ASSERT_TRUE(store.ok()) << store.status();
     const client::NodeTypeInfo& t = servers_->metadata.node_types[0];
     EXPECT_EQ((*store)->bytes(), t.num_nodes * t.feat_dim * client::FeatureBytes(dtype));
-    for (int part = 0; part < 2; ++part) {
-      client::PartitionClient& client = *servers_->clients[static_cast<size_t>(part)];
-      client::StreamOptions so;
-      auto seeds = client.GetSplit("train");
-      ASSERT_TRUE(seeds.ok()) << seeds.status();
-      so.seeds = *seeds;
-      so.batch_size = 32;
-      so.num_batches = 3;
-      so.fanouts = {5, 5};
-      so.feature_dtype = dtype;
-      auto stream = client.StreamBatches(so, servers_->metadata);
-      ASSERT_TRUE(stream.ok()) << stream.status();
-      for (int b = 0; b < 3; ++b) {
-        absl::StatusOr<absl::optional<client::MinibatchData>> data = (*stream)->Next();
-        ASSERT_TRUE(data.ok()) << data.status();
-        ASSERT_TRUE(data->has_value());
-        absl::StatusOr<BatchTensors> x = ToTensors(**data, 0);
-        ASSERT_TRUE(x.ok()) << x.status();
-        const client::NodeBlockData& n = (*data)->nodes[0];
-        torch::Tensor ids = torch::from_blob(const_cast<char*>(n.ids.data), {n.num_nodes},
-                                             torch::kInt64).clone();
-        torch::Tensor rows = (*store)->Rows(0, ids);
-        ASSERT_EQ(rows.sizes(), x->x[0].sizes());
-        EXPECT_EQ(rows.scalar_type(), x->x[0].scalar_type());
-        EXPECT_TRUE(torch::equal(rows, x->x[0])) << "part " << part << " batch " << b;
-      }
-    }
+    client::FeatureTierCounts tiers;
+    ExpectBatchRows(**store, dtype, &tiers);
+    EXPECT_GT(tiers.device_rows, 0);
+    EXPECT_EQ(tiers.host_rows + tiers.remote_rows, 0);
   }
+}
+
+// A device tier far smaller than the table, the hottest rows of the batches counted first;
+// part 0's other rows in the host tier, part 1's fetched by id: the same rows, from all three.
+TEST_F(FeatureStoreTest, RowsSpreadOverThreeTiersAreTheRowsTheServersStream) {
+  const client::NodeTypeInfo& t = servers_->metadata.node_types[0];
+  for (client::FeatureDtype dtype :
+       {client::FeatureDtype::kFloat32, client::FeatureDtype::kFloat16}) {
+    client::VisitCounts hotness(servers_->metadata);
+    for (int part = 0; part < 2; ++part) {
+      for (const client::MinibatchData& b : Batches(part, 3, dtype)) hotness.Add(b);
+    }
+    const int64_t row_bytes = t.feat_dim * client::FeatureBytes(dtype);
+    const int64_t map_bytes = t.num_nodes * 4;
+    const int64_t cached = 100;
+    absl::StatusOr<std::unique_ptr<FeatureStore>> store =
+        LoadTiered(dtype, map_bytes + cached * row_bytes, hotness);
+    ASSERT_TRUE(store.ok()) << store.status();
+    const client::FeatureStoreLayout& l = (*store)->layout();
+    EXPECT_EQ(l.device_rows, cached);
+    EXPECT_EQ(l.device_bytes, map_bytes + cached * row_bytes);
+    EXPECT_EQ(l.device_rows + l.host_rows + l.remote_rows, t.num_nodes);
+    EXPECT_EQ(l.host_bytes, t.part_offsets[1] * row_bytes);  // every row of part 0
+    EXPECT_GT(l.expected_device_hit_rate, 0);
+    EXPECT_LT(l.expected_device_hit_rate, 1);
+    client::FeatureTierCounts tiers;
+    ExpectBatchRows(**store, dtype, &tiers);
+    EXPECT_GT(tiers.device_rows, 0);
+    EXPECT_GT(tiers.host_rows, 0);
+    EXPECT_GT(tiers.remote_rows, 0);
+    EXPECT_EQ(tiers.network_bytes, tiers.remote_rows * static_cast<double>(row_bytes));
+    EXPECT_EQ(tiers.pcie_bytes, 0);  // a CPU store
+    // No device tier at all: every row from the host or its server, still the same rows.
+    absl::StatusOr<std::unique_ptr<FeatureStore>> none = LoadTiered(dtype, 0, hotness);
+    ASSERT_TRUE(none.ok()) << none.status();
+    client::FeatureTierCounts no_cache;
+    ExpectBatchRows(**none, dtype, &no_cache);
+    EXPECT_EQ(no_cache.device_rows, 0);
+    EXPECT_GT(no_cache.host_rows, 0);
+    EXPECT_GT(no_cache.remote_rows, 0);
+  }
+}
+
+// A budget below the table needs the visit counts that rank its rows.
+TEST_F(FeatureStoreTest, APartialDeviceTierWithoutVisitCountsIsRefused) {
+  FeatureStoreOptions o;
+  o.device_cache_bytes = 1000;
+  absl::StatusOr<std::unique_ptr<FeatureStore>> store =
+      FeatureStore::Load(servers_->metadata, ClientOf(), o);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << store.status();
 }
 
 TEST_F(FeatureStoreTest, AWrongAnswerOrAGoneServerIsAnErrorNamingIt) {
@@ -119,6 +205,8 @@ TEST_F(FeatureStoreTest, ALoadFailsOverToALiveReplica) {
   ASSERT_TRUE(replica.ok()) << replica.status();
   cluster_->server(1).Shutdown(absl::Seconds(1));
   int asked_part1 = 0;
+  FeatureStoreOptions options;
+  options.rows_per_call = 500;
   absl::StatusOr<std::unique_ptr<FeatureStore>> after = FeatureStore::Load(
       servers_->metadata,
       [&](int p) -> absl::StatusOr<client::PartitionClient*> {
@@ -128,11 +216,18 @@ TEST_F(FeatureStoreTest, ALoadFailsOverToALiveReplica) {
             servers_->directory->Live(p, 0, &servers_->metadata, absl::Now() + absl::Seconds(10)));
         return live.client;
       },
-      {.device = torch::kCPU, .dtype = client::FeatureDtype::kFloat32, .rows_per_call = 500});
+      options);
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_EQ(asked_part1, 2) << "part 1 was not asked again after its server went away";
+  // One client per call of 500 rows, and one more for the call that found its server gone.
+  const std::vector<int64_t>& off = servers_->metadata.node_types[0].part_offsets;
+  EXPECT_EQ(asked_part1, (off[2] - off[1] + 499) / 500 + 1)
+      << "part 1 was not asked again after its server went away";
   const torch::Tensor all = torch::arange(servers_->metadata.node_types[0].num_nodes);
-  EXPECT_TRUE(torch::equal((*before)->Rows(0, all), (*after)->Rows(0, all)));
+  client::FeatureTierCounts tiers;
+  absl::StatusOr<torch::Tensor> a = (*before)->Rows(0, all, &tiers);
+  absl::StatusOr<torch::Tensor> b = (*after)->Rows(0, all, &tiers);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(torch::equal(*a, *b));
   (*replica)->Shutdown(absl::Seconds(1));
 }
 
