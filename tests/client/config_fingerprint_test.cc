@@ -97,6 +97,9 @@ std::vector<FieldCase> Fields() {
       // e2e.launch_cora).
       {"feature_store", false, None,
        [](TrainerOptions& o) { o.feature_store = FeatureStoreKind::kDevice; }},
+      // The same rows from other tiers of the store (bit-identical weights, e2e.tiered_store).
+      {"device_cache_mib", false, None, [](TrainerOptions& o) { o.device_cache_mib = 1; }},
+      {"host_tier", false, None, [](TrainerOptions& o) { o.host_tier = HostTier::kNone; }},
       // The same computation in another summation order (CUDA's index_add), as trim.
       {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},
       {"checkpoint_dir", false, None, [](TrainerOptions& o) { o.checkpoint_dir = "/ck"; }},
