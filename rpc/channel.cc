@@ -185,6 +185,9 @@ void ConfigureServerBuilder(grpc::ServerBuilder& builder, const std::string& lis
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              kMinKeepaliveMs / 2);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // No SO_REUSEPORT (gRPC sets it by default on Linux): another process of the same user could
+  // otherwise bind the same port and receive a share of the connections meant for this server.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 }  // namespace graphshard::rpc

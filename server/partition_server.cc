@@ -1,5 +1,6 @@
 #include "server/partition_server.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,22 @@ std::string PublishedHost(const std::string& listen) {
   return host;
 }
 
+// The soft limit on open descriptors, raised to the hard limit first (once per process): a
+// server holds a descriptor per connection, mapped file and segment.
+int64_t OpenFileLimit() {
+  static const int64_t limit = [] {
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return int64_t{0};
+    if (r.rlim_cur < r.rlim_max) {
+      rlimit raised = r;
+      raised.rlim_cur = r.rlim_max;
+      if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+    }
+    return r.rlim_cur == RLIM_INFINITY ? int64_t{1} << 20 : static_cast<int64_t>(r.rlim_cur);
+  }();
+  return limit;
+}
+
 // The bulk transport's options: the server's, with the job token (both directions: hello sent,
 // hello required), its sockets on a quarter of the server's threads (2 to 8): two I/O threads
 // move a few GB/s, and a server of many builders asks and answers more at once.
@@ -46,6 +63,15 @@ transport::AsioOptions BulkOptions(const ServerOptions& options, int threads) {
   transport::AsioOptions bulk = options.bulk;
   bulk.token = options.rpc.token;
   bulk.io_threads = std::max(bulk.io_threads, std::min(8, threads / 4));
+  // The bulk port may hold at most a quarter of the descriptors this process may open: the
+  // rest stay for gRPC, the mapped part and the shared-memory segments, so that no client
+  // opening bulk connections can leave the published gRPC port unable to accept.
+  const int64_t quarter = OpenFileLimit() / 4;
+  if (quarter > 0) {
+    bulk.max_connections = static_cast<int>(std::min<int64_t>(bulk.max_connections, quarter));
+    bulk.max_connections_per_address =
+        std::min(bulk.max_connections_per_address, bulk.max_connections);
+  }
   return bulk;
 }
 

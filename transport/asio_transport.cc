@@ -275,6 +275,7 @@ AsioServer::AsioServer(std::map<uint16_t, Handler> handlers, AsioOptions options
       work_(std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
           io_.get_executor())),
       acceptor_(io_),
+      accept_retry_(std::make_unique<asio::steady_timer>(io_)),
       handler_pool_(static_cast<size_t>(std::max(1, options.handler_threads))) {}
 
 absl::StatusOr<std::unique_ptr<AsioServer>> AsioServer::Start(const std::string& host, int port,
@@ -313,37 +314,65 @@ void AsioServer::Accept() {
   acceptor_.async_accept(asio::make_strand(io_), [this](const boost::system::error_code& ec,
                                                         tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      tcp::endpoint remote = socket.remote_endpoint(ignored);
-      std::string name = absl::StrCat(remote.address().to_string(), ":", remote.port());
-      internal::SocketOptions socket_options{
-          .max_frame_bytes = options_.max_frame_bytes,
-          .frame_timeout = options_.frame_timeout,
-          .socket_buffer_bytes = options_.socket_buffer_bytes,
-          .max_first_frame_bytes = options_.token.empty() ? 0 : kMaxHelloBytes};
-      auto session = std::make_shared<FramedSocket>(
-          std::move(socket), FramedSocket::Role::kServer, std::move(name), socket_options);
-      FramedSocket* raw = session.get();
-      std::weak_ptr<FramedSocket> weak = session;
+    if (ec) {
+      // No descriptor left (EMFILE / ENFILE) or a connection that died in the backlog: try
+      // again in a moment rather than spin.
       {
         absl::MutexLock lock(&mu_);
-        if (stopped_) return;
-        sessions_[raw] = weak;
+        ++stats_.accept_errors;
       }
-      session->Start(
-          [this, weak, authenticated = std::make_shared<bool>(options_.token.empty())](
-              Frame frame) {
-            if (auto s = weak.lock()) Serve(s, std::move(frame), authenticated.get());
-          },
-          [this, raw](const absl::Status&) {
-            absl::MutexLock lock(&mu_);
-            closed_bytes_sent_ += raw->bytes_sent();
-            closed_bytes_received_ += raw->bytes_received();
-            sessions_.erase(raw);
-          });
-      // The session lives through the callbacks its socket operations hold.
+      accept_retry_->expires_after(std::chrono::milliseconds(100));
+      accept_retry_->async_wait([this](const boost::system::error_code& wait_ec) {
+        if (!wait_ec && acceptor_.is_open()) Accept();
+      });
+      return;
     }
+    boost::system::error_code ignored;
+    tcp::endpoint remote = socket.remote_endpoint(ignored);
+    const std::string address = remote.address().to_string();
+    std::string name = absl::StrCat(address, ":", remote.port());
+    internal::SocketOptions socket_options{
+        .max_frame_bytes = options_.max_frame_bytes,
+        .frame_timeout = options_.frame_timeout,
+        .socket_buffer_bytes = options_.socket_buffer_bytes,
+        .max_first_frame_bytes = options_.token.empty() ? 0 : kMaxHelloBytes,
+        .first_frame_timeout = options_.first_frame_timeout};
+    auto session = std::make_shared<FramedSocket>(
+        std::move(socket), FramedSocket::Role::kServer, std::move(name), socket_options);
+    FramedSocket* raw = session.get();
+    std::weak_ptr<FramedSocket> weak = session;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) return;
+      int& from_address = sessions_per_address_[address];
+      if (std::ssize(sessions_) >= options_.max_connections ||
+          from_address >= options_.max_connections_per_address) {
+        // Shed it: the connections held stay served, and the descriptor is freed at once.
+        ++stats_.connections_refused;
+        if (from_address == 0) sessions_per_address_.erase(address);
+        session->Close(absl::ResourceExhaustedError("bulk transport: too many connections"));
+        Accept();
+        return;
+      }
+      ++from_address;
+      sessions_[raw] = weak;
+    }
+    session->Start(
+        [this, weak, authenticated = std::make_shared<bool>(options_.token.empty())](
+            Frame frame) {
+          if (auto s = weak.lock()) Serve(s, std::move(frame), authenticated.get());
+        },
+        [this, raw, address](const absl::Status&) {
+          absl::MutexLock lock(&mu_);
+          closed_bytes_sent_ += raw->bytes_sent();
+          closed_bytes_received_ += raw->bytes_received();
+          sessions_.erase(raw);
+          auto it = sessions_per_address_.find(address);
+          if (it != sessions_per_address_.end() && --it->second <= 0) {
+            sessions_per_address_.erase(it);
+          }
+        });
+    // The session lives through the callbacks its socket operations hold.
     Accept();
   });
 }
@@ -443,6 +472,7 @@ void AsioServer::Shutdown() {
   asio::post(io_, [this, &closed] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    accept_retry_->cancel();
     closed.set_value();
   });
   closed.get_future().wait();

@@ -37,6 +37,14 @@ struct AsioOptions {
   // Once a frame's header has arrived, the rest must arrive within this, or the connection is
   // closed (a peer stalled mid-frame frees its connection even when no caller waits).
   absl::Duration frame_timeout = absl::Seconds(60);
+  // Server: a connection must complete its first frame (the hello with a token, else its
+  // first request) within this of being accepted (an idle or slow connection frees its
+  // descriptor).
+  absl::Duration first_frame_timeout = absl::Seconds(10);
+  // Server: connections held at once, in all and from one IP address; one more is closed as
+  // soon as it is accepted (docs/SECURITY.md: no client can take every descriptor).
+  int max_connections = 512;
+  int max_connections_per_address = 64;
   int connections_per_peer = 2;  // client: requests are spread round-robin over these
   int io_threads = 2;            // threads running the sockets
   int handler_threads = 4;       // server: threads running the handlers
@@ -110,6 +118,8 @@ class AsioServer final {
   boost::asio::io_context io_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  // After an accept error (no descriptor left: EMFILE), the next accept waits a little.
+  std::unique_ptr<boost::asio::steady_timer> accept_retry_;
   boost::asio::thread_pool handler_pool_;
   std::vector<std::thread> threads_;
   int port_ = 0;
@@ -117,6 +127,7 @@ class AsioServer final {
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<internal::FramedSocket*, std::weak_ptr<internal::FramedSocket>> sessions_
       ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> sessions_per_address_ ABSL_GUARDED_BY(mu_);  // by remote IP
   TransportStats stats_ ABSL_GUARDED_BY(mu_);
   int64_t closed_bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t closed_bytes_received_ ABSL_GUARDED_BY(mu_) = 0;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "tests/testing/wait_until.h"
 #include "transport/frame.h"
 
 namespace graphshard::transport {
@@ -363,6 +364,88 @@ TEST_F(AsioTransportTest, ServerClosesAConnectionStalledMidFrame) {
   EXPECT_EQ(ReadUpTo(fd, 1), "");  // EOF: closed by the server
   EXPECT_LT(absl::Now() - start, absl::Seconds(9));
   ::close(fd);
+}
+
+// A header sent in part and then held (a slow-header client) is closed after the frame timeout,
+// as a frame stalled after its header is; the server keeps serving others meanwhile.
+TEST_F(AsioTransportTest, ServerClosesAConnectionThatSendsPartOfAHeader) {
+  AsioOptions quick;
+  quick.frame_timeout = absl::Milliseconds(200);
+  server_->Shutdown();
+  StartServer(quick);
+  for (const size_t sent : {size_t{1}, kHeaderBytes - 1}) {
+    int fd = ConnectRaw(server_->port());
+    ASSERT_GE(fd, 0);
+    std::string frame = RequestFrame(kEcho, 1, {Bytes(10, 0)});
+    WriteAll(fd, frame.data(), sent);  // then nothing
+    const absl::Time start = absl::Now();
+    EXPECT_EQ(ReadUpTo(fd, 1), "") << sent << " header bytes";  // EOF: closed by the server
+    EXPECT_LT(absl::Now() - start, absl::Seconds(9));
+    ::close(fd);
+  }
+  Call fine;
+  client_->Request(peer_, kEcho, nullptr, absl::Now() + absl::Seconds(20), fine.Done());
+  EXPECT_TRUE(Wait(fine.future).ok());
+}
+
+// A connection that never completes a first frame is closed after first_frame_timeout; one that
+// sends a request in time is served, and may then stay idle between frames.
+TEST_F(AsioTransportTest, ServerClosesAConnectionWithoutAFirstFrame) {
+  AsioOptions quick;
+  quick.first_frame_timeout = absl::Milliseconds(300);
+  server_->Shutdown();
+  StartServer(quick);
+  int silent = ConnectRaw(server_->port());
+  ASSERT_GE(silent, 0);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(ReadUpTo(silent, 1), "");  // closed by the server
+  EXPECT_LT(absl::Now() - start, absl::Seconds(9));
+  ::close(silent);
+  Call first;
+  client_->Request(peer_, kEcho, nullptr, absl::Now() + absl::Seconds(20), first.Done());
+  ASSERT_TRUE(Wait(first.future).ok());
+  absl::SleepFor(absl::Milliseconds(600));  // idle past the first-frame deadline
+  Call second;
+  client_->Request(peer_, kEcho, nullptr, absl::Now() + absl::Seconds(20), second.Done());
+  EXPECT_TRUE(Wait(second.future).ok()) << "an established connection was closed while idle";
+}
+
+// Connections past the caps are closed as they are accepted (counted); those held stay served,
+// and once they close, new ones are accepted again.
+TEST_F(AsioTransportTest, ConnectionsPastTheCapsAreShedAndTheHeldOnesServed) {
+  AsioOptions capped;
+  capped.max_connections = 8;
+  capped.max_connections_per_address = 3;
+  server_->Shutdown();
+  StartServer(capped);
+  // Three connections from 127.0.0.1, each served once (so the server holds all three).
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(ConnectRaw(server_->port()));
+    ASSERT_GE(held.back(), 0);
+    std::string frame = RequestFrame(kEcho, 1, {Bytes(10, 3)});
+    WriteAll(held.back(), frame.data(), frame.size());
+    absl::StatusOr<RawAnswer> a = ReadAnswer(held.back());
+    ASSERT_TRUE(a.ok()) << a.status();
+  }
+  int extra = ConnectRaw(server_->port());
+  ASSERT_GE(extra, 0);
+  EXPECT_EQ(ReadUpTo(extra, 1), "") << "the fourth connection from one address was kept";
+  ::close(extra);
+  EXPECT_GE(server_->stats().connections_refused, 1);
+  // A held connection is still served (a raw echo request on it).
+  std::string frame = RequestFrame(kEcho, 5, {Bytes(10, 3)});
+  WriteAll(held[0], frame.data(), frame.size());
+  absl::StatusOr<RawAnswer> a = ReadAnswer(held[0]);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->header.status, absl::StatusCode::kOk);
+  for (int fd : held) ::close(fd);
+  // With the held ones gone, the client's connections are accepted again.
+  ASSERT_TRUE(graphshard::testing::WaitUntil([&] {
+    Call call;
+    client_->Request(peer_, kEcho, nullptr, absl::Now() + absl::Seconds(5), call.Done());
+    return Wait(call.future).ok();
+  }));
 }
 
 // A fake peer on a real socket that answers every request with the first `cut` bytes of a

@@ -40,6 +40,7 @@ FramedSocket::FramedSocket(tcp::socket socket, Role role, std::string peer, Sock
     : socket_(std::move(socket)),
       resolver_(socket_.get_executor()),
       timer_(socket_.get_executor()),
+      first_frame_timer_(socket_.get_executor()),
       role_(role),
       peer_(std::move(peer)),
       options_(options) {}
@@ -90,7 +91,9 @@ void FramedSocket::Start(OnFrame on_frame, OnClose on_close) {
                                       on_close = std::move(on_close)]() mutable {
     self->on_frame_ = std::move(on_frame);
     self->on_close_ = std::move(on_close);
-    if (!self->closed_) self->Connected();
+    if (self->closed_) return;
+    self->ArmFirstFrameTimer();
+    self->Connected();
   });
 }
 
@@ -115,12 +118,30 @@ absl::Status FramedSocket::Lost(const char* when, const error_code& ec) const {
 }
 
 void FramedSocket::ReadHeader() {
-  asio::async_read(socket_, asio::buffer(header_bytes_), TransferAll{kHeaderBytes},
+  // The first byte may take as long as the peer likes (a connection idle between frames); from
+  // it on, the frame timer runs: a header sent in part and then held is closed like any frame.
+  asio::async_read(socket_, asio::buffer(header_bytes_.data(), 1), TransferAll{1},
                    [self = shared_from_this()](const error_code& ec, size_t n) {
                      if (self->closed_) return;
                      self->bytes_received_ += static_cast<int64_t>(n);
                      if (ec) {
-                       self->DoClose(self->Lost(n == 0 ? "between frames" : "mid-frame", ec));
+                       self->DoClose(self->Lost("between frames", ec));
+                       return;
+                     }
+                     self->in_frame_ = true;
+                     self->ArmFrameTimer();
+                     self->ReadHeaderRest();
+                   });
+}
+
+void FramedSocket::ReadHeaderRest() {
+  asio::async_read(socket_, asio::buffer(header_bytes_.data() + 1, kHeaderBytes - 1),
+                   TransferAll{kHeaderBytes - 1},
+                   [self = shared_from_this()](const error_code& ec, size_t n) {
+                     if (self->closed_) return;
+                     self->bytes_received_ += static_cast<int64_t>(n);
+                     if (ec) {
+                       self->DoClose(self->Lost("mid-frame", ec));
                        return;
                      }
                      absl::StatusOr<FrameHeader> header =
@@ -138,10 +159,20 @@ void FramedSocket::ReadHeader() {
                      }
                      self->frame_ = Frame{};
                      self->frame_.header = *header;
-                     self->in_frame_ = true;
-                     self->ArmFrameTimer();
                      self->ReadTable();
                    });
+}
+
+void FramedSocket::ArmFirstFrameTimer() {
+  if (role_ != Role::kServer || options_.first_frame_timeout <= absl::ZeroDuration()) return;
+  first_frame_timer_.expires_after(absl::ToChronoNanoseconds(options_.first_frame_timeout));
+  first_frame_timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+    if (ec || self->closed_ || self->frames_read_ > 0) return;
+    self->DoClose(absl::UnavailableError(
+        absl::StrCat("bulk connection from ", self->peer_, ": no complete frame within ",
+                     absl::FormatDuration(self->options_.first_frame_timeout),
+                     " of connecting")));
+  });
 }
 
 void FramedSocket::ArmFrameTimer() {
@@ -150,7 +181,7 @@ void FramedSocket::ArmFrameTimer() {
     // A timer that fired just as its frame completed finds another frame (or none) in reading.
     if (ec || self->closed_ || !self->in_frame_ || seq != self->frame_seq_) return;
     self->DoClose(absl::UnavailableError(
-        absl::StrCat("bulk connection to ", self->peer_, ": a frame's header arrived, the rest ",
+        absl::StrCat("bulk connection to ", self->peer_, ": a frame began, the rest ",
                      "did not within ", absl::FormatDuration(self->options_.frame_timeout))));
   });
 }
@@ -201,7 +232,7 @@ void FramedSocket::ReadArrays() {
                      self->in_frame_ = false;
                      Frame frame = std::move(self->frame_);
                      self->frame_ = Frame{};
-                     ++self->frames_read_;
+                     if (++self->frames_read_ == 1) self->first_frame_timer_.cancel();
                      self->on_frame_(std::move(frame));
                      if (!self->closed_) self->ReadHeader();
                    });
@@ -322,6 +353,7 @@ void FramedSocket::DoClose(absl::Status why) {
   closed_ = true;
   error_code ignored;
   timer_.cancel();
+  first_frame_timer_.cancel();
   resolver_.cancel();
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -5,8 +5,9 @@
 // AsioServer. All of its state lives on the socket's strand; the public methods are
 // thread-safe. Reads go header -> message and array table -> arrays, each array straight into
 // its own buffer (one scatter read); writes are one gather write per frame, straight from the
-// body's spans. Every wait inside a frame has a timer: once a header has arrived, the rest of the
-// frame must follow within frame_timeout, or the connection is closed.
+// body's spans. Every wait inside a frame has a timer: once a frame's first byte has arrived,
+// the rest of the frame must follow within frame_timeout, or the connection is closed; a server's
+// connection must complete its first frame within first_frame_timeout of being accepted.
 
 #include <atomic>
 #include <cstdint>
@@ -33,6 +34,9 @@ struct SocketOptions {
   // The first incoming frame's limit (0 = max_frame_bytes): a server that wants a hello first
   // reads no more than that from a peer not yet authenticated.
   uint64_t max_first_frame_bytes = 0;
+  // Server: a connection must complete its first frame (the hello, with a token) within this
+  // of being accepted, or it is closed (0 = no limit).
+  absl::Duration first_frame_timeout = absl::ZeroDuration();
 };
 
 struct Frame {
@@ -92,12 +96,15 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
   void WriteNext();
   void DoClose(absl::Status why);
   void DropQueued();
+  void ReadHeaderRest();
   void ArmFrameTimer();
+  void ArmFirstFrameTimer();  // server: the first frame's deadline (first_frame_timeout)
   absl::Status Lost(const char* when, const boost::system::error_code& ec) const;
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer first_frame_timer_;
   const Role role_;
   const std::string peer_;
   const SocketOptions options_;
@@ -106,7 +113,7 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
   bool connected_ = false;
   bool closed_ = false;
   bool writing_ = false;
-  bool in_frame_ = false;     // a header has arrived, the rest of its frame has not
+  bool in_frame_ = false;     // a frame's first byte has arrived, the rest of it has not
   uint64_t frame_seq_ = 0;    // which frame the frame timer is for
   uint64_t frames_read_ = 0;  // complete frames handed to on_frame_
   std::deque<std::unique_ptr<Outgoing>> queue_;
