@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
 
+#include "absl/base/const_init.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -16,22 +20,46 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 
 namespace graphshard::common {
 namespace {
 
+// A host name or IPv4 address (letters, digits, '.', '-', '_'), or an IPv6 address in brackets:
+// no scheme ("unix:", "dns:"), path or other gRPC target syntax.
+bool IsPlainHost(absl::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
+      return absl::ascii_isxdigit(c) || c == ':' || c == '.';
+    });
+  }
+  return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
+  });
+}
+
 absl::Status CheckAddress(absl::string_view address, absl::string_view where) {
   size_t colon = address.rfind(':');
   int port = 0;
-  if (colon == absl::string_view::npos || colon == 0 ||
-      absl::StrContains(address, "+") ||
+  if (colon == absl::string_view::npos || colon == 0 || !IsPlainHost(address.substr(0, colon)) ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": '", address, "' is not host:port with a port in 1..65535"));
   }
   return absl::OkStatus();
+}
+
+// Writes `line` to stderr the first time this process sees it.
+void WarnOnce(const std::string& line) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* said = new absl::flat_hash_set<std::string>();
+  absl::MutexLock lock(&mu);
+  if (said->size() < 1024 && said->insert(line).second) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 }  // namespace
@@ -91,12 +119,20 @@ absl::StatusOr<std::vector<std::string>> LookupReplicas(const std::string& dir, 
   }
   std::sort(replicas.begin(), replicas.end());
   std::vector<std::string> out;
+  absl::Status first_bad;
   for (int r : replicas) {
     absl::StatusOr<std::string> address = ReadRegistryEntry(RegistryFile(dir, part, r));
     if (absl::IsNotFound(address.status())) continue;  // removed since the listing
-    if (!address.ok()) return address.status();
+    if (!address.ok()) {
+      // One bad entry (not host:port, unreadable) must not hide the part's good ones: skipped,
+      // said once per file and reason.
+      WarnOnce(absl::StrCat("graphshard: registry entry skipped: ", address.status().message()));
+      if (first_bad.ok()) first_bad = address.status();
+      continue;
+    }
     out.push_back(*std::move(address));
   }
+  if (out.empty() && !first_bad.ok()) return first_bad;
   if (out.empty()) {
     return absl::NotFoundError(absl::StrCat("server for part ", part, " is not registered (",
                                             RegistryFile(dir, part), " does not exist)"));

@@ -82,10 +82,32 @@ TEST_F(RegistryTest, ReplicasAreListedInReplicaOrderNextToTheSingleEntryLayout) 
   RemoveAddress(dir_, 2);
   EXPECT_EQ(*LookupReplicas(dir_, 2), (std::vector<std::string>{"h1:11", "h2:12"}));
   EXPECT_EQ(LookupReplicas(dir_, 4).status().code(), absl::StatusCode::kNotFound);
-  Write("part_2.r1", "garbage\n");
+  // A bad entry next to a good one is skipped: failover keeps the live replica.
+  Write("part_2.r1", "/tmp/some/file/path\n");
+  EXPECT_EQ(*LookupReplicas(dir_, 2), (std::vector<std::string>{"h2:12"}));
+  // Only bad entries: DataLoss naming the first.
+  Write("part_2.r2", "garbage\n");
   absl::StatusOr<std::vector<std::string>> bad = LookupReplicas(dir_, 2);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(bad.status().message(), HasSubstr("part_2.r1"));
+}
+
+// Only host:port (a name, an IPv4 address or a bracketed IPv6 one): no gRPC target syntax that
+// would make a client dial something else (a unix socket, a DNS server, a list).
+TEST_F(RegistryTest, OnlyHostPortAddressesAreAccepted) {
+  for (const char* good : {"h0:10", "node-1.cluster_a:50051", "10.0.0.7:1", "[::1]:80",
+                           "[fe80::1]:65535"}) {
+    Write("part_0", good);
+    EXPECT_TRUE(LookupAddress(dir_, 0).ok()) << good;
+  }
+  for (const char* bad : {"unix:/tmp/graphshard.sock:80", "unix-abstract:x:1", "dns:///h:80",
+                          "ipv4:1.2.3.4:80", "h0:10+h1:11", "h/0:10", "[::1:80", "[zz]:80",
+                          "h 0:10"}) {
+    Write("part_0", bad);
+    absl::StatusOr<std::string> a = LookupAddress(dir_, 0);
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kDataLoss) << bad;
+    EXPECT_THAT(a.status().message(), HasSubstr("not host:port")) << bad;
+  }
 }
 
 // graphshard-stats lists every server of a registry without knowing the number of parts.
