@@ -108,7 +108,8 @@ void PartitionClient::SetRingMapHooks(shm::ShmRingReader::MapHooks hooks) {
 }
 
 absl::Status PartitionClient::CheckServing(absl::Time deadline) {
-  const absl::Status status = rpc::CheckHealth(impl_->channel, deadline);
+  const absl::Status status =
+      rpc::WithPlaintextHint(rpc::CheckHealth(impl_->channel, deadline), impl_->options.rpc);
   if (status.ok() || absl::IsUnimplemented(status)) return absl::OkStatus();
   return absl::Status(status.code(), absl::StrCat(Label(), ": health check: ", status.message()));
 }
@@ -120,7 +121,9 @@ absl::StatusOr<ServerMetadata> PartitionClient::GetMetadata() {
   const std::string& token = impl_->options.rpc.token;
   if (!token.empty()) req.set_nonce(rpc::NewNonce());
   v1::Metadata resp;
-  RETURN_IF_ERROR(FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()));
+  RETURN_IF_ERROR(rpc::WithPlaintextHint(
+      FromGrpc(impl_->stub->GetMetadata(&ctx, req, &resp), "GetMetadata", Label()),
+      impl_->options.rpc));
   if (!token.empty()) {
     // A registry entry is trusted only once its server proved the job token: nothing of this
     // server (its batches' shared memory above all) is used before (docs/SECURITY.md).

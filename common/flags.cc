@@ -2,11 +2,13 @@
 
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -49,13 +51,31 @@ bool InRange(double v, const NumberRange& r) {
   return true;
 }
 
+// "an integer >= 1 and <= 2147483647": the range, with T's own largest value where the range
+// has no upper bound, so that a value too big for T says what fits.
+template <typename T>
+std::string DescribeInteger(const NumberRange& range) {
+  std::vector<std::string> bounds;
+  if (std::isfinite(range.min)) {
+    bounds.push_back(absl::StrCat(range.min_exclusive ? "> " : ">= ",
+                                  absl::StrFormat("%.0f", range.min)));
+  }
+  if (std::isfinite(range.max) && range.max < static_cast<double>(std::numeric_limits<T>::max())) {
+    bounds.push_back(absl::StrCat(range.max_exclusive ? "< " : "<= ",
+                                  absl::StrFormat("%.0f", range.max)));
+  } else {
+    bounds.push_back(absl::StrCat("<= ", std::numeric_limits<T>::max()));
+  }
+  return absl::StrCat("an integer ", absl::StrJoin(bounds, " and "));
+}
+
 // A setter for an integer type T, range-checked.
 template <typename T>
 std::function<absl::Status(absl::string_view)> IntegerSetter(T* target, NumberRange range) {
   return [target, range](absl::string_view text) {
     T v{};
     if (!absl::SimpleAtoi(text, &v) || !InRange(static_cast<double>(v), range)) {
-      return Expected(Describe("an integer", range));
+      return Expected(DescribeInteger<T>(range));
     }
     *target = v;
     return absl::OkStatus();

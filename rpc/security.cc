@@ -122,4 +122,15 @@ std::string DescribeSecurity(const RpcOptions& options) {
                                                                         : "TLS");
 }
 
+absl::Status WithPlaintextHint(const absl::Status& s, const RpcOptions& options) {
+  if (options.credentials == CredentialsKind::kTls ||
+      (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s))) {
+    return s;
+  }
+  return absl::Status(s.code(), absl::StrCat(s.message(),
+                                             " (this client speaks plaintext: if the servers use "
+                                             "TLS, pass their CA with --tls-ca, as the launchers "
+                                             "do; docs/SECURITY.md)"));
+}
+
 }  // namespace graphshard::rpc

@@ -39,6 +39,11 @@ enum class Role { kServer, kClient };
 // --tls-server-name without --tls-ca is InvalidArgument.
 absl::Status ApplySecurityFlags(const SecurityFlags& f, Role role, RpcOptions* options);
 
+// `s` with a hint where a plaintext client (`options` without TLS) could not reach a server
+// (UNAVAILABLE, DEADLINE_EXCEEDED): a TLS server never answers plaintext, and gRPC says only
+// "Deadline Exceeded". Other statuses, and TLS clients, unchanged.
+absl::Status WithPlaintextHint(const absl::Status& s, const RpcOptions& options);
+
 // The proof that a server holds the job token (Metadata.job_proof): HMAC-SHA256 under the token
 // of a domain label, the client's nonce and the part the server says it serves (32 bytes).
 std::string JobProof(absl::string_view token, absl::string_view nonce, int part);

@@ -33,8 +33,10 @@ struct Flags {
 // server refused our job token (waiting longer cannot help).
 std::string CheckOnce(const std::string& address, const graphshard::rpc::RpcOptions& rpc,
                       absl::Time deadline, bool* refused) {
-  absl::Status s = graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address, rpc),
-                                                std::min(deadline, absl::Now() + absl::Seconds(2)));
+  absl::Status s = graphshard::rpc::WithPlaintextHint(
+      graphshard::rpc::CheckHealth(graphshard::rpc::MakeChannel(address, rpc),
+                                   std::min(deadline, absl::Now() + absl::Seconds(2))),
+      rpc);
   *refused = absl::IsUnauthenticated(s);
   if (!s.ok()) return absl::StrCat(address, ": ", s.message());
   return "";

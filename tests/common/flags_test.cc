@@ -112,7 +112,9 @@ TEST(FlagSetTest, BadValueNamesFlagAndValue) {
   for (const Case& c : std::vector<Case>{
            {{"--count", "0"}, "--count=0: expected an integer >= 1"},
            {{"--count=two"}, "--count=two: expected an integer"},
-           {{"--count", "99999999999"}, "--count=99999999999"},
+           {{"--count", "99999999999"},
+            "--count=99999999999: expected an integer >= 1 and <= 2147483647"},
+           {{"--count", "9223372036854775807"}, "<= 2147483647"},
            {{"--big=-1"}, "--big=-1"},
            {{"--seed", "-1"}, "--seed=-1: expected an unsigned integer"},
            {{"--rate", "1"}, "--rate=1: expected a number >= 0 and < 1"},

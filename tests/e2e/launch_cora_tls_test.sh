@@ -59,6 +59,8 @@ grep -q "job token" "$WORK/h_none.err" || { show "$WORK/h_none.err"; fail "no to
 health --token-file "$WORK/wrong" "${tls[@]}" 2>"$WORK/h_wrong.err" && fail "a wrong token passed"
 grep -q "job token" "$WORK/h_wrong.err" || { show "$WORK/h_wrong.err"; fail "wrong token: why?"; }
 health --token-file "$WORK/token" 2>"$WORK/h_plain.err" && fail "a plaintext client passed"
+grep -q -- "speaks plaintext: if the servers use TLS, pass their CA with --tls-ca" \
+  "$WORK/h_plain.err" || { show "$WORK/h_plain.err"; fail "plaintext client: no hint at --tls-ca"; }
 kill -TERM "$server"
 wait "$server" || fail "the server did not stop cleanly"
 
