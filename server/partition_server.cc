@@ -107,6 +107,9 @@ ServiceOptions PartitionServer::PrepareServiceOptions() {
   if (service.host_id.empty()) service.host_id = shm::HostId();
   if (service.stream_idle <= absl::ZeroDuration()) service.stream_idle = options_.stall_timeout;
   service.shm_prefix = shm::NewShmPrefix();
+  // An answer sent inline must fit gRPC's message limit, with room for the message's framing.
+  service.max_answer_bytes =
+      std::max<int64_t>(options_.rpc.max_message_bytes - (int64_t{1} << 20), int64_t{1} << 20);
   service.token = options_.rpc.token;
   shm_prefix_ = service.shm_prefix;
   shm::RemoveOwnAndStaleShm(shm_prefix_);

@@ -167,11 +167,16 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
   absl::StatusOr<engine::FeatureDtype> dtype = rpc::FeatureDtypeFromProto(request->dtype());
   // The budget per request first (the clearer message), then memory.
-  const absl::Status within =
+  const bool same_host = SameHost(request->client_host_id(), request->client_host_proof());
+  absl::Status within =
       !items.ok() ? items.status()
       : !dtype.ok() ? dtype.status()
                     : engine::CheckCost(engine::GatherCost(local_, *items, *dtype),
                                         local_.limits(), "this GatherFeatures");
+  if (within.ok() && !same_host) {  // inline: the rows must fit one message
+    within = engine::CheckAnswer(engine::GatherCost(local_, *items, *dtype),
+                                 options_.max_answer_bytes, "this GatherFeatures");
+  }
   absl::StatusOr<Admission::Reservation> reserved =
       !within.ok() ? within
                    : admission_.Reserve(
@@ -192,7 +197,7 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
   }
   stats_.AddGatheredRows(rows, row_bytes);
   std::unique_ptr<shm::ShmSegment> segment;
-  if (SameHost(request->client_host_id(), request->client_host_proof())) {
+  if (same_host) {
     auto made = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
                                            ShmBytes(*blocks));
     if (made.ok()) segment = *std::move(made);  // else: inline
@@ -217,8 +222,9 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext* context,
                  : req.status();
     // The budget per request first (the clearer message), then memory.
     if (cost.ok()) {
-      absl::Status within = engine::CheckCost(
-          *cost, local_.limits(), absl::StrCat("a minibatch of ", req->seeds.size(), " seeds"));
+      const std::string what = absl::StrCat("a minibatch of ", req->seeds.size(), " seeds");
+      absl::Status within = engine::CheckCost(*cost, local_.limits(), what);
+      if (within.ok()) within = engine::CheckAnswer(*cost, options_.max_answer_bytes, what);
       if (!within.ok()) cost = within;
     }
     absl::StatusOr<Admission::Reservation> reserved =

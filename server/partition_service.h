@@ -50,6 +50,9 @@ struct ServiceOptions {
   // the message) before the server unlinks the name anyway (server/deferred_unlink.h).
   absl::Duration shm_name_grace = absl::Seconds(60);
   int max_idle_rings = 8;
+  // The largest answer sent inline (gRPC's message limit less framing; 0 = unchecked): a
+  // request whose answer bound exceeds it is refused before any work (request_cost.h).
+  int64_t max_answer_bytes = 0;
 };
 
 class PartitionServiceImpl final : public v1::PartitionService::Service {

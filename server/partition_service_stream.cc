@@ -92,13 +92,20 @@ absl::StatusOr<std::shared_ptr<engine::TableSource>> OpenTable(engine::LayerTabl
 // Memory: each batch in flight may hold its bound (and its packed copy); the stream builds as
 // many ahead as the client's and the server's budgets allow, up to `max_prefetch`. The
 // reservation is held by `slot`; returns how many batches the stream may build ahead.
+// A batch's answer must fit one message where it is sent inline (`max_answer_bytes`; 0 where
+// batches go through shared memory), and every batch the per-request budgets: refused before
+// any batch is built.
 absl::StatusOr<int> ReserveStream(Admission& admission, const std::string& client,
                                   const engine::LocalPart& local, const engine::StreamRequest& req,
-                                  int max_prefetch, Admission::StreamSlot& slot) {
+                                  int max_prefetch, int64_t max_answer_bytes,
+                                  Admission::StreamSlot& slot) {
   const int64_t batch = std::min<int64_t>(req.batch_size, std::ssize(req.seeds));
   ASSIGN_OR_RETURN(
       const engine::RequestCost cost,
       engine::BatchCost(local, req.seed_type, std::max<int64_t>(batch, 1), req.sampling));
+  const std::string what = absl::StrCat("a stream of batches of ", batch, " seeds");
+  RETURN_IF_ERROR(engine::CheckCost(cost, local.limits(), what));
+  RETURN_IF_ERROR(engine::CheckAnswer(cost, max_answer_bytes, what));
   int prefetch = max_prefetch;
   ASSIGN_OR_RETURN(Admission::Reservation reserved,
                    admission.ReserveUpTo(client, Bytes(2 * cost.bytes + 1), max_prefetch,
@@ -186,9 +193,11 @@ absl::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
   ASSIGN_OR_RETURN(std::shared_ptr<engine::TableSource> table,
                    OpenTable(tables_, peers_, request.table()));
   const engine::LocalPart& local = table != nullptr ? *table->view : local_;
-  ASSIGN_OR_RETURN(const int prefetch, ReserveStream(admission_, ClientKey(*context), local, req,
-                                                     options_.prefetch, slot));
   ShmBatchWriter::Options writer_options = WriterOptions(request);
+  ASSIGN_OR_RETURN(const int prefetch,
+                   ReserveStream(admission_, ClientKey(*context), local, req, options_.prefetch,
+                                 writer_options.shared_memory ? 0 : options_.max_answer_bytes,
+                                 slot));
   writer_options.waiting_for_client = [&slot](bool waiting) { slot.SetWaitingForClient(waiting); };
   ShmBatchWriter batches(std::move(writer_options));  // before the stream, which goes first
   // A table stream's jobs hold its source (EpochStream::Start): they may outlive this call.

@@ -76,13 +76,17 @@ RequestCost MinibatchCost(const LocalPart& local, int seed_type, int64_t num_see
     }
   }
   const double node_bytes = disjoint ? kDisjointNodeBytes : kNodeBytes;
+  // On the wire: id and label per node (and its tree when disjoint), src and dst per edge.
+  const double wire_node_bytes = disjoint ? 24 : 16;
   for (size_t t = 0; t < nt; ++t) {
     cost.nodes += total[t];
     const double row_bytes =
         sampling.without_features ? 0 : RowBytes(local, static_cast<int>(t), sampling.feature_dtype);
     cost.bytes += total[t] * (node_bytes + row_bytes);
+    cost.answer_bytes += total[t] * (wire_node_bytes + row_bytes);
   }
   cost.bytes += cost.edges * kEdgeBytes;
+  cost.answer_bytes += cost.edges * 16;
   return cost;
 }
 
@@ -104,8 +108,21 @@ RequestCost GatherCost(const LocalPart& local, absl::Span<const TypedIds> items,
     const double n = static_cast<double>(item.ids.size());
     cost.nodes += n;
     cost.bytes += n * (8.0 + RowBytes(local, t, dtype));
+    cost.answer_bytes += n * (8.0 + RowBytes(local, t, dtype));
   }
   return cost;
+}
+
+absl::Status CheckAnswer(const RequestCost& cost, int64_t max_answer_bytes,
+                         absl::string_view what) {
+  if (max_answer_bytes <= 0 || cost.answer_bytes <= static_cast<double>(max_answer_bytes)) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the answer to ", what, " may take up to ", Count(cost.answer_bytes / (1 << 20)),
+      " MiB, above the ", max_answer_bytes >> 20,
+      " MiB one message may carry: refused before any work (ask for fewer seeds, smaller "
+      "fanouts or 16-bit features)"));
 }
 
 absl::Status CheckCost(const RequestCost& cost, const Limits& limits, absl::string_view what) {

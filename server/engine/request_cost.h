@@ -29,6 +29,9 @@ struct RequestCost {
   double nodes = 0;  // sampled nodes, every type (and every tree)
   double edges = 0;  // sampled edges, every type
   double bytes = 0;  // the arrays the request builds: ids, labels, trees, edges, feature rows
+  // The answer as sent inline (protobuf bytes fields): ids, labels and rows per node, src and
+  // dst per edge; what must fit the transport's message limit.
+  double answer_bytes = 0;
 };
 
 // The bound of one minibatch of `num_seeds` seeds of type `seed_type` (an index into
@@ -46,6 +49,10 @@ RequestCost GatherCost(const LocalPart& local, absl::Span<const TypedIds> items,
 // ResourceExhausted naming the first budget of `limits` that `cost` exceeds, the bound, and the
 // graphshard-server flag that raises it; `what` says which request ("minibatch of 10000 seeds").
 absl::Status CheckCost(const RequestCost& cost, const Limits& limits, absl::string_view what);
+
+// ResourceExhausted when `cost.answer_bytes` exceeds `max_answer_bytes` (an answer that could not
+// be sent: refused before any work), naming the request, the bound and the limit.
+absl::Status CheckAnswer(const RequestCost& cost, int64_t max_answer_bytes, absl::string_view what);
 
 }  // namespace graphshard::engine
 

@@ -204,6 +204,48 @@ TEST(ServerLimitsTest, OversizedRequestsAreRefusedNamingTheBudget) {
   EXPECT_TRUE(ReadStream(*cluster.Stub(0), SmallStream(own, 64)).ok()) << "still serving";
 }
 
+// A request every per-request budget admits but whose answer could not be sent in one message
+// (the gRPC limit, 1 GiB): refused at once, before any sampling, as a minibatch and as a stream
+// of inline batches; an ordinary batch is still served. (Before this check, 200 seeds of
+// fanouts -1 x 8 on a 20k-node graph ran 17.6 s, peaked at 2.83 GB and then failed to send.)
+TEST(ServerLimitsTest, AnAnswerTooBigForAMessageIsRefusedBeforeAnyWork) {
+  partitioner::GenerateOptions generate;  // products-shaped rows: 100 float32 features
+  generate.seed = 5;
+  generate.num_nodes = 20000;
+  generate.num_features = 100;
+  auto graph = partitioner::Generate(generate);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  engine::Limits unlimited;
+  unlimited.max_request_nodes = int64_t{1} << 40;
+  unlimited.max_request_edges = int64_t{1} << 40;
+  unlimited.max_request_bytes = int64_t{1} << 50;
+  testing::TestCluster cluster(*graph, 2, unlimited);
+  const std::vector<int64_t> own = OwnedIds(cluster, 0);
+  ASSERT_GE(own.size(), 200u);
+  v1::SampleMinibatchRequest big;
+  big.set_seeds(ToBytes<int64_t>(std::vector<int64_t>(own.begin(), own.begin() + 200)));
+  for (int h = 0; h < 8; ++h) big.mutable_sampling()->add_fanouts(-1);
+  big.mutable_sampling()->set_disjoint(true);
+  v1::Minibatch batch;
+  grpc::Status s = cluster.Stub(0)->SampleMinibatch(Context().get(), big, &batch);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("one message may carry"));
+  v1::StreamBatchesRequest stream = SmallStream(own, 200);
+  *stream.mutable_sampling() = big.sampling();
+  s = ReadStream(*cluster.Stub(0), stream);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("one message may carry"));
+  v1::Stats stats;
+  ASSERT_TRUE(cluster.Stub(0)->GetStats(Context().get(), {}, &stats).ok());
+  EXPECT_EQ(stats.sampled_edges(), 0) << "the refused requests were sampled";
+  v1::SampleMinibatchRequest fine;
+  fine.set_seeds(ToBytes<int64_t>(std::vector<int64_t>(own.begin(), own.begin() + 200)));
+  fine.mutable_sampling()->add_fanouts(10);
+  fine.mutable_sampling()->add_fanouts(5);
+  s = cluster.Stub(0)->SampleMinibatch(Context().get(), fine, &batch);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
 TEST(ServerLimitsTest, ClientMemoryIsAccounted) {
   ServiceOptions service;
   service.client_memory_bytes = 4 << 20;
