@@ -47,7 +47,48 @@ struct Flags {
   std::vector<int32_t> fanouts = {10, 5};
   int batches_per_stream = 20;
   int sample_ms = 1000;
+  // Attackers next to the honest clients: threads sending oversized SampleMinibatch requests
+  // (200 seeds, fanouts -1 x 8, disjoint: an answer no message can carry) in a loop.
+  int oversized_clients = 0;
 };
+
+// Oversized requests until `end`, from `threads` threads over their own connections: how many
+// were refused with RESOURCE_EXHAUSTED and how many ended otherwise.
+struct OversizedTotals {
+  int64_t refused = 0, other = 0;
+};
+OversizedTotals SendOversized(const std::vector<std::string>& servers,
+                              const std::vector<std::vector<int64_t>>& train, int threads,
+                              double end) {
+  std::mutex mu;
+  OversizedTotals totals;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      const size_t p = static_cast<size_t>(t) % servers.size();
+      auto stub = v1::PartitionService::NewStub(rpc::MakeChannel(servers[p]));
+      v1::SampleMinibatchRequest big;
+      const std::vector<int64_t>& own = train[p];
+      big.set_seeds(server::ToBytes<int64_t>(
+          std::vector<int64_t>(own.begin(), own.begin() + std::min<size_t>(200, own.size()))));
+      for (int h = 0; h < 8; ++h) big.mutable_sampling()->add_fanouts(-1);
+      big.mutable_sampling()->set_disjoint(true);
+      OversizedTotals mine;
+      while (Now() < end) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        v1::Minibatch batch;
+        const grpc::Status s = stub->SampleMinibatch(&ctx, big, &batch);
+        (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ? mine.refused : mine.other)++;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      totals.refused += mine.refused;
+      totals.other += mine.other;
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  return totals;
+}
 
 // A process's resident memory in MiB: all of it, its anonymous part (heap, stacks) and its
 // shared-memory part (the batch segments it wrote, which the clients also map).
@@ -144,6 +185,10 @@ int Run(const Flags& f) {
     }
   });
 
+  OversizedTotals oversized;
+  std::thread attackers([&] {
+    if (f.oversized_clients > 0) oversized = SendOversized(f.servers, train, f.oversized_clients, end);
+  });
   std::vector<std::thread> clients;
   for (int c = 0; c < f.clients; ++c) {
     clients.emplace_back([&, c] {
@@ -163,6 +208,7 @@ int Run(const Flags& f) {
   }
   for (std::thread& t : clients) t.join();
   const double wall = Now() - start;
+  attackers.join();
   stop = true;
   sampler.join();
 
@@ -179,6 +225,12 @@ int Run(const Flags& f) {
               "\"stream_errors\": %lld}\n",
               static_cast<double>(totals.batches) / wall, static_cast<double>(totals.seeds) / wall,
               wall, f.batch_size, static_cast<long long>(totals.errors));
+  if (f.oversized_clients > 0) {
+    std::printf("{\"name\": \"load_oversized_requests\", \"value\": %lld, \"unit\": "
+                "\"refused\", \"other_outcomes\": %lld, \"threads\": %d}\n",
+                static_cast<long long>(oversized.refused), static_cast<long long>(oversized.other),
+                f.oversized_clients);
+  }
   // RSS: slope after the warm-up fifth, of the total and of its anonymous and shared parts.
   std::vector<double> x, y, y_anon, y_shmem;
   for (size_t i = 0; i < sample_t.size(); ++i) {
@@ -237,6 +289,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       ok = absl::SimpleAtoi(v, &f->batch_size) && f->batch_size > 0;
     } else if (k == "--batches-per-stream") {
       ok = absl::SimpleAtoi(v, &f->batches_per_stream) && f->batches_per_stream > 0;
+    } else if (k == "--oversized-clients") {
+      ok = absl::SimpleAtoi(v, &f->oversized_clients) && f->oversized_clients >= 0;
     } else if (k == "--sample-ms") {
       ok = absl::SimpleAtoi(v, &f->sample_ms) && f->sample_ms > 0;
     } else {
@@ -259,7 +313,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: load_bench --servers H:P,H:P --server-pids PID,PID [--clients 16] "
                  "[--seconds 60] [--batch-size 512] [--fanouts 10,5] [--batches-per-stream 20] "
-                 "[--sample-ms 1000]\n");
+                 "[--sample-ms 1000] [--oversized-clients 0]\n");
     return 2;
   }
   return graphshard::bench::Run(flags);
