@@ -345,17 +345,41 @@ void AsioServer::Accept() {
       absl::MutexLock lock(&mu_);
       if (stopped_) return;
       int& from_address = sessions_per_address_[address];
-      if (std::ssize(sessions_) >= options_.max_connections ||
-          from_address >= options_.max_connections_per_address) {
-        // Shed it: the connections held stay served, and the descriptor is freed at once.
+      const bool all_full = std::ssize(sessions_) >= options_.max_connections;
+      if (all_full || from_address >= options_.max_connections_per_address) {
+        // At a cap, a connection that has not completed a single frame (a stalled or idle one:
+        // what an attacker holds) makes room for the new one; connections that have made
+        // requests (peers at work) are never closed for it. Without such a victim the new
+        // connection is shed, and its descriptor freed at once.
+        // The oldest such one: a stalled connection has been there longer than a peer's fresh
+        // one, which completes its first frame within milliseconds.
+        std::shared_ptr<FramedSocket> victim;
+        uint64_t victim_seq = 0;
+        for (const auto& [other, other_weak] : sessions_) {
+          const Accepted& a = accepted_[other];
+          if (evicted_.contains(other) || (!all_full && a.address != address) ||
+              (victim != nullptr && a.seq > victim_seq)) {
+            continue;
+          }
+          std::shared_ptr<FramedSocket> s = other_weak.lock();
+          if (s == nullptr || s->frames_read() > 0) continue;
+          victim = std::move(s);
+          victim_seq = a.seq;
+        }
         ++stats_.connections_refused;
-        if (from_address == 0) sessions_per_address_.erase(address);
-        session->Close(absl::ResourceExhaustedError("bulk transport: too many connections"));
-        Accept();
-        return;
+        if (victim == nullptr) {
+          if (from_address == 0) sessions_per_address_.erase(address);
+          session->Close(absl::ResourceExhaustedError("bulk transport: too many connections"));
+          Accept();
+          return;
+        }
+        evicted_.insert(victim.get());
+        victim->Close(absl::ResourceExhaustedError(
+            "bulk transport: too many connections; this one had sent no frame"));
       }
       ++from_address;
       sessions_[raw] = weak;
+      accepted_[raw] = {address, ++accept_seq_};
     }
     session->Start(
         [this, weak, authenticated = std::make_shared<bool>(options_.token.empty())](
@@ -367,6 +391,8 @@ void AsioServer::Accept() {
           closed_bytes_sent_ += raw->bytes_sent();
           closed_bytes_received_ += raw->bytes_received();
           sessions_.erase(raw);
+          accepted_.erase(raw);
+          evicted_.erase(raw);
           auto it = sessions_per_address_.find(address);
           if (it != sessions_per_address_.end() && --it->second <= 0) {
             sessions_per_address_.erase(it);

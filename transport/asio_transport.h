@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -41,8 +42,10 @@ struct AsioOptions {
   // first request) within this of being accepted (an idle or slow connection frees its
   // descriptor).
   absl::Duration first_frame_timeout = absl::Seconds(10);
-  // Server: connections held at once, in all and from one IP address; one more is closed as
-  // soon as it is accepted (docs/SECURITY.md: no client can take every descriptor).
+  // Server: connections held at once, in all and from one IP address. At a cap, a held
+  // connection that has not completed a frame yet is closed to make room; if every held one
+  // has, the new one is closed as soon as it is accepted (docs/SECURITY.md: no client can take
+  // every descriptor, nor keep a peer at work out).
   int max_connections = 512;
   int max_connections_per_address = 64;
   int connections_per_peer = 2;  // client: requests are spread round-robin over these
@@ -128,6 +131,14 @@ class AsioServer final {
   std::map<internal::FramedSocket*, std::weak_ptr<internal::FramedSocket>> sessions_
       ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> sessions_per_address_ ABSL_GUARDED_BY(mu_);  // by remote IP
+  struct Accepted {
+    std::string address;  // remote IP
+    uint64_t seq = 0;     // accept order
+  };
+  std::map<internal::FramedSocket*, Accepted> accepted_ ABSL_GUARDED_BY(mu_);
+  uint64_t accept_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // Closed to make room at a cap, not yet gone (counted until their close callback runs).
+  std::set<internal::FramedSocket*> evicted_ ABSL_GUARDED_BY(mu_);
   TransportStats stats_ ABSL_GUARDED_BY(mu_);
   int64_t closed_bytes_sent_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t closed_bytes_received_ ABSL_GUARDED_BY(mu_) = 0;

@@ -83,8 +83,9 @@ struct TransportStats {
   int64_t errors = 0;    // error answers (both sides) and refused frames (server)
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
-  // Server: connections closed at accept because max_connections (or the per-address cap) was
-  // reached, and accept calls that failed (e.g. no descriptor left).
+  // Server: connections closed because max_connections (or the per-address cap) was reached
+  // (a new one shed, or a held one that had completed no frame closed to make room), and
+  // accept calls that failed (e.g. no descriptor left).
   int64_t connections_refused = 0;
   int64_t accept_errors = 0;
 };

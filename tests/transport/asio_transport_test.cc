@@ -448,6 +448,37 @@ TEST_F(AsioTransportTest, ConnectionsPastTheCapsAreShedAndTheHeldOnesServed) {
   }));
 }
 
+// At a cap, connections that have sent no complete frame (stalled ones, as an attacker holds) make
+// room: a peer's new connection gets in and is served, and a stalled one is closed for it.
+TEST_F(AsioTransportTest, AtTheCapAStalledConnectionMakesRoomForAPeer) {
+  AsioOptions capped;
+  capped.max_connections = 8;
+  capped.max_connections_per_address = 3;
+  server_->Shutdown();
+  StartServer(capped);
+  std::vector<int> stalled;
+  for (int i = 0; i < 3; ++i) {
+    stalled.push_back(ConnectRaw(server_->port()));
+    ASSERT_GE(stalled.back(), 0);
+    WriteAll(stalled.back(), "\x01\x02\x03", 3);  // part of a header, then nothing
+  }
+  Call call;
+  client_->Request(peer_, kEcho, std::make_unique<OwnedBody>(std::vector<std::vector<char>>{
+                                     Bytes(10, 7)}),
+                   absl::Now() + absl::Seconds(20), call.Done());
+  absl::StatusOr<Received> r = Wait(call.future);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->arrays[0], Bytes(10, 7));
+  int closed = 0;
+  for (int fd : stalled) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0 && ReadUpTo(fd, 1).empty()) ++closed;
+    ::close(fd);
+  }
+  EXPECT_GE(closed, 1) << "no stalled connection was closed to make room";
+  EXPECT_GE(server_->stats().connections_refused, 1);
+}
+
 // A fake peer on a real socket that answers every request with the first `cut` bytes of a
 // valid 1 MiB answer frame and then closes (dies mid-frame) or, with `stall`, keeps the
 // connection open and sends nothing more.

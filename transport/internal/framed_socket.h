@@ -75,6 +75,8 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
 
   const std::string& peer() const { return peer_; }
   int64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
+  // Complete frames read so far (thread-safe): 0 for a connection that has proved nothing yet.
+  uint64_t frames_read() const { return frames_read_.load(std::memory_order_relaxed); }
   int64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
 
  private:
@@ -115,7 +117,7 @@ class FramedSocket : public std::enable_shared_from_this<FramedSocket> {
   bool writing_ = false;
   bool in_frame_ = false;     // a frame's first byte has arrived, the rest of it has not
   uint64_t frame_seq_ = 0;    // which frame the frame timer is for
-  uint64_t frames_read_ = 0;  // complete frames handed to on_frame_
+  std::atomic<uint64_t> frames_read_{0};  // complete frames handed to on_frame_
   std::deque<std::unique_ptr<Outgoing>> queue_;
   // The frame being read.
   HeaderBytes header_bytes_{};
