@@ -100,3 +100,23 @@ def fail(message):
 
 def note(message):
     print(f"-- {message}", file=sys.stderr, flush=True)
+
+
+def expect_installed(env, venv, pip_env):
+    """`import graphshard` with `venv`'s python, outside the source and build trees: it must come
+    from the venv (module included) and answer as the build tree's module does."""
+    r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                        "import graphshard, graphshard._graphshard as m; "
+                        "print(graphshard.__file__); print(m.__file__); "
+                        "print(graphshard.stream_shuffle_seed(1, 0))"],
+                       capture_output=True, text=True, timeout=120, cwd=env.work, env=pip_env)
+    if r.returncode != 0:
+        fail(f"import after pip install: {r.stderr}")
+    init, module, seed = r.stdout.split()
+    site = os.path.join(venv, "lib")
+    if not (init.startswith(site) and module.startswith(site)):
+        fail(f"graphshard imported from {init}, {module}, not the venv")
+    import graphshard  # the build tree's (PYTHONPATH), for the same answer
+    if int(seed) != graphshard.stream_shuffle_seed(1, 0):
+        fail("the installed module answers differently")
+    return module

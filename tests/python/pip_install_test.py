@@ -6,7 +6,6 @@ build; then `import graphshard` outside the source and build trees finds the ins
 module included. Usage: pip_install_test.py BIN_DIR SOURCE_DIR."""
 import os
 import shutil
-import subprocess
 import sys
 
 import gs_testlib as t
@@ -24,20 +23,7 @@ def main():
         pip_env = dict(os.environ, GRAPHSHARD_BUILD_DIR=build_dir, PIP_DISABLE_PIP_VERSION_CHECK="1")
         pip_env.pop("PYTHONPATH", None)
         t.run([os.path.join(venv, "bin", "pip"), "install", "--no-index", src], 300, env=pip_env)
-        r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
-                            "import graphshard, graphshard._graphshard as m; "
-                            "print(graphshard.__file__); print(m.__file__); "
-                            "print(graphshard.stream_shuffle_seed(1, 0))"],
-                           capture_output=True, text=True, timeout=120, cwd=env.work, env=pip_env)
-        if r.returncode != 0:
-            t.fail(f"import after pip install: {r.stderr}")
-        init, module, seed = r.stdout.split()
-        site = os.path.join(venv, "lib")
-        if not (init.startswith(site) and module.startswith(site)):
-            t.fail(f"graphshard imported from {init}, {module}, not the venv")
-        import graphshard  # the build tree's (PYTHONPATH), for the same answer
-        if int(seed) != graphshard.stream_shuffle_seed(1, 0):
-            t.fail("the installed module answers differently")
+        module = t.expect_installed(env, venv, pip_env)
         t.note(f"ok: installed offline, imported from {module}")
     finally:
         env.cleanup()
