@@ -295,8 +295,8 @@ class GrpcBatchStream final : public BatchStream {
       v1::Minibatch m;
       while (reader_->Read(&m)) {
         if (!m.shm_name().empty() &&
-            !shm::CheckSegmentName(m.shm_name(), metadata_.shm_prefix).ok()) {
-          continue;  // not this server's: left alone
+            !shm::CheckSegmentName(m.shm_name(), metadata_.shm_prefix, metadata_.shm_key).ok()) {
+          continue;  // not made for this client by this server: left alone
         }
         if (!m.shm_name().empty() && m.shm_ring()) {
           ring_->Open(m.shm_name(), m.shm_size(), m.shm_ring_serial()).IgnoreError();
@@ -362,10 +362,9 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     return absl::InvalidArgumentError("StreamBatches needs seeds and batch_size >= 1");
   }
   v1::StreamBatchesRequest request = internal::EncodeStreamRequest(options);
-  if (request.shm_ring() > 0) {
-    request.set_shm_ring_id(impl_->ring_id);
-    request.set_shm_ring_key(impl_->ring_key);
-  }
+  // The key also names one-shot segments: a same-host server sends shared memory only with it.
+  request.set_shm_ring_key(impl_->ring_key);
+  if (request.shm_ring() > 0) request.set_shm_ring_id(impl_->ring_id);
   if (!request.client_host_id().empty()) {
     // Shared memory only for a client that proves it is on the server's host: the proof named
     // in the server's GetMetadata (read once per name).
@@ -387,6 +386,7 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
     absl::MutexLock lock(&impl_->mu);
     own.shm_prefix = impl_->shm_prefix;
   }
+  own.shm_key = impl_->ring_key;
   return std::unique_ptr<BatchStream>(
       new GrpcBatchStream(*impl_->stub, request, own, Label(),
                           absl::Seconds(impl_->options.stall_timeout_s), impl_->ring_reader));

@@ -55,6 +55,9 @@ struct ServerMetadata {
   std::vector<EdgeTypeInfo> edge_types;
   std::string host_id;     // equal to ours = same host (shared-memory batches)
   std::string shm_prefix;  // every segment the server names starts with it (shm::CheckSegmentName)
+  // Not from the server: the key this client gave it (StreamBatchesRequest.shm_ring_key); the
+  // segments it names for this client carry its tag (shm::TaggedSegmentName).
+  std::string shm_key;
   bool heterogeneous() const { return node_types.size() > 1 || edge_types.size() > 1; }
 };
 

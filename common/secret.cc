@@ -1,8 +1,11 @@
 #include "common/secret.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
 namespace graphshard::common {
@@ -80,6 +84,47 @@ absl::StatusOr<std::string> LoadJobToken(const std::string& token_file) {
     }
   }
   return token;
+}
+
+namespace {
+
+// Lower-case hex of the first `bytes` bytes of HMAC-SHA256(key, message).
+std::string HmacHex(absl::string_view key, absl::string_view message, size_t bytes) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), out, &length);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < std::min<size_t>(bytes, length); ++i) {
+    hex += kHex[out[i] >> 4];
+    hex += kHex[out[i] & 15];
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::string PortCredential(absl::string_view token, int port) {
+  return absl::StrCat("gs1.",
+                      HmacHex(token, absl::StrCat("graphshard port credential v1\nport ", port), 32));
+}
+
+std::string SegmentTag(absl::string_view key, absl::string_view stem) {
+  return HmacHex(key, absl::StrCat("graphshard segment v1\n", stem), 8);
+}
+
+int PortOfAddress(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos) return -1;
+  const absl::string_view digits = address.substr(colon + 1);
+  int port = 0;
+  if (digits.empty() || digits.size() > 5 ||
+      digits.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(digits, &port) || port > 65535) {
+    return -1;
+  }
+  return port;
 }
 
 }  // namespace graphshard::common

@@ -31,6 +31,22 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path);
 // naming its source (not its value).
 absl::StatusOr<std::string> LoadJobToken(const std::string& token_file);
 
+// What a client presents instead of the token to the server listening on `port` (gRPC
+// authorization metadata, bulk hello): "gs1." and 64 hex digits of HMAC-SHA256 under the token of
+// a domain label and the port. The token itself never leaves the process: a registry entry
+// that is not the job's server learns only a credential for its own port, where no server of
+// the job listens (one process per port on a host), and cannot derive the token or another
+// port's credential from it (docs/SECURITY.md).
+std::string PortCredential(absl::string_view token, int port);
+
+// 16 hex digits (64 bits) of HMAC-SHA256 under `key` of a domain label and `stem`: the tag a
+// server appends to the name of a shared-memory segment it makes for the client that gave it
+// `key` (shm::TaggedSegmentName), so that the client maps or unlinks only segments named for it.
+std::string SegmentTag(absl::string_view key, absl::string_view stem);
+
+// The port of "host:port" / "[v6]:port" (the digits after the last ':'), or -1 if none.
+int PortOfAddress(absl::string_view address);
+
 }  // namespace graphshard::common
 
 #endif  // GRAPHSHARD_COMMON_SECRET_H_

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/secret.h"
 #include "rpc/security.h"
 
@@ -30,10 +31,12 @@ std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(const RpcOption
   return grpc::InsecureChannelCredentials();  // unreachable: every kind is handled above
 }
 
-// Adds the job token to every call of a channel: one interceptor rather than a line at each
-// call site, so no call (health checks, streams, peers' calls) can go out without it. An
+// Adds the job's credential to every call of a channel: one interceptor rather than a line at
+// each call site, so no call (health checks, streams, peers' calls) can go out without it. An
 // interceptor rather than gRPC call credentials: those are only sent over TLS, and a job may
-// run its token over plaintext (docs/SECURITY.md).
+// run its token over plaintext (docs/SECURITY.md). What goes out is the credential for the port
+// dialled (common::PortCredential), never the token itself: an address that is not the job's
+// server (a bad registry entry) learns nothing it could use at another port.
 class TokenInterceptor final : public grpc::experimental::Interceptor {
  public:
   explicit TokenInterceptor(const std::string* header) : header_(header) {}
@@ -52,8 +55,9 @@ class TokenInterceptor final : public grpc::experimental::Interceptor {
 class TokenInterceptorFactory final
     : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
-  explicit TokenInterceptorFactory(const std::string& token)
-      : header_(absl::StrCat("Bearer ", token)) {}
+  TokenInterceptorFactory(const std::string& token, const std::string& address)
+      : header_(absl::StrCat("Bearer ",
+                             common::PortCredential(token, common::PortOfAddress(address)))) {}
   grpc::experimental::Interceptor* CreateClientInterceptor(
       grpc::experimental::ClientRpcInfo* /*info*/) override {
     return new TokenInterceptor(&header_);
@@ -66,9 +70,30 @@ class TokenInterceptorFactory final
 // The server side of the token: gRPC core's auth metadata processor runs for every call before
 // any handler (our services, health, reflection alike) and fails it with UNAUTHENTICATED. Set
 // on the core credentials directly, because the C++ wrapper refuses a processor on plaintext
-// ports (it asserts), and a job may use its token without TLS.
-struct TokenCheck {
-  std::string expected;  // "Bearer <token>"
+// ports (it asserts), and a job may use its token without TLS. Accepted: the credential for a
+// port these credentials bound (what graphshard clients send), or the token itself (what an
+// operator's tool such as grpcurl sends).
+class TokenCheck {
+ public:
+  explicit TokenCheck(const std::string& token)
+      : token_(token), token_header_(absl::StrCat("Bearer ", token)) {}
+  // Called by AddPortToServer once the port is bound, before the server serves a call.
+  void AddPort(int port) {
+    absl::MutexLock lock(&mu_);
+    port_headers_.push_back(absl::StrCat("Bearer ", common::PortCredential(token_, port)));
+  }
+  bool Accepts(absl::string_view value) const {
+    absl::MutexLock lock(&mu_);
+    bool ok = common::ConstantTimeEquals(token_header_, value);
+    for (const std::string& h : port_headers_) ok |= common::ConstantTimeEquals(h, value);
+    return ok;
+  }
+
+ private:
+  const std::string token_;
+  const std::string token_header_;
+  mutable absl::Mutex mu_;
+  std::vector<std::string> port_headers_ ABSL_GUARDED_BY(mu_);
 };
 
 void ProcessToken(void* state, grpc_auth_context* /*context*/, const grpc_metadata* md,
@@ -82,7 +107,7 @@ void ProcessToken(void* state, grpc_auth_context* /*context*/, const grpc_metada
     const absl::string_view value(
         reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(md[i].value)),
         GRPC_SLICE_LENGTH(md[i].value));
-    ok = common::ConstantTimeEquals(check->expected, value);
+    ok = check->Accepts(value);
     break;
   }
   if (ok) {
@@ -99,10 +124,10 @@ void DestroyTokenCheck(void* state) { delete static_cast<TokenCheck*>(state); }
 // AddPortToServer is the one hook grpc::Server uses (Server::AddListeningPort).
 class TokenServerCredentials final : public grpc::ServerCredentials {
  public:
-  TokenServerCredentials(grpc_server_credentials* core, const std::string& token) : core_(core) {
+  TokenServerCredentials(grpc_server_credentials* core, const std::string& token)
+      : core_(core), check_(new TokenCheck(token)) {
     grpc_server_credentials_set_auth_metadata_processor(
-        core_, grpc_auth_metadata_processor{&ProcessToken, &DestroyTokenCheck,
-                                            new TokenCheck{absl::StrCat("Bearer ", token)}});
+        core_, grpc_auth_metadata_processor{&ProcessToken, &DestroyTokenCheck, check_});
   }
   ~TokenServerCredentials() override { grpc_server_credentials_release(core_); }
   void SetAuthMetadataProcessor(
@@ -112,9 +137,12 @@ class TokenServerCredentials final : public grpc::ServerCredentials {
 
  private:
   int AddPortToServer(const std::string& addr, grpc_server* server) override {
-    return grpc_server_add_http2_port(server, addr.c_str(), core_);
+    const int port = grpc_server_add_http2_port(server, addr.c_str(), core_);
+    if (port > 0) check_->AddPort(port);
+    return port;
   }
   grpc_server_credentials* core_;
+  TokenCheck* check_;  // owned by core_ (DestroyTokenCheck), which outlives this object's use
 };
 
 grpc_server_credentials* MakeCoreTlsCredentials(const TlsOptions& tls) {
@@ -148,7 +176,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const Rpc
     return grpc::CreateCustomChannel(address, MakeChannelCredentials(options), args);
   }
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> factories;
-  factories.push_back(std::make_unique<TokenInterceptorFactory>(options.token));
+  factories.push_back(std::make_unique<TokenInterceptorFactory>(options.token, address));
   return grpc::experimental::CreateCustomChannelWithInterceptors(
       address, MakeChannelCredentials(options), args, std::move(factories));
 }

@@ -56,16 +56,50 @@ absl::Status Admission::CheckMemory(const std::string& client, int64_t bytes,
 
 absl::StatusOr<Admission::Reservation> Admission::Reserve(const std::string& client,
                                                           int64_t bytes,
-                                                          const std::string& what) {
+                                                          const std::string& what,
+                                                          absl::Time deadline) {
   int units = 0;
-  return ReserveUpTo(client, std::max<int64_t>(bytes, 0), 1, what, &units);
+  return ReserveUpTo(client, std::max<int64_t>(bytes, 0), 1, what, &units, deadline);
+}
+
+bool Admission::Waiter::Ready() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Called by Mutex::Await, which holds admission->mu_.
+  return *admission->waiting_.begin() == ticket &&
+         bytes <= admission->options_.memory_budget_bytes - admission->total_bytes_;
 }
 
 absl::StatusOr<Admission::Reservation> Admission::ReserveUpTo(const std::string& client,
                                                               int64_t unit, int max_units,
                                                               const std::string& what,
-                                                              int* units) {
+                                                              int* units, absl::Time deadline) {
+  unit = std::max<int64_t>(unit, 0);
   absl::MutexLock lock(&mu_);
+  // Past the client's own cap, or more than the whole budget: waiting would not help.
+  const int64_t held = client_bytes_.count(client) ? client_bytes_[client] : 0;
+  if (unit > options_.client_memory_bytes - held || unit > options_.memory_budget_bytes) {
+    return CheckMemory(client, unit, what);
+  }
+  // Past what the server has left, or behind others that wait: queue, first come first served.
+  if (!waiting_.empty() || unit > options_.memory_budget_bytes - total_bytes_) {
+    const uint64_t ticket = next_ticket_++;
+    waiting_.insert(ticket);
+    const Waiter waiter{this, ticket, unit};
+    const absl::Time start = absl::Now();
+    const bool ready = mu_.AwaitWithDeadline(absl::Condition(&waiter, &Waiter::Ready),
+                                             std::min(deadline, start + options_.memory_wait));
+    waiting_.erase(ticket);
+    if (!ready) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          what, " may hold up to ", Mib(unit), "; the server's requests hold ", Mib(total_bytes_),
+          " of its ", Mib(options_.memory_budget_bytes),
+          " (graphshard-server --memory-budget-mib) and ", waiting_.size(),
+          " more wait; waited ", absl::FormatDuration(absl::Trunc(absl::Now() - start,
+                                                                  absl::Milliseconds(1))),
+          " (--memory-wait-s); retry later or ask for less"));
+    }
+    // The client's other requests may have taken its share meanwhile.
+    if (absl::Status ok = CheckMemory(client, unit, what); !ok.ok()) return ok;
+  }
   const int64_t mine = client_bytes_.count(client) ? client_bytes_[client] : 0;
   const int64_t room = std::min(options_.client_memory_bytes - mine,
                                 options_.memory_budget_bytes - total_bytes_);
@@ -186,6 +220,11 @@ int Admission::open_streams() {
 int64_t Admission::reserved_bytes() {
   absl::MutexLock lock(&mu_);
   return total_bytes_;
+}
+
+int Admission::queued() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(waiting_.size());
 }
 
 }  // namespace graphshard::server

@@ -8,14 +8,18 @@
 //    slot, idle streams are reclaimed for it (oldest wait first; their calls cancelled), so
 //    clients that open streams and never read cannot lock the others out;
 //  - memory: every request reserves what it may hold (its cost bound, request_cost.h) for its
-//    duration, at most client_memory_bytes per client and memory_budget_bytes for the server;
-//    past either it gets ResourceExhausted naming the budget and its flag.
+//    duration, at most client_memory_bytes per client and memory_budget_bytes for the server.
+//    Past the client's own cap it gets ResourceExhausted at once, naming the flag. Past what the
+//    server has left it queues (first come, first served) until others release enough, for up
+//    to memory_wait or its deadline, then ResourceExhausted naming --memory-budget-mib; one that
+//    could never fit the budget is refused at once.
 // A client is what ClientKey() says (today the connection's peer address). Thread-safe.
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -31,6 +35,7 @@ struct AdmissionOptions {
   absl::Duration stream_idle = absl::Seconds(30);
   int64_t memory_budget_bytes = int64_t{1} << 40;  // all requests of the server together
   int64_t client_memory_bytes = int64_t{1} << 40;  // all requests of one client together
+  absl::Duration memory_wait = absl::Seconds(10);   // longest queueing for the server budget
 };
 
 class Admission {
@@ -79,16 +84,20 @@ class Admission {
   // naming --max-streams or --max-client-streams when no slot is free or reclaimable.
   absl::StatusOr<std::unique_ptr<StreamSlot>> OpenStream(const std::string& client,
                                                         std::function<void()> cancel);
-  // Reserves `bytes` for `client`; ResourceExhausted naming `what`, the budget and its flag.
+  // Reserves `bytes` for `client`, queueing for the server budget until `deadline` at the
+  // latest (and memory_wait); ResourceExhausted naming `what`, the budget and its flag.
   absl::StatusOr<Reservation> Reserve(const std::string& client, int64_t bytes,
-                                      const std::string& what);
+                                      const std::string& what,
+                                      absl::Time deadline = absl::InfiniteFuture());
   // For a stream: reserves n x `unit` bytes for the largest n <= max_units that fits (at least
-  // 1, else ResourceExhausted as Reserve); returns n through `units`.
+  // 1, queued as Reserve, else ResourceExhausted); returns n through `units`.
   absl::StatusOr<Reservation> ReserveUpTo(const std::string& client, int64_t unit, int max_units,
-                                          const std::string& what, int* units);
+                                          const std::string& what, int* units,
+                                          absl::Time deadline = absl::InfiniteFuture());
 
   int open_streams();
   int64_t reserved_bytes();
+  int queued();  // requests waiting for the server budget now
 
  private:
   struct Slot {
@@ -96,6 +105,13 @@ class Admission {
     std::function<void()> cancel;
     absl::Time waiting_since = absl::InfiniteFuture();
     Reservation held;
+  };
+  // One request queued for the server budget; Ready() is Mutex::Await's condition.
+  struct Waiter {
+    Admission* admission;
+    uint64_t ticket;
+    int64_t bytes;
+    bool Ready() const;
   };
   void Unreserve(const std::string& client, int64_t bytes);
   absl::Status CheckMemory(const std::string& client, int64_t bytes, const std::string& what)
@@ -111,6 +127,8 @@ class Admission {
   std::map<std::string, int> client_streams_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> client_bytes_ ABSL_GUARDED_BY(mu_);
   int64_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);  // tickets queued, oldest first
 };
 
 }  // namespace graphshard::server

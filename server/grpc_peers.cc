@@ -39,7 +39,7 @@ int64_t ShmBytesOf(const v1::SampleOneHopResponse&) { return 0; }
 // Whether a failed call means the peer itself is gone or stuck (then it is resolved again).
 bool PeerLost(const grpc::Status& s) { return common::IsTransientError(rpc::FromGrpcStatus(s)); }
 
-// Issues `method` asynchronously and converts the answer with FromProto; counts the messages'
+// Issues `method` asynchronously and converts the answer with `convert`; counts the messages'
 // bytes in `traffic` (if not null). `lost` runs first when the call failed for want of the
 // peer. The stub (and its channel) lives until the callback, even if the peer is dropped
 // meanwhile.
@@ -47,14 +47,15 @@ template <typename Result, typename Req, typename Resp, typename Method>
 void Issue(std::shared_ptr<v1::PartitionService::Stub> stub, const std::string& address, int part,
            Req request, absl::Duration timeout, Method method,
            std::shared_ptr<PeerTraffic> traffic, std::function<void(const std::string&)> lost,
+           std::function<absl::StatusOr<Result>(const Resp&)> convert,
            engine::Peers::Callback<Result> done) {
   auto call = std::make_shared<Call<Req, Resp>>();
   call->request = std::move(request);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   (stub->async()->*method)(
       &call->context, &call->request, &call->response,
-      [call, stub, lost = std::move(lost), done = std::move(done), address, part,
-       traffic](grpc::Status status) {
+      [call, stub, lost = std::move(lost), convert = std::move(convert), done = std::move(done),
+       address, part, traffic](grpc::Status status) {
         if (traffic != nullptr) {
           traffic->Add(static_cast<int64_t>(call->request.ByteSizeLong()),
                        status.ok() ? static_cast<int64_t>(call->response.ByteSizeLong()) : 0,
@@ -67,8 +68,9 @@ void Issue(std::shared_ptr<v1::PartitionService::Stub> stub, const std::string& 
         }
         // Decoding the message runs where the answer is taken (the builder), not on gRPC's
         // callback thread.
-        done(engine::Answer<Result>::Deferred([call, part, address]() -> absl::StatusOr<Result> {
-          absl::StatusOr<Result> result = FromProto(call->response);
+        done(engine::Answer<Result>::Deferred([call, convert, part,
+                                               address]() -> absl::StatusOr<Result> {
+          absl::StatusOr<Result> result = convert(call->response);
           if (!result.ok()) return Annotate(result.status(), part, address);
           return result;
         }));
@@ -186,7 +188,7 @@ void GrpcPeers::Forget(int part, const std::string& address, const std::string& 
   if (part < std::ssize(peers_) && peers_[part] != nullptr && peers_[part]->address == address) {
     peers_[part].reset();
     ++rotation_[part];
-    proofs_.erase(address);
+    peer_shm_.erase(address);
     // Once per address and outage, not at every retry: again after 10 s.
     LossLog& last = lost_[part];
     const absl::Time now = absl::Now();
@@ -217,7 +219,7 @@ void GrpcPeers::SampleOneHop(int part, engine::OneHopRequest request,
       [this, part, address = (*peer)->address](const std::string& why) {
         Forget(part, address, why);
       },
-      std::move(done));
+      [](const v1::SampleOneHopResponse& r) { return FromProto(r); }, std::move(done));
 }
 
 void GrpcPeers::GatherFeatures(int part, std::vector<engine::TypedIds> items,
@@ -235,7 +237,12 @@ void GrpcPeers::GatherTable(int part, uint64_t table, std::vector<engine::TypedI
     return;
   }
   v1::GatherFeaturesRequest request = ToProto(items, dtype, options_.host_id);
-  if (!options_.host_id.empty()) request.set_client_host_proof(HostProofFor(**peer));
+  PeerShm shm;
+  if (!options_.host_id.empty()) {
+    shm = PeerShmFor(part, **peer);
+    request.set_client_host_proof(shm.host_proof);
+    request.set_shm_key(shm_key_);
+  }
   request.set_table(table);
   using Async = v1::PartitionService::Stub::async_interface;
   Issue<std::vector<engine::FeatureBlock>, v1::GatherFeaturesRequest, v1::GatherFeaturesResponse>(
@@ -247,27 +254,33 @@ void GrpcPeers::GatherTable(int part, uint64_t table, std::vector<engine::TypedI
       [this, part, address = (*peer)->address](const std::string& why) {
         Forget(part, address, why);
       },
+      [prefix = shm.prefix, key = shm_key_](const v1::GatherFeaturesResponse& r) {
+        return FromProto(r, prefix, key);
+      },
       std::move(done));
 }
 
-std::string GrpcPeers::HostProofFor(const Peer& peer) {
-  if (options_.host_id.empty()) return "";
+GrpcPeers::PeerShm GrpcPeers::PeerShmFor(int part, const Peer& peer) {
   {
     absl::MutexLock lock(&mu_);
-    auto it = proofs_.find(peer.address);
-    if (it != proofs_.end()) return it->second;
+    auto it = peer_shm_.find(peer.address);
+    if (it != peer_shm_.end()) return it->second;
   }
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  // With a token, only a peer that proved it (GetVerifiedMetadata) names a host proof this
+  // server reads, or segments it opens.
   v1::Metadata meta;
-  if (!peer.stub->GetMetadata(&context, v1::GetMetadataRequest(), &meta).ok()) return "";
-  std::string proof;
+  if (!GetVerifiedMetadata(*peer.stub, options_.rpc.token, part, options_.rpc_timeout, &meta)
+           .ok()) {
+    return {};
+  }
+  PeerShm shm;
   if (meta.host_id() == options_.host_id && !meta.host_proof_name().empty()) {
-    proof = shm::ReadHostProof(meta.host_proof_name()).value_or("");
+    shm.host_proof = shm::ReadHostProof(meta.host_proof_name()).value_or("");
+    shm.prefix = meta.shm_prefix();
   }
   absl::MutexLock lock(&mu_);
-  proofs_[peer.address] = proof;
-  return proof;
+  peer_shm_[peer.address] = shm;
+  return shm;
 }
 
 const engine::LocalPart* GrpcPeers::MappedPart(int part) {

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/options.h"
+#include "rpc/security.h"
 #include "server/engine/local_part.h"
 #include "server/engine/peers.h"
 #include "server/server_stats.h"
@@ -118,9 +119,14 @@ class GrpcPeers final : public engine::Peers {
   absl::StatusOr<std::unique_ptr<engine::LocalPart>> MapIfSameHost(int part);
   // The same-host peer's part mapped from partition_dir (decided once per part), or nullptr.
   const engine::LocalPart* Mapped(int part);
-  // The same-host proof of `peer` (its Metadata.host_proof_name read here, shm/host_proof.h),
-  // asked once per address; "" when it is on another host, or without options_.host_id.
-  std::string HostProofFor(const Peer& peer);
+  // What a gather from a same-host peer needs: its same-host proof (Metadata.host_proof_name
+  // read here, shm/host_proof.h) and the prefix its segments carry (Metadata.shm_prefix).
+  struct PeerShm {
+    std::string host_proof;  // "" on another host, unproven, or unreachable: rows come inline
+    std::string prefix;
+  };
+  // Asked once per address (with a token, the peer must prove it serves `part`).
+  PeerShm PeerShmFor(int part, const Peer& peer);
 
   const PeerOptions options_;
   absl::Mutex mu_;
@@ -132,7 +138,10 @@ class GrpcPeers final : public engine::Peers {
     absl::Time at;
   };
   std::map<int, LossLog> lost_ ABSL_GUARDED_BY(mu_);  // per part: the last loss logged
-  std::map<std::string, std::string> proofs_ ABSL_GUARDED_BY(mu_);  // address -> proof
+  std::map<std::string, PeerShm> peer_shm_ ABSL_GUARDED_BY(mu_);  // by address
+  // This server's key as an asker: same-host peers name the segments they answer with for it
+  // (GatherFeaturesRequest.shm_key), so it opens and unlinks no other segment.
+  const std::string shm_key_ = rpc::NewNonce();
   bool stop_probe_ ABSL_GUARDED_BY(mu_) = false;
   std::thread probe_;
   // MappedPart's decisions per part: not yet decided, mapped, or read through the RPC.

@@ -167,7 +167,8 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
   absl::StatusOr<std::vector<engine::TypedIds>> items = FromProto(*request);
   absl::StatusOr<engine::FeatureDtype> dtype = rpc::FeatureDtypeFromProto(request->dtype());
   // The budget per request first (the clearer message), then memory.
-  const bool same_host = SameHost(request->client_host_id(), request->client_host_proof());
+  const bool same_host = SameHost(request->client_host_id(), request->client_host_proof()) &&
+                         request->shm_key().size() >= shm::kMinShmKeyBytes;
   absl::Status within =
       !items.ok() ? items.status()
       : !dtype.ok() ? dtype.status()
@@ -183,7 +184,7 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
                           ClientKey(context),
                           Bytes(kAnswerCopies * engine::GatherCost(local_, *items, *dtype).bytes +
                                 2.0 * static_cast<double>(request->ByteSizeLong())),
-                          "this GatherFeatures");
+                          "this GatherFeatures", internal::CallDeadline(context));
   absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
       !reserved.ok()          ? reserved.status()
       : request->table() != 0 ? tables_.Gather(request->table(), *items, *dtype)
@@ -198,8 +199,10 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
   stats_.AddGatheredRows(rows, row_bytes);
   std::unique_ptr<shm::ShmSegment> segment;
   if (same_host) {
-    auto made = shm::ShmSegment::Create(absl::StrCat(options_.shm_prefix, shm_counter_++),
-                                           ShmBytes(*blocks));
+    auto made = shm::ShmSegment::Create(
+        shm::TaggedSegmentName(absl::StrCat(options_.shm_prefix, shm_counter_++),
+                               request->shm_key()),
+        ShmBytes(*blocks));
     if (made.ok()) segment = *std::move(made);  // else: inline
   }
   ToProto(*blocks, segment.get(), response);
@@ -232,7 +235,7 @@ grpc::Status PartitionServiceImpl::SampleMinibatch(grpc::ServerContext* context,
                    : admission_.Reserve(ClientKey(*context),
                                         Bytes(kAnswerCopies * cost->bytes +
                                               2.0 * static_cast<double>(request->ByteSizeLong())),
-                                        "this SampleMinibatch");
+                                        "this SampleMinibatch", internal::CallDeadline(*context));
     if (reserved.ok()) req->cancelled = [context] { return context->IsCancelled(); };
     absl::StatusOr<engine::Minibatch> batch =
         reserved.ok() ? engine::BuildMinibatch(local_, peers_, *req) : reserved.status();
@@ -257,7 +260,9 @@ bool PartitionServiceImpl::SameHost(const std::string& host_id, const std::strin
 
 ShmBatchWriter::Options PartitionServiceImpl::WriterOptions(
     const v1::StreamBatchesRequest& request) {
-  return {.shared_memory = SameHost(request.client_host_id(), request.client_host_proof()),
+  // Segments are named for the client's key (shm::TaggedSegmentName): without one, inline.
+  return {.shared_memory = SameHost(request.client_host_id(), request.client_host_proof()) &&
+                           request.shm_ring_key().size() >= shm::kMinShmKeyBytes,
           .ring_batches = request.shm_ring(),
           .ring_id = request.shm_ring_id(),
           .deferred = &deferred_unlinks_,

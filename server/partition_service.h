@@ -32,6 +32,9 @@ struct ServiceOptions {
   // What the requests of the server, and of one client, may reserve together (admission.h).
   int64_t memory_budget_bytes = int64_t{1} << 40;
   int64_t client_memory_bytes = int64_t{1} << 40;
+  // How long a request queues for the server budget (or until its deadline) before it is
+  // refused (admission.h).
+  absl::Duration memory_wait = absl::Seconds(10);
   int prefetch = 4;      // batches built ahead per stream
   bool shared_memory = true;  // same-host clients get batches through POSIX shm
   std::string host_id;        // compared with the client's to decide on shared memory
@@ -69,7 +72,8 @@ class PartitionServiceImpl final : public v1::PartitionService::Service {
                                                        ? options_.stream_idle
                                                        : absl::Seconds(30),
                                     .memory_budget_bytes = options_.memory_budget_bytes,
-                                    .client_memory_bytes = options_.client_memory_bytes}),
+                                    .client_memory_bytes = options_.client_memory_bytes,
+                                    .memory_wait = options_.memory_wait}),
         deferred_unlinks_(options_.shm_name_grace) {}
 
   grpc::Status GetMetadata(grpc::ServerContext* context, const v1::GetMetadataRequest* request,

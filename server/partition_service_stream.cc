@@ -98,7 +98,7 @@ absl::StatusOr<std::shared_ptr<engine::TableSource>> OpenTable(engine::LayerTabl
 absl::StatusOr<int> ReserveStream(Admission& admission, const std::string& client,
                                   const engine::LocalPart& local, const engine::StreamRequest& req,
                                   int max_prefetch, int64_t max_answer_bytes,
-                                  Admission::StreamSlot& slot) {
+                                  Admission::StreamSlot& slot, absl::Time deadline) {
   const int64_t batch = std::min<int64_t>(req.batch_size, std::ssize(req.seeds));
   ASSIGN_OR_RETURN(
       const engine::RequestCost cost,
@@ -110,7 +110,7 @@ absl::StatusOr<int> ReserveStream(Admission& admission, const std::string& clien
   ASSIGN_OR_RETURN(Admission::Reservation reserved,
                    admission.ReserveUpTo(client, Bytes(2 * cost.bytes + 1), max_prefetch,
                                          absl::StrCat("a stream of batches of ", batch, " seeds"),
-                                         &prefetch));
+                                         &prefetch, deadline));
   slot.Hold(std::move(reserved));
   return prefetch;
 }
@@ -197,7 +197,7 @@ absl::Status PartitionServiceImpl::RunStream(grpc::ServerContext* context,
   ASSIGN_OR_RETURN(const int prefetch,
                    ReserveStream(admission_, ClientKey(*context), local, req, options_.prefetch,
                                  writer_options.shared_memory ? 0 : options_.max_answer_bytes,
-                                 slot));
+                                 slot, internal::CallDeadline(*context)));
   writer_options.waiting_for_client = [&slot](bool waiting) { slot.SetWaitingForClient(waiting); };
   ShmBatchWriter batches(std::move(writer_options));  // before the stream, which goes first
   // A table stream's jobs hold its source (EpochStream::Start): they may outlive this call.

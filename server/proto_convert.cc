@@ -195,9 +195,12 @@ v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
   return p;
 }
 
-absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p) {
+absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p,
+                                                            absl::string_view shm_prefix,
+                                                            absl::string_view shm_key) {
   std::shared_ptr<const shm::ShmSegment> segment;
   if (!p.shm_name().empty()) {
+    RETURN_IF_ERROR(shm::CheckSegmentName(p.shm_name(), shm_prefix, shm_key));
     ASSIGN_OR_RETURN(segment, shm::ShmSegment::OpenAndUnlink(p.shm_name(), p.shm_size()));
   }
   std::vector<engine::FeatureBlock> out;

@@ -35,8 +35,12 @@ void ToProto(const std::vector<engine::HopResult>& r, v1::SampleOneHopResponse* 
 absl::StatusOr<std::vector<engine::TypedIds>> FromProto(const v1::GatherFeaturesRequest& p);
 v1::GatherFeaturesRequest ToProto(const std::vector<engine::TypedIds>& items,
                                   engine::FeatureDtype dtype, const std::string& client_host_id);
-// Reads features inline or from the response's shared-memory segment (unlinking it).
-absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p);
+// Reads features inline or from the response's shared-memory segment (unlinking it), which
+// must be one the peer with `shm_prefix` made for the asker's `shm_key` (shm::CheckSegmentName;
+// DataLoss and nothing opened otherwise).
+absl::StatusOr<std::vector<engine::FeatureBlock>> FromProto(const v1::GatherFeaturesResponse& p,
+                                                            absl::string_view shm_prefix,
+                                                            absl::string_view shm_key);
 // Features inline, or into `segment` (ShmBytes(blocks) bytes) when it is not null.
 void ToProto(const std::vector<engine::FeatureBlock>& blocks, shm::ShmSegment* segment,
              v1::GatherFeaturesResponse* p);

@@ -14,8 +14,8 @@ RingRegistry::RingRegistry(std::string prefix, std::atomic<int64_t>* counter,
     : prefix_(std::move(prefix)), counter_(counter), idle_(idle),
       max_idle_rings_(std::max(0, max_idle_rings)) {}
 
-std::shared_ptr<shm::ShmRing> RingRegistry::NewRing() {
-  return std::make_shared<shm::ShmRing>(prefix_, counter_);
+std::shared_ptr<shm::ShmRing> RingRegistry::NewRing(const std::string& key) {
+  return std::make_shared<shm::ShmRing>(prefix_, counter_, key);
 }
 
 bool RingRegistry::Bind(uint64_t id, const std::string& key, absl::Time now) {
@@ -55,9 +55,9 @@ absl::Status RingRegistry::Claim(uint64_t id, const std::string& key) {
 }
 
 std::shared_ptr<shm::ShmRing> RingRegistry::Acquire(uint64_t id, const std::string& key) {
-  if (id == 0) return NewRing();
+  if (id == 0) return NewRing(key);
   absl::MutexLock lock(&mu_);
-  if (!Bind(id, key, absl::Now())) return NewRing();
+  if (!Bind(id, key, absl::Now())) return NewRing(key);
   DropIdle(absl::Now());
   auto it = rings_.find(id);
   if (it != rings_.end() && !it->second.in_use) {
@@ -67,7 +67,7 @@ std::shared_ptr<shm::ShmRing> RingRegistry::Acquire(uint64_t id, const std::stri
   // New client, or its ring is in use: a new ring, the client's from now on (the one in use
   // goes when its stream ends).
   Entry& e = rings_[id];
-  e.ring = NewRing();
+  e.ring = NewRing(key);
   e.in_use = true;
   return e.ring;
 }

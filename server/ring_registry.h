@@ -57,7 +57,7 @@ class RingRegistry {
     std::string key;
     absl::Time last_used;
   };
-  std::shared_ptr<shm::ShmRing> NewRing();
+  std::shared_ptr<shm::ShmRing> NewRing(const std::string& key);
 
   const std::string prefix_;
   std::atomic<int64_t>* counter_;

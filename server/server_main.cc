@@ -66,6 +66,7 @@ struct Flags {
   int max_streams = 64;
   int max_client_streams = 32;
   int64_t memory_budget_mib = 0;  // 0 = auto (MemoryBudgetMib)
+  double memory_wait_s = 10;
   int64_t client_memory_mib = 0;  // 0 = auto: half the memory budget
   int64_t max_request_nodes = graphshard::engine::Limits{}.max_request_nodes;
   int64_t max_request_edges = graphshard::engine::Limits{}.max_request_edges;
@@ -116,7 +117,11 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
                "for its client --stall-timeout-s is reclaimed when a new one needs its slot");
   flags.AddInt64("memory-budget-mib", &f.memory_budget_mib, "MIB",
                  "memory all requests together may reserve (their cost bounds); past it\n"
-                 "RESOURCE_EXHAUSTED (0 = auto: 3/4 of physical memory)");
+                 "a request queues (--memory-wait-s), then RESOURCE_EXHAUSTED\n"
+                 "(0 = auto: 3/4 of physical memory)");
+  flags.AddDouble("memory-wait-s", &f.memory_wait_s, "S",
+                  "how long a request waits for --memory-budget-mib to have room (at most\n"
+                  "its own deadline; 0 = refused at once)");
   flags.AddInt64("client-memory-mib", &f.client_memory_mib, "MIB",
                  "memory one client's requests may reserve (0 = auto: half the budget)");
   flags.AddInt64("max-request-nodes", &f.max_request_nodes, "N",
@@ -192,6 +197,10 @@ absl::Status SetServiceOptions(const Flags& f, graphshard::server::ServerOptions
       std::min(kMaxMib, f.client_memory_mib > 0 ? f.client_memory_mib : budget_mib / 2);
   options.service.memory_budget_bytes = budget_mib << 20;
   options.service.client_memory_bytes = client_mib << 20;
+  if (!(f.memory_wait_s >= 0 && f.memory_wait_s <= 3600)) {
+    return Fail("--memory-wait-s must be between 0 and 3600");
+  }
+  options.service.memory_wait = absl::Seconds(f.memory_wait_s);
   if (f.max_request_nodes < 1 || f.max_request_edges < 1 || f.max_request_mib < 1 ||
       f.max_request_mib > kMaxMib) {
     return Fail("--max-request-nodes, --max-request-edges and --max-request-mib must be >= 1");

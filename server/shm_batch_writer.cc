@@ -54,6 +54,7 @@ struct ShmBatchWriter::Shared {
   bool shared_memory = false;
   std::shared_ptr<shm::ShmRing> ring;  // null: one-shot segments
   std::string shm_prefix;
+  std::string key;  // the client's: one-shot names carry its tag (shm::TaggedSegmentName)
   std::atomic<int64_t>* shm_counter = nullptr;
   ServerStats* stats = nullptr;
 
@@ -81,7 +82,8 @@ absl::StatusOr<std::vector<absl::Span<char>>> ShmBatchWriter::Shared::Place(
     placement->ring = true;
     if (segment.ok()) stats->AddShmSegment(reused);
   } else {
-    segment = shm::ShmSegment::Create(absl::StrCat(shm_prefix, (*shm_counter)++), segment_bytes);
+    segment = shm::ShmSegment::Create(
+        shm::TaggedSegmentName(absl::StrCat(shm_prefix, (*shm_counter)++), key), segment_bytes);
     if (segment.ok()) stats->AddShmSegment(false);
   }
   if (segment.ok()) {
@@ -134,7 +136,7 @@ void ShmBatchWriter::Shared::Finish(engine::Minibatch& built) {
 std::string ShmBatchWriter::Shared::Pack(const engine::Minibatch& batch, bool shm,
                                          v1::Minibatch* msg) {
   if (shm) {
-    std::string name = absl::StrCat(shm_prefix, (*shm_counter)++);
+    std::string name = shm::TaggedSegmentName(absl::StrCat(shm_prefix, (*shm_counter)++), key);
     auto segment = shm::ShmSegment::Create(name, ShmBytes(batch));
     if (segment.ok()) {
       stats->AddShmSegment(false);
@@ -160,6 +162,7 @@ ShmBatchWriter::ShmBatchWriter(Options options)
   shared_->shared_memory = options.shared_memory;
   shared_->ring = ring_;
   shared_->shm_prefix = std::move(options.shm_prefix);
+  shared_->key = options.ring_key;
   shared_->shm_counter = options.shm_counter;
   shared_->stats = options.stats;
 }

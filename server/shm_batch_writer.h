@@ -49,7 +49,9 @@ class ShmBatchWriter {
     uint64_t ring_id = 0;
     // One-shot names of a completed stream go here (unlinked after its grace); null: kept.
     DeferredUnlinks* deferred = nullptr;
-    std::string ring_key = {};  // StreamBatchesRequest.shm_ring_key (checked by RingRegistry)
+    // StreamBatchesRequest.shm_ring_key: checked by RingRegistry, and every segment's name
+    // carries its tag (shm::TaggedSegmentName)
+    std::string ring_key = {};
     RingRegistry* rings = nullptr;  // required for a ring; must outlive the writer
     std::string shm_prefix;         // one-shot segment names: prefix + a number from the counter
     std::atomic<int64_t>* shm_counter = nullptr;

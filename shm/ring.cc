@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/rng.h"
+#include "common/secret.h"
 #include "common/status_macros.h"
 #include "shm/internal/futex.h"
 
@@ -139,8 +140,9 @@ namespace {
 std::atomic<uint64_t> next_ring_serial{1};
 }  // namespace
 
-ShmRing::ShmRing(std::string name_prefix, std::atomic<int64_t>* counter)
-    : prefix_(std::move(name_prefix)), counter_(counter), serial_(next_ring_serial++) {}
+ShmRing::ShmRing(std::string name_prefix, std::atomic<int64_t>* counter, std::string key)
+    : prefix_(std::move(name_prefix)), counter_(counter), key_(std::move(key)),
+      serial_(next_ring_serial++) {}
 
 ShmRing::~ShmRing() {
   // A segment never sent (its batch was built while the stream ended) has a name no reader
@@ -267,7 +269,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
     std::erase_if(segments_, [&](const Slot& slot) { return slot.segment == grow; });
     return grown;
   }
-  const std::string name = absl::StrCat(prefix_, (*counter_)++);
+  const std::string name = TaggedSegmentName(absl::StrCat(prefix_, (*counter_)++), key_);
   const size_t capacity = RingCapacity(size);
   ASSIGN_OR_RETURN(int fd, CreateSized(name, kShmControlBytes + capacity));
   absl::StatusOr<char*> base = MapRing(fd, kShmControlBytes + capacity, name);
@@ -374,7 +376,12 @@ std::string NewShmPrefix() {
   return absl::StrCat("/graphshard-", ::getpid(), "-", absl::Hex(nonce & 0xffffffffu), "-");
 }
 
-absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix) {
+std::string TaggedSegmentName(absl::string_view stem, absl::string_view key) {
+  return absl::StrCat(stem, "_", common::SegmentTag(key, stem));
+}
+
+absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix,
+                              absl::string_view key) {
   // "/graphshard-<pid>-<hex nonce>-"
   auto prefix_ok = [](absl::string_view p) {
     if (!absl::ConsumePrefix(&p, "/graphshard-") || !absl::ConsumeSuffix(&p, "-")) return false;
@@ -394,15 +401,20 @@ absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix) 
                                             "' is not one of this server's (its prefix '", prefix,
                                             "' is not one a graphshard server makes): not opened"));
   }
-  bool ok = absl::StartsWith(name, prefix) && name.size() < 200 && name.size() > prefix.size();
-  for (const char c : name.substr(std::min(name.size(), prefix.size()))) {
-    ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                c == '-' || c == '_');
-  }
+  // prefix, a number, '_', the tag: the only form TaggedSegmentName makes.
+  absl::string_view rest = name;
+  const size_t underscore = name.rfind('_');
+  bool ok = absl::ConsumePrefix(&rest, prefix) && underscore != absl::string_view::npos &&
+            underscore > prefix.size() && !key.empty();
+  const absl::string_view number =
+      ok ? name.substr(prefix.size(), underscore - prefix.size()) : absl::string_view();
+  ok = ok && number.size() <= 19 &&
+       number.find_first_not_of("0123456789") == absl::string_view::npos &&
+       name == TaggedSegmentName(name.substr(0, underscore), key);
   if (!ok) {
-    return absl::DataLossError(absl::StrCat("shared-memory segment '", name,
-                                            "' is not one of this server's (prefix ", prefix,
-                                            "): not opened"));
+    return absl::DataLossError(absl::StrCat(
+        "shared-memory segment '", name, "' is not one this server (prefix ", prefix,
+        ") made for this client (a segment carries the tag of the client's key): not opened"));
   }
   return absl::OkStatus();
 }

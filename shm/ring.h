@@ -86,8 +86,9 @@ inline constexpr size_t kShmControlBytes = 4096;
 // sent (its batch was dropped) is free again once no one holds it. Thread-safe.
 class ShmRing {
  public:
-  // Segment names are name_prefix + a number from `counter` (shared with one-shot segments).
-  ShmRing(std::string name_prefix, std::atomic<int64_t>* counter);
+  // Segment names are TaggedSegmentName(name_prefix + a number from `counter` (shared with
+  // one-shot segments), key): `key` is the reader's (StreamBatchesRequest.shm_ring_key).
+  ShmRing(std::string name_prefix, std::atomic<int64_t>* counter, std::string key);
   ~ShmRing();
   ShmRing(const ShmRing&) = delete;
   ShmRing& operator=(const ShmRing&) = delete;
@@ -118,6 +119,7 @@ class ShmRing {
  private:
   const std::string prefix_;
   std::atomic<int64_t>* counter_;
+  const std::string key_;
   const uint64_t serial_;
   mutable absl::Mutex mu_;
   struct Slot {
@@ -179,11 +181,23 @@ void UnlinkShm(const std::string& name);
 
 // A segment name prefix unique to one server instance: "/graphshard-<pid>-<nonce>-".
 std::string NewShmPrefix();
-// OK if `name` is a segment name a graphshard server with `prefix` (a NewShmPrefix() it
-// announced in Metadata.shm_prefix) makes: the prefix's form, then letters, digits, '-' and
-// '_' only. Otherwise DataLoss naming both: a client maps, writes or unlinks no other object
-// (another application's /dev/shm file, a segment of another server).
-absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix);
+// Shortest client key a server names segments for (the clients send 16 random bytes); a request
+// with a shorter one gets its answer inline.
+inline constexpr size_t kMinShmKeyBytes = 16;
+
+// The name of a segment a server makes for one client: `stem` (its prefix and a number), '_',
+// and common::SegmentTag(key, stem), where `key` is the client's secret from its request
+// (StreamBatchesRequest.shm_ring_key, GatherFeaturesRequest.shm_key).
+std::string TaggedSegmentName(absl::string_view stem, absl::string_view key);
+// OK if `name` is a segment a graphshard server with `prefix` (a NewShmPrefix() it announced in
+// Metadata.shm_prefix) made for the client holding `key`: the prefix's form, digits, '_' and
+// the tag of `key` (TaggedSegmentName). Otherwise DataLoss naming it: a client maps, writes or
+// unlinks no other object (another application's /dev/shm file, the server's host proof, a
+// segment made for another client, whatever a server that is not the job's announces). A
+// server that never saw `key` cannot name a segment the check accepts, except by guessing 64
+// bits.
+absl::Status CheckSegmentName(absl::string_view name, absl::string_view prefix,
+                              absl::string_view key);
 // Removes the segments named with `own_prefix`, and those of graphshard processes that no longer
 // exist (left behind by a crash). Best effort.
 void RemoveOwnAndStaleShm(const std::string& own_prefix);

@@ -113,8 +113,10 @@ absl::StatusOr<std::shared_ptr<FramedSocket>> AsioClient::Connection(const Endpo
     // Queued before any request can use this connection (we hold mu_): it goes out first.
     FrameHeader hello;
     hello.kind = kHelloKind;
+    // The credential for the port dialled, never the token itself (common::PortCredential).
+    const std::string credential = common::PortCredential(options_.token, common::PortOfAddress(peer.address));
     std::vector<std::vector<char>> arrays(1);
-    arrays[0].assign(options_.token.begin(), options_.token.end());
+    arrays[0].assign(credential.begin(), credential.end());
     slot->Send(hello, std::string(), std::make_unique<OwnedBody>(std::move(arrays)));
   }
   return slot;
@@ -303,6 +305,9 @@ absl::StatusOr<std::unique_ptr<AsioServer>> AsioServer::Start(const std::string&
         absl::StrCat("bulk transport cannot listen on ", where, ": ", ec.message()));
   }
   s->port_ = s->acceptor_.local_endpoint().port();
+  if (!s->options_.token.empty()) {
+    s->hello_credential_ = common::PortCredential(s->options_.token, s->port_);
+  }
   s->Accept();
   StartThreads(s->io_, options.io_threads, "gs-bulk-io", s->threads_);
   return s;
@@ -409,8 +414,9 @@ void AsioServer::Serve(const std::shared_ptr<FramedSocket>& socket, Frame frame,
   if (h.kind == kHelloKind && !h.answer()) {
     if (*authenticated) return;  // no token required, or already shown
     if (frame.body.arrays.size() == 1 &&
-        common::ConstantTimeEquals(options_.token, absl::string_view(frame.body.arrays[0].data(),
-                                                                     frame.body.arrays[0].size()))) {
+        common::ConstantTimeEquals(hello_credential_,
+                                   absl::string_view(frame.body.arrays[0].data(),
+                                                     frame.body.arrays[0].size()))) {
       *authenticated = true;
       return;
     }

@@ -52,10 +52,12 @@ struct AsioOptions {
   int io_threads = 2;            // threads running the sockets
   int handler_threads = 4;       // server: threads running the handlers
   int socket_buffer_bytes = 0;   // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning (docs/TRANSPORT.md)
-  // The job token ("" = none). Client: sent as the first frame (kHelloKind) of every
-  // connection. Server: a connection must open with a hello carrying it (compared in constant
-  // time) before any request is served; otherwise the connection is answered UNAUTHENTICATED
-  // and closed, and its first frame may be no larger than kMaxHelloBytes.
+  // The job token ("" = none). Client: the first frame (kHelloKind) of every connection
+  // carries the credential for the port dialled (common::PortCredential), never the token.
+  // Server: a connection must open with a hello carrying the credential for this server's port
+  // (compared in constant time) before any request is served; otherwise the connection is
+  // answered UNAUTHENTICATED and closed, and its first frame may be no larger than
+  // kMaxHelloBytes.
   std::string token;
 };
 
@@ -126,6 +128,7 @@ class AsioServer final {
   boost::asio::thread_pool handler_pool_;
   std::vector<std::thread> threads_;
   int port_ = 0;
+  std::string hello_credential_;  // PortCredential(token, port_); set once in Start
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<internal::FramedSocket*, std::weak_ptr<internal::FramedSocket>> sessions_

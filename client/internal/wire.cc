@@ -183,7 +183,7 @@ absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> OpenBatchSegment(const v1
                                                                         const ServerMetadata& md,
                                                                         shm::ShmRingReader* ring) {
   if (m.shm_name().empty()) return std::shared_ptr<const shm::ShmSegment>();
-  RETURN_IF_ERROR(shm::CheckSegmentName(m.shm_name(), md.shm_prefix));
+  RETURN_IF_ERROR(shm::CheckSegmentName(m.shm_name(), md.shm_prefix, md.shm_key));
   if (m.shm_ring()) {
     if (ring == nullptr) {
       return absl::DataLossError(

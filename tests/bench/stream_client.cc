@@ -57,12 +57,14 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
   for (int32_t x : f.fanouts) r.mutable_sampling()->add_fanouts(x);
   r.mutable_sampling()->set_feature_dtype(f.dtype);
   r.mutable_sampling()->set_without_features(f.without_features);
+  std::string prefix;
   if (shm) {
     // A same-host client proves it (shm/host_proof.h): the proof named in GetMetadata.
     grpc::ClientContext mctx;
     mctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     v1::Metadata md;
     if (stub->GetMetadata(&mctx, v1::GetMetadataRequest(), &md).ok()) {
+      prefix = md.shm_prefix();
       r.set_client_host_id(md.host_id());
       r.set_client_host_proof(shm::ReadHostProof(md.host_proof_name()).value_or(""));
     }
@@ -71,6 +73,9 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
   shm::ShmRingReader own;
   shm::ShmRingReader& ring = client != nullptr ? client->reader : own;
   if (client != nullptr) r.set_shm_ring_id(client->id);
+  // The server names the segments it makes for this client for its key, and it checks them.
+  const std::string key = client != nullptr ? client->key : rpc::NewNonce();
+  r.set_shm_ring_key(key);
   uint64_t attached = 0;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
@@ -87,6 +92,13 @@ Totals StreamOnce(const StreamParams& f, const std::string& address,
       ring.Attach(attached);
     }
     if (!m.shm_name().empty()) {
+      if (absl::Status named = shm::CheckSegmentName(m.shm_name(), prefix, key); !named.ok()) {
+        std::fprintf(stderr, "stream from %s: %s\n", address.c_str(),
+                     std::string(named.message()).c_str());
+        ctx.TryCancel();
+        t.errors = 1;
+        break;
+      }
       auto opened = m.shm_ring() ? ring.Open(m.shm_name(), m.shm_size(), m.shm_ring_serial())
                                  : shm::ShmSegment::OpenAndUnlink(m.shm_name(), m.shm_size());
       if (!opened.ok()) {

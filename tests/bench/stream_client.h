@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proto/graphshard.pb.h"
+#include "rpc/security.h"
 #include "shm/ring.h"
 
 namespace graphshard::bench {
@@ -48,10 +49,12 @@ struct Totals {
   }
 };
 
-// A client's ring reader kept across its streams, with its id (as the trainer's, per server).
+// A client's ring reader kept across its streams, with its id and the secret the server names
+// its segments for (as the trainer's, per server).
 struct ClientRing {
   shm::ShmRingReader reader;
   uint64_t id = 0;
+  std::string key = rpc::NewNonce();
 };
 
 // One client stream of `num_batches` (0: p.batches) batches from `address` over `seeds`;

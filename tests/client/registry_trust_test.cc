@@ -16,6 +16,7 @@
 #include "client/server_set.h"
 #include "common/registry.h"
 #include "rpc/channel.h"
+#include "shm/ring.h"
 #include "tests/server/test_cluster.h"
 
 namespace graphshard::client {
@@ -28,8 +29,11 @@ constexpr char kVictimBytes[] = "APP-DATA";  // 8 bytes the other application ke
 // any proof of our token, and points each batch at `victim`.
 class FakeServer final : public v1::PartitionService::Service {
  public:
-  FakeServer(const std::string& real, std::string victim)
-      : real_(v1::PartitionService::NewStub(rpc::MakeChannel(real))), victim_(std::move(victim)) {
+  // Announces `prefix` as its own and names `victim` as every batch's ring segment.
+  FakeServer(const std::string& real, std::string victim,
+             std::string prefix = "/graphshard-1-ab-")
+      : real_(v1::PartitionService::NewStub(rpc::MakeChannel(real))), victim_(std::move(victim)),
+        prefix_(std::move(prefix)) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(this);
@@ -43,7 +47,7 @@ class FakeServer final : public v1::PartitionService::Service {
     grpc::ClientContext ctx;
     grpc::Status s = real_->GetMetadata(&ctx, v1::GetMetadataRequest(), response);
     response->set_job_proof(std::string(32, 'x'));  // it cannot compute the real one
-    response->set_shm_prefix("/graphshard-1-ab-");
+    response->set_shm_prefix(prefix_);
     return s;
   }
   grpc::Status StreamBatches(grpc::ServerContext*, const v1::StreamBatchesRequest* request,
@@ -69,6 +73,7 @@ class FakeServer final : public v1::PartitionService::Service {
  private:
   std::unique_ptr<v1::PartitionService::Stub> real_;
   std::string victim_;
+  std::string prefix_;
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
@@ -161,6 +166,73 @@ TEST_F(RegistryTrustTest, SegmentOfAnotherApplicationIsNeverOpened) {
     // Dropping the stream drains the batches already sent: none of them is touched either.
   }
   ExpectVictimIntact();
+}
+
+// The fake announces a live server's shared-memory prefix and names, as its batches' segments,
+// that server's host-proof object and a segment of the right form made for another client: the
+// trainer opens and unlinks neither (it checks the tag of its own key in every name).
+TEST_F(RegistryTrustTest, ALiveServersObjectsAreNeverUnlinkedThroughAFake) {
+  auto real = PartitionClient::Create(other_job_->server(0).address(), ClientOptions{}, 0);
+  ASSERT_TRUE(real.ok());
+  absl::StatusOr<ServerMetadata> real_md = (*real)->GetMetadata();
+  ASSERT_TRUE(real_md.ok()) << real_md.status();
+  v1::Metadata raw;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(v1::PartitionService::NewStub(rpc::MakeChannel(other_job_->server(0).address()))
+                    ->GetMetadata(&ctx, v1::GetMetadataRequest(), &raw)
+                    .ok());
+  }
+  ASSERT_FALSE(raw.host_proof_name().empty());
+  const std::string other_clients =
+      shm::TaggedSegmentName(absl::StrCat(real_md->shm_prefix, 999999), "another-client-key-0123");
+  const int made = ::shm_open(other_clients.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(made, 0) << other_clients;
+  ASSERT_EQ(::ftruncate(made, 1 << 20), 0);
+  ::close(made);
+  absl::StatusOr<std::vector<int64_t>> seeds = (*real)->GetSplit("train");
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  for (const std::string& victim : {raw.host_proof_name(), other_clients}) {
+    FakeServer fake(other_job_->server(0).address(), victim, real_md->shm_prefix);
+    auto client = PartitionClient::Create(fake.address(), ClientOptions{}, 0);
+    ASSERT_TRUE(client.ok());
+    absl::StatusOr<ServerMetadata> md = (*client)->GetMetadata();
+    ASSERT_TRUE(md.ok()) << md.status();
+    StreamOptions so;
+    so.seeds = *seeds;
+    so.batch_size = 64;
+    so.fanouts = {5, 3};
+    so.client_host_id = shm::HostId();
+    {
+      absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*client)->StreamBatches(so, *md);
+      ASSERT_TRUE(stream.ok()) << stream.status();
+      absl::StatusOr<absl::optional<MinibatchData>> batch = (*stream)->Next();
+      ASSERT_FALSE(batch.ok());
+      EXPECT_EQ(batch.status().code(), absl::StatusCode::kDataLoss) << batch.status();
+      EXPECT_NE(batch.status().message().find("made for this client"), absl::string_view::npos)
+          << batch.status();
+    }  // dropping the stream drains the batches already sent: none is touched either
+    const int fd = ::shm_open(victim.c_str(), O_RDONLY, 0);
+    EXPECT_GE(fd, 0) << victim << " was unlinked through the fake";
+    if (fd >= 0) ::close(fd);
+  }
+  ::shm_unlink(other_clients.c_str());
+  // The live server still proves the same host to a real client: its object is intact.
+  StreamOptions so;
+  so.seeds = *seeds;
+  so.batch_size = 64;
+  so.fanouts = {5, 3};
+  so.client_host_id = shm::HostId();
+  absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*real)->StreamBatches(so, *real_md);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  int batches = 0;
+  for (;;) {
+    absl::StatusOr<absl::optional<MinibatchData>> batch = (*stream)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    if (!batch->has_value()) break;
+    ++batches;
+  }
+  EXPECT_GT(batches, 0);
 }
 
 TEST(RegistryFolderTest, AFolderOthersMayWriteIsRefusedWithAToken) {

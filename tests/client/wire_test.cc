@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "client/resuming_stream.h"
+#include "shm/ring.h"
 #include "common/bytes.h"
 #include "common/transient_error.h"
 #include "gmock/gmock.h"
@@ -150,7 +151,9 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   expect_data_loss(m, "not one of this server's");
   ServerMetadata md = Homogeneous();
   md.shm_prefix = "/graphshard-12-ab-";
-  m.set_shm_name("/graphshard-12-ab-s3");
+  md.shm_key = "wire-test-key-0123456789";
+  const std::string ours = shm::TaggedSegmentName("/graphshard-12-ab-3", md.shm_key);
+  m.set_shm_name(ours);
   m.set_shm_size(8);  // inline bytes in a shm batch, or a missing segment
   EXPECT_FALSE(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md).ok());
   m.set_shm_ring(true);  // a ring segment needs the stream's reader
@@ -163,14 +166,20 @@ TEST(DecodeMinibatch, RejectsInconsistentBatches) {
   auto missing = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable) << missing.status();
   EXPECT_TRUE(common::IsTransientError(missing.status()));
-  EXPECT_NE(missing.status().message().find("/graphshard-12-ab-s3"), absl::string_view::npos);
+  EXPECT_NE(missing.status().message().find(ours), absl::string_view::npos);
   m.set_shm_ring(false);  // a one-shot segment that is gone: the same
   auto missing_one_shot = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
   EXPECT_EQ(missing_one_shot.status().code(), absl::StatusCode::kUnavailable)
       << missing_one_shot.status();
   m.set_shm_ring(true);
-  for (const char* other : {"/graphshard-12-ab-../x", "/graphshard-13-ab-s3", "/app-object",
-                            "/graphshard-12-ab-", "graphshard-12-ab-s3"}) {
+  // Names a server with this prefix could make, but not for this client's key, are refused
+  // too: the server's host proof, another client's segment.
+  for (const std::string& other :
+       {std::string("/graphshard-12-ab-../x"), std::string("/graphshard-13-ab-s3"),
+        std::string("/app-object"), std::string("/graphshard-12-ab-"),
+        std::string("graphshard-12-ab-s3"), std::string("/graphshard-12-ab-host-proof"),
+        shm::TaggedSegmentName("/graphshard-12-ab-3", "another-clients-key"),
+        shm::TaggedSegmentName("/graphshard-13-ab-3", md.shm_key), ours + "0"}) {
     m.set_shm_name(other);
     auto refused = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md, &ring);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss) << other;

@@ -244,6 +244,28 @@ TEST(SecurityFlagsTest, TokenFromTheEnvironment) {
   EXPECT_EQ(o.token, "");
 }
 
+TEST(PortCredentialTest, DiffersPerPortAndTokenAndHoldsNoTokenBytes) {
+  const std::string token = "port-credential-token-0123456789";
+  const std::string a = common::PortCredential(token, 5000);
+  EXPECT_EQ(a.size(), 4u + 64u);
+  EXPECT_EQ(a.substr(0, 4), "gs1.");
+  EXPECT_EQ(a, common::PortCredential(token, 5000));  // deterministic: the server recomputes it
+  EXPECT_NE(a, common::PortCredential(token, 5001));
+  EXPECT_NE(a, common::PortCredential("port-credential-token-0123456780", 5000));
+  EXPECT_EQ(a.find(token), std::string::npos);
+}
+
+TEST(PortCredentialTest, PortOfAddressReadsTheDigitsAfterTheLastColon) {
+  EXPECT_EQ(common::PortOfAddress("node7:50051"), 50051);
+  EXPECT_EQ(common::PortOfAddress("[::1]:7"), 7);
+  EXPECT_EQ(common::PortOfAddress("dns:///node7:443"), 443);
+  EXPECT_EQ(common::PortOfAddress("node7"), -1);
+  EXPECT_EQ(common::PortOfAddress("node7:"), -1);
+  EXPECT_EQ(common::PortOfAddress("node7:65536"), -1);
+  EXPECT_EQ(common::PortOfAddress("node7:5x"), -1);
+  EXPECT_EQ(common::PortOfAddress("unix:/tmp/socket"), -1);
+}
+
 TEST(ConstantTimeEqualsTest, ComparesWholeStrings) {
   EXPECT_TRUE(common::ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(common::ConstantTimeEquals("abc", "abd"));

@@ -13,12 +13,15 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/secret.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "rpc/health.h"
 #include "rpc/security.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
 #include "transport/asio_transport.h"
+#include "transport/frame.h"
 
 namespace graphshard::server {
 namespace {
@@ -156,6 +159,152 @@ TEST_F(TokenClusterTest, BulkPortRefusesAPeerWithoutTheToken) {
     const absl::StatusOr<transport::Received> r = f.get();
     EXPECT_TRUE(absl::IsUnauthenticated(r.status())) << "token '" << token << "': " << r.status();
   }
+}
+
+// A registry entry that is not the job's server: a gRPC service that records the authorization
+// metadata a client sends it, and refuses the call.
+class RecordingService final : public v1::PartitionService::Service {
+ public:
+  grpc::Status GetMetadata(grpc::ServerContext* ctx, const v1::GetMetadataRequest* /*req*/,
+                           v1::Metadata* /*resp*/) override {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, value] : ctx->client_metadata()) {
+      if (key == rpc::kTokenMetadataKey) seen_ = std::string(value.data(), value.size());
+    }
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "a fake");
+  }
+  std::string seen() {
+    absl::MutexLock lock(&mu_);
+    return seen_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string seen_ ABSL_GUARDED_BY(mu_);
+};
+
+// GetMetadata on the real server with this authorization value set by hand (no interceptor).
+grpc::StatusCode GetMetadataAs(const std::string& address, const std::string& authorization) {
+  auto ctx = Context();
+  ctx->AddMetadata(rpc::kTokenMetadataKey, authorization);
+  v1::GetMetadataRequest req;
+  v1::Metadata resp;
+  return Stub(address, {})->GetMetadata(ctx.get(), req, &resp).error_code();
+}
+
+TEST_F(TokenClusterTest, AFakeEntryLearnsNothingItCanUseAtTheRealServer) {
+  RecordingService fake;
+  grpc::ServerBuilder builder;
+  int fake_port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &fake_port);
+  builder.RegisterService(&fake);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_GT(fake_port, 0);
+  const std::string fake_address = absl::StrCat("127.0.0.1:", fake_port);
+  EXPECT_EQ(GetMetadata(fake_address, Token(kToken)), grpc::StatusCode::UNAVAILABLE);
+  const std::string seen = fake.seen();
+  ASSERT_FALSE(seen.empty()) << "the client sent no credential at all";
+  EXPECT_EQ(seen.find(kToken), std::string::npos) << "the fake received the job token: " << seen;
+  EXPECT_EQ(seen, absl::StrCat("Bearer ", common::PortCredential(kToken, fake_port)));
+  // What the fake got is refused by the job's server; its own port's credential, and the token
+  // itself (an operator's grpcurl), are accepted.
+  const int real_port = common::PortOfAddress(Address(0));
+  EXPECT_EQ(GetMetadataAs(Address(0), seen), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(GetMetadataAs(Address(0),
+                          absl::StrCat("Bearer ", common::PortCredential(kToken, real_port))),
+            grpc::StatusCode::OK);
+  EXPECT_EQ(GetMetadataAs(Address(0), absl::StrCat("Bearer ", kToken)), grpc::StatusCode::OK);
+  server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+}
+
+// A TCP listener on 127.0.0.1:0 (its port in *port): the bytes one connection sends within
+// `wait` (what a bulk client sends as its hello).
+class ByteRecorder {
+ public:
+  ByteRecorder() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::listen(fd_, 4) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  ~ByteRecorder() { ::close(fd_); }
+  int port() const { return port_; }
+  std::string Record(int seconds) {
+    const int conn = ::accept(fd_, nullptr, nullptr);
+    if (conn < 0) return "";
+    timeval tv{.tv_sec = seconds, .tv_usec = 0};
+    ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(conn, buf, sizeof(buf), 0)) > 0;) {
+      got.append(buf, static_cast<size_t>(n));
+      if (got.size() >= transport::kHeaderBytes + 8 + 68) break;  // a whole hello
+    }
+    ::close(conn);
+    return got;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// Sends `bytes` to 127.0.0.1:port; true if the server closed the connection within 5 s (a
+// refused hello), false if it kept it open (an accepted one, which gets no answer).
+bool ClosedAfterSending(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{.tv_sec = 5, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  bool closed = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size())) {
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) {
+    }
+    closed = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+  ::close(fd);
+  return closed;
+}
+
+TEST_F(TokenClusterTest, ABulkHelloToAFakeCannotBeReplayedAtTheRealBulkPort) {
+  v1::GetMetadataRequest req;
+  v1::Metadata meta;
+  ASSERT_TRUE(Stub(Address(1), Token(kToken))->GetMetadata(Context().get(), req, &meta).ok());
+  ASSERT_GT(meta.bulk_port(), 0);
+  ByteRecorder fake;
+  ASSERT_GT(fake.port(), 0);
+  std::future<std::string> recorded = std::async(std::launch::async, [&] { return fake.Record(3); });
+  transport::AsioOptions options;
+  options.token = kToken;
+  {
+    transport::AsioClient client(options);
+    client.Request(transport::Endpoint{absl::StrCat("127.0.0.1:", fake.port()), "fake"}, 1,
+                   nullptr, absl::Now() + absl::Seconds(2),
+                   [](absl::StatusOr<transport::Received>) {});
+    ASSERT_EQ(recorded.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  }
+  std::string hello = recorded.get();
+  EXPECT_EQ(hello.find(kToken), std::string::npos) << "the fake received the job token";
+  const std::string fake_credential = common::PortCredential(kToken, fake.port());
+  const size_t at = hello.find(fake_credential);
+  ASSERT_NE(at, std::string::npos) << "no hello with the fake port's credential";
+  hello.resize(at + fake_credential.size());  // the hello frame only
+  EXPECT_TRUE(ClosedAfterSending(meta.bulk_port(), hello)) << "a replayed hello was accepted";
+  // The same frame with the real port's credential (as long) is accepted: the test can fail.
+  hello.replace(at, fake_credential.size(), common::PortCredential(kToken, meta.bulk_port()));
+  EXPECT_FALSE(ClosedAfterSending(meta.bulk_port(), hello));
 }
 
 // One HTTP/1.1 GET of /metrics on 127.0.0.1:port with these extra header lines; the status line.

@@ -22,6 +22,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "partitioner/generate.h"
 #include "partitioner/partition.h"
@@ -40,7 +41,8 @@ using testing::Context;
 // ---- Admission alone -------------------------------------------------------------------------
 
 TEST(AdmissionTest, MemoryPastEachBudgetIsRefusedNamingItsFlag) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 60 << 20});
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 60 << 20,
+                       .memory_wait = absl::ZeroDuration()});
   auto a = admission.Reserve("a", 50 << 20, "request 1");
   ASSERT_TRUE(a.ok()) << a.status();
   auto a2 = admission.Reserve("a", 20 << 20, "request 2");
@@ -57,13 +59,94 @@ TEST(AdmissionTest, MemoryPastEachBudgetIsRefusedNamingItsFlag) {
 }
 
 TEST(AdmissionTest, StreamPrefetchShrinksToTheBudget) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20});
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+                       .memory_wait = absl::ZeroDuration()});
   int units = 0;
   auto r = admission.ReserveUpTo("a", 30 << 20, 8, "stream", &units);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(units, 3) << "three batches of 30 MiB fit in 100 MiB";
   auto none = admission.ReserveUpTo("a", 30 << 20, 8, "stream", &units);
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted) << "not even one fits";
+}
+
+// A request the server's budget cannot hold now waits for the others to release theirs, and
+// runs then; it does not fail while the memory is only busy.
+TEST(AdmissionTest, ARequestQueuesUntilMemoryIsReleased) {
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+                       .memory_wait = absl::Seconds(60)});
+  auto a = admission.Reserve("a", 80 << 20, "request a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<Admission::Reservation> b = absl::UnknownError("not yet");
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    b = admission.Reserve("b", 50 << 20, "request b");
+    done = true;
+  });
+  ASSERT_TRUE(testing::WaitUntil([&] { return admission.queued() == 1; }, testing::kWaitDeadline));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(done) << "80 + 50 MiB do not fit a 100 MiB budget";
+  a->Release();
+  waiter.join();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(admission.reserved_bytes(), 50 << 20);
+  EXPECT_EQ(admission.queued(), 0);
+}
+
+// Queued requests are admitted in arrival order: a small one that would fit does not overtake a
+// large one that waits (else a stream of small requests starves the large).
+TEST(AdmissionTest, QueuedRequestsAreAdmittedInArrivalOrder) {
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+                       .memory_wait = absl::Seconds(60)});
+  auto a = admission.Reserve("a", 90 << 20, "request a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<Admission::Reservation> large = absl::UnknownError("not yet");
+  absl::StatusOr<Admission::Reservation> small = absl::UnknownError("not yet");
+  std::atomic<bool> small_done{false};
+  std::thread large_thread([&] { large = admission.Reserve("large", 96 << 20, "large"); });
+  ASSERT_TRUE(testing::WaitUntil([&] { return admission.queued() == 1; }, testing::kWaitDeadline));
+  std::thread small_thread([&] {
+    small = admission.Reserve("small", 5 << 20, "small");  // would fit the 10 MiB left
+    small_done = true;
+  });
+  ASSERT_TRUE(testing::WaitUntil([&] { return admission.queued() == 2; }, testing::kWaitDeadline));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(small_done) << "the small request overtook the queued large one";
+  a->Release();
+  large_thread.join();
+  ASSERT_TRUE(large.ok()) << large.status();
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(small_done) << "96 + 5 MiB do not fit: the small one waits for the large one";
+  large->Release();
+  small_thread.join();
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(admission.reserved_bytes(), 5 << 20);
+}
+
+// A queued request gives up at its deadline (or --memory-wait-s) with RESOURCE_EXHAUSTED naming
+// the budget; one larger than the whole budget, or than its client's share, is refused at once.
+TEST(AdmissionTest, QueueingEndsAtTheDeadlineAndNeverForWhatCannotFit) {
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 60 << 20,
+                       .memory_wait = absl::Seconds(60)});
+  auto a = admission.Reserve("a", 60 << 20, "request a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::Time start = absl::Now();
+  auto late = admission.Reserve("b", 50 << 20, "request b", start + absl::Milliseconds(200));
+  const absl::Duration waited = absl::Now() - start;
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(late.status().message(), HasSubstr("--memory-budget-mib"));
+  EXPECT_THAT(late.status().message(), HasSubstr("waited"));
+  EXPECT_GE(waited, absl::Milliseconds(190));
+  EXPECT_LT(waited, absl::Seconds(30));
+  EXPECT_EQ(admission.queued(), 0) << "the request that gave up left the queue";
+
+  start = absl::Now();
+  auto huge = admission.Reserve("c", 150 << 20, "request c");
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted);
+  auto greedy = admission.Reserve("a", 10 << 20, "request a2");
+  EXPECT_EQ(greedy.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(greedy.status().message(), HasSubstr("--client-memory-mib"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "refused at once, not after the wait";
+  EXPECT_TRUE(admission.Reserve("b", 40 << 20, "request b2").ok()) << "what fits is admitted";
 }
 
 TEST(AdmissionTest, IdleStreamsAreReclaimedOnlyWhenASlotIsNeeded) {
@@ -534,6 +617,34 @@ TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
     stub->SampleMinibatch(&ctx, heavy, &batch);
   }
 
+  // Four heavy requests at once from four connections: each is served, queued until the others
+  // release their memory, or refused with RESOURCE_EXHAUSTED past its wait; never another
+  // error, and the peak below holds for them too.
+  std::atomic<int> served{0}, refused{0};
+  std::vector<std::string> other;
+  absl::Mutex other_mu;
+  std::vector<std::thread> concurrent;
+  for (int i = 0; i < 4; ++i) {
+    concurrent.emplace_back([&] {
+      auto own_stub = OwnConnection(servers.address(0));
+      v1::Minibatch out;
+      const grpc::Status st = own_stub->SampleMinibatch(Context().get(), heavy, &out);
+      if (st.ok()) {
+        ++served;
+      } else if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        ++refused;
+      } else {
+        absl::MutexLock lock(&other_mu);
+        other.push_back(st.error_message());
+      }
+    });
+  }
+  for (std::thread& t : concurrent) t.join();
+  EXPECT_GE(served.load(), 1);
+  EXPECT_TRUE(other.empty()) << other.front();
+  std::printf("4 concurrent heavy requests: %d served, %d refused\n", served.load(),
+              refused.load());
+
   // 64 idle streams from 64 connections, then a trainer.
   v1::StreamBatchesRequest idle = SmallStream(own, 1);
   idle.set_num_batches(1 << 20);
@@ -620,6 +731,9 @@ TEST(SameHostTest, CopiedHostIdGetsNoSharedMemory) {
   EXPECT_EQ(first_shm_name(r), "") << "a wrong proof";
   testing::SetSameHost(*cluster.Stub(0), r);
   EXPECT_NE(first_shm_name(r), "") << "the proof read from /dev/shm";
+  v1::StreamBatchesRequest keyless = r;
+  keyless.set_shm_ring_key("short");
+  EXPECT_EQ(first_shm_name(keyless), "") << "no key of 16 bytes to name its segments for";
 
   v1::GatherFeaturesRequest g;
   v1::TypedIds* item = g.add_items();

@@ -3,6 +3,8 @@
 #include "server/proto_convert.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -17,11 +19,15 @@ namespace {
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
+constexpr char kKey[] = "proto-convert-test-key";
+
+std::string Prefix() { return absl::StrCat("/graphshard-", ::getpid(), "-c0de-"); }
+
 // A GatherFeaturesResponse whose one block's features claim [offset, offset + length) of a
-// fresh 4096-byte segment (named after `id`).
+// fresh 4096-byte segment (named after `id`, for kKey).
 absl::StatusOr<std::vector<engine::FeatureBlock>> Convert(int id, uint64_t offset,
                                                           uint64_t length) {
-  const std::string name = absl::StrCat("/graphshard-proto-convert-test-", ::getpid(), "-", id);
+  const std::string name = shm::TaggedSegmentName(absl::StrCat(Prefix(), id), kKey);
   absl::StatusOr<std::unique_ptr<shm::ShmSegment>> segment = shm::ShmSegment::Create(name, 4096);
   if (!segment.ok()) return segment.status();
   std::memset((*segment)->data(), 7, 4096);
@@ -32,7 +38,7 @@ absl::StatusOr<std::vector<engine::FeatureBlock>> Convert(int id, uint64_t offse
   block->set_feat_dim(1);
   block->mutable_features()->set_shm_offset(offset);
   block->mutable_features()->set_shm_length(length);
-  return FromProto(response);
+  return FromProto(response, Prefix(), kKey);
 }
 
 TEST(ProtoConvertTest, FeatureRangeInsideTheSegmentIsRead) {
@@ -48,6 +54,24 @@ TEST(ProtoConvertTest, FeatureRangeOutsideTheSegmentIsDataLossEvenWhenTheSumWrap
            {4000, 97}, {kU64Max - 10, 64}, {64, kU64Max - 10}, {kU64Max, kU64Max}}) {
     absl::StatusOr<std::vector<engine::FeatureBlock>> blocks = Convert(id++, offset, length);
     EXPECT_EQ(blocks.status().code(), absl::StatusCode::kDataLoss) << offset << " +" << length;
+  }
+}
+
+TEST(ProtoConvertTest, ASegmentNotNamedForTheAskersKeyIsNeitherOpenedNorUnlinked) {
+  for (const std::string& name : {shm::TaggedSegmentName(absl::StrCat(Prefix(), 7), "other-key"),
+                                  absl::StrCat(Prefix(), "host-proof")}) {
+    absl::StatusOr<std::unique_ptr<shm::ShmSegment>> segment = shm::ShmSegment::Create(name, 64);
+    ASSERT_TRUE(segment.ok()) << segment.status();
+    v1::GatherFeaturesResponse response;
+    response.set_shm_name(name);
+    response.set_shm_size(64);
+    const absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
+        FromProto(response, Prefix(), kKey);
+    EXPECT_EQ(blocks.status().code(), absl::StatusCode::kDataLoss) << name;
+    const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+    EXPECT_GE(fd, 0) << name << " was unlinked";
+    if (fd >= 0) ::close(fd);
+    shm::UnlinkShm(name);
   }
 }
 

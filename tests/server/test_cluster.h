@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -93,6 +94,9 @@ class TestCluster {
   std::vector<std::unique_ptr<server::PartitionServer>> servers_;
 };
 
+// The shm key SetSameHost gives a request that has none (16 bytes or more, as a client's).
+inline constexpr char kTestShmKey[] = "test-client-shm-key-0123456789";
+
 // Makes `request` (StreamBatchesRequest or GatherFeaturesRequest) a same-host client's: the
 // host id and the server's same-host proof, read as a trainer reads it (shm/host_proof.h).
 template <typename Request>
@@ -106,6 +110,12 @@ void SetSameHost(v1::PartitionService::Stub& stub, Request& request) {
   absl::StatusOr<std::string> proof = shm::ReadHostProof(md.host_proof_name());
   ASSERT_TRUE(proof.ok()) << proof.status();
   request.set_client_host_proof(*proof);
+  // The client's secret its segments are named for (shm::TaggedSegmentName), unless it has one.
+  if constexpr (std::is_same_v<Request, v1::StreamBatchesRequest>) {
+    if (request.shm_ring_key().empty()) request.set_shm_ring_key(kTestShmKey);
+  } else {
+    if (request.shm_key().empty()) request.set_shm_key(kTestShmKey);
+  }
 }
 
 // A minibatch with its arrays decoded (inline or from shared memory), per type name.

@@ -32,7 +32,7 @@ int Leftovers() {
 
 TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   ShmRingReader reader;
   bool reused = true;
   auto a = ring.Acquire(1000, &reused);
@@ -82,7 +82,7 @@ TEST(ShmRingTest, ReleasedSegmentIsReusedAndHeldOneNever) {
 
 TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   ShmRingReader reader;
   auto small = ring.Acquire(4096);
   ASSERT_TRUE(small.ok());
@@ -110,7 +110,7 @@ TEST(ShmRingTest, SegmentGrowsForALargerBatchAndTheReaderFollows) {
 // one that holds every batch it opened.
 TEST(ShmRingTest, WriterSeesWhichSentSegmentsTheReaderOpened) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   ShmRingReader reader;
   std::vector<std::string> names;
   for (int i = 0; i < 3; ++i) {
@@ -141,24 +141,27 @@ TEST(ShmRingTest, WriterSeesWhichSentSegmentsTheReaderOpened) {
 
 TEST(ShmRingTest, SegmentsNeverSentAreUnlinkedWithTheRing) {
   std::atomic<int64_t> counter{0};
+  std::string sent_name;
   {
-    ShmRing ring(Prefix(), &counter);
+    ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
     auto sent = ring.Acquire(100);
     auto unsent = ring.Acquire(100);  // built while the stream ended: no reader will see it
     ASSERT_TRUE(sent.ok() && unsent.ok());
-    ring.MarkSent((*sent)->name());
+    sent_name = (*sent)->name();
+    ring.MarkSent(sent_name);
     EXPECT_EQ(ring.HeldByReader().held, 1);
     EXPECT_EQ(Leftovers(), 2);
   }
   EXPECT_EQ(Leftovers(), 1) << "the sent one is the reader's to unlink";
+  EXPECT_EQ(sent_name, TaggedSegmentName(Prefix() + "0", "ring-test-key-0123456789"));
   ShmRingReader reader;
-  EXPECT_TRUE(reader.Open(Prefix() + "0", 100).ok());  // opening unlinks it
+  EXPECT_TRUE(reader.Open(sent_name, 100).ok());  // opening unlinks it
   EXPECT_EQ(Leftovers(), 0);
 }
 
 TEST(ShmRingTest, SegmentDroppedUnsentIsReusedAndASentOneWaitsForTheReader) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   bool reused = true;
   auto dropped = ring.Acquire(100, &reused);  // its batch was dropped before it was sent
   ASSERT_TRUE(dropped.ok());
@@ -184,7 +187,7 @@ TEST(ShmRingTest, SegmentDroppedUnsentIsReusedAndASentOneWaitsForTheReader) {
 TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOtherRings) {
   std::atomic<int64_t> counter{0};
   ShmRingReader reader;
-  ShmRing old_ring(Prefix(), &counter);
+  ShmRing old_ring(Prefix(), &counter, "ring-test-key-0123456789");
   auto a = old_ring.Acquire(100);
   ASSERT_TRUE(a.ok());
   const std::string name_a = (*a)->name();
@@ -206,7 +209,7 @@ TEST(ShmRingTest, ReaderKeepsSegmentsAcrossStreamsAndDropsThoseOfOtherRings) {
 
   // A newer ring while a stream still reads the old one: the old one's segments stay mapped;
   // once no stream reads it, attaching to a newer ring unmaps them.
-  ShmRing new_ring(Prefix(), &counter);
+  ShmRing new_ring(Prefix(), &counter, "ring-test-key-0123456789");
   ASSERT_GT(new_ring.serial(), old_ring.serial());
   reader.Attach(new_ring.serial());
   EXPECT_EQ(reader.mapped(), 1);
@@ -243,7 +246,7 @@ TEST(ShmRingTest, MapHooksRegisterEachMappingOnceAndUndoItWhenItGoes) {
                         return true;
                       },
                       .on_unmap = [&](void* base) { unmapped.push_back(base); }});
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   auto s = ring.Acquire(100);
   ASSERT_TRUE(s.ok());
   const std::string name = (*s)->name();
@@ -264,7 +267,7 @@ TEST(ShmRingTest, MapHooksRegisterEachMappingOnceAndUndoItWhenItGoes) {
   EXPECT_TRUE(unmapped.empty());
   // A newer ring: the old one's entry goes, its mapping with the last lease.
   reader.Detach(ring.serial());
-  ShmRing newer(Prefix(), &counter);
+  ShmRing newer(Prefix(), &counter, "ring-test-key-0123456789");
   reader.Attach(newer.serial());
   EXPECT_TRUE(unmapped.empty()) << "a lease still holds the mapping";
   second->reset();
@@ -281,7 +284,7 @@ TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
   EXPECT_NE(missing.status().message().find("missing"), std::string::npos);
 
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   auto s = ring.Acquire(100);
   ASSERT_TRUE(s.ok());
   const std::string name = (*s)->name();
@@ -296,7 +299,7 @@ TEST(ShmRingTest, ReaderErrorsNameTheSegment) {
 // segment: it is woken through the shared control word, long before its deadline.
 TEST(ShmRingTest, WaitForReaderWakesWhenAnotherProcessReleases) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   auto a = ring.Acquire(1000);
   ASSERT_TRUE(a.ok()) << a.status();
   const std::string name = (*a)->name();
@@ -338,7 +341,7 @@ TEST(ShmRingTest, WaitForReaderWakesWhenAnotherProcessReleases) {
 // Without a change the wait lasts until its deadline; a change since `seen` returns at once.
 TEST(ShmRingTest, WaitForReaderEndsAtTheDeadlineOrAtOnceOnAChangeSinceSeen) {
   std::atomic<int64_t> counter{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   ShmRingReader reader;
   auto a = ring.Acquire(1000);
   ASSERT_TRUE(a.ok()) << a.status();

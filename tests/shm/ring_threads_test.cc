@@ -105,7 +105,7 @@ TEST(ShmRingThreadsTest, BuildersSenderReaderAndConsumerStreamEveryBatchIntact) 
   std::atomic<int64_t> counter{0};
   std::atomic<int> failures{0};
   std::atomic<int> reused_count{0};
-  ShmRing ring(Prefix(), &counter);
+  ShmRing ring(Prefix(), &counter, "ring-test-key-0123456789");
   ShmRingReader reader;
   reader.Attach(ring.serial());
 
