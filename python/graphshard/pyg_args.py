@@ -108,6 +108,8 @@ def input_node_seeds(input_nodes, metadata):
         if a.ndim != 1:
             raise ValueError(f"input_nodes: expected 1-D node ids or a mask, got shape "
                              f"{tuple(a.shape)}")
+        if a.size == 0:
+            raise ValueError(f"input_nodes: no {node_type!r} node selected")
         if a.dtype == np.bool_:
             if a.shape[0] != n:
                 raise ValueError(f"input_nodes: a mask of {a.shape[0]} entries for the {n} "
