@@ -148,6 +148,8 @@ class Loader:
             max_held_batches=int(max_held_batches), assignment=str(assignment),
             feature_store=str(feature_store))
         self.metadata = self._client.metadata()
+        self.seed_type = self.metadata["target_type"]
+        what = self._choose_seeds()  # bad seeds are refused before any rows are read
         self.device = None
         self.prefetch = int(prefetch)
         self.cuda_host_registered = False
@@ -165,8 +167,6 @@ class Loader:
         if self.feature_store == "device" and str(feature_store) == "auto":
             self._client.set_without_features(True)
         self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
-        self.seed_type = self.metadata["target_type"]
-        what = self._choose_seeds()
         hosts = self._all_gather(_graphshard.host_id())
         self.server_hosts = self._client.server_hosts()
         self._client.assign(hosts)
@@ -179,13 +179,20 @@ class Loader:
         """Tells the client which seeds to stream (before assign); returns them in words."""
         if self._input_nodes is None:
             return f"split {self.split!r}"
-        node_type, ids = pyg_args.input_node_seeds(self._input_nodes, self.metadata)
-        # Every rank must name the same nodes: the loader splits them among the ranks.
-        digest = hashlib.sha1(node_type.encode() + b"\0" + ids.tobytes()).hexdigest()
+        try:
+            node_type, ids = pyg_args.input_node_seeds(self._input_nodes, self.metadata)
+            digest = hashlib.sha1(node_type.encode() + b"\0" + ids.tobytes()).hexdigest()
+            error = None
+        except ValueError as e:
+            digest, error = f"refused: {e}", e
+        # Every rank must name the same nodes (the loader splits them among the ranks); compared
+        # before raising, so that no rank waits in a collective another one left.
         if len(set(self._all_gather(digest))) > 1:
             raise ValueError(f"{self._name}: input_nodes differ between ranks; give every rank "
                              f"the same nodes (the loader splits them among the ranks, "
                              f"host-locally)")
+        if error is not None:
+            raise error
         self._client.set_input_nodes(node_type, ids)
         self.seed_type = node_type
         return f"{ids.size} input_nodes of {node_type!r}"
