@@ -43,9 +43,9 @@ def expect_seeds(loader, want, what, seed_type=None, ordered=False):
     if len(got) != len(loader):
         t.fail(f"{what}: {len(got)} batches for len(loader) {len(loader)}")
     if ordered:
-        types = loader.metadata["node_types"]
-        offsets = next(n for n in types if n["name"] == (seed_type or
-                                                         loader.metadata["target_type"]))["part_offsets"]
+        name = seed_type or loader.metadata["target_type"]
+        offsets = next(n for n in loader.metadata["node_types"]
+                       if n["name"] == name)["part_offsets"]
         for part in range(len(offsets) - 1):
             mine = [int(i) for i in want if offsets[part] <= i < offsets[part + 1]]
             streamed = [int(i) for p, s in got if p == part for i in s]
