@@ -83,8 +83,8 @@ absl::Status LoaderCore::SetInputNodes(const std::string& seed_type, std::vector
   }
   if (ids.empty()) return absl::InvalidArgumentError("input_nodes: no node ids");
   if (std::ssize(info->part_offsets) != md.num_parts + 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "input_nodes: the servers do not say which '", type, "' ids each part owns"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("input_nodes: the servers do not say which '", type, "' ids each part owns"));
   }
   std::vector<int64_t> sorted = ids;
   std::sort(sorted.begin(), sorted.end());

@@ -384,7 +384,8 @@ PYBIND11_MODULE(_graphshard, m) {
       .def("shares",
            [](const LoaderCore& c) {
              py::list out;
-             for (const auto& s : c.shares()) out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
+             for (const auto& s : c.shares())
+               out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
              return out;
            })
       // Page-locks the ring segments with the loaded CUDA runtime (python/cuda_host.h); before
@@ -441,22 +442,24 @@ PYBIND11_MODULE(_graphshard, m) {
            })
       // input_nodes: `ids` (a 1-D int64 buffer) of node type `seed_type` ("" = the target
       // type) seed the batches instead of the split; before assign.
-      .def("set_input_nodes",
-           [](LoaderCore& c, const std::string& seed_type, const py::buffer& ids) {
-             graphshard::python::ThrowIfError(c.SetInputNodes(
-                 seed_type, graphshard::python::Int64Vector(ids, "input_nodes")));
-           },
-           py::arg("seed_type"), py::arg("ids"))
+      .def(
+          "set_input_nodes",
+          [](LoaderCore& c, const std::string& seed_type, const py::buffer& ids) {
+            graphshard::python::ThrowIfError(
+                c.SetInputNodes(seed_type, graphshard::python::Int64Vector(ids, "input_nodes")));
+          },
+          py::arg("seed_type"), py::arg("ids"))
       // Link prediction over edge type `edge_type`'s edge split; before assign.
-      .def("set_link",
-           [](LoaderCore& c, const std::string& edge_type, int neg_ratio, bool degree_negatives) {
-             graphshard::client::StreamOptions::Link link;
-             link.edge_type = edge_type;
-             link.neg_ratio = neg_ratio;
-             link.degree_negatives = degree_negatives;
-             graphshard::python::ThrowIfError(c.SetLink(link));
-           },
-           py::arg("edge_type"), py::arg("neg_ratio"), py::arg("degree_negatives"))
+      .def(
+          "set_link",
+          [](LoaderCore& c, const std::string& edge_type, int neg_ratio, bool degree_negatives) {
+            graphshard::client::StreamOptions::Link link;
+            link.edge_type = edge_type;
+            link.neg_ratio = neg_ratio;
+            link.degree_negatives = degree_negatives;
+            graphshard::python::ThrowIfError(c.SetLink(link));
+          },
+          py::arg("edge_type"), py::arg("neg_ratio"), py::arg("degree_negatives"))
       // After assign: [(part, ids)] of this rank's seeds (node ids; link: edge split positions).
       .def("seed_ids",
            [](const LoaderCore& c) {
