@@ -30,8 +30,9 @@
 namespace graphshard::client {
 
 struct StreamOptions {
-  std::vector<int64_t> seeds;  // of the target type, all owned by the server asked; link
+  std::vector<int64_t> seeds;  // of seed_type, all owned by the server asked; link
                                // streams: positions in the server's edge split
+  std::string seed_type;       // node streams: "" = the target type
   int64_t batch_size = 256;
   bool shuffle = true;
   uint64_t shuffle_seed = 0;

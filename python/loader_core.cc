@@ -1,6 +1,7 @@
 #include "python/loader_core.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -69,6 +70,77 @@ void LoaderCore::SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks) {
   for (auto& client : servers_.clients) client->SetRingMapHooks(hooks);
 }
 
+absl::Status LoaderCore::SetInputNodes(const std::string& seed_type, std::vector<int64_t> ids) {
+  const client::ServerMetadata& md = servers_.metadata;
+  const std::string type = seed_type.empty() ? md.target_type : seed_type;
+  const client::NodeTypeInfo* info = nullptr;
+  for (const client::NodeTypeInfo& t : md.node_types) {
+    if (t.name == type) info = &t;
+  }
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_nodes: the graph has no node type '", type, "'"));
+  }
+  if (ids.empty()) return absl::InvalidArgumentError("input_nodes: no node ids");
+  if (std::ssize(info->part_offsets) != md.num_parts + 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("input_nodes: the servers do not say which '", type, "' ids each part owns"));
+  }
+  std::vector<int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.front() < 0 || sorted.back() >= info->num_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_nodes: id ", sorted.front() < 0 ? sorted.front() : sorted.back(),
+                     " is outside '", type, "' ids 0..", info->num_nodes - 1));
+  }
+  if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_nodes: id ", *dup, " appears twice (the servers seed distinct ids)"));
+  }
+  options_.seed_type = type;
+  options_.input_nodes = std::move(ids);
+  return absl::OkStatus();
+}
+
+absl::Status LoaderCore::SetLink(const client::StreamOptions::Link& link) {
+  for (const client::EdgeTypeInfo& e : servers_.metadata.edge_types) {
+    if (e.name != link.edge_type) continue;
+    for (const auto& split : e.split_sizes) {
+      if (split.first != options_.split) continue;
+      options_.link = link;
+      options_.link.split = options_.split;
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "edge type '", link.edge_type, "' has no '", options_.split,
+        "' edge split in this partition (partition it with --edge-split TRAIN,VAL,TEST)"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("the graph has no edge type '", link.edge_type, "'"));
+}
+
+absl::StatusOr<std::vector<int64_t>> LoaderCore::PartSeeds(int part) {
+  client::PartitionClient& client = *servers_.clients[static_cast<size_t>(part)];
+  if (!options_.link.edge_type.empty()) {
+    return client.GetSplit(options_.split, options_.link.edge_type);
+  }
+  if (!options_.input_nodes.has_value()) return client.GetSplit(options_.split);
+  // The given ids this part owns, in the order given.
+  const client::ServerMetadata& md = servers_.metadata;
+  const std::vector<int64_t>* offsets = nullptr;
+  for (const client::NodeTypeInfo& t : md.node_types) {
+    if (t.name == options_.seed_type) offsets = &t.part_offsets;
+  }
+  assert(offsets != nullptr && std::ssize(*offsets) == md.num_parts + 1);  // SetInputNodes
+  const int64_t lo = (*offsets)[static_cast<size_t>(part)];
+  const int64_t hi = (*offsets)[static_cast<size_t>(part) + 1];
+  std::vector<int64_t> owned;
+  for (int64_t id : *options_.input_nodes) {
+    if (id >= lo && id < hi) owned.push_back(id);
+  }
+  return owned;
+}
+
 absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
   if (std::ssize(rank_hosts) != options_.world_size) {
     return absl::InvalidArgumentError(absl::StrCat(rank_hosts.size(), " host ids for world_size ",
@@ -78,8 +150,7 @@ absl::Status LoaderCore::Assign(const std::vector<std::string>& rank_hosts) {
                                                     options_.assignment));
   shards_.clear();
   for (const client::ServerShare& share : shares_) {
-    client::PartitionClient& client = *servers_.clients[static_cast<size_t>(share.part)];
-    ASSIGN_OR_RETURN(std::vector<int64_t> ids, client.GetSplit(options_.split));
+    ASSIGN_OR_RETURN(std::vector<int64_t> ids, PartSeeds(share.part));
     absl::Span<const int64_t> chunk = client::ChunkOf(ids, share.chunk, share.num_chunks);
     shards_.push_back({share.part, std::vector<int64_t>(chunk.begin(), chunk.end())});
   }
@@ -119,6 +190,8 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
     if (schedule.stream_batches[i] == 0) continue;
     client::StreamOptions so;
     so.seeds = shards_[i].ids;
+    so.seed_type = options_.seed_type;
+    so.link = options_.link;
     so.batch_size = options_.batch_size;
     so.shuffle = options_.shuffle;
     so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards_[i].part);

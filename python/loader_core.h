@@ -52,6 +52,10 @@ struct LoaderOptions {
   // Batches without feature rows (ids, edges, the seeds' labels): the caller holds the rows
   // (FeatureRows; the trainer's --feature-store device).
   bool without_features = false;
+  // Set by SetInputNodes (node type, "" = the target type, and the ids) and SetLink.
+  std::string seed_type;
+  absl::optional<std::vector<int64_t>> input_nodes;
+  client::StreamOptions::Link link;  // edge_type set: link prediction over `split`'s edges
 };
 
 // One step of an epoch.
@@ -68,6 +72,8 @@ class LoaderCore {
   static absl::StatusOr<std::unique_ptr<LoaderCore>> Connect(const LoaderOptions& options);
 
   const client::ServerMetadata& metadata() const { return servers_.metadata; }
+  // Each part's server's host id (index = part), as Assign compares them with the ranks'.
+  const std::vector<std::string>& server_hosts() const { return servers_.host_ids; }
   // Hooks for the ring segments every server's client maps (python/cuda_host.h); before the
   // first StartEpoch.
   void SetRingMapHooks(const shm::ShmRingReader::MapHooks& hooks);
@@ -76,11 +82,27 @@ class LoaderCore {
   // decides once it knows the metadata (feature_store="auto"); before the first StartEpoch.
   void SetWithoutFeatures(bool without) { options_.without_features = without; }
 
-  // This rank's seeds: its share of the split on the parts AssignHostLocal gives it, from
-  // `rank_hosts` (every rank's shm::HostId(), index = rank). The errors of AssignHostLocal and
-  // GetSplit.
+  // Seeds given by the caller (the Python loader's input_nodes) instead of the split's: `ids`
+  // of node type `seed_type` ("" = the target type; any type may seed). Each part's server gets
+  // the ones it owns (the type's part_offsets), in the order given, and a rank its share of
+  // those (Assign). Before Assign. InvalidArgument naming input_nodes for an unknown type, no
+  // ids, an id outside [0, num_nodes) or one given twice; FailedPrecondition when the servers
+  // do not say which ids each part owns.
+  absl::Status SetInputNodes(const std::string& seed_type, std::vector<int64_t> ids);
+  // Link prediction (PyG's LinkNeighborLoader): the seeds are the positions of the options'
+  // `split` edges of link.edge_type in each part's edge split; each batch holds batch_size of
+  // them plus link.neg_ratio negatives per positive (data_types.h, LinkLabelData). Before
+  // Assign. InvalidArgument naming the edge type when the graph lacks it or has no such edge
+  // split (a partition made without --edge-split).
+  absl::Status SetLink(const client::StreamOptions::Link& link);
+
+  // This rank's seeds: its share of the split (or of input_nodes, or of the link split) on the
+  // parts AssignHostLocal gives it, from `rank_hosts` (every rank's shm::HostId(), index =
+  // rank). The errors of AssignHostLocal and GetSplit.
   absl::Status Assign(const std::vector<std::string>& rank_hosts);
   const std::vector<client::ServerShare>& shares() const { return shares_; }
+  // After Assign: this rank's seeds on each part it reads (node ids, or link positions).
+  const std::vector<client::ShardSeeds>& seeds() const { return shards_; }
   // After Assign: ceil(seeds / batch_size) summed over this rank's parts.
   int64_t natural_steps() const;
   int64_t num_seeds() const;
@@ -106,6 +128,9 @@ class LoaderCore {
  private:
   LoaderCore(const LoaderOptions& options, client::ServerSet servers)
       : options_(options), servers_(std::move(servers)) {}
+  // The seeds of `part` before the rank's share is cut: its split, its input_nodes or its link
+  // split's positions.
+  absl::StatusOr<std::vector<int64_t>> PartSeeds(int part);
 
   LoaderOptions options_;
   client::ServerSet servers_;

@@ -67,6 +67,7 @@ struct Element {
   py::ssize_t size;
 };
 constexpr Element kInt64{"q", 8};
+constexpr Element kFloat32{"f", 4};
 
 Element FeatureElement(client::FeatureDtype d) {
   switch (d) {
@@ -185,6 +186,18 @@ py::dict BatchToPython(client::MinibatchData batch, int part) {
     edges.append(d);
   }
   py::dict out;
+  if (!batch.link.edge_type.empty()) {  // a link batch: its supervision edges
+    const client::LinkLabelData& l = batch.link;
+    py::dict d;
+    d["type"] = l.edge_type;
+    d["src_block"] = l.src_block;
+    d["dst_block"] = l.dst_block;
+    d["num_pos"] = l.num_pos;
+    d["src"] = py::cast(Over(l.src, kInt64, {l.num_edges}, base));
+    d["dst"] = py::cast(Over(l.dst, kInt64, {l.num_edges}, base));
+    d["label"] = py::cast(Over(l.label, kFloat32, {l.num_edges}, base));
+    out["link"] = d;
+  }
   out["part"] = part;
   out["epoch"] = batch.epoch;
   out["batch_index"] = batch.batch_index;
@@ -206,6 +219,7 @@ py::dict MetadataToPython(const client::ServerMetadata& md) {
     d["num_nodes"] = t.num_nodes;
     d["feat_dim"] = t.feat_dim;
     d["num_classes"] = t.num_classes;
+    d["part_offsets"] = t.part_offsets;  // part p owns ids [offsets[p], offsets[p + 1])
     node_types.append(d);
   }
   py::list edge_types;
@@ -214,6 +228,9 @@ py::dict MetadataToPython(const client::ServerMetadata& md) {
     d["name"] = e.name;
     d["src"] = md.node_types[static_cast<size_t>(e.src)].name;
     d["dst"] = md.node_types[static_cast<size_t>(e.dst)].name;
+    py::dict splits;  // this part's supervision edges per split (link prediction)
+    for (const auto& [split, n] : e.split_sizes) splits[py::str(split)] = n;
+    d["split_sizes"] = splits;
     edge_types.append(d);
   }
   py::dict out;
@@ -273,6 +290,30 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
     core = LoaderCore::Connect(o);
   }
   return ValueOrThrow(std::move(core));
+}
+
+// A 1-D int64 buffer (numpy's, C-contiguous or not) as a vector; ValueError naming `what`.
+std::vector<int64_t> Int64Vector(const py::buffer& b, const char* what) {
+  const py::buffer_info info = b.request();
+  const std::string format = info.format;
+  const char code = format.empty() ? '?' : format.back();
+  if (info.ndim != 1 || info.itemsize != 8 || (code != 'q' && code != 'l')) {
+    throw py::value_error(absl::StrCat(what, ": expected a 1-D int64 array, got ", info.ndim,
+                                       "-D of format '", format, "'"));
+  }
+  std::vector<int64_t> out(static_cast<size_t>(info.shape[0]));
+  const char* p = static_cast<const char*>(info.ptr);
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::memcpy(&out[i], p + static_cast<py::ssize_t>(i) * info.strides[0], sizeof(int64_t));
+  }
+  return out;
+}
+
+// A new int64 array holding `ids`.
+ArrayView Int64Array(const std::vector<int64_t>& ids) {
+  ArrayView v = OwnedArray(kInt64, {static_cast<py::ssize_t>(ids.size())}, ids.size() * 8);
+  if (!ids.empty()) std::memcpy(v.copy.get(), ids.data(), ids.size() * 8);
+  return v;
 }
 
 py::dict Rendezvous() {
@@ -339,10 +380,12 @@ PYBIND11_MODULE(_graphshard, m) {
              }
              graphshard::python::ThrowIfError(s);
            })
+      .def("server_hosts", &LoaderCore::server_hosts)
       .def("shares",
            [](const LoaderCore& c) {
              py::list out;
-             for (const auto& s : c.shares()) out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
+             for (const auto& s : c.shares())
+               out.append(py::make_tuple(s.part, s.chunk, s.num_chunks));
              return out;
            })
       // Page-locks the ring segments with the loaded CUDA runtime (python/cuda_host.h); before
@@ -395,6 +438,35 @@ PYBIND11_MODULE(_graphshard, m) {
                s = c.FeatureRows(type, absl::MakeSpan(out.copy.get(), static_cast<size_t>(bytes)));
              }
              graphshard::python::ThrowIfError(s);
+             return out;
+           })
+      // input_nodes: `ids` (a 1-D int64 buffer) of node type `seed_type` ("" = the target
+      // type) seed the batches instead of the split; before assign.
+      .def(
+          "set_input_nodes",
+          [](LoaderCore& c, const std::string& seed_type, const py::buffer& ids) {
+            graphshard::python::ThrowIfError(
+                c.SetInputNodes(seed_type, graphshard::python::Int64Vector(ids, "input_nodes")));
+          },
+          py::arg("seed_type"), py::arg("ids"))
+      // Link prediction over edge type `edge_type`'s edge split; before assign.
+      .def(
+          "set_link",
+          [](LoaderCore& c, const std::string& edge_type, int neg_ratio, bool degree_negatives) {
+            graphshard::client::StreamOptions::Link link;
+            link.edge_type = edge_type;
+            link.neg_ratio = neg_ratio;
+            link.degree_negatives = degree_negatives;
+            graphshard::python::ThrowIfError(c.SetLink(link));
+          },
+          py::arg("edge_type"), py::arg("neg_ratio"), py::arg("degree_negatives"))
+      // After assign: [(part, ids)] of this rank's seeds (node ids; link: edge split positions).
+      .def("seed_ids",
+           [](const LoaderCore& c) {
+             py::list out;
+             for (const auto& s : c.seeds()) {
+               out.append(py::make_tuple(s.part, graphshard::python::Int64Array(s.ids)));
+             }
              return out;
            })
       .def("natural_steps", &LoaderCore::natural_steps)

@@ -126,6 +126,7 @@ absl::Status DecodeLinkLabels(const v1::LinkLabels& l, const ServerMetadata& md,
 
 v1::StreamBatchesRequest EncodeStreamRequest(const StreamOptions& o) {
   v1::StreamBatchesRequest r;
+  r.set_seed_type(o.seed_type);
   r.set_seeds(common::ToBytes<int64_t>(o.seeds));
   r.set_batch_size(o.batch_size);
   r.set_shuffle(o.shuffle);
@@ -312,6 +313,15 @@ absl::StatusOr<EdgeBlockData> DecodeEdgeBlock(const v1::EdgeBlock& e, int i, con
   return eb;
 }
 
+// The index in md.node_types of a batch's seed type (any node type may seed a stream).
+absl::StatusOr<int> SeedBlock(const std::string& seed_type, const ServerMetadata& md) {
+  for (size_t i = 0; i < md.node_types.size(); ++i) {
+    if (md.node_types[i].name == seed_type) return static_cast<int>(i);
+  }
+  return absl::DataLossError(
+      absl::StrCat("minibatch seed type '", seed_type, "' is not a node type of the graph"));
+}
+
 // What a decoded batch's views point into, owned together by MinibatchData::owner: the message
 // (inline bytes, names) and the mapped segment (null for an inline batch).
 struct BatchOwner {
@@ -342,8 +352,7 @@ absl::StatusOr<MinibatchData> DecodeMinibatch(std::shared_ptr<const v1::Minibatc
   b.seed_block = md.target;
   const bool link = m->has_link() && !m->link().edge_type().empty();
   if (!link && !m->seed_type().empty() && m->seed_type() != md.target_type) {
-    return absl::DataLossError(absl::StrCat("minibatch seed type '", m->seed_type(),
-                                            "' is not the target type '", md.target_type, "'"));
+    ASSIGN_OR_RETURN(b.seed_block, SeedBlock(m->seed_type(), md));  // a stream of another type
   }
   for (int i = 0; i < m->nodes_size(); ++i) {
     ASSIGN_OR_RETURN(NodeBlockData nb,

@@ -17,5 +17,6 @@ except ImportError:  # the loader's tensors need torch; host_id etc. do not
     pass
 from graphshard._graphshard import Error, host_id, rendezvous, stream_shuffle_seed  # noqa: E402
 from graphshard.loader import Loader
+from graphshard.link_loader import LinkLoader
 
-__all__ = ["Error", "Loader", "host_id", "rendezvous", "stream_shuffle_seed"]
+__all__ = ["Error", "LinkLoader", "Loader", "host_id", "rendezvous", "stream_shuffle_seed"]

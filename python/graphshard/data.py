@@ -180,11 +180,29 @@ def _edge_key(name, src, dst):
     return (src, name, dst)
 
 
-def build(raw, metadata, pyg, move=None, rows=None):
+def _link_fields(link, tensor, mode):
+    """A link batch's supervision edges as LinkNeighborLoader lays them out: ("edge", fields of
+    the edge type) for edge_label_index [2, M] and edge_label [M] (float, 1 positive, 0
+    negative; mode "binary" or no negatives), or ("triplet", src fields, dst fields) for
+    src_index and dst_pos_index [P] and dst_neg_index [P] or [P, amount] (mode "triplet").
+    The servers put negative j of positive i at P * (1 + j) + i (data_types.h)."""
+    src, dst = tensor(link["src"]), tensor(link["dst"])
+    if mode != "triplet":
+        return "edge", {"edge_label_index": torch.stack([src, dst]),
+                        "edge_label": tensor(link["label"])}
+    pos = int(link["num_pos"])
+    amount = (int(src.shape[0]) - pos) // pos if pos else 0
+    neg = dst[pos:].reshape(amount, pos).t().contiguous()
+    return "triplet", {"src_index": src[:pos]}, {
+        "dst_pos_index": dst[:pos], "dst_neg_index": neg.squeeze(-1) if amount == 1 else neg}
+
+
+def build(raw, metadata, pyg, move=None, rows=None, link_mode=None):
     """A batch from graphshard._graphshard.Client.next()'s dict. pyg: make PyG objects. move:
     applied to every tensor (a copy to the device), else they stay over the batch's memory.
     rows: per node type, every feature row (Loader(feature_store="device")); a batch sent
-    without rows (raw["features_omitted"]) takes its x from there, by n_id, on rows' device."""
+    without rows (raw["features_omitted"]) takes its x from there, by n_id, on rows' device.
+    link_mode: a link batch's layout (_link_fields), None, "binary" or "triplet"."""
     dtype = raw["feature_dtype"]
     if move is not None:
         tensor, features = (lambda a: move(_tensor(a))), (lambda a, d: move(_features(a, d)))
@@ -199,6 +217,7 @@ def build(raw, metadata, pyg, move=None, rows=None):
                                "holds none (feature_store='device')")
         return rows[i].index_select(0, n_id.to(rows[i].device))
     extra = {"part": raw["part"], "epoch": raw["epoch"], "batch_index": raw["batch_index"]}
+    link = _link_fields(raw["link"], tensor, link_mode) if "link" in raw else None
     if not metadata["heterogeneous"]:
         n, e = raw["nodes"][0], raw["edges"][0]
         n_id = tensor(n["ids"])
@@ -207,6 +226,10 @@ def build(raw, metadata, pyg, move=None, rows=None):
             n_id=n_id, batch_size=raw["batch_size"],
             num_sampled_nodes=list(n["num_sampled_nodes"]),
             num_sampled_edges=list(e["num_sampled_edges"]), **extra)
+        if link is not None:  # LinkNeighborLoader's batches have no batch_size
+            del fields["batch_size"]
+            for f in link[1:]:
+                fields.update(f)
         return _PygData(**fields) if pyg else Batch(**fields)
 
     types = metadata["node_types"]
@@ -218,7 +241,7 @@ def build(raw, metadata, pyg, move=None, rows=None):
             f["x"] = x_of(i, n, f["n_id"])
         if i == seed or types[i]["num_classes"] > 0:
             f["y"] = tensor(n["y"])
-        if i == seed:
+        if i == seed and link is None:
             f["batch_size"] = raw["batch_size"]
         nodes[n["type"]] = f
     edges = {}
@@ -227,6 +250,13 @@ def build(raw, metadata, pyg, move=None, rows=None):
         edges[_edge_key(e["type"], src, dst)] = {
             "edge_index": tensor(e["edge_index"]),
             "num_sampled_edges": list(e["num_sampled_edges"])}
+    if link is not None:
+        ls, ld = types[raw["link"]["src_block"]]["name"], types[raw["link"]["dst_block"]]["name"]
+        if link[0] == "edge":
+            edges[_edge_key(raw["link"]["type"], ls, ld)].update(link[1])
+        else:
+            nodes[ls].update(link[1])
+            nodes[ld].update(link[2])
     if pyg:
         data = _PygHeteroData()
         for k, f in list(nodes.items()) + list(edges.items()):

@@ -3,8 +3,11 @@ import os
 import queue
 import threading
 
+import hashlib
+
 from graphshard import _graphshard
 from graphshard import data as _data
+from graphshard import pyg_args
 
 
 def _dist():
@@ -20,7 +23,15 @@ class Loader:
 
     registry / servers: where the servers are (a --registry folder, or ["host:port", ...] with
         index = part), as for graphshard-trainer.
-    split: "train", "val" or "test" (the seeds of the partition's split).
+    split: "train", "val" or "test" (the seeds of the partition's split); default "train"
+        unless input_nodes is given.
+    input_nodes: the seeds instead of a split, as NeighborLoader's: node ids (tensor, array or
+        list of graphshard's global ids, a batch's n_id), a boolean mask over a type's nodes,
+        ("type", ids or mask), ("type", None) or "type" (every node of the type); any node type
+        may seed (batch_size and y are then on that type). Ids must be distinct. With several
+        ranks, give every rank the same input_nodes: the loader splits them host-locally as it
+        splits a split (each server gets the ones its part owns). shuffle then defaults to False
+        and equal_steps to shuffle, as NeighborLoader's shuffle does.
     num_neighbors: fanout per hop (-1 = every neighbor), as PyG's NeighborLoader.
     batch_size, shuffle (default: split == "train"), replace: as NeighborLoader.
     seed, epoch: batches are a function of (seed, epoch, batch index), the same as
@@ -61,16 +72,33 @@ class Loader:
         GPU. Without a device (the default), batches are read when asked and stay in shared
         memory: batch.to(device) is then the user's copy, as with NeighborLoader.
 
+    Other NeighborLoader / DataLoader arguments (transform, num_workers, time_attr, ...) are
+    accepted only with their PyG default values (they change nothing then); any other value
+    raises ValueError naming the argument (graphshard/pyg_args.py says why for each).
+
     Iterating yields one batch per step; a rank with no seeds at all gets None steps (it must
     still join the step's collectives). Errors raise graphshard.Error naming the server.
     """
 
-    def __init__(self, registry=None, servers=None, split="train", num_neighbors=(10, 5),
+    _name = "graphshard.Loader"
+    _link_mode = None  # LinkLoader: its batches' layout (data.build)
+
+    def __init__(self, registry=None, servers=None, split=None, num_neighbors=(10, 5),
                  batch_size=256, shuffle=None, replace=False, seed=0, epoch=1,
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
-                 assignment="part", feature_store="server"):
+                 assignment="part", feature_store="server", input_nodes=None, **pyg_kwargs):
+        pyg_args.refuse_unsupported(pyg_kwargs, self._name)
+        if input_nodes is not None and split is not None:
+            raise ValueError(f"input_nodes and split={split!r}: give one (input_nodes are the "
+                             f"seeds instead of a split)")
+        self._input_nodes = input_nodes
+        training = input_nodes is None and split in (None, "train")
+        if input_nodes is not None:  # NeighborLoader's default; equal steps when training
+            training = bool(shuffle)
+            split = "train"  # unused: the seeds are input_nodes
+        split = "train" if split is None else split
         if (registry is None) == (servers is None):
             raise ValueError("give exactly one of registry=DIR and servers=[host:port, ...]")
         if output not in ("auto", "pyg", "plain"):
@@ -89,10 +117,10 @@ class Loader:
             rank = found["rank"] if rank is None else rank
             world_size = found["world_size"] if world_size is None else world_size
         self.rank, self.world_size = int(rank), int(world_size)
-        self.split = split
+        self.split = split if input_nodes is None else None
         self.batch_size = int(batch_size)
-        self.shuffle = split == "train" if shuffle is None else bool(shuffle)
-        self.equal_steps = split == "train" if equal_steps is None else bool(equal_steps)
+        self.shuffle = training if shuffle is None else bool(shuffle)
+        self.equal_steps = training if equal_steps is None else bool(equal_steps)
         self.epoch = int(epoch)
         if self.world_size > 1:
             if dist is None:
@@ -120,6 +148,8 @@ class Loader:
             max_held_batches=int(max_held_batches), assignment=str(assignment),
             feature_store=str(feature_store))
         self.metadata = self._client.metadata()
+        self.seed_type = self.metadata["target_type"]
+        what = self._choose_seeds()  # bad seeds are refused before any rows are read
         self.device = None
         self.prefetch = int(prefetch)
         self.cuda_host_registered = False
@@ -138,11 +168,34 @@ class Loader:
             self._client.set_without_features(True)
         self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
         hosts = self._all_gather(_graphshard.host_id())
+        self.server_hosts = self._client.server_hosts()
         self._client.assign(hosts)
         natural = self._client.natural_steps()
         self._steps = max(self._all_gather(natural)) if self.equal_steps else natural
         if self._steps == 0 and self.equal_steps:
-            raise RuntimeError(f"graphshard.Loader: no rank has any '{split}' seed")
+            raise RuntimeError(f"{self._name}: no rank has any seed ({what})")
+
+    def _choose_seeds(self):
+        """Tells the client which seeds to stream (before assign); returns them in words."""
+        if self._input_nodes is None:
+            return f"split {self.split!r}"
+        try:
+            node_type, ids = pyg_args.input_node_seeds(self._input_nodes, self.metadata)
+            digest = hashlib.sha1(node_type.encode() + b"\0" + ids.tobytes()).hexdigest()
+            error = None
+        except ValueError as e:
+            digest, error = f"refused: {e}", e
+        # Every rank must name the same nodes (the loader splits them among the ranks); compared
+        # before raising, so that no rank waits in a collective another one left.
+        if len(set(self._all_gather(digest))) > 1:
+            raise ValueError(f"{self._name}: input_nodes differ between ranks; give every rank "
+                             f"the same nodes (the loader splits them among the ranks, "
+                             f"host-locally)")
+        if error is not None:
+            raise error
+        self._client.set_input_nodes(node_type, ids)
+        self.seed_type = node_type
+        return f"{ids.size} input_nodes of {node_type!r}"
 
     def _resolve_feature_store(self, requested):
         """feature_store="auto": "device" on a CUDA device whose free memory is at least twice
@@ -187,6 +240,14 @@ class Loader:
         """(part, chunk, num_chunks) of each server this rank reads (client/assignment.h)."""
         return [tuple(s) for s in self._client.shares()]
 
+    def seed_ids(self):
+        """{part: int64 tensor} of this rank's seeds on each server it reads, in the order given
+        (before the servers shuffle): node ids of seed_type (LinkLoader: positions in the
+        part's edge split). server_hosts[part] is the host id of part's server."""
+        import torch
+        import numpy as np
+        return {part: torch.from_numpy(np.asarray(ids)) for part, ids in self._client.seed_ids()}
+
     def __len__(self):
         return self._steps
 
@@ -203,10 +264,13 @@ class Loader:
             yield raw
         self.epoch = epoch + 1
 
+    def _build(self, raw, move=None):
+        return _data.build(raw, self.metadata, self._pyg, move, self._rows, self._link_mode)
+
     def __iter__(self):
         if self.device is None:
             for raw in self._raw_steps():
-                yield _data.build(raw, self.metadata, self._pyg, rows=self._rows) if raw else None
+                yield self._build(raw) if raw else None
             return
         yield from self._prefetched()
 
@@ -242,10 +306,10 @@ class Loader:
                         put((None, None))
                         continue
                     if not cuda:
-                        put((_data.build(raw, self.metadata, self._pyg, rows=self._rows), None))
+                        put((self._build(raw), None))
                         continue
                     with torch.cuda.stream(stream):
-                        batch = _data.build(raw, self.metadata, self._pyg, move, self._rows)
+                        batch = self._build(raw, move)
                         copied = torch.cuda.Event()
                         copied.record(stream)
                     # The segment goes back to the server (raw dropped) only once the copy is done.
@@ -282,7 +346,7 @@ class Loader:
             thread.join()
 
     def __repr__(self):
-        return (f"graphshard.Loader(split={self.split!r}, batch_size={self.batch_size}, "
+        return (f"{self._name}(split={self.split!r}, batch_size={self.batch_size}, "
                 f"steps={self._steps}, epoch={self.epoch}, rank={self.rank}/{self.world_size})")
 
 

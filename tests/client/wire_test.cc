@@ -323,5 +323,61 @@ TEST(DecodeMetadata, RejectsNonsense) {
   EXPECT_FALSE(DecodeMetadata(m).ok());
 }
 
+// A stream seeded by another node type than the target (the Python loader's input_nodes): the
+// request names it, and its batches' seed block is that type's.
+TEST(DecodeMinibatch, AnyNodeTypeMaySeed) {
+  StreamOptions o;
+  o.seeds = {5};
+  o.seed_type = "actor";
+  EXPECT_EQ(EncodeStreamRequest(o).seed_type(), "actor");
+  v1::Metadata meta;
+  meta.set_num_parts(1);
+  meta.set_num_classes(3);
+  meta.set_feat_dim(2);
+  meta.set_target_type("movie");
+  for (const char* name : {"actor", "movie"}) {
+    v1::NodeTypeMeta* t = meta.add_node_types();
+    t->set_name(name);
+    t->set_feat_dim(std::string(name) == "movie" ? 2 : 0);
+    t->set_num_classes(std::string(name) == "movie" ? 3 : 0);
+  }
+  v1::EdgeTypeMeta* et = meta.add_edge_types();
+  et->set_name("movie__to__actor");
+  et->set_src("movie");
+  et->set_dst("actor");
+  const ServerMetadata md = *DecodeMetadata(meta);
+  // Actor 5 (the seed) and, one hop out, movie 7 -> actor 5.
+  v1::Minibatch m;
+  m.set_batch_size(1);
+  m.set_seed_type("actor");
+  v1::NodeBlock* actor = m.add_nodes();
+  actor->set_node_type("actor");
+  actor->mutable_ids()->set_data(common::ToBytes<int64_t>({5}));
+  actor->mutable_labels()->set_data(common::ToBytes<int64_t>({-1}));
+  for (int64_t c : {1, 0}) actor->add_num_sampled_nodes(c);
+  v1::NodeBlock* movie = m.add_nodes();
+  movie->set_node_type("movie");
+  movie->mutable_ids()->set_data(common::ToBytes<int64_t>({7}));
+  movie->set_feat_dim(2);
+  movie->mutable_features()->set_data(Floats({1, 2}));
+  movie->mutable_labels()->set_data(common::ToBytes<int64_t>({2}));
+  for (int64_t c : {0, 1}) movie->add_num_sampled_nodes(c);
+  v1::EdgeBlock* e = m.add_edges();
+  e->set_edge_type("movie__to__actor");
+  e->mutable_src()->set_data(common::ToBytes<int64_t>({0}));
+  e->mutable_dst()->set_data(common::ToBytes<int64_t>({0}));
+  e->add_num_sampled_edges(1);
+  absl::StatusOr<MinibatchData> b = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->seed_block, 0);
+  EXPECT_EQ(b->batch_size, 1);
+  m.set_seed_type("director");  // not a type of the graph
+  b = DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss) << b.status();
+  m.set_seed_type("movie");  // the movie block has no seed at hop 0
+  EXPECT_EQ(DecodeMinibatch(std::make_shared<v1::Minibatch>(m), md).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace graphshard::client::internal

@@ -107,6 +107,49 @@ TEST(LoaderCore, SpreadAssignmentReadsEveryPartOfTheHost) {
   }
 }
 
+TEST(LoaderCore, InputNodesAreTheSeedsEachPartGettingItsOwn) {
+  graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
+  LoaderOptions o = Options(cluster, 0, 1);
+  o.shuffle = false;
+  auto core = LoaderCore::Connect(o);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const int64_t n = (*core)->metadata().num_nodes;
+  auto expect_invalid = [&](std::vector<int64_t> ids, const std::string& type) {
+    const absl::Status s = (*core)->SetInputNodes(type, std::move(ids));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("input_nodes"), absl::string_view::npos) << s;
+  };
+  expect_invalid({}, "");
+  expect_invalid({0, n}, "");
+  expect_invalid({-1}, "");
+  expect_invalid({4, 2, 4}, "");
+  expect_invalid({1}, "no_such_type");
+  std::vector<int64_t> ids;
+  for (int64_t v = n - 1; v >= 0; v -= 5) ids.push_back(v);  // not the parts' own order
+  ASSERT_TRUE((*core)->SetInputNodes("", ids).ok());
+  ASSERT_TRUE((*core)->Assign({shm::HostId()}).ok());
+  EXPECT_EQ((*core)->num_seeds(), std::ssize(ids));
+  ASSERT_TRUE((*core)->StartEpoch(1, (*core)->natural_steps()).ok());
+  std::vector<std::vector<int64_t>> per_part(2);
+  for (;;) {
+    absl::StatusOr<LoaderStep> step = (*core)->Next();
+    ASSERT_TRUE(step.ok()) << step.status();
+    if (step->end) break;
+    const std::vector<int64_t> got = Int64s(step->batch->nodes[0].ids);
+    per_part[static_cast<size_t>(step->part)].insert(
+        per_part[static_cast<size_t>(step->part)].end(), got.begin(),
+        got.begin() + step->batch->batch_size);
+  }
+  const std::vector<int64_t>& offsets = (*core)->metadata().part_offsets;
+  for (size_t p = 0; p < 2; ++p) {  // each part: the ids it owns, unshuffled: in the order given
+    std::vector<int64_t> want;
+    for (int64_t v : ids) {
+      if (v >= offsets[p] && v < offsets[p + 1]) want.push_back(v);
+    }
+    EXPECT_EQ(per_part[p], want) << "part " << p;
+  }
+}
+
 TEST(LoaderCore, AStoppedServerIsAnErrorNamingIt) {
   graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
   LoaderOptions o = Options(cluster, 0, 1);
