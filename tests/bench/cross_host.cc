@@ -174,11 +174,9 @@ double WaitForCaches(const std::vector<std::string>& addresses) {
 
 // One mode's timed runs (every dtype and client count) against servers at `addresses`, with
 // clients of `parts` only; batches/s by "<dtype>_<n>clients".
-// `ring_ids` numbers the clients' rings across calls.
 std::map<std::string, double> Measure(const CrossHostFlags& f, const std::string& mode,
                                       const std::vector<std::string>& addresses,
-                                      const std::vector<int>& parts, bool in_process,
-                                      uint64_t& ring_ids) {
+                                      const std::vector<int>& parts, bool in_process) {
   const int k = static_cast<int>(addresses.size());
   std::vector<std::string> mine;
   for (int p : parts) mine.push_back(addresses[p]);
@@ -207,7 +205,6 @@ std::map<std::string, double> Measure(const CrossHostFlags& f, const std::string
       std::vector<ClientRing> rings(n);
       // Ring ids unique per run of this process (a server keeps a client's ring between its
       // streams, for the reader that opened it).
-      for (int c = 0; c < n; ++c) rings[c].id = static_cast<uint64_t>(++ring_ids * 100 + c + 1);
       const bool warm = f.warmup > 0 && sp.ring;
       if (warm) {
         std::vector<std::thread> warmers;
@@ -291,8 +288,7 @@ int RunCrossHost(const CrossHostFlags& f) {
     if (parts.empty()) {
       for (int p = 0; p < static_cast<int>(f.attach.size()); ++p) parts.push_back(p);
     }
-    uint64_t ring_ids = 0;
-    Measure(f, f.attach_name, f.attach, parts, false, ring_ids);
+    Measure(f, f.attach_name, f.attach, parts, false);
     return 0;
   }
   auto manifest = common::ReadManifest(f.partition);
@@ -304,7 +300,6 @@ int RunCrossHost(const CrossHostFlags& f) {
   std::vector<int> parts;
   for (int p = 0; p < k; ++p) parts.push_back(p);
   std::map<std::string, std::map<std::string, double>> bps;  // mode -> key -> batches/s
-  uint64_t ring_ids = 0;
   for (const std::string& name : f.modes) {
     const Mode* mode = nullptr;
     for (const Mode& m : AllModes()) mode = m.name == name ? &m : mode;
@@ -353,7 +348,7 @@ int RunCrossHost(const CrossHostFlags& f) {
       PrintResult("xhost_" + name + "_cache_rows", static_cast<double>(rows), "rows");
       PrintResult("xhost_" + name + "_cache_bytes", static_cast<double>(bytes), "B");
     }
-    bps[name] = Measure(f, name, addresses, parts, true, ring_ids);
+    bps[name] = Measure(f, name, addresses, parts, true);
     for (auto& s : servers) s->Shutdown(absl::Seconds(5));
     std::filesystem::remove_all(registry);
   }

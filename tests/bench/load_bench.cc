@@ -193,7 +193,6 @@ int Run(const Flags& f) {
   for (int c = 0; c < f.clients; ++c) {
     clients.emplace_back([&, c] {
       ClientRing ring;
-      ring.id = 0x10ad0000u + static_cast<uint64_t>(c);
       const std::vector<int64_t> seeds = ClientShard(train, f.clients, c);
       std::vector<double> mine;
       Totals t;

@@ -267,7 +267,6 @@ std::vector<double> Scaling(const Flags& f,
     // With --warmup-batches: every client first streams that many batches (untimed), then its
     // timed stream is served from the same ring, as a trainer's epochs after the first are.
     std::vector<ClientRing> rings(n);
-    for (int c = 0; c < n; ++c) rings[c].id = static_cast<uint64_t>(1000 * n + c + 1);
     const bool warm = f.warmup > 0 && f.ring;
     if (warm) {
       std::vector<std::thread> warmers;

@@ -6,6 +6,7 @@
 // (server_bench.cc, cross_host.cc).
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -51,10 +52,16 @@ struct Totals {
 
 // A client's ring reader kept across its streams, with its id and the secret the server names
 // its segments for (as the trainer's, per server).
+// The id is random (from the key): a server binds ids to keys for an hour, so a fixed id would be
+// refused to the next bench process (another key) against the same servers.
 struct ClientRing {
+  ClientRing() {
+    std::memcpy(&id, key.data(), sizeof(id));
+    id |= 1;  // 0 means no ring id
+  }
   shm::ShmRingReader reader;
-  uint64_t id = 0;
   std::string key = rpc::NewNonce();
+  uint64_t id = 0;
 };
 
 // One client stream of `num_batches` (0: p.batches) batches from `address` over `seeds`;
