@@ -76,10 +76,28 @@ run_load "$WORK/alone.jsonl" "$@" || status=$?
 if [[ ${ATTACK:-0} == 1 ]]; then
   # The servers' bulk ports: their listening ports other than the published gRPC ones.
   ports=()
-  for p in "${pids[@]}"; do
-    while read -r port; do ports+=("$port"); done < <(ss -ltnpH | grep "pid=$p," |
-      sed -E 's/.*:([0-9]+) +[^ ]+:\*.*/\1/')
-  done
+  # From /proc (the servers' socket inodes, and which of them listen): no ss needed.
+  while read -r port; do ports+=("$port"); done < <(python3 - "${pids[@]}" <<'PY'
+import os, sys
+inodes = set()
+for pid in sys.argv[1:]:
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    if not os.path.exists(table):
+        continue
+    for line in open(table).readlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in inodes:  # LISTEN
+            print(int(f[1].rsplit(":", 1)[1], 16))
+PY
+)
+  ((${#ports[@]})) || { echo "load_bench.sh: found no listening port of the servers" >&2; exit 1; }
   log "attacking ports ${ports[*]} (${ATTACKERS:-200} stalled connections each), ${OVERSIZED:-4} oversized-request threads"
   python3 - "${ATTACKERS:-200}" "$((SECONDS_ + 5))" "${ports[@]}" >"$OUT/attacker.log" 2>&1 <<'PY' &
 import select, socket, sys, time
