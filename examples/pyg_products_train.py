@@ -67,6 +67,10 @@ def main():
                     help="matmuls: bf16 = torch.autocast(bfloat16) over the forward pass "
                          "(weights, loss, Adam in float32); tf32 = TF32 tensor cores; auto = "
                          "tf32 on cuda, fp32 on cpu (as graphshard-trainer)")
+    ap.add_argument("--edge-index", default="coo", choices=["coo", "csr"],
+                    help="coo: batch.edge_index as it comes; csr: sorted by destination (a stable "
+                         "sort keeps the hops in order) and wrapped in PyG's EdgeIndex "
+                         "(sort_order='col'), so that SAGEConv aggregates with a sparse matmul")
     ap.add_argument("--feature-store", default="auto", choices=["auto", "server", "device"],
                     help="graphshard.Loader's feature_store: rows in each batch (server), on "
                          "the device (device), or on a GPU with room for them (auto)")
@@ -97,8 +101,14 @@ def main():
         if args.trim == "on":
             hops = dict(num_sampled_nodes_per_hop=batch.num_sampled_nodes,
                         num_sampled_edges_per_hop=batch.num_sampled_edges)
+        edge_index = batch.edge_index
+        if args.edge_index == "csr":
+            from torch_geometric import EdgeIndex
+            order = torch.argsort(edge_index[1], stable=True)
+            edge_index = EdgeIndex(edge_index[:, order], sparse_size=(x.size(0), x.size(0)),
+                                   sort_order="col")
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            out = model(x, batch.edge_index, **hops)[:batch.batch_size]
+            out = model(x, edge_index, **hops)[:batch.batch_size]
         return out.float()
 
     epochs = []
