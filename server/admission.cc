@@ -62,8 +62,7 @@ absl::StatusOr<Admission::Reservation> Admission::Reserve(const std::string& cli
   return ReserveUpTo(client, std::max<int64_t>(bytes, 0), 1, what, &units, deadline);
 }
 
-bool Admission::Waiter::Ready() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  // Called by Mutex::Await, which holds admission->mu_.
+bool Admission::Waiter::Ready() const {
   return *admission->waiting_.begin() == ticket &&
          bytes <= admission->options_.memory_budget_bytes - admission->total_bytes_;
 }

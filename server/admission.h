@@ -111,7 +111,8 @@ class Admission {
     Admission* admission;
     uint64_t ticket;
     int64_t bytes;
-    bool Ready() const;
+    // Reads the admission's guarded state: Mutex::Await calls it with admission->mu_ held.
+    bool Ready() const ABSL_NO_THREAD_SAFETY_ANALYSIS;
   };
   void Unreserve(const std::string& client, int64_t bytes);
   absl::Status CheckMemory(const std::string& client, int64_t bytes, const std::string& what)
