@@ -115,6 +115,25 @@ class RegistryTrustTest : public ::testing::Test {
     EXPECT_EQ(std::string(head, 8), std::string(kVictimBytes, 8)) << victim_ << " was written";
   }
 
+  // A same-host stream of `seeds` (batches of 64, fanouts 5,3), as a trainer opens it.
+  static StreamOptions SameHostStream(const std::vector<int64_t>& seeds) {
+    StreamOptions so;
+    so.seeds = seeds;
+    so.batch_size = 64;
+    so.fanouts = {5, 3};
+    so.client_host_id = shm::HostId();
+    return so;
+  }
+  // The status of the first batch `client` reads from a stream of `seeds`; the stream is dropped
+  // on return, which drains the batches already sent.
+  static absl::Status FirstBatchStatus(PartitionClient& client, const ServerMetadata& md,
+                                       const std::vector<int64_t>& seeds) {
+    absl::StatusOr<std::unique_ptr<BatchStream>> stream =
+        client.StreamBatches(SameHostStream(seeds), md);
+    if (!stream.ok()) return stream.status();
+    return (*stream)->Next().status();
+  }
+
   static partitioner::Graph* graph_;
   static graphshard::testing::TestCluster* other_job_;
   std::string victim_;
@@ -151,20 +170,10 @@ TEST_F(RegistryTrustTest, SegmentOfAnotherApplicationIsNeverOpened) {
           .value()
           ->GetSplit("train");
   ASSERT_TRUE(seeds.ok()) << seeds.status();
-  StreamOptions so;
-  so.seeds = *seeds;
-  so.batch_size = 64;
-  so.fanouts = {5, 3};
-  so.client_host_id = shm::HostId();
-  {
-    absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*client)->StreamBatches(so, *md);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    absl::StatusOr<absl::optional<MinibatchData>> batch = (*stream)->Next();
-    ASSERT_FALSE(batch.ok());
-    EXPECT_EQ(batch.status().code(), absl::StatusCode::kDataLoss) << batch.status();
-    EXPECT_NE(batch.status().message().find(victim_), absl::string_view::npos) << batch.status();
-    // Dropping the stream drains the batches already sent: none of them is touched either.
-  }
+  // Dropping the stream drains the batches already sent: none of them is touched either.
+  const absl::Status first = FirstBatchStatus(**client, *md, *seeds);
+  EXPECT_EQ(first.code(), absl::StatusCode::kDataLoss) << first;
+  EXPECT_NE(first.message().find(victim_), absl::string_view::npos) << first;
   ExpectVictimIntact();
 }
 
@@ -198,32 +207,18 @@ TEST_F(RegistryTrustTest, ALiveServersObjectsAreNeverUnlinkedThroughAFake) {
     ASSERT_TRUE(client.ok());
     absl::StatusOr<ServerMetadata> md = (*client)->GetMetadata();
     ASSERT_TRUE(md.ok()) << md.status();
-    StreamOptions so;
-    so.seeds = *seeds;
-    so.batch_size = 64;
-    so.fanouts = {5, 3};
-    so.client_host_id = shm::HostId();
-    {
-      absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*client)->StreamBatches(so, *md);
-      ASSERT_TRUE(stream.ok()) << stream.status();
-      absl::StatusOr<absl::optional<MinibatchData>> batch = (*stream)->Next();
-      ASSERT_FALSE(batch.ok());
-      EXPECT_EQ(batch.status().code(), absl::StatusCode::kDataLoss) << batch.status();
-      EXPECT_NE(batch.status().message().find("made for this client"), absl::string_view::npos)
-          << batch.status();
-    }  // dropping the stream drains the batches already sent: none is touched either
+    // Dropping the stream drains the batches already sent: none is touched either.
+    const absl::Status first = FirstBatchStatus(**client, *md, *seeds);
+    EXPECT_EQ(first.code(), absl::StatusCode::kDataLoss) << first;
+    EXPECT_NE(first.message().find("made for this client"), absl::string_view::npos) << first;
     const int fd = ::shm_open(victim.c_str(), O_RDONLY, 0);
     EXPECT_GE(fd, 0) << victim << " was unlinked through the fake";
     if (fd >= 0) ::close(fd);
   }
   ::shm_unlink(other_clients.c_str());
   // The live server still proves the same host to a real client: its object is intact.
-  StreamOptions so;
-  so.seeds = *seeds;
-  so.batch_size = 64;
-  so.fanouts = {5, 3};
-  so.client_host_id = shm::HostId();
-  absl::StatusOr<std::unique_ptr<BatchStream>> stream = (*real)->StreamBatches(so, *real_md);
+  absl::StatusOr<std::unique_ptr<BatchStream>> stream =
+      (*real)->StreamBatches(SameHostStream(*seeds), *real_md);
   ASSERT_TRUE(stream.ok()) << stream.status();
   int batches = 0;
   for (;;) {

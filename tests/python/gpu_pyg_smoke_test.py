@@ -17,7 +17,6 @@ torch_geometric, CUDA), PyG's own models over graphshard's loaders, 2 real serve
 Fails (never skips) without CUDA or torch_geometric.
 Usage: gpu_pyg_smoke_test.py BIN_DIR SOURCE_DIR (PYTHONPATH=<build>/python)."""
 import os
-import sys
 import time
 
 import numpy as np
@@ -52,15 +51,26 @@ def accuracy(model, loader, forward):
     return right / max(total, 1)
 
 
+def train(model, loader, forward, opt, epochs):
+    """Cross-entropy on the seeds, `epochs` passes over `loader`."""
+    for _ in range(epochs):
+        for b in loader:
+            out, y = forward(b)
+            loss = F.cross_entropy(out, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
 def check_homogeneous(registry):
     from torch_geometric.data import Data
     from torch_geometric.nn import GraphSAGE
     dev = torch.device("cuda")
-    train = graphshard.Loader(registry=registry, split="train", num_neighbors=[10, 5],
+    train_loader = graphshard.Loader(registry=registry, split="train", num_neighbors=[10, 5],
                               batch_size=64, shuffle=True, device=dev, output="pyg")
     test = graphshard.Loader(registry=registry, split="test", num_neighbors=[10, 5],
                              batch_size=512, device=dev, output="pyg")
-    md = train.metadata
+    md = train_loader.metadata
     model = GraphSAGE(md["feat_dim"], 64, num_layers=2, out_channels=md["num_classes"],
                       dropout=0.5).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
@@ -72,13 +82,7 @@ def check_homogeneous(registry):
         return out, b.y[:b.batch_size]
 
     start = time.time()
-    for _ in range(10):
-        for b in train:
-            out, y = forward(b)
-            loss = F.cross_entropy(out, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    train(model, train_loader, forward, opt, 10)
     acc = accuracy(model, test, forward)
     t.note(f"cora GraphSAGE on cuda: test accuracy {acc:.3f} after 10 epochs "
            f"({time.time() - start:.1f} s)")
@@ -95,15 +99,15 @@ def check_hetero(env):
            "--seed", "1", "--out", part], 120)
     registry, _ = env.start_servers(part, registry=os.path.join(env.work, "reg_imdb"))
     dev = torch.device("cuda")
-    train = graphshard.Loader(registry=registry, split="train", num_neighbors=[10, 10],
+    train_loader = graphshard.Loader(registry=registry, split="train", num_neighbors=[10, 10],
                               batch_size=64, shuffle=True, device=dev, output="pyg")
     test = graphshard.Loader(registry=registry, split="test", num_neighbors=[10, 10],
                              batch_size=512, device=dev, output="pyg")
-    target = train.metadata["target_type"]
-    first = next(iter(train))
+    target = train_loader.metadata["target_type"]
+    first = next(iter(train_loader))
     if not isinstance(first, HeteroData):
         t.fail(f"a heterogeneous batch is {type(first).__name__}, not HeteroData")
-    classes = train.metadata["num_classes"]
+    classes = train_loader.metadata["num_classes"]
     model = to_hetero(GraphSAGE((-1, -1), 32, num_layers=2, out_channels=classes),
                       first.metadata(), aggr="sum").to(dev)
 
@@ -115,13 +119,7 @@ def check_hetero(env):
     with torch.no_grad():
         forward(first)  # lazy shapes
     opt = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=1e-3)
-    for _ in range(6):
-        for b in train:
-            out, y = forward(b)
-            loss = F.cross_entropy(out, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    train(model, train_loader, forward, opt, 6)
     acc = accuracy(model, test, forward)
     t.note(f"imdb to_hetero(GraphSAGE) on cuda: test accuracy {acc:.3f} ({target})")
     if acc < 0.50:
@@ -137,11 +135,12 @@ def check_link(env):
            "0.85,0.05,0.10"], 120)
     registry, _ = env.start_servers(part, registry=os.path.join(env.work, "reg_link"))
     dev = torch.device("cuda")
-    train = graphshard.LinkLoader(registry=registry, num_neighbors=[10, 5], batch_size=128,
+    train_loader = graphshard.LinkLoader(registry=registry, num_neighbors=[10, 5], batch_size=128,
                                   neg_sampling="binary", shuffle=True, device=dev, output="pyg")
     val = graphshard.LinkLoader(registry=registry, split="val", num_neighbors=[10, 5],
                                 batch_size=512, neg_sampling="binary", device=dev, output="pyg")
-    model = GraphSAGE(train.metadata["feat_dim"], 64, num_layers=2, out_channels=64).to(dev)
+    dim = train_loader.metadata["feat_dim"]
+    model = GraphSAGE(dim, 64, num_layers=2, out_channels=64).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.005)
 
     def scores(b):
@@ -151,7 +150,7 @@ def check_link(env):
     losses = []
     for _ in range(10):
         total, n = 0.0, 0
-        for b in train:
+        for b in train_loader:
             s, label = scores(b)
             loss = F.binary_cross_entropy_with_logits(s, label)
             opt.zero_grad()
