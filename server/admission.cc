@@ -80,13 +80,25 @@ absl::StatusOr<Admission::Reservation> Admission::ReserveUpTo(const std::string&
   }
   // Past what the server has left, or behind others that wait: queue, first come first served.
   if (!waiting_.empty() || unit > options_.memory_budget_bytes - total_bytes_) {
+    if (std::ssize(waiting_) >= options_.max_queued ||
+        client_waiting_[client] >= options_.max_client_queued) {
+      const int mine_waiting = client_waiting_[client];
+      if (mine_waiting == 0) client_waiting_.erase(client);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          what, " may hold up to ", Mib(unit), "; the server's requests hold ", Mib(total_bytes_),
+          " of its ", Mib(options_.memory_budget_bytes),
+          " (graphshard-server --memory-budget-mib) and ", waiting_.size(),
+          " wait for it already (", mine_waiting, " of this client's); retry later"));
+    }
     const uint64_t ticket = next_ticket_++;
     waiting_.insert(ticket);
+    ++client_waiting_[client];
     const Waiter waiter{this, ticket, unit};
     const absl::Time start = absl::Now();
     const bool ready = mu_.AwaitWithDeadline(absl::Condition(&waiter, &Waiter::Ready),
                                              std::min(deadline, start + options_.memory_wait));
     waiting_.erase(ticket);
+    if (--client_waiting_[client] <= 0) client_waiting_.erase(client);
     if (!ready) {
       return absl::ResourceExhaustedError(absl::StrCat(
           what, " may hold up to ", Mib(unit), "; the server's requests hold ", Mib(total_bytes_),

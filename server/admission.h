@@ -12,7 +12,8 @@
 //    Past the client's own cap it gets ResourceExhausted at once, naming the flag. Past what the
 //    server has left it queues (first come, first served) until others release enough, for up
 //    to memory_wait or its deadline, then ResourceExhausted naming --memory-budget-mib; one that
-//    could never fit the budget is refused at once.
+//    could never fit the budget, or finds max_queued requests (max_client_queued of its client)
+//    already waiting, is refused at once.
 // A client is what ClientKey() says (today the connection's peer address). Thread-safe.
 
 #include <cstdint>
@@ -36,6 +37,10 @@ struct AdmissionOptions {
   int64_t memory_budget_bytes = int64_t{1} << 40;  // all requests of the server together
   int64_t client_memory_bytes = int64_t{1} << 40;  // all requests of one client together
   absl::Duration memory_wait = absl::Seconds(10);   // longest queueing for the server budget
+  // Requests queued at once (each holds a handler thread while it waits): past these, refused at
+  // once, so that a client cannot park the server's threads in the queue.
+  int max_queued = 64;
+  int max_client_queued = 8;
 };
 
 class Admission {
@@ -130,6 +135,7 @@ class Admission {
   int64_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);  // tickets queued, oldest first
+  std::map<std::string, int> client_waiting_ ABSL_GUARDED_BY(mu_);  // queued per client
 };
 
 }  // namespace graphshard::server

@@ -122,6 +122,39 @@ TEST(AdmissionTest, QueuedRequestsAreAdmittedInArrivalOrder) {
   EXPECT_EQ(admission.reserved_bytes(), 5 << 20);
 }
 
+// The queue itself is bounded, per client and in all: a request that finds it full is refused at
+// once instead of holding another handler thread; those queued are still served in turn.
+TEST(AdmissionTest, TheQueueIsBoundedPerClientAndInAll) {
+  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+                       .memory_wait = absl::Seconds(60), .max_queued = 3,
+                       .max_client_queued = 2});
+  auto a = admission.Reserve("a", 100 << 20, "request a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::vector<std::thread> queued;
+  std::atomic<int> admitted{0};
+  auto queue = [&](const std::string& client, int expect_queued) {
+    queued.emplace_back([&admission, &admitted, client] {
+      if (admission.Reserve(client, 10 << 20, "queued").ok()) ++admitted;
+    });
+    ASSERT_TRUE(testing::WaitUntil([&] { return admission.queued() == expect_queued; },
+                                   testing::kWaitDeadline));
+  };
+  queue("x", 1);
+  queue("x", 2);
+  const absl::Time start = absl::Now();
+  auto third = admission.Reserve("x", 10 << 20, "third of x");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(third.status().message(), HasSubstr("wait for it already"));
+  queue("y", 3);
+  auto fourth = admission.Reserve("z", 10 << 20, "fourth");
+  EXPECT_EQ(fourth.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "refused at once, not after the wait";
+  a->Release();
+  for (std::thread& t : queued) t.join();
+  EXPECT_EQ(admitted.load(), 3);
+  EXPECT_EQ(admission.queued(), 0);
+}
+
 // A queued request gives up at its deadline (or --memory-wait-s) with RESOURCE_EXHAUSTED naming
 // the budget; one larger than the whole budget, or than its client's share, is refused at once.
 TEST(AdmissionTest, QueueingEndsAtTheDeadlineAndNeverForWhatCannotFit) {
