@@ -7,15 +7,19 @@
 #include <memory>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 #include "common/flags.h"
 #include "common/progress.h"
 #include "partitioner/edge_split.h"
 #include "partitioner/generate.h"
+#include "partitioner/generate_papers.h"
 #include "partitioner/inspect.h"
 #include "partitioner/internal/progress.h"
 #include "partitioner/partition.h"
@@ -89,10 +93,11 @@ absl::Status ParseArgs(const std::vector<std::string>& args, size_t first, const
 
 FlagSpec GenerateSpec() {
   return {
-      "  graphshard-partition generate --kind products|mag|graphs|ratings --seed S --out DIR "
+      "  graphshard-partition generate --kind products|mag|graphs|ratings|papers --seed S --out DIR "
       "[flags]",
-      {{"kind", "products|mag|graphs|ratings",
-        "what to generate (required); ratings: users rating items over time"},
+      {{"kind", "products|mag|graphs|ratings|papers",
+        "what to generate (required); ratings: users rating items over time;\n"
+        "papers: ogbn-papers100M-shaped, npy layout, streamed (--scale F)"},
        {"seed", "S", "seed; the output is a function of it (required)"},
        {"out", "DIR", "output folder, written atomically (required)"},
        {"format", "ogb|npy|tu", "ogb (default) or npy; tu for --kind graphs; npy for ratings"},
@@ -102,9 +107,12 @@ FlagSpec GenerateSpec() {
        {"num-edges", "M", "edges instead of --avg-degree"},
        {"num-features", "F", "feature dimension (default: 32)"},
        {"num-classes", "C", "classes (default: 8)"},
-       {"scale", "full", "ogbn-products' or ogbn-mag's sizes: products 2,449,029 nodes,\n"
-                         "61,859,140 undirected edges, 100 features, 47 classes; mag\n"
-                         "736,389 papers (1.94 M nodes), 128 features, 349 classes"},
+       {"scale", "full|F", "ogbn-products' or ogbn-mag's sizes: products 2,449,029 nodes,\n"
+                           "61,859,140 undirected edges, 100 features, 47 classes; mag\n"
+                           "736,389 papers (1.94 M nodes), 128 features, 349 classes;\n"
+                           "papers: F x ogbn-papers100M (111 M nodes, 1.6 B citations,\n"
+                           "128 features, 172 classes; full = 1; default 0.01)"},
+       {"threads", "T", "papers: worker threads (default: all hardware threads)"},
        {"num-graphs", "G", "graphs (TU layout, 2 classes): number of graphs (default: 1000)"},
        {"min-nodes", "A", "graphs: fewest nodes of a graph (default: 10)"},
        {"max-nodes", "B", "graphs: most nodes of a graph (default: 30)"}},
@@ -120,6 +128,7 @@ FlagSpec PartitionSpec() {
        {"parts", "K", "number of parts (required)"},
        {"out", "DIR", "partition folder, written atomically (required)"},
        {"method", "random|metis", "partitioning method (default: random)"},
+       {"threads", "T", "worker threads for the edge passes (default: all hardware threads)"},
        {"seed", "S", "seed (default: 0)"},
        {"split", "NAME", "the folder under split/ to use (needed when there are several)"},
        {"format", "ogb|ogb-hetero|npy|npy-hetero|edgelist|tu", "input layout (default: detected)"},
@@ -259,12 +268,69 @@ absl::Status WriteGenerated(const GenerateOptions& o, const std::string& format,
   return absl::OkStatus();
 }
 
+// --kind papers: streamed straight to the npy layout (generate_papers.h); a summary line for
+// people and one JSON line for scripts.
+CliError RunGeneratePapers(ParsedArgs& p, std::ostream& out, std::ostream& err) {
+  for (const char* flag : {"num-items", "avg-degree", "num-edges", "num-features", "num-classes",
+                           "num-graphs", "min-nodes", "max-nodes"}) {
+    if (p.values.count(flag)) {
+      return Usage(absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " is not for --kind papers (its shape is papers100M's: use "
+                       "--scale F)")));
+    }
+  }
+  if (p.values.count("format") && p.values["format"] != "npy") {
+    return Usage(absl::InvalidArgumentError("--kind papers writes the npy layout only"));
+  }
+  PapersOptions o;
+  CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "num-nodes", &o.num_nodes));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "threads", &o.threads));
+  if (p.values.count("scale") && p.values["scale"] != "full") {
+    CLI_USAGE_IF_ERROR(GetNumber(p, "scale", &o.scale));
+  } else if (p.values.count("scale")) {
+    o.scale = 1.0;
+  }
+  o.log = &err;
+  const std::string dir = p.values["out"];
+  auto stats = GeneratePapers(o, dir);
+  if (!stats.ok()) {
+    std::error_code ec;
+    return stats.status().code() == absl::StatusCode::kInvalidArgument &&
+                   !std::filesystem::exists(dir, ec)
+               ? Usage(stats.status())
+               : Failure(stats.status());
+  }
+  const PapersStats& s = *stats;
+  out << absl::StrFormat(
+      "generated papers: %d nodes, %d citations (%d directed edges in edge_index.npy), "
+      "%d features, %d classes; degree mean %.1f, median %d, p99 %d, max %d, isolated %d; "
+      "train %d, val %d, test %d; %.1f s on %d threads -> %s\n",
+      s.num_nodes, s.citations, 2 * s.citations, kPapersFeatures, kPapersClasses, s.mean_degree,
+      s.median_degree, s.p99_degree, s.max_degree, s.isolated, s.train, s.val, s.test, s.seconds,
+      s.threads, dir);
+  nlohmann::json j = {{"kind", "papers"},          {"nodes", s.num_nodes},
+                      {"citations", s.citations},  {"directed_edges", 2 * s.citations},
+                      {"features", kPapersFeatures}, {"classes", kPapersClasses},
+                      {"mean_degree", s.mean_degree}, {"median_degree", s.median_degree},
+                      {"p99_degree", s.p99_degree}, {"max_degree", s.max_degree},
+                      {"isolated", s.isolated},    {"train", s.train},
+                      {"val", s.val},              {"test", s.test},
+                      {"seconds", s.seconds},      {"threads", s.threads}};
+  out << j.dump() << "\n";
+  return {};
+}
+
 CliError RunGenerate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs p;
   CLI_USAGE_IF_ERROR(ParseArgs(args, 1, GenerateSpec(), p));
   if (p.help) return Help(GenerateSpec());
   if (!p.positional.empty()) return Usage(absl::InvalidArgumentError("generate takes no operands"));
   CLI_USAGE_IF_ERROR(Require(p, {"kind", "seed", "out"}));
+  if (p.values["kind"] == "papers") return RunGeneratePapers(p, out, err);
+  if (p.values.count("threads")) {
+    return Usage(absl::InvalidArgumentError("--threads is for --kind papers"));
+  }
   GenerateOptions o;
   CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
   if (p.values.count("scale")) {
@@ -395,6 +461,10 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
         absl::StrCat("--method ", o.method, ": expected random or metis")));
   }
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
+  CLI_USAGE_IF_ERROR(GetNumber(p, "threads", &o.threads));
+  if (o.threads < 0 || o.threads > 4096) {
+    return Usage(absl::InvalidArgumentError("--threads must be in [0, 4096] (0 = all)"));
+  }
   o.force = p.bools.count("force") > 0;
   o.allow_nonfinite = p.bools.count("allow-nonfinite") > 0;
   if (!p.bools.count("quiet")) o.log = &err;

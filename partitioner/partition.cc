@@ -1,6 +1,8 @@
 #include "partitioner/partition.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cmath>
 #include <numeric>
 #include <tuple>
@@ -11,6 +13,7 @@
 #include "common/status_macros.h"
 #include "partitioner/internal/atomic_dir.h"
 #include "partitioner/internal/edge_scan.h"
+#include "partitioner/internal/parallel_chunks.h"
 #include "partitioner/internal/progress.h"
 
 namespace graphshard::partitioner {
@@ -53,6 +56,7 @@ struct Plan {
   int num_parts = 0;
   internal::ProgressSink progress;
   bool allow_nonfinite = false;
+  int threads = 1;
 };
 
 // Writes the files of one partition folder, recording each in the manifest.
@@ -152,8 +156,38 @@ absl::Span<const int64_t> EdgeTimes(const Graph& g, const EdgeTypeData& t,
   return derived;
 }
 
+// Sorts the in-edges of destinations [first, last) by (source, edge id), or with edge times by
+// (time, source, edge id), filling edge_times.
+void SortNeighbourLists(const std::vector<int64_t>& indptr, int64_t first, int64_t last,
+                        absl::Span<const int64_t> times, std::vector<int64_t>& indices,
+                        std::vector<int64_t>& edge_ids, std::vector<int64_t>& edge_times) {
+  if (!times.empty()) {
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> seg;
+    for (int64_t v = first; v < last; ++v) {
+      const int64_t lo = indptr[v], hi = indptr[v + 1];
+      seg.clear();
+      for (int64_t i = lo; i < hi; ++i) seg.emplace_back(times[edge_ids[i]], indices[i], edge_ids[i]);
+      std::sort(seg.begin(), seg.end());
+      for (int64_t i = lo; i < hi; ++i) {
+        std::tie(edge_times[i], indices[i], edge_ids[i]) = seg[i - lo];
+      }
+    }
+    return;
+  }
+  std::vector<std::pair<int64_t, int64_t>> seg;
+  for (int64_t v = first; v < last; ++v) {
+    const int64_t lo = indptr[v], hi = indptr[v + 1];
+    if (hi - lo < 2) continue;
+    seg.clear();
+    for (int64_t i = lo; i < hi; ++i) seg.emplace_back(indices[i], edge_ids[i]);
+    if (std::is_sorted(seg.begin(), seg.end())) continue;
+    std::sort(seg.begin(), seg.end());
+    for (int64_t i = lo; i < hi; ++i) std::tie(indices[i], edge_ids[i]) = seg[i - lo];
+  }
+}
+
 // The in-edges of one edge type whose destination part p owns, as CSC over new ids: two passes
-// over the edge list (count, fill), then each destination's in-edges sorted by (source, edge id),
+// over the edge list (count, fill; on plan.threads workers), then each destination's in-edges sorted by (source, edge id),
 // or with edge times by (time, source, edge id), so that the edges at or before a time are a
 // prefix of each neighbour list (the server finds it by binary search).
 absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, FolderWriter& w,
@@ -165,47 +199,34 @@ absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, Folde
   std::vector<int64_t> derived_times;
   const absl::Span<const int64_t> times = EdgeTimes(plan.g, t, derived_times);
   std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
-  internal::ScanEdges(t, &progress, [&](int64_t e) {
+  internal::ParallelScanEdges(t, &progress, plan.threads, [&](int64_t e) {
     const int64_t v = t.dst_ids[e];
-    if (owner[v] == part) ++indptr[rd.new_of[v] - b + 1];
+    if (owner[v] != part) return;
+    std::atomic_ref<int64_t>(indptr[rd.new_of[v] - b + 1]).fetch_add(1, std::memory_order_relaxed);
   });
   std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
   const int64_t m = indptr[n];
   std::vector<int64_t> indices(static_cast<size_t>(m)), edge_ids(static_cast<size_t>(m));
   {
+    // Filled in any order by the workers; the sort below makes each list's order a function of
+    // the edges alone.
     std::vector<int64_t> fill(indptr.begin(), indptr.end() - 1);
-    internal::ScanEdges(t, &progress, [&](int64_t e) {  // ascending e: ties end up by edge id
+    internal::ParallelScanEdges(t, &progress, plan.threads, [&](int64_t e) {
       const int64_t v = t.dst_ids[e];
       if (owner[v] != part) return;
-      const int64_t pos = fill[rd.new_of[v] - b]++;
+      const int64_t pos = std::atomic_ref<int64_t>(fill[rd.new_of[v] - b])
+                              .fetch_add(1, std::memory_order_relaxed);
       indices[pos] = rs.new_of[t.src_ids[e]];
       edge_ids[pos] = e;
     });
   }
   std::vector<int64_t> edge_times;
-  if (!times.empty()) {
-    edge_times.resize(static_cast<size_t>(m));
-    std::vector<std::tuple<int64_t, int64_t, int64_t>> seg;
-    for (int64_t v = 0; v < n; ++v) {
-      const int64_t lo = indptr[v], hi = indptr[v + 1];
-      seg.clear();
-      for (int64_t i = lo; i < hi; ++i) seg.emplace_back(times[edge_ids[i]], indices[i], edge_ids[i]);
-      std::sort(seg.begin(), seg.end());
-      for (int64_t i = lo; i < hi; ++i) {
-        std::tie(edge_times[i], indices[i], edge_ids[i]) = seg[i - lo];
-      }
-    }
-  } else {
-    std::vector<std::pair<int64_t, int64_t>> seg;
-    for (int64_t v = 0; v < n; ++v) {
-      const int64_t lo = indptr[v], hi = indptr[v + 1];
-      if (hi - lo < 2 || std::is_sorted(indices.begin() + lo, indices.begin() + hi)) continue;
-      seg.clear();
-      for (int64_t i = lo; i < hi; ++i) seg.emplace_back(indices[i], edge_ids[i]);
-      std::sort(seg.begin(), seg.end());
-      for (int64_t i = lo; i < hi; ++i) std::tie(indices[i], edge_ids[i]) = seg[i - lo];
-    }
-  }
+  if (!times.empty()) edge_times.resize(static_cast<size_t>(m));
+  RETURN_IF_ERROR(internal::ParallelChunks(n, int64_t{1} << 14, plan.threads,
+                                           [&](int64_t, int64_t first, int64_t last) {
+    SortNeighbourLists(indptr, first, last, times, indices, edge_ids, edge_times);
+    return absl::OkStatus();
+  }));
   const std::string et = t.Name();
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indptr.npy"), {n + 1}, indptr));
   RETURN_IF_ERROR(w.Write<int64_t>(common::EdgeFilePath(part, et, "indices.npy"), {m}, indices));
@@ -347,7 +368,9 @@ absl::StatusOr<common::Manifest> PartitionGraph(const Graph& g, const PartitionO
   ASSIGN_OR_RETURN(internal::AtomicDir dir, internal::AtomicDir::Create(out, options.force));
   Plan plan{g, {}, {}, options.num_parts,
             {options.log, options.log_is_terminal, options.progress_every_s},
-            options.allow_nonfinite};
+            options.allow_nonfinite,
+            options.threads > 0 ? options.threads
+                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
   ASSIGN_OR_RETURN(plan.parts, AssignGraphParts(g, options));
   for (const std::vector<int>& parts : plan.parts) {
     plan.relabel.push_back(MakeRelabel(parts, options.num_parts));

@@ -45,6 +45,9 @@ struct PartitionOptions {
   // NaN or Inf in a feature row is InvalidArgument naming the node type, input row and column
   // (a model trained on it only learns `loss nan`); true keeps such values as they are.
   bool allow_nonfinite = false;
+  // Worker threads for the edge passes (0 = the machine's hardware threads). The output does
+  // not depend on it.
+  int threads = 0;
   // Progress lines of long steps (with ETA); nullptr = silent. The CLI passes stderr, and says
   // whether it is a terminal (lines redrawn in place) or not (a line every progress_every_s).
   std::ostream* log = nullptr;

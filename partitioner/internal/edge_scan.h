@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "partitioner/internal/parallel_chunks.h"
 
 #include "partitioner/graph.h"
 #include "partitioner/internal/progress.h"
@@ -26,6 +30,23 @@ void ScanEdges(const EdgeTypeData& t, Progress* progress, Fn&& fn) {
     t.dst_ids.ReleasePages(b, end);
     if (progress != nullptr) progress->Add(end - b);
   }
+}
+
+// ScanEdges on `threads` workers: fn(e) is called once per edge, from any worker, in no
+// particular order (fn must be safe to call concurrently); progress advances under a lock.
+template <typename Fn>
+void ParallelScanEdges(const EdgeTypeData& t, Progress* progress, int threads, Fn&& fn) {
+  std::mutex mu;
+  (void)ParallelChunks(t.num_edges(), kEdgeChunk, threads, [&](int64_t, int64_t b, int64_t end) {
+    for (int64_t e = b; e < end; ++e) fn(e);
+    t.src_ids.ReleasePages(b, end);
+    t.dst_ids.ReleasePages(b, end);
+    if (progress != nullptr) {
+      std::lock_guard<std::mutex> lock(mu);
+      progress->Add(end - b);
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace graphshard::partitioner::internal
