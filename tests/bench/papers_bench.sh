@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# ogbn-papers100M-shaped graph end to end, in one command on the GPU machine, from the
+# repository root:
+#
+#   source .devdeps/use-deps.sh .devdeps && SCALE=0.25 bash tests/bench/papers_bench.sh
+#
+# 1. builds the binaries (Release, CUDA arch 90; BIN_DIR=... to use built ones);
+# 2. `graphshard-partition generate --kind papers --scale $SCALE` (all cores), timed, with its
+#    peak RSS;
+# 3. `partition --method random` into each part count of PARTS, timed, with peak RSS;
+# 4. trains with tests/bench/gpu_train_bench.sh on those partitions (3-layer GraphSAGE-256,
+#    fanouts 15,10,5, batch 1024, EPOCHS epochs): CONFIGS as that script names them, by default
+#    every row on the GPU (_dev), the tiered store at 10% of the rows on the GPU (_c10) and rows
+#    in every batch (no suffix), on 1 GPU and 1 server.
+# Prints JSON lines (papers_generate, papers_partition_<K>, then gpu_train_bench's lines) and
+# writes everything under $OUT (default ./papers-bench-out). Disk: the input is ~108 GB x SCALE
+# (features 57 GB, edges 52 GB at scale 1) and each partition as much again; WORK (default
+# /tmp/gs-papers-bench) must hold both.
+# Knobs: SCALE (0.1), PARTS ("1"), CONFIGS, EPOCHS (3), TOTAL_BUDGET seconds (560), WORK, OUT,
+# INPUT_ROOT (where the generated input goes, default WORK: e.g. /dev/shm when the disk holds
+# only the partitions),
+# BIN_DIR, DEVICE (cuda; cpu for a dry run of the plumbing), THREADS (generate/partition
+# workers, 0 = all).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+SCALE=${SCALE:-0.1}
+PARTS=${PARTS:-1}
+EPOCHS=${EPOCHS:-3}
+THREADS=${THREADS:-0}
+TOTAL_BUDGET=${TOTAL_BUDGET:-560}
+CONFIGS=${CONFIGS:-"1gpu_1srv_reg_dev 1gpu_1srv_reg_c10 1gpu_1srv_reg"}
+OUT=${OUT:-$ROOT/papers-bench-out}
+WORK=${WORK:-/tmp/gs-papers-bench}
+BUILD=${BUILD:-$ROOT/build-gpu}
+mkdir -p "$OUT" "$WORK"
+
+log() { echo "[papers-bench +$((SECONDS))s] $*" >&2; }
+emit() { echo "$1" | tee -a "$OUT/results.jsonl"; }
+die() {
+  log "$*"
+  emit "{\"name\": \"papers_bench\", \"error\": \"$*\"}"
+  exit 1
+}
+
+log "machine: $(nproc) cores, $(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true) GPU(s); disk at $WORK: $(df -h "$WORK" | tail -1)"
+
+if [[ -z ${BIN_DIR:-} ]]; then
+  log "building into $BUILD"
+  # shellcheck disable=SC2086
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
+  cmake --build "$BUILD" -j"$(nproc)" --target graphshard-partition graphshard-server \
+    graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
+    { grep -E "error" -A3 "$OUT/build.log" | head -40 >&2; die "build failed"; }
+  BIN_DIR=$BUILD/bin
+fi
+
+# measured NAME LOG CMD...: runs CMD (stdout and stderr to LOG), prints a JSON line with its
+# wall time and peak RSS (the largest of the process and what it waited for).
+measured() {
+  python3 - "$@" <<'PY'
+import json, resource, subprocess, sys, time
+name, log, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+t = time.time()
+with open(log, "w") as f:
+    rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+wall = time.time() - t
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+print(json.dumps({"name": name, "value": round(wall, 1), "unit": "s", "exit": rc,
+                  "peak_rss_mib": round(peak), "cores": __import__("os").cpu_count()}))
+sys.exit(rc)
+PY
+}
+
+GRAPH=${INPUT_ROOT:-$WORK}/papers_$SCALE
+if [[ ! -s $GRAPH/edge_index.npy ]]; then
+  log "generating papers at scale $SCALE into $GRAPH"
+  line=$(measured papers_generate "$OUT/generate.log" "$BIN_DIR/graphshard-partition" generate \
+    --kind papers --scale "$SCALE" --seed 1 --threads "$THREADS" --out "$GRAPH") ||
+    { tail -5 "$OUT/generate.log" >&2; die "generate failed"; }
+  shape=$(grep '^{' "$OUT/generate.log" | tail -1)
+  emit "$(python3 -c "import json,sys; a=json.loads(sys.argv[1]); a['shape']=json.loads(sys.argv[2]); a['scale']=float(sys.argv[3]); print(json.dumps(a))" "$line" "$shape" "$SCALE")"
+fi
+log "graph: $(du -sh "$GRAPH" | cut -f1)"
+
+for k in $PARTS; do
+  dir=$WORK/p${k}_random
+  [[ -s $dir/graphshard.json ]] && continue
+  log "partitioning into $k part(s)"
+  line=$(measured "papers_partition_$k" "$OUT/partition_$k.log" "$BIN_DIR/graphshard-partition" \
+    partition --input "$GRAPH" --parts "$k" --method random --seed 1 --threads "$THREADS" \
+    --out "$dir") || { tail -5 "$OUT/partition_$k.log" >&2; die "partition into $k failed"; }
+  emit "$(python3 -c "import json,sys; a=json.loads(sys.argv[1]); a['scale']=float(sys.argv[2]); a['parts']=int(sys.argv[3]); print(json.dumps(a))" "$line" "$SCALE" "$k")"
+  log "partition: $(du -sh "$dir" | cut -f1); disk left: $(df -h "$WORK" | tail -1 | awk '{print $4}')"
+done
+
+left=$((TOTAL_BUDGET - SECONDS))
+((left > 90)) || die "no time left to train (${left}s of TOTAL_BUDGET)"
+log "training: $CONFIGS (${left}s left)"
+GRAPH_DIR=$GRAPH BIN_DIR=$BIN_DIR WORK=$WORK OUT=$OUT EPOCHS=$EPOCHS CONFIGS=$CONFIGS \
+  TOTAL_BUDGET=$left METHOD=random bash tests/bench/gpu_train_bench.sh
