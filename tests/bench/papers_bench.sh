@@ -48,6 +48,8 @@ log "machine: $(nproc) cores, $(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || tr
 
 if [[ -z ${BIN_DIR:-} ]]; then
   log "building into $BUILD"
+  ZLIB_SO=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null || true)
+  [[ -n $ZLIB_SO ]] && DEVICE_CMAKE_ARGS="${DEVICE_CMAKE_ARGS:-} -DZLIB_LIBRARY=$ZLIB_SO"
   # shellcheck disable=SC2086
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
