@@ -24,7 +24,9 @@ using ClientOf = std::function<absl::StatusOr<PartitionClient*>(int part)>;
 // Node type `type`'s rows (metadata.node_types[type]) in `dtype`, part by part (the type's
 // part_offsets), `rows_per_call` at a time (GatherFeatures, each on the client's RPC deadline):
 // sink(first_row, n, rows) gets rows [first_row, first_row + n) as n x feat_dim x dtype bytes,
-// every row once, in order. A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a server gone)
+// every row once, in order, one call at a time. Up to 8 GatherFeatures calls are in flight on
+// their own threads (`client_of` must be thread-safe), each holding one chunk until its turn.
+// A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a server gone)
 // is asked once more of `client_of(part)` again (a live replica, looked up anew). Nothing for a
 // type without features. The servers' errors naming them; FailedPrecondition when the servers
 // do not report part offsets; the sink's errors.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -73,6 +75,34 @@ TEST_F(FeatureTiersTest, RowsOfChosenPartsComeInPartOrderNumberedFromZero) {
   ASSERT_TRUE(read.ok()) << read;
   EXPECT_EQ(next_row, off[2] - off[1]);
   EXPECT_EQ(part1, all_rows_.substr(static_cast<size_t>(off[1] * row_bytes())));
+}
+
+// Many small chunks, fetched 8 at a time, still reach the sink one at a time and in order; the
+// sink's error ends the read with nothing handed over after it.
+TEST_F(FeatureTiersTest, ParallelCallsHandRowsOverInOrderAndStopAtTheSinksError) {
+  std::string rows_read;
+  int64_t next_row = 0;
+  std::atomic<int> inside{0};
+  absl::Status read = ReadFeatureRows(
+      md(), 0, FeatureDtype::kFloat32, client_of_, 37,
+      [&](int64_t first_row, int64_t n, std::string rows) -> absl::Status {
+        EXPECT_EQ(inside.fetch_add(1), 0) << "the sink is called one at a time";
+        EXPECT_EQ(first_row, next_row);
+        next_row += n;
+        rows_read += rows;
+        inside.fetch_sub(1);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(read.ok()) << read;
+  EXPECT_EQ(rows_read, all_rows_);
+  int calls = 0;
+  read = ReadFeatureRows(md(), 0, FeatureDtype::kFloat32, client_of_, 37,
+                         [&](int64_t, int64_t, std::string) -> absl::Status {
+                           return ++calls == 3 ? absl::DataLossError("disk gone")
+                                               : absl::OkStatus();
+                         });
+  EXPECT_EQ(read, absl::DataLossError("disk gone"));
+  EXPECT_EQ(calls, 3);
 }
 
 TEST_F(FeatureTiersTest, RowsByIdInAnyOrderWithRepeatsAcrossPartsEqualTheWholeTable) {
