@@ -2,6 +2,10 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -105,9 +111,71 @@ std::string HmacHex(absl::string_view key, absl::string_view message, size_t byt
 
 }  // namespace
 
-std::string PortCredential(absl::string_view token, int port) {
-  return absl::StrCat("gs1.",
-                      HmacHex(token, absl::StrCat("graphshard port credential v1\nport ", port), 32));
+std::string AddressCredential(absl::string_view token, absl::string_view address) {
+  return absl::StrCat("gs2.", HmacHex(token,
+                                      absl::StrCat("graphshard address credential v2\nhost ",
+                                                   absl::AsciiStrToLower(HostOfAddress(address)),
+                                                   "\nport ", PortOfAddress(address)),
+                                      32));
+}
+
+absl::string_view HostOfAddress(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos) return address;
+  // "::1" alone (no port) has colons too: a host with a port ends in ":digits" after a ']' or
+  // a host without colons.
+  const absl::string_view host = address.substr(0, colon);
+  if (host.find(':') != absl::string_view::npos && !absl::StartsWith(host, "[")) return address;
+  return host;
+}
+
+namespace {
+
+bool IsLoopbackHost(absl::string_view h) {
+  return absl::StartsWith(h, "127.") || h == "localhost" || h == "[::1]" || h == "::1";
+}
+
+void AddInterfaceAddresses(std::vector<std::string>& hosts) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ifa_addr->sa_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+      if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) {
+        hosts.push_back(text);
+      }
+    } else if (a->ifa_addr->sa_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr);
+      if (::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text)) != nullptr) {
+        hosts.push_back(absl::StrCat("[", text, "]"));
+      }
+    }
+  }
+  ::freeifaddrs(list);
+}
+
+}  // namespace
+
+std::vector<std::string> CredentialHosts(absl::string_view bind_host) {
+  const std::string h = absl::AsciiStrToLower(bind_host);
+  const std::vector<std::string> loopback = {"127.0.0.1", "localhost", "[::1]"};
+  std::vector<std::string> hosts;
+  if (h.empty() || h == "0.0.0.0" || h == "[::]" || h == "::") {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) == 0) hosts.push_back(absl::AsciiStrToLower(name));
+    AddInterfaceAddresses(hosts);
+    hosts.insert(hosts.end(), loopback.begin(), loopback.end());
+  } else if (IsLoopbackHost(h)) {
+    hosts = loopback;
+    hosts.push_back(h);
+  } else {
+    hosts.push_back(h);
+  }
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  return hosts;
 }
 
 std::string SegmentTag(absl::string_view key, absl::string_view stem) {

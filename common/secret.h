@@ -7,6 +7,7 @@
 // Thread-safe: free functions; LoadJobToken reads the environment.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -31,13 +32,28 @@ absl::StatusOr<std::string> ReadPrivateFile(const std::string& path);
 // naming its source (not its value).
 absl::StatusOr<std::string> LoadJobToken(const std::string& token_file);
 
-// What a client presents instead of the token to the server listening on `port` (gRPC
-// authorization metadata, bulk hello): "gs1." and 64 hex digits of HMAC-SHA256 under the token of
-// a domain label and the port. The token itself never leaves the process: a registry entry
-// that is not the job's server learns only a credential for its own port, where no server of
-// the job listens (one process per port on a host), and cannot derive the token or another
-// port's credential from it (docs/SECURITY.md).
-std::string PortCredential(absl::string_view token, int port);
+// What a client presents instead of the token to the server it dials at `address` ("host:port"
+// exactly as dialled; the host compared without case) in gRPC authorization metadata and the
+// bulk hello: "gs2." and 64 hex digits of HMAC-SHA256 under the token of a domain label, the host
+// and the port. The token itself never leaves the process: a registry entry that is not the
+// job's server learns only a credential for its own address, which no server of the job accepts
+// (a server accepts only the names of the address it bound: CredentialHosts), and cannot
+// derive the token or another address's credential from it (docs/SECURITY.md).
+std::string AddressCredential(absl::string_view token, absl::string_view address);
+
+// The hosts (lowercase) whose AddressCredential a server bound to `bind_host` (the host part of
+// its listen address) accepts at its port:
+//   - a loopback host (127.x.x.x, "localhost", "[::1]", "::1"): every loopback name, since a
+//     client of the same host may dial any of them and no other host can reach the port;
+//   - a wildcard ("", "0.0.0.0", "[::]", "::"): this machine's hostname, its interfaces'
+//     addresses (IPv6 bracketed) and the loopback names: which one a client dials cannot be
+//     known (a loopback credential taken by a fake on another host is then accepted here too:
+//     bind an address, as the launchers do);
+//   - anything else: that host only, as bound and published.
+std::vector<std::string> CredentialHosts(absl::string_view bind_host);
+
+// The host part of "host:port" (everything before the last ':'; the whole string without one).
+absl::string_view HostOfAddress(absl::string_view address);
 
 // 16 hex digits (64 bits) of HMAC-SHA256 under `key` of a domain label and `stem`: the tag a
 // server appends to the name of a shared-memory segment it makes for the client that gave it

@@ -35,8 +35,8 @@ std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(const RpcOption
 // each call site, so no call (health checks, streams, peers' calls) can go out without it. An
 // interceptor rather than gRPC call credentials: those are only sent over TLS, and a job may
 // run its token over plaintext (docs/SECURITY.md). What goes out is the credential for the port
-// dialled (common::PortCredential), never the token itself: an address that is not the job's
-// server (a bad registry entry) learns nothing it could use at another port.
+// dialled (common::AddressCredential: host and port), never the token itself: an address that
+// is not the job's server (a bad registry entry) learns nothing it could use at another address.
 class TokenInterceptor final : public grpc::experimental::Interceptor {
  public:
   explicit TokenInterceptor(const std::string* header) : header_(header) {}
@@ -56,8 +56,7 @@ class TokenInterceptorFactory final
     : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   TokenInterceptorFactory(const std::string& token, const std::string& address)
-      : header_(absl::StrCat("Bearer ",
-                             common::PortCredential(token, common::PortOfAddress(address)))) {}
+      : header_(absl::StrCat("Bearer ", common::AddressCredential(token, address))) {}
   grpc::experimental::Interceptor* CreateClientInterceptor(
       grpc::experimental::ClientRpcInfo* /*info*/) override {
     return new TokenInterceptor(&header_);
@@ -77,10 +76,14 @@ class TokenCheck {
  public:
   explicit TokenCheck(const std::string& token)
       : token_(token), token_header_(absl::StrCat("Bearer ", token)) {}
-  // Called by AddPortToServer once the port is bound, before the server serves a call.
-  void AddPort(int port) {
+  // Called by AddPortToServer once `addr` ("host:port" as asked) is bound at `port`, before the
+  // server serves a call: the credentials of every name of that host (common::CredentialHosts).
+  void AddPort(absl::string_view addr, int port) {
     absl::MutexLock lock(&mu_);
-    port_headers_.push_back(absl::StrCat("Bearer ", common::PortCredential(token_, port)));
+    for (const std::string& host : common::CredentialHosts(common::HostOfAddress(addr))) {
+      port_headers_.push_back(absl::StrCat(
+          "Bearer ", common::AddressCredential(token_, absl::StrCat(host, ":", port))));
+    }
   }
   bool Accepts(absl::string_view value) const {
     absl::MutexLock lock(&mu_);
@@ -138,7 +141,7 @@ class TokenServerCredentials final : public grpc::ServerCredentials {
  private:
   int AddPortToServer(const std::string& addr, grpc_server* server) override {
     const int port = grpc_server_add_http2_port(server, addr.c_str(), core_);
-    if (port > 0) check_->AddPort(port);
+    if (port > 0) check_->AddPort(addr, port);
     return port;
   }
   grpc_server_credentials* core_;

@@ -113,8 +113,8 @@ absl::StatusOr<std::shared_ptr<FramedSocket>> AsioClient::Connection(const Endpo
     // Queued before any request can use this connection (we hold mu_): it goes out first.
     FrameHeader hello;
     hello.kind = kHelloKind;
-    // The credential for the port dialled, never the token itself (common::PortCredential).
-    const std::string credential = common::PortCredential(options_.token, common::PortOfAddress(peer.address));
+    // The credential for the address dialled, never the token itself (common::AddressCredential).
+    const std::string credential = common::AddressCredential(options_.token, peer.address);
     std::vector<std::vector<char>> arrays(1);
     arrays[0].assign(credential.begin(), credential.end());
     slot->Send(hello, std::string(), std::make_unique<OwnedBody>(std::move(arrays)));
@@ -306,7 +306,10 @@ absl::StatusOr<std::unique_ptr<AsioServer>> AsioServer::Start(const std::string&
   }
   s->port_ = s->acceptor_.local_endpoint().port();
   if (!s->options_.token.empty()) {
-    s->hello_credential_ = common::PortCredential(s->options_.token, s->port_);
+    for (const std::string& name : common::CredentialHosts(host)) {
+      s->hello_credentials_.push_back(
+          common::AddressCredential(s->options_.token, absl::StrCat(name, ":", s->port_)));
+    }
   }
   s->Accept();
   StartThreads(s->io_, options.io_threads, "gs-bulk-io", s->threads_);
@@ -413,10 +416,13 @@ void AsioServer::Serve(const std::shared_ptr<FramedSocket>& socket, Frame frame,
   const FrameHeader h = frame.header;
   if (h.kind == kHelloKind && !h.answer()) {
     if (*authenticated) return;  // no token required, or already shown
-    if (frame.body.arrays.size() == 1 &&
-        common::ConstantTimeEquals(hello_credential_,
-                                   absl::string_view(frame.body.arrays[0].data(),
-                                                     frame.body.arrays[0].size()))) {
+    const absl::string_view shown =
+        frame.body.arrays.size() == 1
+            ? absl::string_view(frame.body.arrays[0].data(), frame.body.arrays[0].size())
+            : absl::string_view();
+    bool ok = false;
+    for (const std::string& c : hello_credentials_) ok |= common::ConstantTimeEquals(c, shown);
+    if (ok && !shown.empty()) {
       *authenticated = true;
       return;
     }

@@ -53,7 +53,7 @@ struct AsioOptions {
   int handler_threads = 4;       // server: threads running the handlers
   int socket_buffer_bytes = 0;   // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning (docs/TRANSPORT.md)
   // The job token ("" = none). Client: the first frame (kHelloKind) of every connection
-  // carries the credential for the port dialled (common::PortCredential), never the token.
+  // carries the credential for the address dialled (common::AddressCredential), never the token.
   // Server: a connection must open with a hello carrying the credential for this server's port
   // (compared in constant time) before any request is served; otherwise the connection is
   // answered UNAUTHENTICATED and closed, and its first frame may be no larger than
@@ -128,7 +128,9 @@ class AsioServer final {
   boost::asio::thread_pool handler_pool_;
   std::vector<std::thread> threads_;
   int port_ = 0;
-  std::string hello_credential_;  // PortCredential(token, port_); set once in Start
+  // AddressCredential(token, name:port_) for every name of the bound host
+  // (common::CredentialHosts); set once in Start.
+  std::vector<std::string> hello_credentials_;
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<internal::FramedSocket*, std::weak_ptr<internal::FramedSocket>> sessions_

@@ -31,7 +31,7 @@ inline constexpr uint32_t kMaxMessageBytes = 64 * 1024;
 inline constexpr uint32_t kMaxArrays = 1 << 16;
 inline constexpr uint32_t kFlagAnswer = 1;
 // The first frame of a client connection to a server that requires the job token: one array,
-// the token's credential for the port dialled (common::PortCredential, never the token itself).
+// the token's credential for the address dialled (common::AddressCredential, never the token itself).
 // Not answered; a wrong or missing one closes the connection with UNAUTHENTICATED before any
 // request is served (docs/SECURITY.md).
 inline constexpr uint16_t kHelloKind = 0xFFFF;

@@ -6,14 +6,17 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/secret.h"
@@ -244,18 +247,41 @@ TEST(SecurityFlagsTest, TokenFromTheEnvironment) {
   EXPECT_EQ(o.token, "");
 }
 
-TEST(PortCredentialTest, DiffersPerPortAndTokenAndHoldsNoTokenBytes) {
+TEST(AddressCredentialTest, DiffersPerHostPortAndTokenAndHoldsNoTokenBytes) {
   const std::string token = "port-credential-token-0123456789";
-  const std::string a = common::PortCredential(token, 5000);
+  const std::string a = common::AddressCredential(token, "node7:5000");
   EXPECT_EQ(a.size(), 4u + 64u);
-  EXPECT_EQ(a.substr(0, 4), "gs1.");
-  EXPECT_EQ(a, common::PortCredential(token, 5000));  // deterministic: the server recomputes it
-  EXPECT_NE(a, common::PortCredential(token, 5001));
-  EXPECT_NE(a, common::PortCredential("port-credential-token-0123456780", 5000));
+  EXPECT_EQ(a.substr(0, 4), "gs2.");
+  // Deterministic (the server recomputes it), host without case.
+  EXPECT_EQ(a, common::AddressCredential(token, "node7:5000"));
+  EXPECT_EQ(a, common::AddressCredential(token, "NODE7:5000"));
+  EXPECT_NE(a, common::AddressCredential(token, "node7:5001"));
+  EXPECT_NE(a, common::AddressCredential(token, "node8:5000"));
+  EXPECT_NE(a, common::AddressCredential("port-credential-token-0123456780", "node7:5000"));
   EXPECT_EQ(a.find(token), std::string::npos);
 }
 
-TEST(PortCredentialTest, PortOfAddressReadsTheDigitsAfterTheLastColon) {
+TEST(AddressCredentialTest, AServerAcceptsOnlyTheNamesOfTheHostItBound) {
+  using ::testing::Contains;
+  using ::testing::Not;
+  EXPECT_EQ(common::CredentialHosts("10.1.2.3"), std::vector<std::string>{"10.1.2.3"});
+  EXPECT_EQ(common::CredentialHosts("Node7"), std::vector<std::string>{"node7"});
+  const std::vector<std::string> loopback = common::CredentialHosts("127.0.0.1");
+  EXPECT_THAT(loopback, Contains("localhost"));
+  EXPECT_THAT(loopback, Contains("[::1]"));
+  EXPECT_THAT(loopback, Not(Contains("10.1.2.3")));
+  EXPECT_THAT(common::CredentialHosts("::1"), Contains("127.0.0.1"));
+  const std::vector<std::string> any = common::CredentialHosts("0.0.0.0");
+  EXPECT_THAT(any, Contains("127.0.0.1"));  // the loopback interface is one of this host's
+  char name[256] = {};
+  ASSERT_EQ(::gethostname(name, sizeof(name) - 1), 0);
+  EXPECT_THAT(any, Contains(absl::AsciiStrToLower(name)));
+  EXPECT_EQ(common::HostOfAddress("[::1]:7"), "[::1]");
+  EXPECT_EQ(common::HostOfAddress("node7:50051"), "node7");
+  EXPECT_EQ(common::HostOfAddress("node7"), "node7");
+}
+
+TEST(AddressCredentialTest, PortOfAddressReadsTheDigitsAfterTheLastColon) {
   EXPECT_EQ(common::PortOfAddress("node7:50051"), 50051);
   EXPECT_EQ(common::PortOfAddress("[::1]:7"), 7);
   EXPECT_EQ(common::PortOfAddress("dns:///node7:443"), 443);

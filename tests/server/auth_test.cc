@@ -205,13 +205,29 @@ TEST_F(TokenClusterTest, AFakeEntryLearnsNothingItCanUseAtTheRealServer) {
   const std::string seen = fake.seen();
   ASSERT_FALSE(seen.empty()) << "the client sent no credential at all";
   EXPECT_EQ(seen.find(kToken), std::string::npos) << "the fake received the job token: " << seen;
-  EXPECT_EQ(seen, absl::StrCat("Bearer ", common::PortCredential(kToken, fake_port)));
-  // What the fake got is refused by the job's server; its own port's credential, and the token
-  // itself (an operator's grpcurl), are accepted.
+  EXPECT_EQ(seen, absl::StrCat("Bearer ", common::AddressCredential(kToken, fake_address)));
+  // What the fake got is refused by the job's server; its own address's credential, and the
+  // token itself (an operator's grpcurl), are accepted.
   const int real_port = common::PortOfAddress(Address(0));
   EXPECT_EQ(GetMetadataAs(Address(0), seen), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(GetMetadataAs(Address(0),
-                          absl::StrCat("Bearer ", common::PortCredential(kToken, real_port))),
+                          absl::StrCat("Bearer ", common::AddressCredential(kToken, Address(0)))),
+            grpc::StatusCode::OK);
+  // A fake on another host at the real server's port number receives the credential for its own
+  // host: refused here. The real server (bound to 127.0.0.1) accepts the other loopback names,
+  // which clients of its host may dial.
+  for (const char* other_host : {"10.99.0.1", "node-b", "[fd00::7]"}) {
+    EXPECT_EQ(GetMetadataAs(Address(0),
+                            absl::StrCat("Bearer ", common::AddressCredential(
+                                                        kToken, absl::StrCat(other_host, ":",
+                                                                             real_port)))),
+              grpc::StatusCode::UNAUTHENTICATED)
+        << other_host;
+  }
+  EXPECT_EQ(GetMetadataAs(Address(0), absl::StrCat("Bearer ",
+                                                   common::AddressCredential(
+                                                       kToken, absl::StrCat("LocalHost:",
+                                                                            real_port)))),
             grpc::StatusCode::OK);
   EXPECT_EQ(GetMetadataAs(Address(0), absl::StrCat("Bearer ", kToken)), grpc::StatusCode::OK);
   server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
@@ -297,13 +313,21 @@ TEST_F(TokenClusterTest, ABulkHelloToAFakeCannotBeReplayedAtTheRealBulkPort) {
   }
   std::string hello = recorded.get();
   EXPECT_EQ(hello.find(kToken), std::string::npos) << "the fake received the job token";
-  const std::string fake_credential = common::PortCredential(kToken, fake.port());
+  const std::string fake_credential =
+      common::AddressCredential(kToken, absl::StrCat("127.0.0.1:", fake.port()));
   const size_t at = hello.find(fake_credential);
-  ASSERT_NE(at, std::string::npos) << "no hello with the fake port's credential";
+  ASSERT_NE(at, std::string::npos) << "no hello with the fake address's credential";
   hello.resize(at + fake_credential.size());  // the hello frame only
   EXPECT_TRUE(ClosedAfterSending(meta.bulk_port(), hello)) << "a replayed hello was accepted";
-  // The same frame with the real port's credential (as long) is accepted: the test can fail.
-  hello.replace(at, fake_credential.size(), common::PortCredential(kToken, meta.bulk_port()));
+  // A fake on another host at the real bulk port's number: its credential is refused too.
+  std::string other_host = hello;
+  other_host.replace(at, fake_credential.size(),
+                     common::AddressCredential(kToken,
+                                               absl::StrCat("10.99.0.1:", meta.bulk_port())));
+  EXPECT_TRUE(ClosedAfterSending(meta.bulk_port(), other_host));
+  // The same frame with the real address's credential (as long) is accepted: the test can fail.
+  hello.replace(at, fake_credential.size(),
+                common::AddressCredential(kToken, absl::StrCat("127.0.0.1:", meta.bulk_port())));
   EXPECT_FALSE(ClosedAfterSending(meta.bulk_port(), hello));
 }
 
