@@ -7,16 +7,19 @@
 # 1. builds the binaries (Release, CUDA arch 90; BIN_DIR=... to use built ones);
 # 2. `graphshard-partition generate --kind papers --scale $SCALE` (all cores), timed, with its
 #    peak RSS;
-# 3. `partition --method random` into each part count of PARTS, timed, with peak RSS;
+# 3. `partition --method M` for each M of METHODS (random) into each part count of PARTS, timed,
+#    with peak RSS, and `inspect --json` of the result (remote fraction of the edges, balance);
 # 4. trains with tests/bench/gpu_train_bench.sh on those partitions (3-layer GraphSAGE-256,
 #    fanouts 15,10,5, batch 1024, EPOCHS epochs): CONFIGS as that script names them, by default
 #    every row on the GPU (_dev), the tiered store at 10% of the rows on the GPU (_c10) and rows
-#    in every batch (no suffix), on 1 GPU and 1 server.
+#    in every batch (no suffix), on 1 GPU and 1 server, on the partition of the first of METHODS
+#    (CONFIGS="" skips training).
 # Prints JSON lines (papers_generate, papers_partition_<K>, then gpu_train_bench's lines) and
 # writes everything under $OUT (default ./papers-bench-out). Disk: the input is ~108 GB x SCALE
 # (features 57 GB, edges 52 GB at scale 1) and each partition as much again; WORK (default
 # /tmp/gs-papers-bench) must hold both.
-# Knobs: SCALE (0.1), PARTS ("1"), CONFIGS, EPOCHS (3), TOTAL_BUDGET seconds (560), WORK, OUT,
+# Knobs: SCALE (0.1), PARTS ("1"), METHODS ("random"; e.g. "random stream metis"), PART_ROOT
+# (where the partitions of the other methods go, e.g. /dev/shm), CONFIGS, EPOCHS (3), TOTAL_BUDGET seconds (560), WORK, OUT,
 # INPUT_ROOT (where the generated input goes, default WORK: e.g. /dev/shm when the disk holds
 # only the partitions),
 # BIN_DIR, DEVICE (cuda; cpu for a dry run of the plumbing), THREADS (generate/partition
@@ -27,10 +30,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 SCALE=${SCALE:-0.1}
 PARTS=${PARTS:-1}
+METHODS=${METHODS:-random}
+PART_ROOT=${PART_ROOT:-}  # where partitions other than the trained one go (default WORK)
 EPOCHS=${EPOCHS:-3}
 THREADS=${THREADS:-0}
 TOTAL_BUDGET=${TOTAL_BUDGET:-560}
-CONFIGS=${CONFIGS:-"1gpu_1srv_reg_dev 1gpu_1srv_reg_c10 1gpu_1srv_reg"}
+CONFIGS=${CONFIGS-"1gpu_1srv_reg_dev 1gpu_1srv_reg_c10 1gpu_1srv_reg"}
 OUT=${OUT:-$ROOT/papers-bench-out}
 WORK=${WORK:-/tmp/gs-papers-bench}
 BUILD=${BUILD:-$ROOT/build-gpu}
@@ -88,19 +93,37 @@ if [[ ! -s $GRAPH/edge_index.npy ]]; then
 fi
 log "graph: $(du -sh "$GRAPH" | cut -f1)"
 
-for k in $PARTS; do
-  dir=$WORK/p${k}_random
-  [[ -s $dir/graphshard.json ]] && continue
-  log "partitioning into $k part(s)"
-  line=$(measured "papers_partition_$k" "$OUT/partition_$k.log" "$BIN_DIR/graphshard-partition" \
-    partition --input "$GRAPH" --parts "$k" --method random --seed 1 --threads "$THREADS" \
-    --out "$dir") || { tail -5 "$OUT/partition_$k.log" >&2; die "partition into $k failed"; }
-  emit "$(python3 -c "import json,sys; a=json.loads(sys.argv[1]); a['scale']=float(sys.argv[2]); a['parts']=int(sys.argv[3]); print(json.dumps(a))" "$line" "$SCALE" "$k")"
-  log "partition: $(du -sh "$dir" | cut -f1); disk left: $(df -h "$WORK" | tail -1 | awk '{print $4}')"
+TRAIN_METHOD=${METHODS%% *}
+for method in $METHODS; do
+  for k in $PARTS; do
+    dir=$WORK/p${k}_$method
+    [[ $method != "$TRAIN_METHOD" && -n $PART_ROOT ]] && dir=$PART_ROOT/p${k}_$method
+    [[ -s $dir/graphshard.json ]] && continue
+    log "partitioning into $k part(s) with $method"
+    line=$(measured "papers_partition_${method}_$k" "$OUT/partition_${method}_$k.log" \
+      "$BIN_DIR/graphshard-partition" partition --input "$GRAPH" --parts "$k" --method "$method" \
+      --seed 1 --threads "$THREADS" --out "$dir") ||
+      { tail -5 "$OUT/partition_${method}_$k.log" >&2; die "partition ($method, $k) failed"; }
+    shape=$("$BIN_DIR/graphshard-partition" inspect "$dir" --json --no-verify 2>/dev/null)
+    emit "$(python3 -c "
+import json, sys
+a = json.loads(sys.argv[1])
+a.update(scale=float(sys.argv[2]), parts=int(sys.argv[3]), method=sys.argv[4])
+try:
+    i = json.loads(sys.argv[5])
+    a.update(remote_fraction=round(i['edge_cut'] / max(i['num_edges'], 1), 4),
+             node_balance=round(i['node_balance'], 4), edge_balance=round(i['edge_balance'], 4),
+             train_balance=round(i.get('train_balance', 0), 4))
+except (ValueError, KeyError):
+    pass
+print(json.dumps(a))" "$line" "$SCALE" "$k" "$method" "$shape")"
+    log "partition: $(du -sh "$dir" | cut -f1); disk left: $(df -h "$dir" | tail -1 | awk '{print $4}')"
+  done
 done
+[[ -n $CONFIGS ]] || { log "CONFIGS empty: no training"; exit 0; }
 
 left=$((TOTAL_BUDGET - SECONDS))
 ((left > 90)) || die "no time left to train (${left}s of TOTAL_BUDGET)"
 log "training: $CONFIGS (${left}s left)"
 GRAPH_DIR=$GRAPH BIN_DIR=$BIN_DIR WORK=$WORK OUT=$OUT EPOCHS=$EPOCHS CONFIGS=$CONFIGS \
-  TOTAL_BUDGET=$left METHOD=random bash tests/bench/gpu_train_bench.sh
+  TOTAL_BUDGET=$left METHOD=$TRAIN_METHOD bash tests/bench/gpu_train_bench.sh
