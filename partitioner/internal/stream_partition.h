@@ -13,7 +13,10 @@
 //      maximising count[v][p] * (1 - load[p] / capacity) (Stanton & Kliot's LDG), where load[p]
 //      counts the nodes already assigned in this pass (loads restart at 0 every pass: Nishimura
 //      & Ugander's restreaming). Ties go to the least-loaded part, then the lowest index; a node
-//      with no neighbours thus goes to the least-loaded part.
+//      with no neighbours thus goes to the least-loaded part. One node in four, drawn from
+//      (seed, pass, node), keeps its part instead while its class has room there (without it
+//      neighbours swap parts in lockstep, the counts being those from before the pass).
+// The passes end early after one that moves at most 0.1% of the nodes.
 // Hard caps: every class of nodes (node type x in that type's "train" split or not) has at most
 // ceil(21/20 x class size / K) nodes in each part, so training nodes and the nodes of each type
 // are balanced within 5% (plus one node), and all nodes within 5% plus one node per class. A
