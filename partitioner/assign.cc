@@ -1,11 +1,14 @@
-// AssignGraphParts: random and METIS assignment of nodes to parts.
+// AssignGraphParts: random, METIS and streaming assignment of nodes to parts.
 
+#include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/rng.h"
 #include "common/status_macros.h"
 #include "partitioner/internal/metis_partition.h"
+#include "partitioner/internal/stream_partition.h"
 #include "partitioner/partition.h"
 #include "partitioner/tu_dataset.h"
 
@@ -16,9 +19,13 @@ constexpr int kMaxParts = 1 << 16;
 constexpr uint64_t kPartStream = 0x70617274;  // "part"
 
 absl::Status CheckOptions(const Graph& g, const PartitionOptions& o) {
-  if (o.method != "random" && o.method != "metis") {
+  if (o.method != "random" && o.method != "metis" && o.method != "stream") {
     return absl::InvalidArgumentError(absl::StrCat("unknown partition method \"", o.method,
-                                                   "\" (this build has: random, metis)"));
+                                                   "\" (this build has: random, metis, stream)"));
+  }
+  if (o.method == "stream" && o.stream_passes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stream passes ", o.stream_passes, " must be at least 1"));
   }
   if (o.num_parts < 1 || o.num_parts > kMaxParts) {
     return absl::InvalidArgumentError(
@@ -92,10 +99,19 @@ absl::StatusOr<std::vector<std::vector<int>>> AssignGraphParts(const Graph& g,
     }
     return parts;
   }
-  if (o.method == "random") {
+  if (o.method == "random" || o.method == "stream") {
     for (size_t i = 0; i < g.node_types.size(); ++i) {
       parts.push_back(RandomParts(g.node_types[i].num_nodes, o.num_parts, o.seed, i));
     }
+    if (o.method == "random") return parts;
+    internal::StreamOptions so;
+    so.num_parts = o.num_parts;
+    so.passes = o.stream_passes;
+    so.seed = o.seed;
+    so.threads = o.threads > 0 ? o.threads
+                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    so.progress = {o.log, o.log_is_terminal, o.progress_every_s};
+    RETURN_IF_ERROR(internal::StreamPartition(g, so, parts));
     return parts;
   }
   internal::MetisOptions mo;

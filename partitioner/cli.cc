@@ -127,7 +127,12 @@ FlagSpec PartitionSpec() {
       {{"input", "PATH", "input dataset (required)"},
        {"parts", "K", "number of parts (required)"},
        {"out", "DIR", "partition folder, written atomically (required)"},
-       {"method", "random|metis", "partitioning method (default: random)"},
+       {"method", "random|metis|stream",
+        "partitioning method (default: random); stream: restreaming greedy over the edge\n"
+        "list, locality like METIS's in O(nodes x parts) memory, any graph size"},
+       {"stream-passes", "R",
+        "--method stream: most passes over the edges; stops sooner once a pass\n"
+        "moves at most 0.1% of the nodes (default: 32)"},
        {"threads", "T", "worker threads for the edge passes (default: all hardware threads)"},
        {"seed", "S", "seed (default: 0)"},
        {"split", "NAME", "the folder under split/ to use (needed when there are several)"},
@@ -456,9 +461,13 @@ CliError RunPartition(const std::vector<std::string>& args, std::ostream& out, s
   CLI_USAGE_IF_ERROR(GetNumber(p, "parts", &o.num_parts));
   CLI_USAGE_IF_ERROR(GetNumber(p, "seed", &o.seed));
   if (p.values.count("method")) o.method = p.values["method"];
-  if (o.method != "random" && o.method != "metis") {
+  if (o.method != "random" && o.method != "metis" && o.method != "stream") {
     return Usage(absl::InvalidArgumentError(
-        absl::StrCat("--method ", o.method, ": expected random or metis")));
+        absl::StrCat("--method ", o.method, ": expected random, metis or stream")));
+  }
+  CLI_USAGE_IF_ERROR(GetNumber(p, "stream-passes", &o.stream_passes));
+  if (o.stream_passes < 1 || o.stream_passes > 1000) {
+    return Usage(absl::InvalidArgumentError("--stream-passes must be in [1, 1000]"));
   }
   if (o.num_parts < 1) return Usage(absl::InvalidArgumentError("--parts must be at least 1"));
   CLI_USAGE_IF_ERROR(GetNumber(p, "threads", &o.threads));

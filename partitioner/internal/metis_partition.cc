@@ -19,9 +19,9 @@ static_assert(sizeof(idx_t) == 4, "libmetis 5.1 in Debian: 32-bit idx_t");
 constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
 
 absl::Status TooLarge(absl::string_view what, int64_t count) {
-  return absl::InvalidArgumentError(absl::StrCat("graph too large for METIS: ", count, " ", what,
-                                                 " (libmetis uses 32-bit idx_t: at most ", kIdxMax,
-                                                 "); partition it with --method random instead"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "graph too large for METIS: ", count, " ", what, " (libmetis uses 32-bit idx_t: at most ",
+      kIdxMax, "); partition it with --method stream (or --method random) instead"));
 }
 
 // Symmetric adjacency in METIS' CSR form (no self loops, no repeats).

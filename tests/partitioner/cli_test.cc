@@ -109,6 +109,27 @@ TEST(CliTest, PartitionAndInspectCora) {
   EXPECT_TRUE(std::filesystem::exists(out + "/part_2"));
 }
 
+TEST(CliTest, PartitionWithMethodStream) {
+  testing::ScratchDir tmp;
+  const std::string out = tmp.Sub("cora_stream");
+  Result r = RunCli({"partition", "--input", kCora, "--parts", "2", "--method", "stream",
+                     "--stream-passes", "6", "--undirected", "--out", out});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("with stream"));
+  EXPECT_THAT(r.err, HasSubstr("stream: pass 1/6"));
+  r = RunCli({"inspect", out, "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["method"], "stream");
+  EXPECT_EQ(j["num_nodes"], 2708);
+  EXPECT_EQ(RunCli({"partition", "--input", kCora, "--parts", "2", "--method", "stream",
+                    "--stream-passes", "0", "--out", tmp.Sub("o")})
+                .code,
+            kExitUsage);
+  EXPECT_THAT(RunCli({"partition", "--help"}).out, HasSubstr("random|metis|stream"));
+}
+
 TEST(CliTest, MalformedInputExitsOneAndLeavesNothing) {
   testing::ScratchDir tmp;
   const std::string in = tmp.Sub("cora");
