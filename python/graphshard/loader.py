@@ -7,6 +7,7 @@ import hashlib
 
 from graphshard import _graphshard
 from graphshard import data as _data
+from graphshard import tiers as _tiers
 from graphshard import pyg_args
 
 
@@ -61,6 +62,14 @@ class Loader:
         "server" (graphshard-trainer's default, --feature-store auto); the choice is in
         loader.feature_store. The default stays "server": batches then look like
         NeighborLoader's (x and y of every node).
+    device_cache_mib: with feature_store="device" (or auto's choice of it), the tiered store of
+        graphshard-trainer --device-cache-mib: where every row does not fit this many MiB, only
+        the rows this rank's batches visit most (counted in a pre-sampling pass over its own
+        first-epoch batches, ids only, at construction) are put on `device`; every row stays in
+        host memory (page-locked on a GPU) and the rest of each batch's x is gathered there and
+        copied. x is the same as with every row on the device. loader.feature_tiers reports
+        the device hit rate and the MiB read from host memory. None (default): every row on
+        the device.
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
@@ -88,7 +97,8 @@ class Loader:
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
-                 assignment="part", feature_store="server", input_nodes=None, **pyg_kwargs):
+                 assignment="part", feature_store="server", input_nodes=None,
+                 device_cache_mib=None, **pyg_kwargs):
         pyg_args.refuse_unsupported(pyg_kwargs, self._name)
         if input_nodes is not None and split is not None:
             raise ValueError(f"input_nodes and split={split!r}: give one (input_nodes are the "
@@ -166,7 +176,9 @@ class Loader:
         self.feature_store = self._resolve_feature_store(str(feature_store))
         if self.feature_store == "device" and str(feature_store) == "auto":
             self._client.set_without_features(True)
-        self._rows = self._load_rows(feature_dtype) if self.feature_store == "device" else None
+        cache_rows = self._device_cache_rows(device_cache_mib, feature_dtype)
+        self._rows = self._load_rows(feature_dtype, cache_rows is not None) \
+            if self.feature_store == "device" else None
         hosts = self._all_gather(_graphshard.host_id())
         self.server_hosts = self._client.server_hosts()
         self._client.assign(hosts)
@@ -174,6 +186,8 @@ class Loader:
         self._steps = max(self._all_gather(natural)) if self.equal_steps else natural
         if self._steps == 0 and self.equal_steps:
             raise RuntimeError(f"{self._name}: no rank has any seed ({what})")
+        if cache_rows is not None:
+            self._tier_rows(cache_rows)
 
     def _choose_seeds(self):
         """Tells the client which seeds to stream (before assign); returns them in words."""
@@ -208,10 +222,64 @@ class Loader:
         free, _ = torch.cuda.mem_get_info(self.device)
         return self._client.resolve_auto_feature_store(True, int(free))
 
-    def _load_rows(self, feature_dtype):
-        """Every node type's feature rows on the loader's device (None for a type without)."""
+    def _device_cache_rows(self, device_cache_mib, feature_dtype):
+        """device_cache_mib: None (every row on the device), or the device tier's budget: rows per
+        node type it holds, or None when every row fits it anyway."""
+        if device_cache_mib is None:
+            return None
+        try:
+            budget = float(device_cache_mib)
+        except (TypeError, ValueError):
+            budget = -1.0
+        if not budget >= 0:
+            raise ValueError(f"device_cache_mib={device_cache_mib!r}: expected a number >= 0")
+        if self.feature_store != "device":
+            raise ValueError(f"device_cache_mib is for feature_store='device' (this loader's "
+                             f"store is {self.feature_store!r})")
+        types = self.metadata["node_types"]
+        elem = 4 if feature_dtype == "float32" else 2
+        row_bytes = [t["feat_dim"] * elem for t in types]
+        if budget * 2**20 >= sum(t["num_nodes"] * b for t, b in zip(types, row_bytes)):
+            return None
+        return _tiers.split_budget(types, row_bytes, budget * 2**20)
+
+    def _tier_rows(self, cache_rows):
+        """The tiered store: a pre-sampling pass over this rank's first-epoch batches (ids only)
+        ranks each type's rows; the hottest go to the device tier, the rest stay in host memory."""
+        import torch
+        epoch = self.epoch
+        counts = _tiers.visit_counts(self._raw_steps(), self.metadata["node_types"])
+        self.epoch = epoch
+        where = self.device if self.device is not None else torch.device("cpu")
+        self._presampled = [(int(c.sum()), int(c[_tiers.hottest(c, k)].sum()))
+                            for c, k in zip(counts, cache_rows)]
+        self._rows = [None if table is None else _tiers.TieredRows(
+            table, _tiers.hottest(c, k), where) for table, c, k in zip(self._rows, counts,
+                                                                        cache_rows)]
+
+    @property
+    def feature_tiers(self):
+        """The tiered store's figures so far (None without one): device_hit_rate (rows gathered
+        from the device tier over all), host_mib (read from host memory: over PCIe on a GPU),
+        device_rows and host_rows, expected_device_hit_rate (the pre-sampling pass's)."""
+        tiered = [r for r in (self._rows or []) if isinstance(r, _tiers.TieredRows)]
+        if not tiered:
+            return None
+        dev = sum(r.device_rows for r in tiered)
+        host = sum(r.host_rows for r in tiered)
+        visits = sum(v for v, _ in self._presampled)
+        return {"device_hit_rate": dev / max(dev + host, 1),
+                "host_mib": sum(r.host_rows * r.row_bytes for r in tiered) / 2**20,
+                "device_rows": dev, "host_rows": host,
+                "expected_device_hit_rate": sum(h for _, h in self._presampled) / max(visits, 1)}
+
+    def _load_rows(self, feature_dtype, keep_on_host=False):
+        """Every node type's feature rows on the loader's device (None for a type without); with
+        keep_on_host, in host memory (the tiered store takes its device tier from there)."""
         import torch
         where = self.device if self.device is not None else torch.device("cpu")
+        if keep_on_host:
+            where = torch.device("cpu")
         rows = []
         for i, t in enumerate(self.metadata["node_types"]):
             if t["feat_dim"] == 0:

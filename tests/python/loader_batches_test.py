@@ -188,6 +188,54 @@ def check_device_store(registry, cfg, hetero=False):
            f"{len(got['device'])} batches equal feature_store='server'")
 
 
+def check_tiered_store(registry, cfg, hetero=False):
+    """feature_store="device" with a device tier of 10% of the table (device_cache_mib): the same
+    batches and x as every row on the device, most rows read from host memory, and the hit rate
+    reported."""
+    full = graphshard.Loader(registry=registry, split="train", output="plain",
+                             feature_store="device", device="cpu", **cfg)
+    want = {(b.part, b.epoch, b.batch_index): b for b in full}
+    if full.feature_tiers is not None:
+        t.fail("every row on the device: feature_tiers should be None")
+    table_mib = sum(n["num_nodes"] * n["feat_dim"] * 4 for n in full.metadata["node_types"]) / 2**20
+    tiny = graphshard.Loader(registry=registry, split="train", output="plain",
+                             feature_store="device", device="cpu",
+                             device_cache_mib=0.1 * table_mib, **cfg)  # 10% of the rows' bytes
+    got = {(b.part, b.epoch, b.batch_index): b for b in tiny}
+    if set(got) != set(want) or not want:
+        t.fail(f"tiered store: batches {sorted(got)} vs {sorted(want)}")
+    types = [n["name"] for n in full.metadata["node_types"]]
+    for key, a in want.items():
+        b = got[key]
+        for sa, sb in ([(a[n], b[n]) for n in types] if hetero else [(a, b)]):
+            if getattr(sa, "x", None) is not None and not torch.equal(sa.x, sb.x):
+                t.fail(f"tiered store: batch {key} x differs from every row on the device")
+    tiers = tiny.feature_tiers
+    if tiers is None or not 0 < tiers["device_hit_rate"] < 1 or tiers["host_rows"] == 0:
+        t.fail(f"tiered store: feature_tiers {tiers} (expected hits in both tiers)")
+    if not 0 < tiers["expected_device_hit_rate"] <= 1:
+        t.fail(f"tiered store: pre-sampled hit rate {tiers['expected_device_hit_rate']}")
+    for bad in (-1, "lots"):
+        try:
+            graphshard.Loader(registry=registry, split="train", feature_store="device",
+                              device_cache_mib=bad, **cfg)
+        except ValueError as e:
+            if "device_cache_mib" not in str(e):
+                t.fail(f"device_cache_mib={bad!r}: message {e!r} does not name it")
+        else:
+            t.fail(f"device_cache_mib={bad!r} accepted")
+    try:
+        graphshard.Loader(registry=registry, split="train", feature_store="server",
+                          device_cache_mib=1, **cfg)
+        t.fail("device_cache_mib with feature_store='server' accepted")
+    except ValueError as e:
+        if "device_cache_mib" not in str(e):
+            t.fail(f"device_cache_mib with 'server': message {e!r} does not name it")
+    t.note(f"tiered store{' (imdb)' if hetero else ''}: {len(got)} batches equal every row on "
+           f"the device; device hit rate {tiers['device_hit_rate']:.3f} (pre-sampled "
+           f"{tiers['expected_device_hit_rate']:.3f}), {tiers['host_mib']:.2f} MiB from host")
+
+
 def main():
     env = t.Env()
     try:
@@ -201,6 +249,9 @@ def main():
         check_device_store(registry, CONFIGS[2])  # bfloat16 rows
         check_device_store(registry, CONFIGS[1])  # read ahead on device="cpu"
         check_device_store(os.path.join(env.work, "reg_imdb"),
+                           dict(num_neighbors=[5, 3], batch_size=128, seed=2), hetero=True)
+        check_tiered_store(registry, CONFIGS[0])
+        check_tiered_store(os.path.join(env.work, "reg_imdb"),
                            dict(num_neighbors=[5, 3], batch_size=128, seed=2), hetero=True)
         # Servers without shared memory: batches inline in the gRPC messages, read in place.
         registry, addresses = env.start_servers(partition, registry=os.path.join(env.work, "reg2"),
