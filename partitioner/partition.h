@@ -80,8 +80,8 @@ inline constexpr int64_t kMetisMaxEdges = int64_t{1} << 31;
 //     METIS' own copies);
 //   "stream": the random assignment refined by up to stream_passes passes of restreaming linear
 //     deterministic greedy (internal/stream_partition.h) on the same homogeneous view: each
-//     pass scans the edges counting every node's neighbours per part, then walks the nodes in
-//     id order moving each to the part with most neighbours, discounted by that part's fill;
+//     pass scans the edges counting every node's neighbours per part, then walks the nodes
+//     moving each to the part with most neighbours, discounted by that part's fill;
 //     hard caps keep every (node type, in train split or not) class within 5% (plus one node)
 //     of even. Memory 4 x num_parts bytes per node, nothing per edge; no size limit.
 // A graph-classification dataset (tu_dataset.h, IsGraphDataset) is cut by whole graphs: the
