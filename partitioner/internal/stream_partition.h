@@ -9,10 +9,11 @@
 // per occurrence). Each pass is
 //   1. a parallel scan of every edge type's edges counting, for every node v and part p, the
 //      neighbours of v that the current assignment puts in p (count[v][p]: uint32, saturating);
-//   2. a sequential walk over the nodes in id order (types in order) assigning v to the part
-//      maximising count[v][p] * (1 - load[p] / capacity) (Stanton & Kliot's LDG), where load[p]
-//      counts the nodes already assigned in this pass (loads restart at 0 every pass: Nishimura
-//      & Ugander's restreaming). Ties go to the least-loaded part, then the lowest index; a node
+//   2. a sequential walk over all nodes (types concatenated) in a fixed strided order that
+//      interleaves id ranges, assigning v to the part maximising
+//      count[v][p] * (1 - load[p] / capacity) (Stanton & Kliot's LDG), where load[p] counts the
+//      nodes already assigned in this pass (loads restart at 0 every pass: Nishimura &
+//      Ugander's restreaming). Ties go to the least-loaded part, then the lowest index; a node
 //      with no neighbours thus goes to the least-loaded part. One node in four, drawn from
 //      (seed, pass, node), keeps its part instead while its class has room there (without it
 //      neighbours swap parts in lockstep, the counts being those from before the pass).

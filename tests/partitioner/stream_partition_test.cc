@@ -1,5 +1,6 @@
-// --method stream: edge cut against random on planted communities, the balance caps, thread
-// independence, heterogeneous graphs, the folder it writes, and what it refuses.
+// --method stream: edge cut against random on planted communities (ids shuffled or stored as
+// ranges), the balance caps, thread independence, heterogeneous graphs, the folder it writes,
+// and what it refuses.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/partition_part.h"
+#include "common/rng.h"
 #include "partitioner/generate.h"
 #include "partitioner/inspect.h"
 #include "partitioner/partition.h"
@@ -103,6 +105,26 @@ TEST(StreamPartitionTest, CutsFarFewerEdgesThanRandomOnPlantedCommunities) {
   const Balance b = MeasureBalance(g, stream, 4);
   EXPECT_LE(b.nodes, 1.05 + 0.002);
   EXPECT_LE(b.train, 1.05 + 0.002);
+}
+
+// Communities stored as id ranges (crawl or class order), 8 of 2,500 ids, 200 k edges, 80%
+// inside: measured 15.1% cut (random 75%). Walked in id order instead of the strided order,
+// the walk met the ranges one after another and stayed at 54.8%.
+TEST(StreamPartitionTest, FindsCommunitiesStoredAsIdRanges) {
+  const int64_t n = 20000, block = 2500;
+  common::SplitMix64 rng(11);
+  std::vector<int64_t> src, dst;
+  for (int e = 0; e < 200000; ++e) {
+    const int64_t u = static_cast<int64_t>(rng.Below(n));
+    const bool inside = rng.Uniform() < 0.8;
+    src.push_back(u);
+    dst.push_back(inside ? u / block * block + static_cast<int64_t>(rng.Below(block))
+                         : static_cast<int64_t>(rng.Below(n)));
+  }
+  const Graph g = HomogeneousGraph(n, src, dst);
+  const double cut = EdgeCut(g, Assign(g, Options("stream", 4)));
+  EXPECT_LT(cut, 0.25);
+  EXPECT_GT(EdgeCut(g, Assign(g, Options("random", 4))), 0.70);
 }
 
 TEST(StreamPartitionTest, SameResultForAnyThreadCount) {
