@@ -37,9 +37,12 @@ class TieredRows:
         miss_at = (~hit).nonzero().squeeze(1)
         if miss_at.numel() > 0:
             miss_ids = ids[miss_at].cpu()
-            rows = self.host.index_select(0, miss_ids)
-            if self.device.type == "cuda":
-                rows = rows.pin_memory()
+            # Gathered straight into page-locked memory on a GPU (one copy, then DMA); the
+            # buffer comes from PyTorch's caching host allocator, which keeps it until the copy
+            # that reads it is done.
+            rows = torch.empty((miss_ids.numel(), self.host.shape[1]), dtype=self.host.dtype,
+                               pin_memory=self.device.type == "cuda")
+            torch.index_select(self.host, 0, miss_ids, out=rows)
             out[miss_at] = rows.to(self.device, non_blocking=True)
         self.device_rows += int(hit_at.numel())
         self.host_rows += int(miss_at.numel())
