@@ -198,7 +198,8 @@ absl::Status PartitionClient::DropTable(uint64_t table) {
 
 absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_type,
                                                         absl::Span<const int64_t> ids,
-                                                        int64_t feat_dim, FeatureDtype dtype) {
+                                                        int64_t feat_dim, FeatureDtype dtype,
+                                                        const GatherRowsOptions& options) {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
   v1::GatherFeaturesRequest req;
@@ -206,16 +207,62 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
   item->set_node_type(node_type);
   item->set_ids(common::ToBytes<int64_t>(ids));
   req.set_dtype(rpc::FeatureDtypeToProto(dtype));
+  req.set_any_part(options.any_part);
+  if (!options.client_host_id.empty()) {
+    req.set_client_host_id(options.client_host_id);
+    req.set_client_host_proof(HostProof());
+    req.set_shm_key(impl_->ring_key);
+  }
   v1::GatherFeaturesResponse resp;
   const std::string call = absl::StrCat("GatherFeatures(", ids.size(), " '", node_type, "' rows)");
   RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));
   const int64_t want = std::ssize(ids) * feat_dim * FeatureBytes(dtype);
-  if (resp.items_size() != 1 || resp.items(0).feat_dim() != feat_dim || !resp.shm_name().empty() ||
-      std::ssize(resp.items(0).features().data()) != want) {
+  const auto malformed = [&](absl::string_view why) {
     return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": the answer is not ",
-                                            ids.size(), " rows of ", feat_dim, " features"));
+                                            ids.size(), " rows of ", feat_dim, " features (",
+                                            why, ")"));
+  };
+  if (resp.items_size() != 1 || resp.items(0).feat_dim() != feat_dim) {
+    return malformed("items or width");
   }
-  return std::move(*resp.mutable_items(0)->mutable_features()->mutable_data());
+  const v1::Array& rows = resp.items(0).features();
+  if (resp.shm_name().empty()) {
+    if (std::ssize(rows.data()) != want) return malformed("inline size");
+    return std::move(*resp.mutable_items(0)->mutable_features()->mutable_data());
+  }
+  // Shared memory: only a segment this server made for this client (prefix and key), opened
+  // once and unlinked.
+  std::string prefix;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    prefix = impl_->shm_prefix;
+  }
+  if (options.client_host_id.empty() || prefix.empty()) return malformed("an unasked segment");
+  RETURN_IF_ERROR(Annotate(shm::CheckSegmentName(resp.shm_name(), prefix, impl_->ring_key), call,
+                           Label()));
+  absl::StatusOr<std::shared_ptr<const shm::ShmSegment>> opened =
+      shm::ShmSegment::OpenAndUnlink(resp.shm_name(), resp.shm_size());
+  if (!opened.ok()) return Annotate(opened.status(), call, Label());
+  const std::shared_ptr<const shm::ShmSegment>& segment = *opened;
+  if (static_cast<int64_t>(rows.shm_length()) != want ||
+      !common::RangeFits(rows.shm_offset(), rows.shm_length(), segment->size())) {
+    return malformed("segment size");
+  }
+  return std::string(segment->data() + rows.shm_offset(), static_cast<size_t>(want));
+}
+
+std::string PartitionClient::HostProof() {
+  bool named = false;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    named = !impl_->host_proof_name.empty();
+  }
+  if (!named) GetMetadata().status().IgnoreError();  // learns the name
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->host_proof.empty() && !impl_->host_proof_name.empty()) {
+    impl_->host_proof = shm::ReadHostProof(impl_->host_proof_name).value_or("");
+  }
+  return impl_->host_proof;
 }
 
 namespace {
@@ -368,17 +415,7 @@ absl::StatusOr<std::unique_ptr<BatchStream>> PartitionClient::StreamBatches(
   if (!request.client_host_id().empty()) {
     // Shared memory only for a client that proves it is on the server's host: the proof named
     // in the server's GetMetadata (read once per name).
-    bool named = false;
-    {
-      absl::MutexLock lock(&impl_->mu);
-      named = !impl_->host_proof_name.empty();
-    }
-    if (!named) GetMetadata().status().IgnoreError();  // learns the name
-    absl::MutexLock lock(&impl_->mu);
-    if (impl_->host_proof.empty() && !impl_->host_proof_name.empty()) {
-      impl_->host_proof = shm::ReadHostProof(impl_->host_proof_name).value_or("");
-    }
-    request.set_client_host_proof(impl_->host_proof);
+    request.set_client_host_proof(HostProof());
   }
   // `metadata` describes the graph (often part 0's); the segments are this server's.
   ServerMetadata own = metadata;

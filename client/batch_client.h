@@ -66,6 +66,13 @@ struct StreamOptions {
   bool without_features = false;
 };
 
+struct GatherRowsOptions {
+  // The ids may be owned by any part (proto GatherFeaturesRequest.any_part): the server asks
+  // their owners, its peers, through its hot-row cache.
+  bool any_part = false;
+  std::string client_host_id;  // equal to the server's (and proven): the rows come in shared memory
+};
+
 struct ClientOptions {
   double rpc_timeout_s = 60;
   // A stream waiting longer than this for its next batch is cancelled: DeadlineExceeded "stalled"
@@ -120,12 +127,13 @@ class PartitionClient {
   absl::StatusOr<int64_t> PutRows(uint64_t table, int64_t dim, absl::Span<const int64_t> ids,
                                   absl::Span<const float> rows);
   absl::Status DropTable(uint64_t table);
-  // The feature rows ([ids, feat_dim] in `dtype`, row-major) of `ids` of `node_type`, all owned
-  // here (the trainer's device feature store loads every part's rows with this). DataLoss when
-  // the answer's size is not ids x feat_dim.
+  // The feature rows ([ids, feat_dim] in `dtype`, row-major) of `ids` of `node_type`, owned
+  // here unless `options.any_part` (the trainer's feature store loads every part's rows with
+  // this, and its remote tier asks a same-host server for any part's rows). DataLoss when the
+  // answer's size is not ids x feat_dim.
   absl::StatusOr<std::string> GatherRows(const std::string& node_type,
                                          absl::Span<const int64_t> ids, int64_t feat_dim,
-                                         FeatureDtype dtype);
+                                         FeatureDtype dtype, const GatherRowsOptions& options = {});
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
   // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before
@@ -137,6 +145,9 @@ class PartitionClient {
  private:
   struct Impl;
   explicit PartitionClient(std::unique_ptr<Impl> impl);
+  // What this server's host proof file holds, read once per name ("" when unreadable: another
+  // host or user), learning the name from GetMetadata first if needed.
+  std::string HostProof();
   std::unique_ptr<Impl> impl_;
 };
 

@@ -27,6 +27,8 @@ constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto,
                                                        {FeatureStoreKind::kServer, "server"},
                                                        {FeatureStoreKind::kDevice, "device"}};
 constexpr Choice<HostTier> kHostTiers[] = {{HostTier::kLocal, "local"}, {HostTier::kNone, "none"}};
+constexpr Choice<RemoteRows> kRemoteRows[] = {{RemoteRows::kHost, "host"},
+                                              {RemoteRows::kOwner, "owner"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -75,6 +77,10 @@ absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>() {
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {
   return kHostTiers;
+}
+template <>
+absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>() {
+  return kRemoteRows;
 }
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {

@@ -38,6 +38,8 @@ enum class FeatureStoreKind { kAuto, kServer, kDevice };
 // trainer's host memory (feature_store.h): the rows of the parts served on its own host, or none
 // (every row outside the cache is fetched from its server by id, per batch).
 enum class HostTier { kLocal, kNone };
+// --remote-rows host|owner: where the tiered store's remote rows are asked.
+enum class RemoteRows { kHost, kOwner };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -47,8 +49,8 @@ struct Choice {
 };
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
-// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier
-// and FeatureDtype.
+// H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier,
+// RemoteRows and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -71,6 +73,8 @@ template <>
 absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>();
+template <>
+absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

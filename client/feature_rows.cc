@@ -44,12 +44,13 @@ absl::StatusOr<const NodeTypeInfo*> TypeWithOffsets(const ServerMetadata& metada
 // is gone.
 absl::StatusOr<std::string> GatherFromPart(const NodeTypeInfo& t, int part, FeatureDtype dtype,
                                            const ClientOf& client_of,
-                                           absl::Span<const int64_t> ids) {
+                                           absl::Span<const int64_t> ids,
+                                           const GatherRowsOptions& options = {}) {
   ASSIGN_OR_RETURN(PartitionClient * client, client_of(part));
-  absl::StatusOr<std::string> rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
+  absl::StatusOr<std::string> rows = client->GatherRows(t.name, ids, t.feat_dim, dtype, options);
   if (absl::IsUnavailable(rows.status()) || absl::IsDeadlineExceeded(rows.status())) {
     ASSIGN_OR_RETURN(client, client_of(part));  // another replica, or the error again
-    rows = client->GatherRows(t.name, ids, t.feat_dim, dtype);
+    rows = client->GatherRows(t.name, ids, t.feat_dim, dtype, options);
   }
   return rows;
 }
@@ -124,36 +125,50 @@ int PartOfId(absl::Span<const int64_t> offsets, int64_t id) {
 
 absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int type,
                                            FeatureDtype dtype, const ClientOf& client_of,
-                                           absl::Span<const int64_t> ids, int64_t rows_per_call) {
+                                           absl::Span<const int64_t> ids, int64_t rows_per_call,
+                                           const RowRoute& route) {
   ASSIGN_OR_RETURN(const NodeTypeInfo* t, TypeWithOffsets(metadata, type));
   const size_t row_bytes = static_cast<size_t>(t->feat_dim * FeatureBytes(dtype));
   std::string out(ids.size() * row_bytes, '\0');
   if (t->feat_dim == 0 || ids.empty()) return out;
-  // Positions of `ids` grouped by part (a counting sort: parts are few).
-  std::vector<int> part_of(ids.size());
-  std::vector<size_t> count(static_cast<size_t>(metadata.num_parts) + 1, 0);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= t->num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat("'", t->name, "' id ", ids[i],
-                                                     " is outside [0, ", t->num_nodes, ")"));
+  for (const int64_t id : ids) {
+    if (id < 0 || id >= t->num_nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", t->name, "' id ", id, " is outside [0, ", t->num_nodes, ")"));
     }
-    part_of[i] = PartOfId(t->part_offsets, ids[i]);
-    ++count[static_cast<size_t>(part_of[i]) + 1];
   }
-  for (size_t p = 1; p < count.size(); ++p) count[p] += count[p - 1];
-  std::vector<size_t> order(ids.size());
-  std::vector<size_t> next(count.begin(), count.end() - 1);
-  for (size_t i = 0; i < ids.size(); ++i) order[next[static_cast<size_t>(part_of[i])]++] = i;
   const size_t per_call = static_cast<size_t>(std::max<int64_t>(rows_per_call, 1));
   struct Call {
     int part;
     size_t begin, end;  // positions in `order`
   };
   std::vector<Call> calls;
-  for (int p = 0; p < metadata.num_parts; ++p) {
-    for (size_t begin = count[static_cast<size_t>(p)]; begin < count[static_cast<size_t>(p) + 1];
-         begin += per_call) {
-      calls.push_back({p, begin, std::min(begin + per_call, count[static_cast<size_t>(p) + 1])});
+  std::vector<size_t> order(ids.size());
+  const bool through_gateways = !route.gateway_parts.empty();
+  GatherRowsOptions options{.any_part = through_gateways, .client_host_id = route.client_host_id};
+  if (through_gateways) {
+    // In the given order, chunk c to gateway c mod the gateways.
+    std::iota(order.begin(), order.end(), size_t{0});
+    for (size_t begin = 0; begin < ids.size(); begin += per_call) {
+      calls.push_back({route.gateway_parts[calls.size() % route.gateway_parts.size()], begin,
+                       std::min(begin + per_call, ids.size())});
+    }
+  } else {
+    // Positions of `ids` grouped by part (a counting sort: parts are few).
+    std::vector<int> part_of(ids.size());
+    std::vector<size_t> count(static_cast<size_t>(metadata.num_parts) + 1, 0);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      part_of[i] = PartOfId(t->part_offsets, ids[i]);
+      ++count[static_cast<size_t>(part_of[i]) + 1];
+    }
+    for (size_t p = 1; p < count.size(); ++p) count[p] += count[p - 1];
+    std::vector<size_t> next(count.begin(), count.end() - 1);
+    for (size_t i = 0; i < ids.size(); ++i) order[next[static_cast<size_t>(part_of[i])]++] = i;
+    for (int p = 0; p < metadata.num_parts; ++p) {
+      for (size_t begin = count[static_cast<size_t>(p)]; begin < count[static_cast<size_t>(p) + 1];
+           begin += per_call) {
+        calls.push_back({p, begin, std::min(begin + per_call, count[static_cast<size_t>(p) + 1])});
+      }
     }
   }
   // Up to kParallelCalls calls in flight (every part's server at once, and a server's calls
@@ -171,11 +186,17 @@ absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int t
       const Call& call = calls[c];
       batch.clear();
       for (size_t k = call.begin; k < call.end; ++k) batch.push_back(ids[order[k]]);
-      absl::StatusOr<std::string> rows = GatherFromPart(*t, call.part, dtype, client_of, batch);
+      absl::StatusOr<std::string> rows =
+          GatherFromPart(*t, call.part, dtype, client_of, batch, options);
       if (!rows.ok()) {
         absl::MutexLock lock(&mu);
         if (first_error.ok()) first_error = rows.status();
         return;
+      }
+      if (through_gateways) {  // answered in the asked order
+        std::memcpy(out.data() + call.begin * row_bytes, rows->data(),
+                    (call.end - call.begin) * row_bytes);
+        continue;
       }
       for (size_t k = call.begin; k < call.end; ++k) {
         std::memcpy(out.data() + order[k] * row_bytes,

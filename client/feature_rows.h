@@ -42,17 +42,28 @@ absl::Status ReadFeatureRows(
 // ascending; id inside [offsets.front(), offsets.back())).
 int PartOfId(absl::Span<const int64_t> offsets, int64_t id);
 
+// Which servers GatherRowsById asks.
+struct RowRoute {
+  // Parts served on the asker's own host: when not empty, they are asked for the rows of any
+  // part (GatherRowsOptions::any_part), chunks spread over them in turn, and fetch what they do
+  // not hold from the owners over the servers' data plane (through their hot-row caches, shared
+  // by the host's trainers). Empty: each owner is asked directly.
+  std::vector<int> gateway_parts;
+  std::string client_host_id;  // the asker's host (shm::HostId): same-host answers in shared memory
+};
+
 // The rows of `ids` (any order, repeats allowed, each inside node type `type`'s range) in
 // `dtype`, [ids.size(), feat_dim] row-major, in the order of `ids`: GatherFeatures calls to
-// each part that owns some of them (at most `rows_per_call` ids each, up to 8 in flight on their
-// own threads: `client_of` must be thread-safe), the part's server from
-// `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
+// the route's gateways, else to each part that owns some of them (at most `rows_per_call` ids
+// each, up to 8 in flight on their own threads: `client_of` must be thread-safe), the part's
+// server from `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
 // DEADLINE_EXCEEDED (as ReadFeatureRows). The servers' errors naming them; FailedPrecondition
 // without part offsets; InvalidArgument for an id outside the type's range.
 absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int type,
                                            FeatureDtype dtype, const ClientOf& client_of,
                                            absl::Span<const int64_t> ids,
-                                           int64_t rows_per_call = 1 << 16);
+                                           int64_t rows_per_call = 1 << 16,
+                                           const RowRoute& route = {});
 
 // Bytes of every node type's feature rows in `dtype`: what a device feature store holds
 // (saturating at INT64_MAX for metadata no store could hold).

@@ -253,6 +253,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "parts served on this host are kept in host memory (read by the GPU\n"
           "in place); none = every row outside the cache is fetched from its\n"
           "server by id per batch (less host memory)");
+  AddEnum(flags, "remote-rows", &o.remote_rows,
+          "--feature-store device: host = rows outside the device and host tiers\n"
+          "are asked of this host's servers, which fetch other hosts' rows over\n"
+          "their data plane through their hot-row caches (shared by the host's\n"
+          "trainers); owner = asked of the servers that own them, directly");
   flags.AddBool("deterministic", &o.deterministic,
                 "deterministic kernels only (torch.use_deterministic_algorithms;\n"
                 "cuda: sorted index_add instead of atomics, a fixed cuBLAS workspace):\n"
@@ -378,7 +383,7 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
     return absl::InvalidArgumentError(
         "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
   }
-  for (const char* tier_flag : {"device-cache-mib", "host-tier"}) {
+  for (const char* tier_flag : {"device-cache-mib", "host-tier", "remote-rows"}) {
     if (flags.IsSet(tier_flag) &&
         (o.feature_store == FeatureStoreKind::kServer || o.task == Task::kGraph)) {
       return absl::InvalidArgumentError(

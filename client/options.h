@@ -89,6 +89,7 @@ struct TrainerOptions {
   // auto (DeviceCacheBudget, choices.h).
   int64_t device_cache_mib = -1;
   HostTier host_tier = HostTier::kLocal;  // --host-tier local|none (choices.h)
+  RemoteRows remote_rows = RemoteRows::kHost;  // --remote-rows host|owner (choices.h)
   bool deterministic = false;         // --deterministic: torch's deterministic kernels
                                       // (CUDA: bitwise-reproducible weights; slower)
   std::string checkpoint_dir;         // --checkpoint-dir: where checkpoints go ("" = none)

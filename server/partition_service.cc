@@ -9,6 +9,7 @@
 #include "rpc/feature_dtype_proto.h"
 #include "rpc/security.h"
 #include "rpc/status.h"
+#include "server/engine/any_part_rows.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/engine/request_cost.h"
 #include "server/internal/service_calls.h"
@@ -186,7 +187,12 @@ grpc::Status PartitionServiceImpl::Gather(grpc::ServerContext& context,
                                 2.0 * static_cast<double>(request->ByteSizeLong())),
                           "this GatherFeatures", internal::CallDeadline(context));
   absl::StatusOr<std::vector<engine::FeatureBlock>> blocks =
-      !reserved.ok()          ? reserved.status()
+      !reserved.ok() ? reserved.status()
+      : request->any_part() && request->table() != 0
+          ? absl::InvalidArgumentError("GatherFeatures: any_part is not served for layer tables")
+      : request->any_part()
+          ? engine::GatherRowsOfAnyPart(local_, peers_, *items, *dtype,
+                                        [&context] { return context.IsCancelled(); })
       : request->table() != 0 ? tables_.Gather(request->table(), *items, *dtype)
                               : local_.GatherFeatures(*items, *dtype);
   timer.set_ok(blocks.ok());

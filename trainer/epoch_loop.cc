@@ -177,6 +177,14 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
   if (options_.host_tier == client::HostTier::kLocal) {
     for (const std::string& host : servers_.host_ids) o.host_parts.push_back(host == host_id_);
   }
+  // Remote rows through this host's servers (their data plane and hot-row caches).
+  for (int p = 0; p < std::ssize(servers_.host_ids); ++p) {
+    if (options_.remote_rows == client::RemoteRows::kHost &&
+        servers_.host_ids[static_cast<size_t>(p)] == host_id_) {
+      o.remote_route.gateway_parts.push_back(p);
+    }
+  }
+  o.remote_route.client_host_id = host_id_;
   std::unique_ptr<client::VisitCounts> hotness;
   if (device_cache_bytes < client::FeatureTableBytes(md, options_.feature_dtype)) {
     ASSIGN_OR_RETURN(hotness, Presample());

@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
   auto store = std::unique_ptr<FeatureStore>(new FeatureStore());
   store->metadata_ = metadata;
   store->client_of_ = std::move(client_of);
+  store->remote_route_ = options.remote_route;
   store->device_ = options.device;
   store->dtype_ = options.dtype;
   // The budget is shared in proportion to each type's table (every type's hottest rows alike).
@@ -198,7 +199,7 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   if (!remote_ids.empty()) {
     ASSIGN_OR_RETURN(std::string rows,
                      client::GatherRowsById(metadata_, type, options.dtype, client_of_,
-                                            remote_ids, options.rows_per_call));
+                                            remote_ids, options.rows_per_call, remote_route_));
     cache.index_copy_(0, index(remote_slots),
                       torch::from_blob(rows.data(), {std::ssize(remote_ids), t.feat_dim},
                                        torch::TensorOptions().dtype(dtype)));
@@ -287,7 +288,7 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
                      client::GatherRowsById(metadata_, type, dtype_, client_of_,
                                             absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(),
                                                                 static_cast<size_t>(m)),
-                                            kRemoteRowsPerCall));
+                                            kRemoteRowsPerCall, remote_route_));
     out.index_copy_(0, remote,
                     torch::from_blob(bytes.data(), {m, ty.dim},
                                      torch::TensorOptions().dtype(TorchDtype(dtype_)))

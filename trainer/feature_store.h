@@ -11,8 +11,10 @@
 //     loaded once into the trainer's memory and, on a GPU, registered with CUDA and read by the
 //     gather kernel in place over PCIe (zero-copy), with no server copying them into a batch;
 //  3. remote: the rest (parts on other hosts, or every row outside the cache with --host-tier
-//     none), fetched by id per batch from the servers that own them (client::GatherRowsById),
-//     only the rows that missed the other tiers.
+//     none), fetched by id per batch (client::GatherRowsById), only the rows that missed the
+//     other tiers: asked of the trainer's own host's servers, which read them or fetch them from
+//     their owners over the servers' data plane (through their hot-row caches); without a
+//     server on the trainer's host, of the owners.
 // The rows are the servers' rows in --feature-dtype whatever their tier, so a run's weights equal
 // the server-fed run's bit for bit. On a CPU trainer the same tiers live in CPU memory.
 // Includes Torch. Thread-safe once loaded (Rows may run on several threads).
@@ -46,6 +48,9 @@ struct FeatureStoreOptions {
   std::vector<bool> host_parts;
   // Ranks the device tier's rows; needed when the budget is below the table's bytes.
   const client::VisitCounts* hotness = nullptr;
+  // Where remote rows are asked (client::RowRoute): the servers of the trainer's own host,
+  // which fetch other hosts' rows over their data plane, else each owner.
+  client::RowRoute remote_route;
 };
 
 class FeatureStore {
@@ -79,6 +84,7 @@ class FeatureStore {
 
   client::ServerMetadata metadata_;
   client::ClientOf client_of_;
+  client::RowRoute remote_route_;
   torch::Device device_ = torch::kCPU;
   client::FeatureDtype dtype_ = client::FeatureDtype::kFloat32;
   std::vector<std::unique_ptr<Type>> types_;  // per node type

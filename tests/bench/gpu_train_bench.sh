@@ -32,7 +32,9 @@
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
 #   _c<PCT> (instead of _dev, before _xhost): the tiered store with its device tier capped at
 #     PCT % of the feature table (--device-cache-mib); the rest of the host's parts in the host
-#     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id). Each
+#     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id);
+#     _howner after that: --remote-rows owner (remote rows asked of their owners, not of the
+#     trainer's host's servers). Each
 #     such run is compared with the same config's _dev run (gpu_train_tiered_* lines: epoch
 #     time over the all-rows run's, and over the rows-in-batches run's where it ran)
 #   _link: the same run as link prediction (--task link, --neg-ratio 1, uniform
@@ -198,6 +200,7 @@ run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
   local link=${10:-} assignment=${11:-} store=${12:-} cache_pct=${13:-} host_tier=${14:-}
+  local remote_rows=${15:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   case $store in
@@ -214,6 +217,7 @@ run_config() {
     [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   fi
   [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
+  [[ -n $remote_rows ]] && model_flags+=(--remote-rows "$remote_rows")
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
@@ -367,7 +371,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_howner)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -380,16 +384,16 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[14]}" "${BASH_REMATCH[15]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
-    "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}"
+    "${BASH_REMATCH[15]}" "${BASH_REMATCH[16]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
+    "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}" "${BASH_REMATCH[14]:+owner}"
 done
 
 # The tiered store against every row on the GPU (the same config with _dev) and against rows in
 # every batch (the same config without a store suffix), in this run: value = the tiered run's
 # epoch time over the all-rows run's (< 1.25 is the 10% target, < 1.1 the 25% one).
 for c in $CONFIGS; do
-  [[ $c =~ ^(.*)_c[0-9]+(_hnone)?(.*)$ ]] || continue
-  all=${BASH_REMATCH[1]}_dev${BASH_REMATCH[3]} rows=${BASH_REMATCH[1]}${BASH_REMATCH[3]}
+  [[ $c =~ ^(.*)_c[0-9]+(_hnone)?(_howner)?(.*)$ ]] || continue
+  all=${BASH_REMATCH[1]}_dev${BASH_REMATCH[4]} rows=${BASH_REMATCH[1]}${BASH_REMATCH[4]}
   [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$all]:-} ]] || continue
   emit "$(python3 -c "
 import json, sys

@@ -16,6 +16,7 @@
 #include "client/feature_rows.h"
 #include "client/server_set.h"
 #include "client/visit_counts.h"
+#include "shm/ring.h"
 #include "tests/server/test_cluster.h"
 
 namespace graphshard::client {
@@ -149,6 +150,89 @@ TEST_F(FeatureTiersTest, AnIdOutsideTheTypeOrAServerErrorIsNamed) {
   EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, 0), 0);
   EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, md().node_types[0].part_offsets[1]), 1);
   EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, n - 1), 1);
+}
+
+// The remote tier asks its own host's servers for any part's rows (RowRoute::gateway_parts):
+// the server reads what it maps and asks the owners for the rest. Same rows in the same order,
+// inline or in shared memory, through one gateway or several, whatever the chunking.
+TEST_F(FeatureTiersTest, RowsOfAnyPartThroughTheHostsServersEqualTheOwnersRows) {
+  const std::vector<int64_t>& off = md().node_types[0].part_offsets;
+  const std::vector<int64_t> ids = {off[2] - 1, 0, off[1], off[1] - 1, 5, 5, off[1] + 7, 3};
+  for (const std::vector<int>& gateways :
+       {std::vector<int>{0}, std::vector<int>{1}, std::vector<int>{1, 0}}) {
+    for (const std::string& host : {std::string(), shm::HostId()}) {
+      for (const int64_t per_call : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
+        const RowRoute route{.gateway_parts = gateways, .client_host_id = host};
+        absl::StatusOr<std::string> rows =
+            GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call, route);
+        ASSERT_TRUE(rows.ok()) << rows.status();
+        ASSERT_EQ(std::ssize(*rows), std::ssize(ids) * row_bytes());
+        for (size_t i = 0; i < ids.size(); ++i) {
+          EXPECT_EQ(rows->substr(i * static_cast<size_t>(row_bytes()),
+                                 static_cast<size_t>(row_bytes())),
+                    RowOf(ids[i]))
+              << "id " << ids[i] << ", gateway " << gateways[0] << ", shm " << !host.empty()
+              << ", " << per_call << " per call";
+        }
+      }
+    }
+  }
+}
+
+// Asked directly, a server refuses an id outside the type or an unknown type, naming it.
+TEST_F(FeatureTiersTest, AServerAskedForAnyPartsRowsRefusesBadIdsNamingThem) {
+  const NodeTypeInfo& t = md().node_types[0];
+  PartitionClient& server = *servers_->clients[0];
+  GatherRowsOptions any;
+  any.any_part = true;
+  for (const int64_t bad : {t.num_nodes, int64_t{-3}}) {
+    absl::StatusOr<std::string> rows =
+        server.GatherRows(t.name, {int64_t{0}, bad}, t.feat_dim, FeatureDtype::kFloat32, any);
+    EXPECT_TRUE(absl::IsInvalidArgument(rows.status())) << rows.status();
+    EXPECT_NE(rows.status().message().find(std::to_string(bad)), std::string::npos)
+        << rows.status();
+  }
+  absl::StatusOr<std::string> rows =
+      server.GatherRows("no_such_type", {int64_t{0}}, t.feat_dim, FeatureDtype::kFloat32, any);
+  EXPECT_TRUE(absl::IsInvalidArgument(rows.status())) << rows.status();
+  EXPECT_NE(rows.status().message().find("no_such_type"), std::string::npos) << rows.status();
+  // Without any_part a server still answers only its own rows.
+  rows = server.GatherRows(t.name, {t.part_offsets[1]}, t.feat_dim, FeatureDtype::kFloat32);
+  EXPECT_FALSE(rows.ok());
+}
+
+// Servers whose peers are as on other hosts (no mapping: every other part's row crosses their
+// data plane) behind a hot-row cache: the rows a trainer gets through its host's server are
+// the owners' rows, the first time and again from the cache.
+TEST(FeatureTiersAcrossHosts, RowsThroughAServerWhosePeersAreRemoteEqualTheOwnersRows) {
+  graphshard::testing::TestCluster cluster(
+      graphshard::testing::ReadCora(), 2, {}, {}, server::PeerFeatures::kLocal,
+      server::PeerSampling::kLocal, [](server::ServerOptions& so) {
+        so.isolated_peers = true;
+        so.peer_cache_bytes = 1 << 20;
+      });
+  DiscoveryOptions o;
+  o.registry_dir = cluster.registry_dir();
+  o.server_wait_s = 10;
+  absl::StatusOr<ServerSet> servers = ConnectServers(o);
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  const ClientOf client_of = [&](int part) -> absl::StatusOr<PartitionClient*> {
+    return servers->clients[static_cast<size_t>(part)];
+  };
+  const ServerMetadata& md = servers->metadata;
+  const int64_t n = md.node_types[0].num_nodes;
+  std::vector<int64_t> ids;
+  for (int64_t id = n - 1; id >= 0; id -= 7) ids.push_back(id);
+  absl::StatusOr<std::string> direct =
+      GatherRowsById(md, 0, FeatureDtype::kFloat32, client_of, ids);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  for (int round = 0; round < 2; ++round) {
+    absl::StatusOr<std::string> through = GatherRowsById(
+        md, 0, FeatureDtype::kFloat32, client_of, ids, 100,
+        RowRoute{.gateway_parts = {0}, .client_host_id = shm::HostId()});
+    ASSERT_TRUE(through.ok()) << through.status();
+    EXPECT_TRUE(*through == *direct) << "round " << round;
+  }
 }
 
 // Visit counts: the hottest ids are those batches hold most often, ties to the lower id.
