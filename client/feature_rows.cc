@@ -128,9 +128,24 @@ absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int t
                                            absl::Span<const int64_t> ids, int64_t rows_per_call,
                                            const RowRoute& route) {
   ASSIGN_OR_RETURN(const NodeTypeInfo* t, TypeWithOffsets(metadata, type));
+  std::string out(ids.size() * static_cast<size_t>(t->feat_dim * FeatureBytes(dtype)), '\0');
+  RETURN_IF_ERROR(GatherRowsByIdInto(metadata, type, dtype, client_of, ids, rows_per_call, route,
+                                     absl::MakeSpan(out)));
+  return out;
+}
+
+absl::Status GatherRowsByIdInto(const ServerMetadata& metadata, int type, FeatureDtype dtype,
+                                const ClientOf& client_of, absl::Span<const int64_t> ids,
+                                int64_t rows_per_call, const RowRoute& route,
+                                absl::Span<char> out) {
+  ASSIGN_OR_RETURN(const NodeTypeInfo* t, TypeWithOffsets(metadata, type));
   const size_t row_bytes = static_cast<size_t>(t->feat_dim * FeatureBytes(dtype));
-  std::string out(ids.size() * row_bytes, '\0');
-  if (t->feat_dim == 0 || ids.empty()) return out;
+  if (out.size() != ids.size() * row_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("rows of ", ids.size(), " '", t->name,
+                                                   "' ids need ", ids.size() * row_bytes,
+                                                   " bytes, not ", out.size()));
+  }
+  if (t->feat_dim == 0 || ids.empty()) return absl::OkStatus();
   for (const int64_t id : ids) {
     if (id < 0 || id >= t->num_nodes) {
       return absl::InvalidArgumentError(
@@ -208,8 +223,7 @@ absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int t
   for (size_t h = 1; h < std::min(calls.size(), kParallelCalls); ++h) helpers.emplace_back(work);
   work();
   for (std::thread& h : helpers) h.join();
-  RETURN_IF_ERROR(first_error);
-  return out;
+  return first_error;
 }
 
 int64_t FeatureTableBytes(const ServerMetadata& metadata, FeatureDtype dtype) {

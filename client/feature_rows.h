@@ -64,6 +64,12 @@ absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int t
                                            absl::Span<const int64_t> ids,
                                            int64_t rows_per_call = 1 << 16,
                                            const RowRoute& route = {});
+// As GatherRowsById, into `out` (exactly ids.size() x feat_dim x dtype bytes, e.g. a reused
+// page-locked buffer; InvalidArgument otherwise): no buffer made and zeroed per call.
+absl::Status GatherRowsByIdInto(const ServerMetadata& metadata, int type, FeatureDtype dtype,
+                                const ClientOf& client_of, absl::Span<const int64_t> ids,
+                                int64_t rows_per_call, const RowRoute& route,
+                                absl::Span<char> out);
 
 // Bytes of every node type's feature rows in `dtype`: what a device feature store holds
 // (saturating at INT64_MAX for metadata no store could hold).

@@ -283,16 +283,21 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
       std::cerr << "graphshard-trainer: " << why_not << "; the feature store gathers with torch\n";
     }
   }
-  if (m > 0) {  // fetched while the device gathers the other tiers' rows
-    ASSIGN_OR_RETURN(std::string bytes,
-                     client::GatherRowsById(metadata_, type, dtype_, client_of_,
-                                            absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(),
-                                                                static_cast<size_t>(m)),
-                                            kRemoteRowsPerCall, remote_route_));
-    out.index_copy_(0, remote,
-                    torch::from_blob(bytes.data(), {m, ty.dim},
-                                     torch::TensorOptions().dtype(TorchDtype(dtype_)))
-                        .to(device_));  // synchronous: `bytes` is freed next
+  if (m > 0) {
+    // Fetched while the device gathers the other tiers' rows, straight into page-locked memory
+    // (the host allocator's cache: no buffer made or zeroed per batch), copied by DMA on the
+    // current stream; the allocator keeps the block until that copy is done.
+    const torch::Tensor staging =
+        torch::empty({m, ty.dim}, torch::TensorOptions()
+                                      .dtype(TorchDtype(dtype_))
+                                      .pinned_memory(device_.is_cuda()));
+    RETURN_IF_ERROR(client::GatherRowsByIdInto(
+        metadata_, type, dtype_, client_of_,
+        absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(), static_cast<size_t>(m)),
+        kRemoteRowsPerCall, remote_route_,
+        absl::MakeSpan(static_cast<char*>(staging.data_ptr()),
+                       static_cast<size_t>(m) * static_cast<size_t>(ty.row_bytes))));
+    out.index_copy_(0, remote, staging.to(device_, /*non_blocking=*/true));
   }
   tiers->device_rows += static_cast<double>(cached_n);
   tiers->host_rows += static_cast<double>(host_n);
