@@ -2,7 +2,6 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <atomic>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -24,11 +23,6 @@
 #include "shm/ring.h"
 
 namespace graphshard::client {
-
-namespace {
-// Connections of a client's GatherRows calls (Impl::row_stubs).
-constexpr int kRowConnections = 4;
-}  // namespace
 namespace {
 
 absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc, absl::string_view label) {
@@ -61,10 +55,6 @@ struct PartitionClient::Impl {
   std::string shm_prefix ABSL_GUARDED_BY(mu);
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PartitionService::Stub> stub;
-  // GatherRows' calls take these in turn: each its own connection (RpcOptions::connection), so
-  // that rows fetched several calls at a time are not bound by one connection's throughput.
-  std::vector<std::unique_ptr<v1::PartitionService::Stub>> row_stubs;
-  std::atomic<size_t> next_row_stub{0};
   // Ring segments stay mapped across this client's streams (StreamBatchesRequest.shm_ring_id).
   std::shared_ptr<shm::ShmRingReader> ring_reader = std::make_shared<shm::ShmRingReader>();
   uint64_t ring_id = 0;
@@ -93,12 +83,6 @@ absl::StatusOr<std::unique_ptr<PartitionClient>> PartitionClient::Create(
   impl->channel =
       rpc::MakeChannel(impl->address, rpc::LivenessOptions(options.stall_timeout_s, options.rpc));
   impl->stub = v1::PartitionService::NewStub(impl->channel);
-  for (int c = 1; c <= kRowConnections; ++c) {  // connected at their first call
-    rpc::RpcOptions own = rpc::LivenessOptions(options.stall_timeout_s, options.rpc);
-    own.connection = c;
-    impl->row_stubs.push_back(
-        v1::PartitionService::NewStub(rpc::MakeChannel(impl->address, own)));
-  }
   std::random_device random;
   while (impl->ring_id == 0) {
     impl->ring_id = (uint64_t{random()} << 32) ^ random();
@@ -231,9 +215,7 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
   }
   v1::GatherFeaturesResponse resp;
   const std::string call = absl::StrCat("GatherFeatures(", ids.size(), " '", node_type, "' rows)");
-  v1::PartitionService::Stub& stub =
-      *impl_->row_stubs[impl_->next_row_stub++ % impl_->row_stubs.size()];
-  RETURN_IF_ERROR(FromGrpc(stub.GatherFeatures(&ctx, req, &resp), call, Label()));
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));
   const int64_t want = std::ssize(ids) * feat_dim * FeatureBytes(dtype);
   const auto malformed = [&](absl::string_view why) {
     return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": the answer is not ",

@@ -175,10 +175,6 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const Rpc
   if (options.credentials == CredentialsKind::kTls && !options.tls.server_name.empty()) {
     args.SetSslTargetNameOverride(options.tls.server_name);
   }
-  if (options.connection != 0) {
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    args.SetInt("graphshard.connection", options.connection);
-  }
   if (options.token.empty()) {
     return grpc::CreateCustomChannel(address, MakeChannelCredentials(options), args);
   }

@@ -47,10 +47,6 @@ struct RpcOptions {
   std::string token;
   int keepalive_time_ms = 15000;
   int keepalive_timeout_ms = 15000;
-  // Nonzero: a channel of its own TCP connection (not shared with the process's other channels
-  // to the same address): one HTTP/2 connection carried ~2 GB/s of feature rows however many
-  // calls were in flight on it (client/batch_client.h, GatherRows).
-  int connection = 0;
 };
 
 // Keepalive settings under which a dead peer is noticed within `stall_timeout_s` (half of it
