@@ -50,12 +50,14 @@ struct RowRoute {
   // by the host's trainers). Empty: each owner is asked directly.
   std::vector<int> gateway_parts;
   std::string client_host_id;  // the asker's host (shm::HostId): same-host answers in shared memory
+  int parallel_calls = 8;      // calls in flight at once (at least 1)
 };
 
 // The rows of `ids` (any order, repeats allowed, each inside node type `type`'s range) in
 // `dtype`, [ids.size(), feat_dim] row-major, in the order of `ids`: GatherFeatures calls to
 // the route's gateways, else to each part that owns some of them (at most `rows_per_call` ids
-// each, up to 8 in flight on their own threads: `client_of` must be thread-safe), the part's
+// each, up to route.parallel_calls in flight on their own threads: `client_of` must be
+// thread-safe), the part's
 // server from `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
 // DEADLINE_EXCEEDED (as ReadFeatureRows). The servers' errors naming them; FailedPrecondition
 // without part offsets; InvalidArgument for an id outside the type's range.

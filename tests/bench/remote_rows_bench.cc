@@ -5,6 +5,7 @@
 // tests/bench/remote_rows_bench.sh).
 //
 //   remote_rows_bench --servers H:P,H:P [--rows 180000] [--batches 20] [--per-call 8192]
+//                     [--parallel 8[,16,...]]   (calls in flight; each value measured)
 
 #include <chrono>
 #include <cstdio>
@@ -27,6 +28,7 @@ struct Flags {
   int64_t rows = 180000;  // a products-shaped batch's remote rows at a 10% device tier
   int batches = 20;
   int64_t per_call = 8192;
+  std::vector<int> parallel = {8};  // calls in flight, each value measured
 };
 
 bool Parse(int argc, char** argv, Flags* f) {
@@ -38,6 +40,14 @@ bool Parse(int argc, char** argv, Flags* f) {
       if (!absl::SimpleAtoi(v, &f->rows) || f->rows < 1) return false;
     } else if (k == "--batches") {
       if (!absl::SimpleAtoi(v, &f->batches) || f->batches < 1) return false;
+    } else if (k == "--parallel") {
+      f->parallel.clear();
+      for (absl::string_view p : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+        int n = 0;
+        if (!absl::SimpleAtoi(p, &n) || n < 1) return false;
+        f->parallel.push_back(n);
+      }
+      if (f->parallel.empty()) return false;
     } else if (k == "--per-call") {
       if (!absl::SimpleAtoi(v, &f->per_call) || f->per_call < 1) return false;
     } else {
@@ -76,11 +86,17 @@ int Run(const Flags& f) {
     std::string name;
     client::RowRoute route;
   };
-  const std::vector<Route> routes = {
-      {"host_servers_shm", {.gateway_parts = all_parts, .client_host_id = shm::HostId()}},
-      {"host_servers_inline", {.gateway_parts = all_parts, .client_host_id = ""}},
-      {"owners_inline", {}},
-  };
+  std::vector<Route> routes;
+  for (const int p : f.parallel) {
+    const std::string x = f.parallel.size() > 1 ? "_x" + std::to_string(p) : "";
+    routes.push_back({"host_servers_shm" + x,
+                      {.gateway_parts = all_parts, .client_host_id = shm::HostId(),
+                       .parallel_calls = p}});
+    routes.push_back({"host_servers_inline" + x,
+                      {.gateway_parts = all_parts, .client_host_id = "", .parallel_calls = p}});
+    routes.push_back({"owners_inline" + x,
+                      {.gateway_parts = {}, .client_host_id = "", .parallel_calls = p}});
+  }
   for (const Route& r : routes) {
     // One warm-up batch, then the timed ones.
     if (!client::GatherRowsById(md, 0, client::FeatureDtype::kFloat32, client_of, batches[0],
@@ -120,7 +136,7 @@ int main(int argc, char** argv) {
   if (!graphshard::bench::Parse(argc, argv, &f)) {
     std::fprintf(stderr,
                  "usage: remote_rows_bench --servers H:P,H:P [--rows 180000] [--batches 20] "
-                 "[--per-call 8192]\n");
+                 "[--per-call 8192] [--parallel 8[,16,...]]\n");
     return 2;
   }
   return graphshard::bench::Run(f);

@@ -7,7 +7,7 @@
 # through the 256 MiB hot-row cache). JSON lines on stdout and in $OUT/results.jsonl.
 #
 # Knobs: BIN_DIR (build/bin), NODES (2449029), ROWS (180000 per batch), BATCHES (20),
-# PER_CALL (8192), THREADS (servers' --threads, 0 = the default), WORK, OUT.
+# PER_CALL (8192), PARALLEL (calls in flight, comma-separated values each measured: 8), THREADS (servers' --threads, 0 = the default), WORK, OUT.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN_DIR=${BIN_DIR:-$ROOT/build/bin}
@@ -15,6 +15,7 @@ NODES=${NODES:-2449029}
 ROWS=${ROWS:-180000}
 BATCHES=${BATCHES:-20}
 PER_CALL=${PER_CALL:-8192}
+PARALLEL=${PARALLEL:-8}
 THREADS=${THREADS:-0}
 WORK=${WORK:-$(mktemp -d /tmp/gs-remote-rows.XXXXXX)}
 OUT=${OUT:-$WORK/out}
@@ -52,7 +53,7 @@ run() {  # run LABEL SERVER_FLAGS...: start 2 servers, run the bench, stop them
   done
   log "$label: servers up"
   "$BIN_DIR/remote_rows_bench" --servers "$(cat "$WORK/registry/part_0"),$(cat "$WORK/registry/part_1")" \
-    --rows "$ROWS" --batches "$BATCHES" --per-call "$PER_CALL" |
+    --rows "$ROWS" --batches "$BATCHES" --per-call "$PER_CALL" --parallel "$PARALLEL" |
     python3 -c "
 import json, sys
 for line in sys.stdin:

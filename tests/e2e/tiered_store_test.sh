@@ -5,9 +5,10 @@
 #  1. --feature-store server: every batch carries its rows (the reference weights);
 #  2. --feature-store device --device-cache-mib 1: the rows the first epoch's batches visit most
 #     in a 1 MiB device tier, every other row of this host's parts in the host tier;
-#  3. the same with --host-tier none: the rows outside the device tier fetched from their
-#     servers by id, per batch (the remote tier).
-# Runs 2 and 3 end with the reference weights bit for bit (same batches, same rows); each rank
+#  3. the same with --host-tier none: the rows outside the device tier fetched by id, per batch
+#     (the remote tier), asked of this host's servers (any part's rows);
+#  4. the same with --remote-rows owner: asked of the servers that own them.
+# Runs 2-4 end with the reference weights bit for bit (same batches, same rows); each rank
 # logs what its tiers hold; the JSON summary's feature_tiers shows rows from exactly the tiers
 # the run has (device and host, or device and remote), shares that add up to 1 and, for the
 # remote tier, bytes fetched over the network. Bad tier flags are refused naming the flag.
@@ -67,6 +68,14 @@ run_three() {
   [[ $FINGERPRINT == "$reference" ]] ||
     fail "$name: device + remote tiers: weights $FINGERPRINT, server-fed $reference"
   check_tiers "$WORK/stdout" "$WORK/stderr" remote
+  note "$name: 1 MiB device tier + remote tier asked of the owners"
+  launch_2x2 300 "$partition" "$@" --feature-store device --device-cache-mib 1 --host-tier none \
+    --remote-rows owner
+  expect_summary "$WORK/stdout" "$min_acc" 2
+  expect_same_weights "$WORK/stderr"
+  [[ $FINGERPRINT == "$reference" ]] ||
+    fail "$name: remote tier from the owners: weights $FINGERPRINT, server-fed $reference"
+  check_tiers "$WORK/stdout" "$WORK/stderr" remote
   [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
   note "ok ($name): the same fingerprint $reference from every tier"
 }
@@ -82,13 +91,14 @@ run_three imdb "$WORK/imdb2" 0.40 --model sage --epochs 3 --eval-every 3 --hidde
 
 # Refusals, before any server is asked: the tier flags need the tiered store.
 for bad in "--feature-store server --device-cache-mib 1" "--feature-store server --host-tier none" \
-  "--device-cache-mib -3" "--device-cache-mib lots" "--host-tier far"; do
+  "--device-cache-mib -3" "--device-cache-mib lots" "--host-tier far" \
+  "--feature-store server --remote-rows owner" "--remote-rows far"; do
   status=0
   # shellcheck disable=SC2086
   timeout 30 "$BIN/graphshard-trainer" --servers 127.0.0.1:1 $bad >"$WORK/bad.out" \
     2>"$WORK/bad.err" || status=$?
   ((status == 2)) || { show "$WORK/bad.err"; fail "'$bad' exited $status, not 2"; }
-  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\).*/\1/p' <<<"$bad")
+  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\|--remote-rows\).*/\1/p' <<<"$bad")
   grep -q -- "$flag" "$WORK/bad.err" || { show "$WORK/bad.err"; fail "'$bad' not named"; }
 done
 note "ok: bad tier flags refused"
