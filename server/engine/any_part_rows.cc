@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<FeatureBlock>> GatherRowsOfAnyPart(const LocalPart& l
     }
     const size_t row_bytes = static_cast<size_t>(block.feat_dim) * elem;
     const size_t begin = places[i].begin, n = items[i].ids.size();
-    b.features.assign(block.features.begin() + static_cast<std::ptrdiff_t>(begin * row_bytes),
-                      block.features.begin() + static_cast<std::ptrdiff_t>((begin + n) * row_bytes));
+    const auto rows = block.features.begin() + static_cast<std::ptrdiff_t>(begin * row_bytes);
+    b.features.assign(rows, rows + static_cast<std::ptrdiff_t>(n * row_bytes));
     b.labels.assign(block.labels.begin() + static_cast<std::ptrdiff_t>(begin),
                     block.labels.begin() + static_cast<std::ptrdiff_t>(begin + n));
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/feature_rows.h"
 #include "client/server_set.h"
 #include "client/visit_counts.h"
@@ -51,6 +52,17 @@ class FeatureTiersTest : public ::testing::Test {
   std::string RowOf(int64_t id) const {
     return all_rows_.substr(static_cast<size_t>(id * row_bytes()),
                             static_cast<size_t>(row_bytes()));
+  }
+  // `rows` (float32) are the rows of `ids`, in order; `what` names the case on failure.
+  void ExpectRowsOf(const absl::StatusOr<std::string>& rows, const std::vector<int64_t>& ids,
+                    const std::string& what) const {
+    ASSERT_TRUE(rows.ok()) << rows.status() << " (" << what << ")";
+    ASSERT_EQ(std::ssize(*rows), std::ssize(ids) * row_bytes()) << what;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const size_t width = static_cast<size_t>(row_bytes());
+      EXPECT_EQ(rows->substr(i * width, width), RowOf(ids[i]))
+          << "id " << ids[i] << ", " << what;
+    }
   }
 
   std::unique_ptr<graphshard::testing::TestCluster> cluster_;
@@ -110,16 +122,8 @@ TEST_F(FeatureTiersTest, RowsByIdInAnyOrderWithRepeatsAcrossPartsEqualTheWholeTa
   const std::vector<int64_t>& off = md().node_types[0].part_offsets;
   const std::vector<int64_t> ids = {off[2] - 1, 0, off[1], off[1] - 1, 5, 5, off[1] + 7};
   for (const int64_t per_call : {int64_t{1}, int64_t{2}, int64_t{1000}}) {
-    absl::StatusOr<std::string> rows =
-        GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call);
-    ASSERT_TRUE(rows.ok()) << rows.status();
-    ASSERT_EQ(std::ssize(*rows), std::ssize(ids) * row_bytes());
-    for (size_t i = 0; i < ids.size(); ++i) {
-      EXPECT_EQ(rows->substr(i * static_cast<size_t>(row_bytes()),
-                             static_cast<size_t>(row_bytes())),
-                RowOf(ids[i]))
-          << "id " << ids[i] << ", " << per_call << " per call";
-    }
+    ExpectRowsOf(GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call), ids,
+                 absl::StrCat(per_call, " per call"));
   }
   // 16-bit rows are half the size.
   absl::StatusOr<std::string> half = GatherRowsById(md(), 0, FeatureDtype::kBFloat16, client_of_,
@@ -163,17 +167,10 @@ TEST_F(FeatureTiersTest, RowsOfAnyPartThroughTheHostsServersEqualTheOwnersRows) 
     for (const std::string& host : {std::string(), shm::HostId()}) {
       for (const int64_t per_call : {int64_t{1}, int64_t{3}, int64_t{1000}}) {
         const RowRoute route{.gateway_parts = gateways, .client_host_id = host};
-        absl::StatusOr<std::string> rows =
-            GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call, route);
-        ASSERT_TRUE(rows.ok()) << rows.status();
-        ASSERT_EQ(std::ssize(*rows), std::ssize(ids) * row_bytes());
-        for (size_t i = 0; i < ids.size(); ++i) {
-          EXPECT_EQ(rows->substr(i * static_cast<size_t>(row_bytes()),
-                                 static_cast<size_t>(row_bytes())),
-                    RowOf(ids[i]))
-              << "id " << ids[i] << ", gateway " << gateways[0] << ", shm " << !host.empty()
-              << ", " << per_call << " per call";
-        }
+        ExpectRowsOf(
+            GatherRowsById(md(), 0, FeatureDtype::kFloat32, client_of_, ids, per_call, route), ids,
+            absl::StrCat("gateway ", gateways[0], ", shm ", !host.empty(), ", ", per_call,
+                         " per call"));
       }
     }
   }
