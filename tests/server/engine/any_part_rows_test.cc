@@ -50,10 +50,10 @@ TEST_F(AnyPartRowsTest, EveryItemGetsItsOwnersRowsInOrderWithOneRequestPerOtherO
   ASSERT_EQ(rows->size(), items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const FeatureBlock want = OwnersRows(items[i].ids);
-    ASSERT_GT(want.feat_dim, 0);
-    EXPECT_EQ((*rows)[i].feat_dim, want.feat_dim) << "item " << i;
-    EXPECT_EQ(std::ssize((*rows)[i].features),
-              std::ssize(items[i].ids) * want.feat_dim * 4) << "item " << i;
+    ASSERT_GT(own.feat_dim, 0);
+    EXPECT_EQ((*rows)[i].feat_dim, own.feat_dim) << "item " << i;
+    EXPECT_EQ(std::ssize((*rows)[i].features), std::ssize(items[i].ids) * own.feat_dim * 4)
+        << "item " << i;
     EXPECT_EQ((*rows)[i].labels, want.labels) << "item " << i;
     EXPECT_TRUE((*rows)[i].features == want.features) << "item " << i;
   }
