@@ -77,5 +77,16 @@ TEST_F(AnyPartRowsTest, UnknownTypesAndIdsOutsideTheTypeAreRefusedNamingThem) {
   EXPECT_EQ(counting_->gathers(1), 0);  // refused before any peer was asked
 }
 
+// A dead owner: its error comes back with its code, naming its part; nothing half-filled.
+TEST_F(AnyPartRowsTest, ADeadOwnersErrorNamesItsPartAndKeepsItsCode) {
+  const common::NodeShard& other = *parts_.parts[1]->part().FindNodes("node");
+  counting_->FailPart(1, absl::UnavailableError("peer down"));
+  absl::StatusOr<std::vector<FeatureBlock>> rows = GatherRowsOfAnyPart(
+      local(), *counting_, {TypedIds{"node", {other.begin}}}, FeatureDtype::kFloat32, {});
+  EXPECT_EQ(rows.status().code(), absl::StatusCode::kUnavailable) << rows.status();
+  EXPECT_NE(rows.status().message().find("part 1: peer down"), std::string::npos)
+      << rows.status();
+}
+
 }  // namespace
 }  // namespace graphshard::engine
