@@ -130,6 +130,20 @@ inline int64_t DeviceCacheBudget(int64_t device_cache_mib, int64_t feature_bytes
   return std::min(feature_bytes, std::max<int64_t>(0, *free_device_bytes / 2));
 }
 
+// The host cache's budget in bytes (--host-cache-mib: other hosts' hottest rows kept in host
+// memory beside the host tier, trainer/feature_store.h): N MiB when set (>= 0); auto: none with
+// --host-tier none (asked for less host memory), else a quarter of the host's available memory
+// (`available_host_bytes`) shared by the trainers of the host (`trainers_on_host`), none when
+// it is unknown. The store takes at most the rows there are to cache (none on one host).
+inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
+                               absl::optional<int64_t> available_host_bytes, int trainers_on_host) {
+  if (host_cache_mib >= 0) {
+    return host_cache_mib > (INT64_MAX >> 20) ? INT64_MAX : host_cache_mib << 20;
+  }
+  if (host_tier == HostTier::kNone || !available_host_bytes) return 0;
+  return std::max<int64_t>(0, *available_host_bytes / 4 / std::max(trainers_on_host, 1));
+}
+
 template <typename E>
 absl::string_view NameOf(E value) {
   for (const Choice<E>& c : ChoicesOf<E>()) {

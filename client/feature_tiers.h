@@ -35,6 +35,7 @@ struct FeatureStoreLayout {
   int64_t device_bytes = 0;  // rows in the device tier
   int64_t host_bytes = 0;    // rows in the host tier
   int64_t device_rows = 0, host_rows = 0, remote_rows = 0;  // rows of the graph in each tier
+  int64_t host_cached_rows = 0;  // of host_rows, other hosts' rows (the host cache)
   bool host_zero_copy = false;  // the GPU reads the host tier in place
   std::string host_note;        // why not, where it could have
   // The share of the pre-sampling pass's visits that the device tier holds (its expected hit

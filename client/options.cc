@@ -253,6 +253,24 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "parts served on this host are kept in host memory (read by the GPU\n"
           "in place); none = every row outside the cache is fetched from its\n"
           "server by id per batch (less host memory)");
+  flags.AddCustom("host-cache-mib", "auto|N",
+                  "--feature-store device: MiB of other hosts' rows also kept in host\n"
+                  "memory (read by the GPU in place, as the host tier): the hottest\n"
+                  "after the device tier's, fetched once at the start; auto = a quarter\n"
+                  "of the host's available memory shared by its trainers (none with\n"
+                  "--host-tier none); 0 = every other host's row fetched per batch",
+                  "auto", [&o](absl::string_view v) -> absl::Status {
+                    if (v == "auto") {
+                      o.host_cache_mib = -1;
+                      return absl::OkStatus();
+                    }
+                    int64_t mib = 0;
+                    if (!absl::SimpleAtoi(v, &mib) || mib < 0) {
+                      return Expected("auto or a whole number of MiB >= 0");
+                    }
+                    o.host_cache_mib = mib;
+                    return absl::OkStatus();
+                  });
   AddEnum(flags, "remote-rows", &o.remote_rows,
           "--feature-store device: host = rows outside the device and host tiers\n"
           "are asked of this host's servers, which fetch other hosts' rows over\n"
@@ -383,7 +401,8 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
     return absl::InvalidArgumentError(
         "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
   }
-  for (const char* tier_flag : {"device-cache-mib", "host-tier", "remote-rows"}) {
+  for (const char* tier_flag :
+       {"device-cache-mib", "host-tier", "host-cache-mib", "remote-rows"}) {
     if (flags.IsSet(tier_flag) &&
         (o.feature_store == FeatureStoreKind::kServer || o.task == Task::kGraph)) {
       return absl::InvalidArgumentError(

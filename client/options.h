@@ -89,6 +89,9 @@ struct TrainerOptions {
   // auto (DeviceCacheBudget, choices.h).
   int64_t device_cache_mib = -1;
   HostTier host_tier = HostTier::kLocal;  // --host-tier local|none (choices.h)
+  // --host-cache-mib auto|N: other hosts' hottest rows kept in host memory (feature_store.h);
+  // -1 = auto (HostCacheBudget, choices.h).
+  int64_t host_cache_mib = -1;
   RemoteRows remote_rows = RemoteRows::kHost;  // --remote-rows host|owner (choices.h)
   bool deterministic = false;         // --deterministic: torch's deterministic kernels
                                       // (CUDA: bitwise-reproducible weights; slower)

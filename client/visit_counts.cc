@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 namespace graphshard::client {
 
@@ -31,11 +30,19 @@ void VisitCounts::Add(const MinibatchData& batch) {
 }
 
 std::vector<int64_t> VisitCounts::Hottest(int type, int64_t k) const {
+  return Hottest(type, k, [](int64_t) { return true; });
+}
+
+std::vector<int64_t> VisitCounts::Hottest(int type, int64_t k,
+                                          absl::FunctionRef<bool(int64_t)> eligible) const {
   const std::vector<uint32_t>& counts = counts_[static_cast<size_t>(type)];
-  const int64_t n = std::ssize(counts);
+  std::vector<int64_t> ids;
+  ids.reserve(counts.size());
+  for (int64_t id = 0; id < std::ssize(counts); ++id) {
+    if (eligible(id)) ids.push_back(id);
+  }
+  const int64_t n = std::ssize(ids);
   k = std::clamp<int64_t>(k, 0, n);
-  std::vector<int64_t> ids(static_cast<size_t>(n));
-  std::iota(ids.begin(), ids.end(), 0);
   if (k < n) {
     const auto hotter = [&counts](int64_t a, int64_t b) {
       const uint32_t ca = counts[static_cast<size_t>(a)], cb = counts[static_cast<size_t>(b)];

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "client/data_types.h"
 
 namespace graphshard::client {
@@ -25,6 +26,10 @@ class VisitCounts {
   // The `k` (clamped to [0, num_nodes]) ids of node type `type` visited most, ties broken by the
   // lower id, in ascending id order.
   std::vector<int64_t> Hottest(int type, int64_t k) const;
+  // The same among the ids for which `eligible(id)` holds: the hottest rows outside those
+  // another tier took (the host tier's cache of other hosts' rows, trainer/feature_store.h).
+  std::vector<int64_t> Hottest(int type, int64_t k,
+                               absl::FunctionRef<bool(int64_t)> eligible) const;
 
   // Visits counted for node type `type` (a node of a batch is one visit).
   int64_t visits(int type) const { return visits_[static_cast<size_t>(type)]; }

@@ -167,13 +167,14 @@ EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPl
 EpochLoop::~EpochLoop() = default;
 
 absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
-    int64_t device_cache_bytes) {
+    int64_t device_cache_bytes, int64_t host_cache_bytes) {
   if (store_ != nullptr) return store_->layout();
   const client::ServerMetadata& md = servers_.metadata;
   FeatureStoreOptions o;
   o.device = session_.state().device;
   o.dtype = options_.feature_dtype;
   o.device_cache_bytes = device_cache_bytes;
+  o.host_cache_bytes = host_cache_bytes;
   if (options_.host_tier == client::HostTier::kLocal) {
     for (const std::string& host : servers_.host_ids) o.host_parts.push_back(host == host_id_);
   }

@@ -61,12 +61,14 @@ class EpochLoop {
 
   // --feature-store device (or auto resolved to it, train.cc): loads the tiered feature store
   // (feature_store.h; once, before the first Train), its device tier within
-  // `device_cache_bytes`, its host tier with the rows of this host's parts (--host-tier local).
+  // `device_cache_bytes`, its host tier with the rows of this host's parts (--host-tier local)
+  // and up to `host_cache_bytes` of other hosts' rows.
   // Below the whole table, the device tier's rows are ranked by a pre-sampling pass over this
   // rank's first-epoch training batches (client::VisitCounts). Later batches are asked without
   // rows. Returns what the store holds. The servers' errors; ResourceExhausted when a tier does
   // not fit (nothing kept: batches then carry their rows).
-  absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(int64_t device_cache_bytes);
+  absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(int64_t device_cache_bytes,
+                                                              int64_t host_cache_bytes);
 
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
   // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch

@@ -75,13 +75,16 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
   for (size_t i = 0; i < metadata.node_types.size(); ++i) {
     const client::NodeTypeInfo& t = metadata.node_types[i];
     const int64_t bytes = t.num_nodes * t.feat_dim * client::FeatureBytes(options.dtype);
+    const auto share = [&](int64_t total) {
+      return static_cast<int64_t>(static_cast<double>(total) *
+                                  (static_cast<double>(bytes) /
+                                   static_cast<double>(std::max<int64_t>(table_bytes, 1))));
+    };
     const int64_t budget =
-        options.device_cache_bytes >= table_bytes
-            ? bytes
-            : static_cast<int64_t>(static_cast<double>(options.device_cache_bytes) *
-                                   (static_cast<double>(bytes) /
-                                    static_cast<double>(std::max<int64_t>(table_bytes, 1))));
-    RETURN_IF_ERROR(store->LoadType(static_cast<int>(i), options, budget));
+        options.device_cache_bytes >= table_bytes ? bytes : share(options.device_cache_bytes);
+    const int64_t host_cache =
+        options.host_cache_bytes >= table_bytes ? bytes : share(options.host_cache_bytes);
+    RETURN_IF_ERROR(store->LoadType(static_cast<int>(i), options, budget, host_cache));
   }
   client::FeatureStoreLayout& l = store->layout_;
   l.expected_device_hit_rate = l.presampled_visits > 0 ? l.presampled_hits / l.presampled_visits : 1;
@@ -89,7 +92,7 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
 }
 
 absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options,
-                                    int64_t budget) {
+                                    int64_t budget, int64_t host_cache_budget) {
   const client::NodeTypeInfo& t = metadata_.node_types[static_cast<size_t>(type)];
   types_.push_back(std::make_unique<Type>());
   Type& ty = *types_.back();
@@ -135,7 +138,8 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   const int64_t map_bytes = t.num_nodes * static_cast<int64_t>(sizeof(int32_t));
   const int64_t k = std::clamp<int64_t>((budget - map_bytes) / ty.row_bytes, 0, t.num_nodes);
 
-  // The host tier: every row of the host's parts, in part order; the map says where each is.
+  // The host tier: every row of the host's parts, in part order, then the host cache; the map
+  // says where each is.
   torch::Tensor code = torch::full({t.num_nodes}, kRemote, torch::kInt32);
   int32_t* codes = code.data_ptr<int32_t>();
   int64_t host_rows = 0;
@@ -147,15 +151,34 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
       codes[id] = static_cast<int32_t>(kHostBase - host_rows++);
     }
   }
+  const int64_t part_rows = host_rows;
+  const std::vector<int64_t> hot = options.hotness->Hottest(type, k);  // the device tier's
+  // The host cache: the hottest other parts' rows outside the device tier.
+  std::vector<int64_t> host_cached;
+  if (host_cache_budget >= ty.row_bytes) {
+    host_cached = options.hotness->Hottest(type, host_cache_budget / ty.row_bytes, [&](int64_t id) {
+      return codes[id] == kRemote && !std::binary_search(hot.begin(), hot.end(), id);
+    });
+    for (const int64_t id : host_cached) codes[id] = static_cast<int32_t>(kHostBase - host_rows++);
+  }
   if (host_rows > 0) {
     try {
       ty.host_table = Empty(host_rows, t.feat_dim, options.dtype, torch::kCPU);
     } catch (const c10::Error& e) {
       return NoRoom("host", host_rows * ty.row_bytes, t.name, "host memory", e);
     }
-    RETURN_IF_ERROR(client::ReadFeatureRows(metadata_, type, options.dtype, client_of_,
-                                            options.rows_per_call, copy_into(ty.host_table),
-                                            host_parts));
+    if (part_rows > 0) {
+      RETURN_IF_ERROR(client::ReadFeatureRows(metadata_, type, options.dtype, client_of_,
+                                              options.rows_per_call, copy_into(ty.host_table),
+                                              host_parts));
+    }
+    if (!host_cached.empty()) {
+      RETURN_IF_ERROR(client::GatherRowsByIdInto(
+          metadata_, type, options.dtype, client_of_, host_cached, options.rows_per_call,
+          remote_route_,
+          absl::MakeSpan(static_cast<char*>(ty.host_table.data_ptr()) + part_rows * ty.row_bytes,
+                         static_cast<size_t>(std::ssize(host_cached) * ty.row_bytes))));
+    }
     if (!device_.is_cuda()) {
       ty.host_view = ty.host_table;
     } else {
@@ -174,7 +197,6 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   }
 
   // The device tier: the k hottest rows, from the host tier or their servers.
-  const std::vector<int64_t> hot = options.hotness->Hottest(type, k);
   layout_.presampled_visits += static_cast<double>(options.hotness->visits(type));
   layout_.presampled_hits += static_cast<double>(options.hotness->VisitsTo(type, hot));
   torch::Tensor cache = Empty(k, t.feat_dim, options.dtype, torch::kCPU);
@@ -214,6 +236,7 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   layout_.host_bytes += host_rows * ty.row_bytes;
   layout_.device_rows += k;
   layout_.host_rows += host_rows - std::ssize(host_slots);
+  layout_.host_cached_rows += std::ssize(host_cached);
   layout_.remote_rows += t.num_nodes - host_rows - std::ssize(remote_ids);
   ty.has_remote = t.num_nodes - host_rows - std::ssize(remote_ids) > 0;
   return absl::OkStatus();

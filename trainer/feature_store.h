@@ -10,6 +10,9 @@
 //  2. host: the other rows of the parts served on the trainer's own host (--host-tier local),
 //     loaded once into the trainer's memory and, on a GPU, registered with CUDA and read by the
 //     gather kernel in place over PCIe (zero-copy), with no server copying them into a batch;
+//     Beside them, within --host-cache-mib, the hottest rows of the other hosts' parts that
+//     the device tier did not take (the host cache), fetched once at load through the remote
+//     route and then read like the host tier's own rows;
 //  3. remote: the rest (parts on other hosts, or every row outside the cache with --host-tier
 //     none), fetched by id per batch (client::GatherRowsById), only the rows that missed the
 //     other tiers: asked of the trainer's own host's servers, which read them or fetch them from
@@ -46,6 +49,9 @@ struct FeatureStoreOptions {
   // [num_parts]: the parts whose rows the host tier holds (those served on this host with
   // --host-tier local); the other parts' rows are remote. Empty: none.
   std::vector<bool> host_parts;
+  // Bytes of other parts' rows (outside `host_parts`) the host tier also holds: the hottest
+  // after the device tier's, by `hotness`; 0: none. Ignored when every row is on the device.
+  int64_t host_cache_bytes = 0;
   // Ranks the device tier's rows; needed when the budget is below the table's bytes.
   const client::VisitCounts* hotness = nullptr;
   // Where remote rows are asked (client::RowRoute): the servers of the trainer's own host,
@@ -80,7 +86,8 @@ class FeatureStore {
  private:
   struct Type;
   FeatureStore() = default;
-  absl::Status LoadType(int type, const FeatureStoreOptions& options, int64_t budget);
+  absl::Status LoadType(int type, const FeatureStoreOptions& options, int64_t budget,
+                        int64_t host_cache_budget);
 
   client::ServerMetadata metadata_;
   client::ClientOf client_of_;

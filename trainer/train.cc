@@ -4,7 +4,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/optional.h"
 #include "client/communicator.h"
 #include "client/config_fingerprint.h"
 #include "client/feature_rows.h"
@@ -109,13 +112,28 @@ absl::Status RunEpoch(const client::TrainerOptions& options, int64_t epoch, int6
   return report.EndEpoch(r, trained.local);
 }
 
+// MemAvailable of /proc/meminfo (what the kernel can give without swapping); nullopt where it
+// cannot be read.
+absl::optional<int64_t> AvailableHostMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return absl::nullopt;
+}
+
 // --feature-store: loads the tiered feature store where asked (device) or on a GPU (auto,
 // ResolveTieredFeatureStore), its device tier within --device-cache-mib (DeviceCacheBudget),
-// and says what each tier holds. With auto, a tier that turns out not to fit
+// its host cache within --host-cache-mib (HostCacheBudget; `trainers_on_host` share the
+// host's memory), and says what each tier holds. With auto, a tier that turns out not to fit
 // (ResourceExhausted) leaves the rows with the batches, and the log says so.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                               const client::ServerMetadata& md, const DeviceChoice& device,
-                              int rank, EpochLoop& loop, std::ostream& log) {
+                              int rank, int trainers_on_host, EpochLoop& loop, std::ostream& log) {
   const int64_t table_bytes = client::FeatureTableBytes(md, options.feature_dtype);
   const client::FeatureStoreKind kind = client::ResolveTieredFeatureStore(
       options.feature_store, options.task, device.cuda, table_bytes);
@@ -130,8 +148,10 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
   const int64_t budget = client::DeviceCacheBudget(options.device_cache_mib, table_bytes, free_bytes);
+  const int64_t host_cache = client::HostCacheBudget(
+      options.host_cache_mib, options.host_tier, AvailableHostMemoryBytes(), trainers_on_host);
   const absl::Time load_start = absl::Now();
-  absl::StatusOr<client::FeatureStoreLayout> layout = loop.LoadFeatureStore(budget);
+  absl::StatusOr<client::FeatureStoreLayout> layout = loop.LoadFeatureStore(budget, host_cache);
   if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
       absl::IsResourceExhausted(layout.status())) {
     log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "
@@ -144,7 +164,7 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       1, l.device_rows + l.host_rows + l.remote_rows));
   log << absl::StrFormat(
       "rank %d feature store (%.1f MiB of rows, %.2f s to load%s): device %s %.1f MiB, %.1f%% "
-      "of rows, %.1f%% of the pre-sampled visits; host %.1f MiB, %.1f%% of rows%s; remote "
+      "of rows, %.1f%% of the pre-sampled visits; host %.1f MiB, %.1f%% of rows%s%s; remote "
       "%.1f%% of rows\n",
       rank, mib(table_bytes), absl::ToDoubleSeconds(absl::Now() - load_start),
       free_bytes ? absl::StrFormat(", %.0f MiB free on %s", mib(*free_bytes), device.name)
@@ -155,6 +175,10 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       l.host_zero_copy          ? " (read by the GPU in place)"
       : !l.host_note.empty()    ? " (copied per batch: " + l.host_note + ")"
                                 : "",
+      l.host_cached_rows > 0
+          ? absl::StrFormat(", of them %.1f%% of rows other hosts' (host cache)",
+                            100 * static_cast<double>(l.host_cached_rows) / rows)
+          : std::string(),
       100 * static_cast<double>(l.remote_rows) / rows);
   return absl::OkStatus();
 }
@@ -198,7 +222,9 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
                                               .start_step = start.step}));
 
   EpochLoop loop(options, plan, servers, comm, *session, shards, report->progress());
-  RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, loop, log));
+  const int trainers_on_host = static_cast<int>(
+      std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
+  RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, trainers_on_host, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;
     TrainingSums carried;  // rank 0 carries the sums of a resumed epoch's first steps

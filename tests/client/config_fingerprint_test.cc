@@ -100,6 +100,7 @@ std::vector<FieldCase> Fields() {
       // The same rows from other tiers of the store (bit-identical weights, e2e.tiered_store).
       {"device_cache_mib", false, None, [](TrainerOptions& o) { o.device_cache_mib = 1; }},
       {"host_tier", false, None, [](TrainerOptions& o) { o.host_tier = HostTier::kNone; }},
+      {"host_cache_mib", false, None, [](TrainerOptions& o) { o.host_cache_mib = 1; }},
       {"remote_rows", false, None, [](TrainerOptions& o) { o.remote_rows = RemoteRows::kOwner; }},
       // The same computation in another summation order (CUDA's index_add), as trim.
       {"deterministic", false, None, [](TrainerOptions& o) { o.deterministic = true; }},

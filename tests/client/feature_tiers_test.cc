@@ -263,6 +263,11 @@ TEST(VisitCounts, TheHottestAreTheIdsBatchesVisitMostTiesToTheLowerId) {
   EXPECT_TRUE(counts.Hottest(0, -1).empty());
   EXPECT_EQ(counts.Hottest(1, 1), (std::vector<int64_t>{2}));
   EXPECT_EQ(counts.VisitsTo(0, {3, 4}), 5);
+  // Among the eligible ids only (the host cache ranks the rows no other tier took).
+  const auto not_4 = [](int64_t id) { return id != 4; };
+  EXPECT_EQ(counts.Hottest(0, 2, not_4), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(counts.Hottest(0, 100, not_4), (std::vector<int64_t>{0, 1, 2, 3, 5}));
+  EXPECT_TRUE(counts.Hottest(0, 3, [](int64_t) { return false; }).empty());
 }
 
 }  // namespace

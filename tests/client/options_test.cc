@@ -350,6 +350,22 @@ TEST(DeviceCacheBudget, GivenOrTheWholeTableOrHalfTheFreeMemory) {
             std::numeric_limits<int64_t>::max());
 }
 
+// --host-cache-mib: as given; auto = a quarter of the available host memory over the host's
+// trainers, none with --host-tier none or where the available memory is unknown.
+TEST(HostCacheBudget, GivenOrAQuarterOfTheHostsMemoryPerTrainer) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(HostCacheBudget(3, HostTier::kLocal, 8000 * kMiB, 1), 3 * kMiB);
+  EXPECT_EQ(HostCacheBudget(3, HostTier::kNone, 8000 * kMiB, 1), 3 * kMiB);  // asked for
+  EXPECT_EQ(HostCacheBudget(0, HostTier::kLocal, 8000 * kMiB, 1), 0);
+  EXPECT_EQ(HostCacheBudget(-1, HostTier::kLocal, 8000 * kMiB, 1), 2000 * kMiB);
+  EXPECT_EQ(HostCacheBudget(-1, HostTier::kLocal, 8000 * kMiB, 4), 500 * kMiB);
+  EXPECT_EQ(HostCacheBudget(-1, HostTier::kLocal, 8000 * kMiB, 0), 2000 * kMiB);
+  EXPECT_EQ(HostCacheBudget(-1, HostTier::kNone, 8000 * kMiB, 1), 0);
+  EXPECT_EQ(HostCacheBudget(-1, HostTier::kLocal, absl::nullopt, 1), 0);
+  EXPECT_EQ(HostCacheBudget(std::numeric_limits<int64_t>::max(), HostTier::kLocal, 1, 1),
+            std::numeric_limits<int64_t>::max());
+}
+
 TEST(FeatureTableBytes, CountsEveryTypesRowsInTheDtypeAndSaturates) {
   ServerMetadata md;
   md.node_types.push_back({.name = "paper", .num_nodes = 1000, .feat_dim = 128});

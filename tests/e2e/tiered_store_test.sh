@@ -7,16 +7,20 @@
 #     in a 1 MiB device tier, every other row of this host's parts in the host tier;
 #  3. the same with --host-tier none: the rows outside the device tier fetched by id, per batch
 #     (the remote tier), asked of this host's servers (any part's rows);
-#  4. the same with --remote-rows owner: asked of the servers that own them.
-# Runs 2-4 end with the reference weights bit for bit (same batches, same rows); each rank
+#  4. the same with --remote-rows owner: asked of the servers that own them;
+#  5. --host-tier none --host-cache-mib 1: 1 MiB of the other rows' hottest in host memory
+#     (the host cache, as for other hosts' parts), the rest fetched per batch: all three tiers.
+# Runs 2-5 end with the reference weights bit for bit (same batches, same rows); each rank
 # logs what its tiers hold; the JSON summary's feature_tiers shows rows from exactly the tiers
-# the run has (device and host, or device and remote), shares that add up to 1 and, for the
-# remote tier, bytes fetched over the network. Bad tier flags are refused naming the flag.
+# the run has (device and host, device and remote, or all three), shares that add up to 1 and,
+# for the remote tier, bytes fetched over the network. Bad tier flags are refused naming the
+# flag.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-partition graphshard-server graphshard-health graphshard-trainer
 
-# check_tiers STDOUT STDERR WHICH (host|remote): the summary's feature_tiers and the log lines.
+# check_tiers STDOUT STDERR WHICH (host|remote|all): the summary's feature_tiers and the log
+# lines.
 check_tiers() {
   python3 - "$(tail -n 1 "$1")" "$3" <<'PY' || fail "feature_tiers check failed ($3)"
 import json, sys
@@ -29,6 +33,9 @@ assert 0 < tiers["device_hit_rate"] < 1, tiers
 if which == "host":
     assert tiers["host_hit_rate"] > 0 and tiers["remote_hit_rate"] == 0, tiers
     assert tiers["network_mib"] == 0, tiers
+elif which == "all":
+    assert tiers["host_hit_rate"] > 0 and tiers["remote_hit_rate"] > 0, tiers
+    assert tiers["network_mib"] > 0, tiers
 else:
     assert tiers["remote_hit_rate"] > 0 and tiers["host_hit_rate"] == 0, tiers
     assert tiers["network_mib"] > 0, tiers
@@ -43,8 +50,8 @@ PY
   done
 }
 
-# run_three NAME PARTITION MIN_ACC ARGS...: the three runs above, same weights.
-run_three() {
+# run_all NAME PARTITION MIN_ACC ARGS...: the five runs above, same weights.
+run_all() {
   local name=$1 partition=$2 min_acc=$3 reference
   shift 3
   note "$name: rows with the batches"
@@ -76,29 +83,43 @@ run_three() {
   [[ $FINGERPRINT == "$reference" ]] ||
     fail "$name: remote tier from the owners: weights $FINGERPRINT, server-fed $reference"
   check_tiers "$WORK/stdout" "$WORK/stderr" remote
+  note "$name: 1 MiB device tier + 1 MiB host cache of the other rows + remote tier"
+  launch_2x2 300 "$partition" "$@" --feature-store device --device-cache-mib 1 --host-tier none \
+    --host-cache-mib 1
+  expect_summary "$WORK/stdout" "$min_acc" 2
+  expect_same_weights "$WORK/stderr"
+  [[ $FINGERPRINT == "$reference" ]] ||
+    fail "$name: device + host cache + remote tiers: weights $FINGERPRINT, server-fed $reference"
+  check_tiers "$WORK/stdout" "$WORK/stderr" all
+  for r in 0 1; do
+    grep -q "^\[trainer $r\] rank $r feature store .*other hosts' (host cache)" "$WORK/stderr" ||
+      fail "rank $r did not log its host cache"
+  done
   [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
   note "ok ($name): the same fingerprint $reference from every tier"
 }
 
 partition_cora "$WORK/cora2"
-run_three cora "$WORK/cora2" 0.70 --model sage --epochs 8 --eval-every 8 --seed 1
+run_all cora "$WORK/cora2" 0.70 --model sage --epochs 8 --eval-every 8 --seed 1
 
 timeout 120 "$BIN/graphshard-partition" partition --input "$SRC/tests/data/imdb" --parts 2 \
   --method random --seed 1 --out "$WORK/imdb2" >"$WORK/partition.log" 2>&1 ||
   { show "$WORK/partition.log"; fail "graphshard-partition partition imdb"; }
-run_three imdb "$WORK/imdb2" 0.40 --model sage --epochs 3 --eval-every 3 --hidden 32 \
+run_all imdb "$WORK/imdb2" 0.40 --model sage --epochs 3 --eval-every 3 --hidden 32 \
   --fanouts 10,10 --batch-size 64 --lr 0.005 --weight-decay 1e-3 --seed 1
 
 # Refusals, before any server is asked: the tier flags need the tiered store.
 for bad in "--feature-store server --device-cache-mib 1" "--feature-store server --host-tier none" \
   "--device-cache-mib -3" "--device-cache-mib lots" "--host-tier far" \
-  "--feature-store server --remote-rows owner" "--remote-rows far"; do
+  "--feature-store server --remote-rows owner" "--remote-rows far" \
+  "--feature-store server --host-cache-mib 1" "--host-cache-mib -1" "--host-cache-mib lots"; do
   status=0
   # shellcheck disable=SC2086
   timeout 30 "$BIN/graphshard-trainer" --servers 127.0.0.1:1 $bad >"$WORK/bad.out" \
     2>"$WORK/bad.err" || status=$?
   ((status == 2)) || { show "$WORK/bad.err"; fail "'$bad' exited $status, not 2"; }
-  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\|--remote-rows\).*/\1/p' <<<"$bad")
+  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\|--host-cache-mib\|--remote-rows\).*/\1/p' \
+    <<<"$bad")
   grep -q -- "$flag" "$WORK/bad.err" || { show "$WORK/bad.err"; fail "'$bad' not named"; }
 done
 note "ok: bad tier flags refused"

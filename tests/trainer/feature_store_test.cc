@@ -2,8 +2,9 @@
 // partition servers on Cora (tests/server/test_cluster.h), on the CPU: the rows it gathers for
 // a batch's ids are the rows the servers stream with that batch, byte for byte, in float32 and
 // float16, whether every row is in the device tier or the rows are spread over all three
-// tiers (a small device tier of the hottest rows, part 0 in the host tier, part 1 remote); a
-// server that answers the wrong shape, or is gone, is an error naming it.
+// tiers (a small device tier of the hottest rows, part 0 in the host tier, part 1 remote), with
+// or without a host cache of part 1's hottest rows; a server that answers the wrong shape, or
+// is gone, is an error naming it.
 #include "trainer/feature_store.h"
 
 #include <gtest/gtest.h>
@@ -48,14 +49,19 @@ class FeatureStoreTest : public ::testing::Test {
     return FeatureStore::Load(servers_->metadata, ClientOf(), o);
   }
   // A device tier of `cache_bytes` ranked by `hotness`, part 0 in the host tier, part 1 remote.
+  // `host_cache_bytes` of part 1's hottest other rows in the host tier too.
   absl::StatusOr<std::unique_ptr<FeatureStore>> LoadTiered(client::FeatureDtype dtype,
                                                            int64_t cache_bytes,
-                                                           const client::VisitCounts& hotness) {
+                                                           const client::VisitCounts& hotness,
+                                                           int64_t host_cache_bytes = 0,
+                                                           std::vector<bool> host_parts = {true,
+                                                                                           false}) {
     FeatureStoreOptions o;
     o.dtype = dtype;
     o.rows_per_call = 500;
     o.device_cache_bytes = cache_bytes;
-    o.host_parts = {true, false};
+    o.host_cache_bytes = host_cache_bytes;
+    o.host_parts = std::move(host_parts);
     o.hotness = &hotness;
     return FeatureStore::Load(servers_->metadata, ClientOf(), o);
   }
@@ -157,6 +163,54 @@ TEST_F(FeatureStoreTest, RowsSpreadOverThreeTiersAreTheRowsTheServersStream) {
     EXPECT_GT(no_cache.host_rows, 0);
     EXPECT_GT(no_cache.remote_rows, 0);
   }
+}
+
+// The host cache: other parts' hottest rows outside the device tier, fetched once and read as
+// host rows; the same rows, and only those it lacks fetched per batch.
+TEST_F(FeatureStoreTest, AHostCacheOfOtherPartsRowsGivesTheSameRowsWithFewerFetched) {
+  const client::NodeTypeInfo& t = servers_->metadata.node_types[0];
+  const client::FeatureDtype dtype = client::FeatureDtype::kFloat32;
+  client::VisitCounts hotness(servers_->metadata);
+  for (int part = 0; part < 2; ++part) {
+    for (const client::MinibatchData& b : Batches(part, 3, dtype)) hotness.Add(b);
+  }
+  const int64_t row_bytes = t.feat_dim * client::FeatureBytes(dtype);
+  const int64_t device = t.num_nodes * 4 + 100 * row_bytes;  // the map and 100 rows
+  const int64_t part0 = t.part_offsets[1];
+  client::FeatureTierCounts uncached;
+  absl::StatusOr<std::unique_ptr<FeatureStore>> plain = LoadTiered(dtype, device, hotness);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ExpectBatchRows(**plain, dtype, &uncached);
+  ASSERT_GT(uncached.remote_rows, 0);
+
+  const int64_t cached = 150;
+  absl::StatusOr<std::unique_ptr<FeatureStore>> store =
+      LoadTiered(dtype, device, hotness, cached * row_bytes + row_bytes / 2);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const client::FeatureStoreLayout& l = (*store)->layout();
+  EXPECT_EQ(l.host_cached_rows, cached);
+  EXPECT_EQ(l.host_bytes, (part0 + cached) * row_bytes);
+  EXPECT_EQ(l.device_rows + l.host_rows + l.remote_rows, t.num_nodes);
+  EXPECT_EQ(l.remote_rows, (*plain)->layout().remote_rows - cached);
+  client::FeatureTierCounts tiers;
+  ExpectBatchRows(**store, dtype, &tiers);
+  EXPECT_EQ(tiers.device_rows, uncached.device_rows);  // the device tier is the same
+  EXPECT_GT(tiers.remote_rows, 0);
+  EXPECT_LT(tiers.remote_rows, uncached.remote_rows);  // the hottest remote rows now at home
+  EXPECT_EQ(tiers.remote_rows + tiers.host_rows, uncached.remote_rows + uncached.host_rows);
+
+  // Room for every other row, no host parts (--host-tier none --host-cache-mib N): nothing is
+  // fetched per batch.
+  absl::StatusOr<std::unique_ptr<FeatureStore>> all =
+      LoadTiered(dtype, device, hotness, t.num_nodes * row_bytes, {false, false});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ((*all)->layout().remote_rows, 0);
+  EXPECT_EQ((*all)->layout().host_cached_rows, t.num_nodes - 100);
+  client::FeatureTierCounts none_fetched;
+  ExpectBatchRows(**all, dtype, &none_fetched);
+  EXPECT_EQ(none_fetched.remote_rows, 0);
+  EXPECT_EQ(none_fetched.network_bytes, 0);
+  EXPECT_GT(none_fetched.host_rows, 0);
 }
 
 // A budget below the table needs the visit counts that rank its rows.
