@@ -44,6 +44,36 @@ except ImportError as e:  # pragma: no cover
     raise SystemExit(f"this example needs torch_geometric ({e})")
 
 
+def bipartite_forward(model, x, edge_index, nodes_per_hop, edges_per_hop):
+    """PyG's GraphSAGE (a BasicGNN) layer by layer in the bipartite form of PyG's mini-batch
+    examples: conv l reads the nodes within L - l hops and computes only those within
+    L - l - 1, over the edges into them. The batch's nodes and edges come in hop order (seeds
+    first, hop-1 edges first), so each set is a prefix. Same weights, same function as
+    model(x, edge_index) on the seeds' rows; act, norm and dropout as BasicGNN applies them."""
+    num_layers = len(model.convs)
+    nodes, edges = [0], [0]
+    for n in nodes_per_hop:
+        nodes.append(nodes[-1] + int(n))
+    for e in edges_per_hop:
+        edges.append(edges[-1] + int(e))
+    if len(nodes) != num_layers + 2 or len(edges) != num_layers + 1:
+        raise ValueError(f"a batch of {len(nodes) - 1} node hops and {len(edges) - 1} edge hops "
+                         f"for a {num_layers}-layer model")
+    for i, conv in enumerate(model.convs):
+        n_src, n_dst = nodes[num_layers - i + 1], nodes[num_layers - i]
+        x = conv((x[:n_src], x[:n_dst]), edge_index[:, :edges[num_layers - i]],
+                 size=(n_src, n_dst))
+        if i < num_layers - 1:
+            if model.act is not None and model.act_first:
+                x = model.act(x)
+            if model.norms is not None:
+                x = model.norms[i](x)
+            if model.act is not None and not model.act_first:
+                x = model.act(x)
+            x = model.dropout(x)
+    return x
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = ap.add_mutually_exclusive_group(required=True)
@@ -60,9 +90,13 @@ def main():
     ap.add_argument("--prefetch", type=int, default=4, help="batches copied to the device ahead")
     ap.add_argument("--feature-dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     ap.add_argument("--eval", action="store_true", help="test accuracy after the last epoch")
-    ap.add_argument("--trim", default="on", choices=["on", "off"],
-                    help="PyG's trim_to_layer: layer l computes only the nodes the next layers "
-                         "need (the batch's num_sampled_nodes / num_sampled_edges per hop)")
+    ap.add_argument("--trim", default="on", choices=["on", "off", "bipartite"],
+                    help="on: PyG's trim_to_layer (layer l reads only the nodes within L - l "
+                         "hops, from the batch's num_sampled_nodes / num_sampled_edges per "
+                         "hop, and computes all of them); bipartite: the model's convs called "
+                         "one by one on (x, x[:n_dst]) with size=(n_src, n_dst), the form of "
+                         "PyG's mini-batch examples: layer l computes only the nodes layer l + 1 "
+                         "reads (as graphshard-trainer's trimming); off: every node, every layer")
     ap.add_argument("--precision", default="auto", choices=["auto", "fp32", "tf32", "bf16"],
                     help="matmuls: bf16 = torch.autocast(bfloat16) over the forward pass "
                          "(weights, loss, Adam in float32); tf32 = TF32 tensor cores; auto = "
@@ -97,6 +131,11 @@ def main():
 
     def forward(batch, x):
         """The model over one batch (the seeds' rows first), trimmed and autocast by flag."""
+        if args.trim == "bipartite":
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+                out = bipartite_forward(model, x, batch.edge_index, batch.num_sampled_nodes,
+                                        batch.num_sampled_edges)[:batch.batch_size]
+            return out.float()
         hops = {}
         if args.trim == "on":
             hops = dict(num_sampled_nodes_per_hop=batch.num_sampled_nodes,

@@ -33,6 +33,8 @@
 #   _c<PCT> (instead of _dev, before _xhost): the tiered store with its device tier capped at
 #     PCT % of the feature table (--device-cache-mib); the rest of the host's parts in the host
 #     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id);
+#     _hc<PCT> after that: --host-cache-mib at PCT % of the table (other hosts' hottest rows
+#     kept in host memory; with _hnone it stands in for another host's parts on one machine);
 #     _howner after that: --remote-rows owner (remote rows asked of their owners, not of the
 #     trainer's host's servers). Each
 #     such run is compared with the same config's _dev run (gpu_train_tiered_* lines: epoch
@@ -49,7 +51,8 @@
 # Prints JSON lines (name, value, unit; the per-run ones also config, epoch_time_s, seeds_per_s,
 # data_wait_fraction, step_time_s, allreduce_s, and the input pipeline's stream wait, staging
 # and full-queue wait, seconds per epoch and rank; server_cpu_util, the servers' share of the
-# machine's cores over the last epoch; steady_epoch_time_s, the mean of the epochs between the
+# machine's cores over the last epoch; server_cpu_s_per_batch, the servers' CPU seconds per
+# batch over epochs 2..n-1 (the last epoch below 3 epochs); steady_epoch_time_s, the mean of the epochs between the
 # first and the last (the last is flattered by the batches built ahead during the one before:
 # use EPOCHS >= 4 and this figure for steady state); peak_gpu_memory_mib, the largest rank's high-water mark
 # of tensor memory in the last epoch), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
@@ -200,7 +203,7 @@ run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
   local link=${10:-} assignment=${11:-} store=${12:-} cache_pct=${13:-} host_tier=${14:-}
-  local remote_rows=${15:-}
+  local remote_rows=${15:-} host_cache_pct=${16:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   case $store in
@@ -218,6 +221,10 @@ run_config() {
   fi
   [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
   [[ -n $remote_rows ]] && model_flags+=(--remote-rows "$remote_rows")
+  if [[ -n $host_cache_pct ]]; then
+    model_flags+=(--host-cache-mib
+      $(($(table_mib "$WORK/p${servers}_$METHOD$link" "$dtype") * host_cache_pct / 100)))
+  fi
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
@@ -313,6 +320,16 @@ end = next((s for s in samples if s[1] >= n), None)
 util = None
 if start and end and end[0] > start[0]:
     util = round((end[2] - start[2]) / float(hz) / (end[0] - start[0]) / int(cores), 4)
+# Servers' CPU seconds per batch at steady state: their ticks from the sample after epoch 1
+# ended to the one after epoch n-1 ended over the batches of epochs 2..n-1, all trainers (each
+# epoch's batches are mostly built during the epoch before); the last epoch when n < 3.
+cpu_per_batch = None
+lo, hi = (1, n - 1) if n >= 3 else (n - 1, n)
+a = next((s for s in samples if s[1] >= lo), None)
+b = next((s for s in samples if s[1] >= hi), None)
+batches = last["steps"] * int(trainers) * (hi - lo)
+if a and b and b[0] > a[0] and batches > 0:
+    cpu_per_batch = round((b[2] - a[2]) / float(hz) / batches, 4)
 # Cores busy per server thread name at steady state (all servers together): the names' summed
 # ticks at the sample after epoch 1 ended and at the one after epoch n-1 ended (the last epoch's
 # batches were mostly built during the one before); the last epoch when n < 3.
@@ -358,6 +375,7 @@ print(json.dumps({
     "pipeline_stage_s": round(last.get("pipeline_stage_s", 0), 3),
     "pipeline_full_wait_s": round(last.get("pipeline_full_wait_s", 0), 3),
     "server_cpu_util": util,
+    "server_cpu_s_per_batch": cpu_per_batch,
     "server_thread_cores": threads,
     "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
     "feature_tiers": last.get("feature_tiers"),
@@ -371,7 +389,7 @@ PY
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_howner)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -384,16 +402,17 @@ for config in $CONFIGS; do
     continue
   fi
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
-    "${BASH_REMATCH[15]}" "${BASH_REMATCH[16]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
-    "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}" "${BASH_REMATCH[14]:+owner}"
+    "${BASH_REMATCH[17]}" "${BASH_REMATCH[18]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
+    "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}" "${BASH_REMATCH[16]:+owner}" \
+    "${BASH_REMATCH[15]}"
 done
 
 # The tiered store against every row on the GPU (the same config with _dev) and against rows in
 # every batch (the same config without a store suffix), in this run: value = the tiered run's
 # epoch time over the all-rows run's (< 1.25 is the 10% target, < 1.1 the 25% one).
 for c in $CONFIGS; do
-  [[ $c =~ ^(.*)_c[0-9]+(_hnone)?(_howner)?(.*)$ ]] || continue
-  all=${BASH_REMATCH[1]}_dev${BASH_REMATCH[4]} rows=${BASH_REMATCH[1]}${BASH_REMATCH[4]}
+  [[ $c =~ ^(.*)_c[0-9]+(_hnone)?(_hc[0-9]+)?(_howner)?(.*)$ ]] || continue
+  all=${BASH_REMATCH[1]}_dev${BASH_REMATCH[5]} rows=${BASH_REMATCH[1]}${BASH_REMATCH[5]}
   [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$all]:-} ]] || continue
   emit "$(python3 -c "
 import json, sys

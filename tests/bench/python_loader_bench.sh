@@ -23,7 +23,11 @@
 # --num-edges 8000000" for a quick try), PY_PREFETCH (4), DEVICE (cuda; cpu for a dry run),
 # PYG_VARIANTS (default "untrimmed_fp32 trimmed_tf32": PyG as users run it today, and the
 # example's defaults, the C++ trainer's work and precision; also trimmed_bf16, and
-# trimmed_bf16_csr / untrimmed_bf16_csr: the example's --edge-index csr).
+# trimmed_bf16_csr / untrimmed_bf16_csr: the example's --edge-index csr; bipartite_tf32 /
+# bipartite_bf16: the example's --trim bipartite). NEIGHBOR_LOADER (1: also PyG's own
+# NeighborLoader, tests/bench/pyg_neighbor_loader.py, NL_WORKERS (12) workers, NL_EPOCHS (2)
+# epochs, after the others; python_loader_vs_neighbor_loader_<variant> = its epoch over the
+# variant's, target >= 8; 0 skips it).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -38,6 +42,9 @@ SERVER_PREFETCH=${SERVER_PREFETCH:-8}
 RUN_TIMEOUT=${RUN_TIMEOUT:-240}
 PY_PREFETCH=${PY_PREFETCH:-4}
 DEVICE=${DEVICE:-cuda}
+NL_WORKERS=${NL_WORKERS:-12}
+NL_EPOCHS=${NL_EPOCHS:-2}
+declare -A PY_TIME=()
 GEN_ARGS=${GEN_ARGS:-}
 mkdir -p "$OUT" "$WORK"
 : >"$OUT/results.jsonl"
@@ -153,6 +160,8 @@ for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32}; do
     trimmed_bf16_csr) vflags=(--trim on --precision bf16 --edge-index csr) ;;
     untrimmed_bf16_csr) vflags=(--trim off --precision bf16 --edge-index csr) ;;
     trimmed_tf32) vflags=(--trim on --precision tf32) ;;
+    bipartite_tf32) vflags=(--trim bipartite --precision tf32) ;;
+    bipartite_bf16) vflags=(--trim bipartite --precision bf16) ;;
     *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; continue ;;
   esac
   timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
@@ -172,6 +181,7 @@ print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e), str(lines[-1].get("cuda_hos
     continue
   fi
   read -r py_time py_wait py_epochs py_reg <<<"$PYG"
+  PY_TIME[$variant]=$py_time
   emit "{\"name\": \"python_loader_pyg_$variant\", \"value\": $py_time, \"unit\": \"s/epoch\", \"data_wait_s\": $py_wait, \"epochs\": $py_epochs, \"cuda_host_registered\": $py_reg, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
   if [[ -n ${cpp_time:-} ]]; then
     emit "$("$PY_EXE" -c '
@@ -183,4 +193,35 @@ print(json.dumps({"name": "python_loader_epoch_ratio_" + sys.argv[3], "value": r
   fi
 done
 stop_servers
+
+# PyG's own NeighborLoader (NL_WORKERS workers, its sampler in each) on the same graph, in the
+# same call: each variant's speed-up over it (target >= 8).
+if [[ ${NEIGHBOR_LOADER:-1} == 1 ]]; then
+  log "run PyG NeighborLoader: $NL_WORKERS workers, $NL_EPOCHS epochs"
+  timeout "$RUN_TIMEOUT" "$PY_EXE" tests/bench/pyg_neighbor_loader.py --graph "$GRAPH" \
+    --epochs "$NL_EPOCHS" --workers "$NL_WORKERS" --device "$DEVICE" \
+    >"$OUT/neighbor_loader.stdout" 2>"$OUT/neighbor_loader.stderr"
+  status=$?
+  NL=$("$PY_EXE" -c '
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+print(last["last_epoch_time_s"], last["last_data_wait_s"], last["setup_s"])' \
+    "$OUT/neighbor_loader.stdout" 2>/dev/null)
+  if ((status != 0)) || [[ -z $NL ]]; then
+    tail -5 "$OUT/neighbor_loader.stderr" >&2
+    why=$(tail -n 1 "$OUT/neighbor_loader.stdout" 2>/dev/null | tr -d '"\\' | cut -c1-300)
+    emit "{\"name\": \"python_loader_pyg_neighbor_loader\", \"error\": \"exit status $status: $why\"}"
+  else
+    read -r nl_time nl_wait nl_setup <<<"$NL"
+    emit "{\"name\": \"python_loader_pyg_neighbor_loader\", \"value\": $nl_time, \"unit\": \"s/epoch\", \"data_wait_s\": $nl_wait, \"setup_s\": $nl_setup, \"workers\": $NL_WORKERS, \"epochs\": $NL_EPOCHS, \"gpu\": \"$GPU_NAME\"}"
+    for variant in "${!PY_TIME[@]}"; do
+      emit "$("$PY_EXE" -c '
+import json, sys
+nl, py = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({"name": "python_loader_vs_neighbor_loader_" + sys.argv[3],
+                  "value": round(nl / py, 2), "unit": "x", "baseline": nl, "target_min": 8,
+                  "within_target": nl / py >= 8}))' "$nl_time" "${PY_TIME[$variant]}" "$variant")"
+    done
+  fi
+fi
 log "done in ${SECONDS}s; results in $OUT/results.jsonl"

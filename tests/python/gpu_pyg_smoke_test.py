@@ -6,6 +6,8 @@ torch_geometric, CUDA), PyG's own models over graphshard's loaders, 2 real serve
     test accuracy >= 0.70 (the C++ trainer's Cora bar is 0.75 with GCN/SAGE at 40 epochs);
  2. heterogeneous: IMDB as HeteroData, to_hetero(GraphSAGE), 6 epochs: test accuracy >= 0.50
     (3 genres; the C++ hetero SAGE's bar, HAN ~0.57);
+ 2b. the example's --trim bipartite form (PyG's convs on (x, x[:n_dst])) equals
+    model(x, edge_index) and trim_to_layer on the seeds;
  3. link prediction: Cora with an 85/5/10 edge split, graphshard.LinkLoader (binary negatives),
     GraphSAGE encoder and a dot-product decoder, 10 epochs: validation accuracy of the edge labels
     >= 0.65 (chance 0.5) and the training loss falls;
@@ -88,6 +90,43 @@ def check_homogeneous(registry):
            f"({time.time() - start:.1f} s)")
     if acc < 0.70:
         t.fail(f"cora test accuracy {acc:.3f} < 0.70")
+
+
+def check_bipartite_form(registry, src):
+    """examples/pyg_products_train.py --trim bipartite (the model's convs one by one on
+    (x, x[:n_dst])) gives the seeds the outputs of model(x, edge_index) and of PyG's
+    trim_to_layer, on 3-hop batches."""
+    import sys
+    from torch_geometric.nn import GraphSAGE
+    sys.path.insert(0, os.path.join(src, "examples"))
+    from pyg_products_train import bipartite_forward
+    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    loader = graphshard.Loader(registry=registry, split="test", num_neighbors=[5, 4, 3],
+                               batch_size=128, device=dev, output="pyg")
+    md = loader.metadata
+    torch.manual_seed(3)
+    model = GraphSAGE(md["feat_dim"], 32, num_layers=3, out_channels=md["num_classes"],
+                      dropout=0.5).to(dev).eval()
+    batches = 0
+    with torch.no_grad():
+        for b in loader:
+            x = b.x.float()
+            full = model(x, b.edge_index)[:b.batch_size]
+            trimmed = model(x, b.edge_index, num_sampled_nodes_per_hop=b.num_sampled_nodes,
+                            num_sampled_edges_per_hop=b.num_sampled_edges)[:b.batch_size]
+            bip = bipartite_forward(model, x, b.edge_index, b.num_sampled_nodes,
+                                    b.num_sampled_edges)[:b.batch_size]
+            if bip.shape != full.shape:
+                t.fail(f"bipartite form gave {tuple(bip.shape)}, the model {tuple(full.shape)}")
+            for name, ref in (("model(x, edge_index)", full), ("trim_to_layer", trimmed)):
+                err = float((bip - ref).abs().max())
+                if err > 1e-4:
+                    t.fail(f"bipartite form differs from {name} by {err:.2e}")
+            batches += 1
+    if batches == 0:
+        t.fail("no test batches")
+    t.note(f"bipartite form equals model(x, edge_index) and trim_to_layer on {batches} batches")
 
 
 def check_hetero(env):
@@ -233,6 +272,7 @@ def main():
     try:
         registry, _ = env.start_servers(env.partition_cora(2))
         check_homogeneous(registry)
+        check_bipartite_form(registry, env.src)
         check_ddp(registry, env)
         check_hetero(env)
         check_link(env)
