@@ -21,11 +21,12 @@
 # Knobs: EPOCHS (3), PYTHON (python3), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench), JOBS (nproc),
 # SERVER_PREFETCH (8), RUN_TIMEOUT seconds per run (240), GEN_ARGS (e.g. "--num-nodes 200000
 # --num-edges 8000000" for a quick try), PY_PREFETCH (4), DEVICE (cuda; cpu for a dry run),
-# PYG_VARIANTS (default "untrimmed_fp32 trimmed_tf32": PyG as users run it today, and the
-# example's defaults, the C++ trainer's work and precision; also trimmed_bf16, and
-# trimmed_bf16_csr / untrimmed_bf16_csr: the example's --edge-index csr; bipartite_tf32 /
-# bipartite_bf16: the example's --trim bipartite). NEIGHBOR_LOADER (1: also PyG's own
-# NeighborLoader, tests/bench/pyg_neighbor_loader.py, NL_WORKERS (12) workers, NL_EPOCHS (2)
+# PYG_VARIANTS (default "untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled": PyG as users run
+# it today, the example's defaults (the C++ trainer's work and precision), and the same with
+# --compile; also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
+# --edge-index csr), bipartite_tf32 / bipartite_bf16 (--trim bipartite), trimmed_tf32_fused
+# (--fused-adam), untrimmed_tf32_compiled, bipartite_tf32_compiled,
+# trimmed_tf32_compiled_fused). NEIGHBOR_LOADER (1: also PyG's own NeighborLoader, tests/bench/pyg_neighbor_loader.py, NL_WORKERS (12) workers, NL_EPOCHS (2)
 # epochs, after the others; python_loader_vs_neighbor_loader_<variant> = its epoch over the
 # variant's, target >= 8; 0 skips it).
 set -uo pipefail
@@ -153,7 +154,7 @@ stop_servers() { kill "${SERVER_PIDS[@]}" 2>/dev/null; wait "${SERVER_PIDS[@]}" 
 trap stop_servers EXIT
 # The example as PyG users run it today (untrimmed, fp32) and with its defaults, PyG's own
 # trim_to_layer + TF32 (the C++ trainer's defaults: the same work per step, the same precision).
-for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32}; do
+for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled}; do
   case $variant in
     untrimmed_fp32) vflags=(--trim off --precision fp32) ;;
     trimmed_bf16) vflags=(--trim on --precision bf16) ;;
@@ -162,6 +163,11 @@ for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32}; do
     trimmed_tf32) vflags=(--trim on --precision tf32) ;;
     bipartite_tf32) vflags=(--trim bipartite --precision tf32) ;;
     bipartite_bf16) vflags=(--trim bipartite --precision bf16) ;;
+    trimmed_tf32_fused) vflags=(--trim on --precision tf32 --fused-adam) ;;
+    trimmed_tf32_compiled) vflags=(--trim on --precision tf32 --compile) ;;
+    trimmed_tf32_compiled_fused) vflags=(--trim on --precision tf32 --compile --fused-adam) ;;
+    untrimmed_tf32_compiled) vflags=(--trim off --precision tf32 --compile) ;;
+    bipartite_tf32_compiled) vflags=(--trim bipartite --precision tf32 --compile) ;;
     *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; continue ;;
   esac
   timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
