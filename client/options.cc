@@ -26,6 +26,22 @@ absl::Status Expected(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("expected ", what));
 }
 
+// An "auto|N" MiB flag's parser: auto = -1, else a whole number >= 0.
+std::function<absl::Status(absl::string_view)> AutoOrMib(int64_t* out) {
+  return [out](absl::string_view v) -> absl::Status {
+    if (v == "auto") {
+      *out = -1;
+      return absl::OkStatus();
+    }
+    int64_t mib = 0;
+    if (!absl::SimpleAtoi(v, &mib) || mib < 0) {
+      return Expected("auto or a whole number of MiB >= 0");
+    }
+    *out = mib;
+    return absl::OkStatus();
+  };
+}
+
 absl::Status ParseFanouts(absl::string_view value, std::vector<int32_t>* out) {
   std::vector<int32_t> fanouts;
   for (absl::string_view part : absl::StrSplit(value, ',')) {
@@ -236,18 +252,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
                   "--feature-store device: MiB of feature rows held on the device, the\n"
                   "rows the first epoch's batches visit most; auto = every row where\n"
                   "they take at most half of the device's free memory, else that half",
-                  "auto", [&o](absl::string_view v) -> absl::Status {
-                    if (v == "auto") {
-                      o.device_cache_mib = -1;
-                      return absl::OkStatus();
-                    }
-                    int64_t mib = 0;
-                    if (!absl::SimpleAtoi(v, &mib) || mib < 0) {
-                      return Expected("auto or a whole number of MiB >= 0");
-                    }
-                    o.device_cache_mib = mib;
-                    return absl::OkStatus();
-                  });
+                  "auto", AutoOrMib(&o.device_cache_mib));
   AddEnum(flags, "host-tier", &o.host_tier,
           "--feature-store device: local = rows outside the device cache of the\n"
           "parts served on this host are kept in host memory (read by the GPU\n"
@@ -259,18 +264,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
                   "after the device tier's, fetched once at the start; auto = a quarter\n"
                   "of the host's available memory shared by its trainers (none with\n"
                   "--host-tier none); 0 = every other host's row fetched per batch",
-                  "auto", [&o](absl::string_view v) -> absl::Status {
-                    if (v == "auto") {
-                      o.host_cache_mib = -1;
-                      return absl::OkStatus();
-                    }
-                    int64_t mib = 0;
-                    if (!absl::SimpleAtoi(v, &mib) || mib < 0) {
-                      return Expected("auto or a whole number of MiB >= 0");
-                    }
-                    o.host_cache_mib = mib;
-                    return absl::OkStatus();
-                  });
+                  "auto", AutoOrMib(&o.host_cache_mib));
   AddEnum(flags, "remote-rows", &o.remote_rows,
           "--feature-store device: host = rows outside the device and host tiers\n"
           "are asked of this host's servers, which fetch other hosts' rows over\n"
