@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -179,7 +180,18 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
     return absl::InvalidArgumentError(
         absl::StrCat(steps, " steps for ", natural, " batches of this rank"));
   }
-  streams_.clear();  // the last epoch's streams end (cancelled when unfinished) first
+  if (!streams_.empty() && !broken_ && epoch == epoch_ + 1 && epoch <= last_epoch_ &&
+      steps == steps_ && next_step_ == step_stream_.size()) {
+    epoch_ = epoch;  // the open streams go on into this epoch (already being built)
+    next_step_ = 0;
+    return absl::OkStatus();
+  }
+  streams_.clear();  // the open streams end (cancelled when unfinished) first
+  broken_ = false;
+  // Epochs a stream spans: plenty for a training run, far below the servers' limit.
+  constexpr int64_t kEpochsPerStream = 1024;
+  const int64_t num_epochs =
+      std::min(kEpochsPerStream, std::numeric_limits<int64_t>::max() - epoch);
   std::vector<int64_t> per_stream;
   for (const client::ShardSeeds& s : shards_) {
     per_stream.push_back(client::NaturalBatches(std::ssize(s.ids), options_.batch_size));
@@ -197,6 +209,7 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
     so.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards_[i].part);
     so.epoch = epoch;
     so.num_batches = schedule.stream_batches[i];
+    so.num_epochs = num_epochs;
     so.fanouts = options_.fanouts;
     so.replace = options_.replace;
     so.feature_dtype = options_.feature_dtype;
@@ -209,7 +222,9 @@ absl::Status LoaderCore::StartEpoch(int64_t epoch, int64_t steps) {
   }
   step_stream_ = schedule.step_stream;
   next_step_ = 0;
-  drained_ = false;
+  epoch_ = epoch;
+  last_epoch_ = epoch + num_epochs - 1;
+  steps_ = steps;
   return absl::OkStatus();
 }
 
@@ -247,29 +262,30 @@ absl::Status LoaderCore::FeatureRows(int type, absl::Span<char> out, int64_t row
 absl::StatusOr<LoaderStep> LoaderCore::Next() {
   LoaderStep step;
   if (next_step_ >= step_stream_.size()) {
-    if (!drained_) {
-      // Each stream's end, and so its final status (an error after the last batch still counts).
-      drained_ = true;
-      for (size_t i = 0; i < streams_.size(); ++i) {
-        if (streams_[i] == nullptr) continue;
-        ASSIGN_OR_RETURN(absl::optional<client::MinibatchData> extra, streams_[i]->Next());
-        if (extra.has_value()) {
-          return absl::DataLossError(absl::StrCat("server of part ", shards_[i].part,
-                                                  " sent more batches than asked"));
-        }
-      }
-    }
-    step.end = true;
+    step.end = true;  // the streams stay open: they go on into the next epoch
     return step;
   }
   const int s = step_stream_[next_step_++];
   if (s < 0) return step;
   step.part = shards_[static_cast<size_t>(s)].part;
-  ASSIGN_OR_RETURN(step.batch, streams_[static_cast<size_t>(s)]->Next());
+  absl::StatusOr<absl::optional<client::MinibatchData>> batch =
+      streams_[static_cast<size_t>(s)]->Next();
+  if (!batch.ok()) {
+    broken_ = true;
+    return batch.status();
+  }
+  step.batch = *std::move(batch);
   if (!step.batch.has_value()) {
+    broken_ = true;
     return absl::DataLossError(absl::StrCat("the stream of part ", step.part,
                                             " ended before step ", next_step_ - 1,
                                             " (the server sent too few batches)"));
+  }
+  if (step.batch->epoch != epoch_) {
+    broken_ = true;
+    return absl::DataLossError(absl::StrCat("the server of part ", step.part,
+                                            " sent a batch of epoch ", step.batch->epoch,
+                                            " at step ", next_step_ - 1, " of epoch ", epoch_));
   }
   return step;
 }

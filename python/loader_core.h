@@ -107,10 +107,14 @@ class LoaderCore {
   int64_t natural_steps() const;
   int64_t num_seeds() const;
 
-  // Opens epoch `epoch` with `steps` (>= natural_steps()) steps, closing the last one's streams:
-  // the surplus steps go to the first part with seeds (its server wraps around with full
-  // batches, as for the trainer). FailedPrecondition before Assign; InvalidArgument for too few
-  // steps; the errors of StreamBatches.
+  // Opens epoch `epoch` with `steps` (>= natural_steps()) steps: the surplus steps go to the
+  // first part with seeds (its server wraps around with full batches, as for the trainer).
+  // The streams span many epochs (StreamOptions::num_epochs), so that the servers build the next
+  // epoch's first batches while this one ends, as for the trainer: the epoch after one read to
+  // its end, with the same steps, continues them; any other epoch (one left early, a step count
+  // changed, set_epoch elsewhere, a stream that failed) closes them and opens new ones. Either
+  // way the batches are those of a stream of that epoch alone. FailedPrecondition before
+  // Assign; InvalidArgument for too few steps; the errors of StreamBatches.
   absl::Status StartEpoch(int64_t epoch, int64_t steps);
 
   // Every feature row of node type `type` (index into metadata().node_types), in the options'
@@ -120,9 +124,9 @@ class LoaderCore {
   // ids each part owns.
   absl::Status FeatureRows(int type, absl::Span<char> out, int64_t rows_per_call = 1 << 16);
 
-  // The next step of the epoch (blocks on the server). After the last one, `end`, once each
-  // stream was read to its end (its final status). The stream's error naming the server,
-  // DataLoss for a stream that ends early or carries more than asked.
+  // The next step of the epoch (blocks on the server). After the last one, `end`. The stream's
+  // error naming the server; DataLoss for a stream that ends early or sends a batch of another
+  // epoch.
   absl::StatusOr<LoaderStep> Next();
 
  private:
@@ -138,11 +142,13 @@ class LoaderCore {
   std::vector<client::ServerShare> shares_;
   std::vector<client::ShardSeeds> shards_;
   bool assigned_ = false;
-  // The open epoch.
+  // The open streams: at epoch `epoch_` (its steps read up to next_step_), opened for epochs up
+  // to `last_epoch_` with `steps_` steps each; `broken_` once one of them failed.
   std::vector<std::unique_ptr<client::BatchStream>> streams_;
   std::vector<int> step_stream_;
   size_t next_step_ = 0;
-  bool drained_ = false;
+  int64_t epoch_ = -1, last_epoch_ = -1, steps_ = -1;
+  bool broken_ = false;
 };
 
 }  // namespace graphshard::python

@@ -1,6 +1,7 @@
 // python/loader_core.h against real in-process servers (Cora, 2 parts): the contract's status
-// codes, two ranks splitting the train split with equal step counts, and a stopped server
-// surfacing as an error naming it.
+// codes, two ranks splitting the train split with equal step counts, streams that go on into
+// the next epoch with that epoch's batches, and a stopped server surfacing as an error naming
+// it.
 #include "python/loader_core.h"
 
 #include <cstring>
@@ -148,6 +149,61 @@ TEST(LoaderCore, InputNodesAreTheSeedsEachPartGettingItsOwn) {
     }
     EXPECT_EQ(per_part[p], want) << "part " << p;
   }
+}
+
+// The ids of every batch of `core`'s open epoch, read to its end.
+std::vector<std::vector<int64_t>> ReadEpoch(LoaderCore& core, int64_t epoch) {
+  std::vector<std::vector<int64_t>> out;
+  while (true) {
+    absl::StatusOr<LoaderStep> step = core.Next();
+    EXPECT_TRUE(step.ok()) << step.status();
+    if (!step.ok() || step->end) break;
+    if (!step->batch.has_value()) continue;
+    EXPECT_EQ(step->batch->epoch, epoch);
+    out.push_back(Int64s(step->batch->nodes[0].ids));
+  }
+  return out;
+}
+
+// The streams go on into the next epoch (the servers build it while this one ends): epoch 2
+// after a whole epoch 1 is epoch 2 of a fresh loader, batch for batch; an epoch left early, a
+// jump or another step count opens new streams, with that epoch's batches.
+TEST(LoaderCore, TheNextEpochContinuesTheStreamsWithTheSameBatches) {
+  graphshard::testing::TestCluster cluster(graphshard::testing::ReadCora(), 2);
+  const std::vector<std::string> hosts = {shm::HostId()};
+  auto connect = [&] {
+    auto core = LoaderCore::Connect(Options(cluster, 0, 1));
+    EXPECT_TRUE(core.ok()) << core.status();
+    EXPECT_TRUE((*core)->Assign(hosts).ok());
+    return *std::move(core);
+  };
+  std::unique_ptr<LoaderCore> fresh = connect();
+  const int64_t steps = fresh->natural_steps();
+  std::vector<std::vector<std::vector<int64_t>>> want;  // [epoch - 1][step]
+  for (int64_t epoch = 1; epoch <= 4; ++epoch) {
+    std::unique_ptr<LoaderCore> one = connect();
+    ASSERT_TRUE(one->StartEpoch(epoch, steps).ok());
+    want.push_back(ReadEpoch(*one, epoch));
+    ASSERT_EQ(std::ssize(want.back()), steps);
+  }
+  EXPECT_NE(want[0], want[1]);  // shuffled anew each epoch
+
+  std::unique_ptr<LoaderCore> core = connect();
+  ASSERT_TRUE(core->StartEpoch(1, steps).ok());
+  EXPECT_EQ(ReadEpoch(*core, 1), want[0]);
+  ASSERT_TRUE(core->StartEpoch(2, steps).ok());  // continued
+  EXPECT_EQ(ReadEpoch(*core, 2), want[1]);
+  ASSERT_TRUE(core->StartEpoch(3, steps).ok());  // left after two steps
+  ASSERT_TRUE(core->Next().ok());
+  ASSERT_TRUE(core->Next().ok());
+  ASSERT_TRUE(core->StartEpoch(3, steps).ok());  // epoch 3 again, from its start
+  EXPECT_EQ(ReadEpoch(*core, 3), want[2]);
+  ASSERT_TRUE(core->StartEpoch(1, steps).ok());  // back to epoch 1
+  EXPECT_EQ(ReadEpoch(*core, 1), want[0]);
+  ASSERT_TRUE(core->StartEpoch(4, steps).ok());  // a jump
+  EXPECT_EQ(ReadEpoch(*core, 4), want[3]);
+  ASSERT_TRUE(core->StartEpoch(5, steps + 1).ok());  // another step count: one more batch
+  EXPECT_EQ(std::ssize(ReadEpoch(*core, 5)), steps + 1);
 }
 
 TEST(LoaderCore, AStoppedServerIsAnErrorNamingIt) {
