@@ -114,13 +114,7 @@ def main():
                          "batches pay for the compilation")
     ap.add_argument("--fused-adam", action="store_true",
                     help="torch.optim.Adam(fused=True): one kernel for the optimizer step")
-    ap.add_argument("--switch-interval-ms", type=float, default=None,
-                    help="sys.setswitchinterval (Python's default 5 ms): how long the loader's "
-                         "prefetch thread may hold the GIL before the training loop gets it")
     args = ap.parse_args()
-    if args.switch_interval_ms is not None:
-        import sys
-        sys.setswitchinterval(args.switch_interval_ms / 1000)
 
     torch.manual_seed(args.seed)
     device = torch.device(args.device)

@@ -166,9 +166,6 @@ for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled
     trimmed_tf32_fused) vflags=(--trim on --precision tf32 --fused-adam) ;;
     trimmed_tf32_compiled) vflags=(--trim on --precision tf32 --compile) ;;
     trimmed_tf32_compiled_fused) vflags=(--trim on --precision tf32 --compile --fused-adam) ;;
-    trimmed_tf32_switch) vflags=(--trim on --precision tf32 --switch-interval-ms 0.1) ;;
-    trimmed_tf32_compiled_switch) vflags=(--trim on --precision tf32 --compile
-                                          --switch-interval-ms 0.1) ;;
     untrimmed_tf32_compiled) vflags=(--trim off --precision tf32 --compile) ;;
     bipartite_tf32_compiled) vflags=(--trim bipartite --precision tf32 --compile) ;;
     *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; continue ;;
