@@ -10,6 +10,11 @@
 #     its part; node 0 prints the JSON summary (test_acc >= 0.80), all 4 ranks end with the same
 #     weights, nothing is left running; the servers' peer calls went over the bulk transport
 #     (--peer-transport bulk: each names the other's bulk address and counts its requests).
+#  1b. The same job with the tiered feature store (--feature-store device, no device tier):
+#     each trainer's host tier holds its host's part and the other host's rows come per batch
+#     through its own server and the bulk transport (--host-cache-mib 0); then the default
+#     host cache, with room for all of them, takes the network off the batches. The weights equal job 1's bit for bit; the
+#     summary counts the rows of each tier.
 #  2. A host with a trainer but no server (both servers in A, rank 1 in B): both trainers exit 1
 #     at start naming that host and rank, without waiting for a timeout.
 #  3. The link is cut mid-training (`ip link set ... down`, 1 trainer per host): both launchers
@@ -20,7 +25,7 @@
 # shellcheck source=tests/deploy/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_root "it creates network namespaces" netns
-watchdog 300
+watchdog 420
 need_tools ip tc python3
 need_bin graphshard-partition graphshard-server graphshard-health graphshard-trainer
 
@@ -149,6 +154,57 @@ for node in "0 $addrB" "1 $addrA"; do
     { show "$WORK/run.$n.err"; fail "node $n's server sent no bulk requests to its peer"; }
 done
 note "bulk transport: $(grep -h 'bulk requests to peers' "$WORK"/run.*.err | tr '\n' ';')"
+
+# --- 1b. the tiered feature store across the two hosts ----------------------------------------
+# The same job with --feature-store device and no device tier (--device-cache-mib 0): each
+# trainer keeps its own host's part in the host tier and fetches the other host's rows per batch
+# through its host's server (which asks its peer over the bulk transport), with no host cache
+# (--host-cache-mib 0); then with the default host cache (auto: a quarter of the available
+# memory, room for every row of the other host here): nothing crosses per batch. Same batches,
+# same rows: the weights of the job above, bit for bit.
+reference=${fps[0]}
+for run in "tier remote --host-cache-mib 0" "tiercache none"; do
+  read -r name remote extra <<<"$run"
+  mkdir -p "$WORK/registry-$name"
+  # shellcheck disable=SC2086  # extra: flags, or none
+  TRAINERS_PER_NODE=2 start_node 0 "$nsA" "$addrA" "$name" --epochs 5 --eval-every 5 \
+    --feature-store device --device-cache-mib 0 $extra
+  pid0=$NODE_PID
+  # shellcheck disable=SC2086
+  TRAINERS_PER_NODE=2 start_node 1 "$nsB" "$addrB" "$name" --epochs 5 --eval-every 5 \
+    --feature-store device --device-cache-mib 0 $extra
+  pid1=$NODE_PID
+  wait_pid "$pid0" 200
+  status0=$WAIT_STATUS
+  wait_pid "$pid1" 30
+  status1=$WAIT_STATUS
+  if [[ $status0 != 0 || $status1 != 0 ]]; then
+    for f in "$WORK/$name".*; do show "$f"; done
+    fail "$name: the 2-host job failed (node 0: $status0, node 1: $status1)"
+  fi
+  mapfile -t got < <(cat "$WORK/$name".*.err |
+    sed -n 's/^\[trainer [0-9]*\] rank [0-9]* weights_fingerprint \([0-9a-f]*\)$/\1/p')
+  (($(printf '%s\n' "${got[@]}" | sort -u | wc -l) == 1 && ${#got[@]} == 4)) &&
+    [[ ${got[0]} == "$reference" ]] ||
+    fail "$name: weights ${got[*]:-none}, rows in the batches gave $reference"
+  python3 - "$(tail -n 1 "$WORK/$name.0.out")" "$remote" <<'PY' ||
+import json, sys
+t = json.loads(sys.argv[1])["feature_tiers"]
+assert t["device_hit_rate"] == 0 and t["host_hit_rate"] > 0, t
+if sys.argv[2] == "remote":
+    assert t["remote_hit_rate"] > 0 and t["network_mib"] > 0, t
+else:
+    assert t["remote_hit_rate"] == 0 and t["network_mib"] == 0 and t["host_hit_rate"] == 1, t
+print(f"feature_tiers {t}", file=sys.stderr)
+PY
+    fail "$name: feature_tiers check failed"
+  if [[ $remote == none ]]; then
+    grep -q "other hosts' (host cache)" "$WORK/$name.0.err" ||
+      { show "$WORK/$name.0.err"; fail "$name: no host cache logged"; }
+  fi
+  note "$name: $(grep -h 'feature store (' "$WORK/$name.0.err" | sed -n 1p)"
+done
+[[ -z $(procs_in_work) ]] || fail "processes left behind after the tiered jobs"
 
 # --- 2. a host with a trainer but no part: refused at start on every rank ---------------------
 mkdir -p "$WORK/registry-refuse"
