@@ -22,6 +22,10 @@
 #     reach each other as between hosts (--isolated-peers --peer-sampling rpc --peer-features
 #     rpc: every remote hop and row over the network path, the bulk transport by default),
 #     _xhostgrpc: the same over gRPC (--peer-transport grpc); trainers stay host-local;
+#     _netns: two emulated hosts, network namespaces joined by a veth capped at LINK_GBIT (25)
+#     Gbit/s each way (root; tests/bench/netns_lib.sh), server k and half the trainers in
+#     namespace k (graphshard-launch --num-nodes 2): the peers, and the tiered store's other
+#     host's rows, cross the capped link; 2 servers, an even number of trainers;
 #     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
 #     server of its host, 1/T of each part's seeds) / part (trainer i of a host reads its part
 #     i mod P; the default)
@@ -60,7 +64,8 @@
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
 #
-# Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
+# SHARE_GPU=1 runs configs with more trainers than GPUs, the trainers sharing them over Gloo
+# (a stand-in: say so). Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # SERVER_EXTRA (more server flags, word-split, each passed as --server-arg=FLAG),
 # EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
@@ -228,6 +233,10 @@ run_config() {
   local a
   for a in ${SERVER_EXTRA:-}; do server_flags+=(--server-arg="$a"); done
   [[ -n $link ]] && model_flags+=(--task link --neg-ratio 1)
+  if [[ $peers == _netns ]] && ((servers != 2 || trainers % 2 != 0)); then
+    emit "{\"name\": \"gpu_train_$name\", \"error\": \"_netns runs 2 servers and an even number of trainers\"}"
+    return 0
+  fi
   case $peers in
     _xhost) server_flags+=(--server-arg=--isolated-peers --server-arg=--peer-sampling=rpc
                           --server-arg=--peer-features=rpc) ;;
@@ -279,16 +288,23 @@ run_config() {
   ) &
   local sampler=$!
   local t0=$SECONDS status=0
-  timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
-    --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
-    --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch \
-    "${server_flags[@]}" -- \
-    --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
-    --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 \
-    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4 \
-    "${model_flags[@]}" ${TRAINER_EXTRA:-} \
-    --metrics-file "$metrics" --progress-every-s 5 \
-    >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
+  # More trainers than GPUs (SHARE_GPU=1): they share the GPUs, over Gloo (NCCL refuses two
+  # ranks on one GPU).
+  ((trainers > GPUS)) && [[ $DEVICE == cuda ]] && model_flags+=(--backend gloo)
+  local trainer_args=(--device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5
+    --batch-size 1024 --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1
+    --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4
+    "${model_flags[@]}" ${TRAINER_EXTRA:-} --metrics-file "$metrics" --progress-every-s 5)
+  if [[ $peers == _netns ]]; then
+    run_netns "$name" "$limit" "$part_dir" "$trainers" "$threads" "$server_prefetch" \
+      "${server_flags[@]}" -- "${trainer_args[@]}" || status=$?
+  else
+    timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
+      --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
+      --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch \
+      "${server_flags[@]}" -- "${trainer_args[@]}" \
+      >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
+  fi
   local wall=$((SECONDS - t0))
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   if ((status != 0)); then
@@ -386,10 +402,55 @@ PY
   SEEDS_PER_S[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seeds_per_s'])" "$WORK/$name.line")
 }
 
+# run_netns NAME LIMIT PART_DIR TRAINERS THREADS PREFETCH [server flags] -- TRAINER ARGS: the
+# _netns run: two network namespaces joined by a veth capped at LINK_GBIT Gbit/s each way
+# (tests/bench/netns_lib.sh, made at the first such run), node k (namespace k) running server k
+# and half the trainers through graphshard-launch --num-nodes 2; node 0's output is NAME.stdout,
+# both nodes' logs NAME.stderr. The exit status of the first node that failed.
+NETNS_A="" NETNS_B=""
+run_netns() {
+  local name=$1 limit=$2 part_dir=$3 trainers=$4 threads=$5 prefetch=$6
+  shift 6
+  local sflags=()
+  while [[ $1 != -- ]]; do sflags+=("$1"); shift; done
+  shift
+  if [[ -z $NETNS_A ]]; then
+    # shellcheck source=tests/bench/netns_lib.sh
+    source tests/bench/netns_lib.sh
+    netns_tools || { log "_netns: ip and tc are missing"; return 1; }
+    NETNS_A=gsb$$-A NETNS_B=gsb$$-B
+    trap 'netns_down "$NETNS_A" "$NETNS_B"' EXIT
+    netns_up "$NETNS_A" "$NETNS_B" gsbA gsbB 10.79.0.1 10.79.0.2 "${LINK_GBIT:-25}" || return 1
+    log "namespaces $NETNS_A (10.79.0.1) and $NETNS_B (10.79.0.2), ${LINK_GBIT:-25} Gbit/s each way"
+  fi
+  local reg=$WORK/$name.registry token=$WORK/netns.token node pids=() status=0 s rc
+  rm -rf "$reg" && mkdir -p "$reg"
+  (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$token")
+  for node in 0 1; do
+    local ns=$NETNS_A addr=10.79.0.1
+    ((node == 1)) && ns=$NETNS_B addr=10.79.0.2
+    ip netns exec "$ns" timeout "$limit" deploy/graphshard-launch --num-nodes 2 \
+      --node-rank "$node" --trainers-per-node $((trainers / 2)) --master-addr 10.79.0.1 \
+      --master-port 29500 --listen-host "$addr" --registry "$reg" --partition "$part_dir" \
+      --bin-dir "$BIN" --token-file "$token" --server-wait-s 120 \
+      --server-arg=--threads=$threads --server-arg=--prefetch=$prefetch "${sflags[@]}" -- "$@" \
+      >"$OUT/$name.node$node.stdout" 2>"$OUT/$name.node$node.stderr" &
+    pids+=($!)
+  done
+  for s in "${pids[@]}"; do
+    wait "$s"
+    rc=$?
+    ((rc != 0 && status == 0)) && status=$rc
+  done
+  cp "$OUT/$name.node0.stdout" "$OUT/$name.stdout"
+  cat "$OUT/$name.node0.stderr" "$OUT/$name.node1.stderr" >"$OUT/$name.stderr"
+  return "$status"
+}
+
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc)?(_link)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -397,7 +458,7 @@ for config in $CONFIGS; do
   [[ -n ${BASH_REMATCH[4]} ]] && h2d=registered
   trim="" precision=${BASH_REMATCH[8]#_}
   case ${BASH_REMATCH[7]} in _untrimmed) trim=off ;; _trimmed) trim=on ;; esac
-  if ((n > GPUS)) && [[ $DEVICE == cuda ]]; then
+  if ((n > GPUS)) && [[ $DEVICE == cuda && ${SHARE_GPU:-0} != 1 ]]; then
     emit "{\"name\": \"gpu_train_$config\", \"error\": \"not run: nvidia-smi lists $GPUS GPU(s)\"}"
     continue
   fi
