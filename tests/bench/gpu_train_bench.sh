@@ -427,9 +427,11 @@ run_netns() {
   rm -rf "$reg" && mkdir -p "$reg"
   (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$token")
   for node in 0 1; do
-    local ns=$NETNS_A addr=10.79.0.1
-    ((node == 1)) && ns=$NETNS_B addr=10.79.0.2
-    ip netns exec "$ns" timeout "$limit" deploy/graphshard-launch --num-nodes 2 \
+    local ns=$NETNS_A addr=10.79.0.1 dev=gsbA
+    ((node == 1)) && ns=$NETNS_B addr=10.79.0.2 dev=gsbB
+    # The veth for Gloo, named (the launcher finds it by address, with ip or python3).
+    ip netns exec "$ns" env GLOO_SOCKET_IFNAME="$dev" timeout "$limit" \
+      deploy/graphshard-launch --num-nodes 2 \
       --node-rank "$node" --trainers-per-node $((trainers / 2)) --master-addr 10.79.0.1 \
       --master-port 29500 --listen-host "$addr" --registry "$reg" --partition "$part_dir" \
       --bin-dir "$BIN" --token-file "$token" --server-wait-s 120 \
