@@ -109,29 +109,10 @@ if [[ $NETNS == off ]]; then
   log "netns variant skipped (NETNS=off)"
   exit 0
 fi
-# iproute2 carried as Debian packages (the GPU machine has none): fetch-deps.sh with
-# EXTRA_DEBS="iproute2 libbpf1 libelf1 libmnl0 libbsd0 libcap2 libxtables12 libmd0", unpacked
-# here under /opt/deps (also on a warm machine whose /opt/deps predates them); ip and tc then
-# run with those libraries (only they: the rest keeps the machine's own).
-DEPS=/opt/deps
-if ! command -v ip >/dev/null && compgen -G ".devdeps/iproute2_*.deb" >/dev/null; then
-  for f in .devdeps/{iproute2,libbpf1,libelf1,libmnl0,libbsd0,libcap2,libxtables12,libmd0}_*.deb; do
-    [[ -e $f ]] && dpkg -x "$f" "$DEPS"
-  done
-fi
-if ! command -v ip >/dev/null && [[ -x $DEPS/sbin/ip || -x $DEPS/bin/ip ]]; then
-  iproute_libs=$DEPS/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu
-  # Debian 12's package has bin/ip; its sbin/ip is an absolute link to /bin/ip (not there).
-  IP_BIN=$DEPS/bin/ip
-  [[ -x $IP_BIN ]] || IP_BIN=$DEPS/sbin/ip
-  ip() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$IP_BIN" "$@"; }
-  tc() { LD_LIBRARY_PATH=$iproute_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$DEPS/sbin/tc" "$@"; }
-  # `ip netns exec NS tc ...` runs tc by path, outside this shell's functions.
-  TC=$DEPS/sbin/tc
-  log "using iproute2 from $DEPS"
-fi
-TC=${TC:-tc}
-if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+# ip and tc, or iproute2 carried in .devdeps (tests/bench/netns_lib.sh: the GPU machine has none).
+# shellcheck source=tests/bench/netns_lib.sh
+source tests/bench/netns_lib.sh
+if ! netns_tools; then
   [[ $NETNS == on ]] && { log "NETNS=on but ip/tc are missing"; exit 1; }
   log "netns variant skipped: ip and tc (iproute2) are not installed"
   exit 0
@@ -149,24 +130,11 @@ cleanup() {
   for p in "${SAMPLE_PIDS[@]}" "${SERVER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   sleep 1
   for p in "${SAMPLE_PIDS[@]}" "${SERVER_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  ip netns del "$nsA" 2>/dev/null || true
-  ip netns del "$nsB" 2>/dev/null || true
+  netns_down "$nsA" "$nsB"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-ip netns add "$nsA" || { log "ip netns add failed"; exit 1; }
-ip netns add "$nsB" || { log "ip netns add failed"; exit 1; }
-ip link add "$ifA" netns "$nsA" type veth peer name "$ifB" netns "$nsB"
-for side in "$nsA $ifA $addrA" "$nsB $ifB $addrB"; do
-  read -r ns dev addr <<<"$side"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "$addr/24" dev "$dev"
-  ip -n "$ns" link set "$dev" up
-  # The burst must cover a timer tick at this rate (25 Gbit/s x 1 ms ~ 3 MB).
-  ip netns exec "$ns" env LD_LIBRARY_PATH="${iproute_libs:-}" "$TC" qdisc add dev "$dev" root \
-    tbf rate "${LINK_GBIT}gbit" burst 4mb latency 20ms ||
-    { log "tc tbf on $dev failed (no sch_tbf in this kernel?)"; exit 1; }
-done
+netns_up "$nsA" "$nsB" "$ifA" "$ifB" "$addrA" "$addrB" "$LINK_GBIT" || exit 1
 log "namespaces $nsA ($addrA) and $nsB ($addrB), veth capped at ${LINK_GBIT} Gbit/s each way"
 # Each namespace gets half the cores for its server (its clients' threads come on top).
 HALF=$(((J + 1) / 2))
