@@ -14,7 +14,8 @@
 #     each trainer's host tier holds its host's part and the other host's rows come per batch
 #     through its own server and the bulk transport (--host-cache-mib 0); then the default
 #     host cache, with room for all of them, takes the network off the batches. The weights equal job 1's bit for bit; the
-#     summary counts the rows of each tier.
+#     summary counts the rows of each tier. The first runs its launchers with no `ip` on PATH:
+#     they find Gloo's interface through python3.
 #  2. A host with a trainer but no server (both servers in A, rank 1 in B): both trainers exit 1
 #     at start naming that host and rank, without waiting for a timeout.
 #  3. The link is cut mid-training (`ip link set ... down`, 1 trainer per host): both launchers
@@ -81,11 +82,12 @@ make_graph "$WORK/p2"
 (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$WORK/token")
 
 # start_node RANK NS ADDR NAME [trainer flags]: this node's share (TRAINERS_PER_NODE trainers,
-# default 1), in the background; sets NODE_PID.
+# default 1; NODE_PATH: the launcher's PATH), in the background; sets NODE_PID.
 start_node() {
   local rank=$1 ns=$2 addr=$3 name=$4
   shift 4
-  ip netns exec "$ns" timeout 240 "$LAUNCH" --num-nodes 2 --node-rank "$rank" \
+  ip netns exec "$ns" env PATH="${NODE_PATH:-$PATH}" timeout 240 "$LAUNCH" --num-nodes 2 \
+    --node-rank "$rank" \
     --trainers-per-node "${TRAINERS_PER_NODE:-1}" \
     --master-addr "$addrA" --master-port 29500 --listen-host "$addr" \
     --registry "$WORK/registry-$name" --partition "$WORK/p2" --bin-dir "$BIN" \
@@ -163,16 +165,26 @@ note "bulk transport: $(grep -h 'bulk requests to peers' "$WORK"/run.*.err | tr 
 # memory, room for every row of the other host here): nothing crosses per batch. Same batches,
 # same rows: the weights of the job above, bit for bit.
 reference=${fps[0]}
+# The first of these jobs runs its launchers without iproute2 on PATH (as on hosts without it):
+# they find the veth for the trainers' Gloo with python3, or the ranks could not meet.
+noip=$WORK/path-without-ip
+mkdir -p "$noip"
+for f in /usr/local/bin/* /usr/bin/* /usr/sbin/* /bin/* /sbin/*; do
+  [[ ${f##*/} == ip || -e $noip/${f##*/} ]] || ln -s "$f" "$noip/${f##*/}"
+done
+PATH=$noip command -v ip >/dev/null && fail "ip is still on the PATH made without it"
 for run in "tier remote --host-cache-mib 0" "tiercache none"; do
   read -r name remote extra <<<"$run"
+  node_path=$PATH
+  [[ $name == tier ]] && node_path=$noip
   mkdir -p "$WORK/registry-$name"
   # shellcheck disable=SC2086  # extra: flags, or none
-  TRAINERS_PER_NODE=2 start_node 0 "$nsA" "$addrA" "$name" --epochs 5 --eval-every 5 \
-    --feature-store device --device-cache-mib 0 $extra
+  NODE_PATH=$node_path TRAINERS_PER_NODE=2 start_node 0 "$nsA" "$addrA" "$name" --epochs 5 \
+    --eval-every 5 --feature-store device --device-cache-mib 0 $extra
   pid0=$NODE_PID
   # shellcheck disable=SC2086
-  TRAINERS_PER_NODE=2 start_node 1 "$nsB" "$addrB" "$name" --epochs 5 --eval-every 5 \
-    --feature-store device --device-cache-mib 0 $extra
+  NODE_PATH=$node_path TRAINERS_PER_NODE=2 start_node 1 "$nsB" "$addrB" "$name" --epochs 5 \
+    --eval-every 5 --feature-store device --device-cache-mib 0 $extra
   pid1=$NODE_PID
   wait_pid "$pid0" 200
   status0=$WAIT_STATUS
