@@ -153,9 +153,10 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   }
   const int64_t part_rows = host_rows;
   const std::vector<int64_t> hot = options.hotness->Hottest(type, k);  // the device tier's
-  // The host cache: the hottest other parts' rows outside the device tier.
+  // The host cache: the hottest other parts' rows outside the device tier (none to rank when
+  // the host's parts hold every row).
   std::vector<int64_t> host_cached;
-  if (host_cache_budget >= ty.row_bytes) {
+  if (host_cache_budget >= ty.row_bytes && part_rows < t.num_nodes) {
     host_cached = options.hotness->Hottest(type, host_cache_budget / ty.row_bytes, [&](int64_t id) {
       return codes[id] == kRemote && !std::binary_search(hot.begin(), hot.end(), id);
     });
