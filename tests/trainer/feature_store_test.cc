@@ -213,6 +213,24 @@ TEST_F(FeatureStoreTest, AHostCacheOfOtherPartsRowsGivesTheSameRowsWithFewerFetc
   EXPECT_GT(none_fetched.host_rows, 0);
 }
 
+// The host cache is fetched at load from the other part's server: that server gone is an
+// error naming its part, not a store with holes.
+TEST_F(FeatureStoreTest, AHostCacheWhoseServerIsGoneIsAnErrorNamingIt) {
+  const client::NodeTypeInfo& t = servers_->metadata.node_types[0];
+  client::VisitCounts hotness(servers_->metadata);
+  for (int part = 0; part < 2; ++part) {
+    for (const client::MinibatchData& b : Batches(part, 3, client::FeatureDtype::kFloat32)) {
+      hotness.Add(b);
+    }
+  }
+  cluster_->server(1).Shutdown(absl::Seconds(1));
+  absl::StatusOr<std::unique_ptr<FeatureStore>> store =
+      LoadTiered(client::FeatureDtype::kFloat32, 0, hotness, t.num_nodes * t.feat_dim * 4);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "part 1")) << store.status();
+}
+
 // A budget below the table needs the visit counts that rank its rows.
 TEST_F(FeatureStoreTest, APartialDeviceTierWithoutVisitCountsIsRefused) {
   FeatureStoreOptions o;
