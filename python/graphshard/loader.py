@@ -2,6 +2,7 @@
 import os
 import queue
 import threading
+import time
 
 import hashlib
 
@@ -80,6 +81,8 @@ class Loader:
         graphshard-trainer --h2d registered), and the training stream waits for that copy on the
         GPU. Without a device (the default), batches are read when asked and stay in shared
         memory: batch.to(device) is then the user's copy, as with NeighborLoader.
+        loader.read_ahead_cpu_s: the CPU seconds the read-ahead thread has spent so far (its
+        Python holds the GIL the training loop needs too: a diagnostic of the loader's cost).
 
     Other NeighborLoader / DataLoader arguments (transform, num_workers, time_attr, ...) are
     accepted only with their PyG default values (they change nothing then); any other value
@@ -161,6 +164,7 @@ class Loader:
         self.seed_type = self.metadata["target_type"]
         what = self._choose_seeds()  # bad seeds are refused before any rows are read
         self.device = None
+        self.read_ahead_cpu_s = 0.0  # CPU seconds of the read-ahead thread, all epochs
         self.prefetch = int(prefetch)
         self.cuda_host_registered = False
         if device is not None:
@@ -364,6 +368,7 @@ class Loader:
                     pass
 
         def produce():
+            started = time.thread_time()
             try:
                 if cuda:
                     torch.cuda.set_device(self.device)
@@ -386,6 +391,7 @@ class Loader:
                     put((batch, copied))
             except BaseException as e:  # re-raised in the iterating thread
                 put(e)
+            self.read_ahead_cpu_s += time.thread_time() - started
             put(end)
 
         thread = threading.Thread(target=produce, name="graphshard-prefetch", daemon=True)
