@@ -75,7 +75,7 @@ def bipartite_forward(model, x, edge_index, nodes_per_hop, edges_per_hop):
     return x
 
 
-def profile(loader, train_step, steps, sync):
+def profile(loader, train_step, steps, sync, trace=None):
     """`steps` training steps under torch.profiler: per step, the wall time, the main thread's
     CPU time and the GPU's kernel time (the sum over kernels: below the wall time, the GPU
     waited for the CPU), and the ops with the most CPU time of their own. The profiler's own
@@ -97,6 +97,8 @@ def profile(loader, train_step, steps, sync):
                 break
         sync()
         wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
+    if trace:
+        prof.export_chrome_trace(trace)
     events = prof.key_averages()
     kernel_us = sum(e.self_device_time_total for e in events
                     if e.device_type is not None and "CUDA" in str(e.device_type))
@@ -152,6 +154,11 @@ def main():
                     help="after the timed epochs, N more steps under torch.profiler: prints one "
                          "JSON line with the wall, main-thread CPU and GPU kernel time per step "
                          "and the ops that took the most CPU (where a step's time goes)")
+    ap.add_argument("--profile-trace", help="with --profile-steps: also write the profiler's "
+                    "Chrome trace (chrome://tracing, Perfetto) to this file")
+    ap.add_argument("--read-ahead", default="thread", choices=["thread", "inline"],
+                    help="graphshard.Loader's read_ahead: a thread reads and copies batches "
+                         "ahead (thread), or the training loop's own thread does (inline)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -161,7 +168,8 @@ def main():
     loader = graphshard.Loader(**where, split="train", num_neighbors=fanouts,
                                batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                feature_dtype=args.feature_dtype, device=device,
-                               prefetch=args.prefetch, feature_store=args.feature_store)
+                               prefetch=args.prefetch, feature_store=args.feature_store,
+                               read_ahead=args.read_ahead)
     md = loader.metadata
     model = GraphSAGE(md["feat_dim"], args.hidden, num_layers=len(fanouts),
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)
@@ -212,7 +220,7 @@ def main():
         model.train()
         sync()
         t0 = time.perf_counter()
-        c0, r0 = time.thread_time(), loader.read_ahead_cpu_s
+        c0, r0, b0 = time.thread_time(), loader.read_ahead_cpu_s, loader.build_cpu_s
         wait = 0.0
         loss_sum = torch.zeros((), device=device)
         seeds = 0
@@ -232,13 +240,15 @@ def main():
                "data_wait_fraction": round(wait / elapsed, 4), "steps": len(loader),
                "main_thread_cpu_s": round(main_cpu, 4),
                "read_ahead_cpu_s": round(loader.read_ahead_cpu_s - r0, 4),
+               "build_cpu_s": round(loader.build_cpu_s - b0, 4),
                "loss": round(float(loss_sum) / max(seeds, 1), 5),
                "seeds_per_s": round(seeds / elapsed, 1)}
         epochs.append(rec)
         print(json.dumps(rec), flush=True)
 
     if args.profile_steps > 0:
-        print(json.dumps(profile(loader, train_step, args.profile_steps, sync)), flush=True)
+        print(json.dumps(profile(loader, train_step, args.profile_steps, sync,
+                                 args.profile_trace)), flush=True)
 
     summary = {"name": "pyg_products_train", "device": str(device), "trim": args.trim,
                "precision": precision, "feature_store": loader.feature_store,

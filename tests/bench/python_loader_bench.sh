@@ -26,9 +26,10 @@
 # --compile; also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
 # --edge-index csr), bipartite_tf32 / bipartite_bf16 (--trim bipartite), trimmed_tf32_fused
 # (--fused-adam), untrimmed_tf32_compiled, bipartite_tf32_compiled,
-# trimmed_tf32_compiled_fused). PROFILE_STEPS (0; N: each variant then runs N more steps
+# trimmed_tf32_compiled_fused; any of them + _inline: the loader's read_ahead="inline").
+# PROFILE_STEPS (0; N: each variant then runs N more steps
 # under torch.profiler and prints python_loader_profile_<variant>: wall, main-thread CPU and GPU
-# kernel ms per step, the top CPU ops). Each variant's line has its last epoch's CPU seconds of the
+# kernel ms per step, the top CPU ops; PROFILE_TRACE=1: and its Chrome trace in $OUT). Each variant's line has its last epoch's CPU seconds of the
 # training loop's thread and of the loader's read-ahead thread. NEIGHBOR_LOADER (1: also PyG's own NeighborLoader, tests/bench/pyg_neighbor_loader.py, NL_WORKERS (12) workers, NL_EPOCHS (2)
 # epochs, after the others; python_loader_vs_neighbor_loader_<variant> = its epoch over the
 # variant's, target >= 8; 0 skips it).
@@ -158,7 +159,9 @@ trap stop_servers EXIT
 # The example as PyG users run it today (untrimmed, fp32) and with its defaults, PyG's own
 # trim_to_layer + TF32 (the C++ trainer's defaults: the same work per step, the same precision).
 for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled}; do
-  case $variant in
+  extra=()
+  if [[ $variant == *_inline ]]; then extra=(--read-ahead inline); fi
+  case ${variant%_inline} in
     untrimmed_fp32) vflags=(--trim off --precision fp32) ;;
     trimmed_bf16) vflags=(--trim on --precision bf16) ;;
     trimmed_bf16_csr) vflags=(--trim on --precision bf16 --edge-index csr) ;;
@@ -175,24 +178,26 @@ for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled
   esac
   timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
     --epochs "$EPOCHS" --device "$DEVICE" --prefetch "$PY_PREFETCH" --hidden 256 \
-    --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 "${vflags[@]}" \
-    --profile-steps "${PROFILE_STEPS:-0}" >"$OUT/pyg_$variant.stdout" 2>"$OUT/pyg_$variant.stderr"
+    --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 "${vflags[@]}" "${extra[@]}" \
+    --profile-steps "${PROFILE_STEPS:-0}" ${PROFILE_TRACE:+--profile-trace "$OUT/trace_$variant.json"} \
+    >"$OUT/pyg_$variant.stdout" 2>"$OUT/pyg_$variant.stderr"
   status=$?
   PYG=$("$PY_EXE" -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 e = [r for r in lines if "epoch" in r]
 print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e), str(lines[-1].get("cuda_host_registered")).lower(),
-      e[-1].get("main_thread_cpu_s", "null"), e[-1].get("read_ahead_cpu_s", "null"))' \
+      e[-1].get("main_thread_cpu_s", "null"), e[-1].get("read_ahead_cpu_s", "null"),
+      e[-1].get("build_cpu_s", "null"))' \
     "$OUT/pyg_$variant.stdout" 2>/dev/null)
   if ((status != 0)) || [[ -z $PYG ]]; then
     tail -15 "$OUT/pyg_$variant.stderr" >&2
     emit "{\"name\": \"python_loader_pyg_$variant\", \"error\": \"exit status $status (124 = timeout after ${RUN_TIMEOUT}s)\"}"
     continue
   fi
-  read -r py_time py_wait py_epochs py_reg py_main_cpu py_ahead_cpu <<<"$PYG"
+  read -r py_time py_wait py_epochs py_reg py_main_cpu py_ahead_cpu py_build_cpu <<<"$PYG"
   PY_TIME[$variant]=$py_time
-  emit "{\"name\": \"python_loader_pyg_$variant\", \"value\": $py_time, \"unit\": \"s/epoch\", \"data_wait_s\": $py_wait, \"main_thread_cpu_s\": $py_main_cpu, \"read_ahead_cpu_s\": $py_ahead_cpu, \"epochs\": $py_epochs, \"cuda_host_registered\": $py_reg, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
+  emit "{\"name\": \"python_loader_pyg_$variant\", \"value\": $py_time, \"unit\": \"s/epoch\", \"data_wait_s\": $py_wait, \"main_thread_cpu_s\": $py_main_cpu, \"read_ahead_cpu_s\": $py_ahead_cpu, \"build_cpu_s\": $py_build_cpu, \"epochs\": $py_epochs, \"cuda_host_registered\": $py_reg, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
   profile=$(grep -m1 '"profile_steps"' "$OUT/pyg_$variant.stdout")
   [[ -n $profile ]] && emit "{\"name\": \"python_loader_profile_$variant\", ${profile#\{}"
   if [[ -n ${cpp_time:-} ]]; then
