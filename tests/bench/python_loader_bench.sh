@@ -12,7 +12,9 @@
 #   cpp     graphshard-trainer (GraphSAGE 3 x 256, fanouts 15,10,5, batch 1024, --h2d registered)
 #   pyg     examples/pyg_products_train.py: PyG's GraphSAGE, same sizes, graphshard.Loader with
 #           device=cuda (read ahead, DMA out of the page-locked ring segments)
-# EPOCHS epochs each; figures are of the LAST epoch (the first includes CUDA start-up).
+# EPOCHS epochs each; each run's figure is the median of its epochs after the first (the first
+# includes CUDA start-up and compilation), its last epoch beside it. ROUNDS (1) repeats the C++
+# run and the variants in turn, each round's ratio against that round's C++ run.
 # Prints JSON lines (name, value, unit): each run's epoch time and data wait, then
 # python_loader_epoch_ratio = pyg / cpp epoch time (target <= 1.2; the reference: PyG's own
 # NeighborLoader with 12 workers took 12.56 s per epoch there, 90% data wait). Everything
@@ -121,31 +123,21 @@ fi
 THREADS=$(((CORES - 2) / 2))
 ((THREADS >= 1)) || THREADS=1
 
-# cpp: the C++ trainer through the launcher (as gpu_train_bench.sh's 1gpu_2srv_reg).
-log "run cpp: 2 servers x $THREADS threads, 1 trainer"
-rm -f "$OUT/cpp.metrics.jsonl"
-timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$PART" --servers 2 --trainers 1 \
-  --bin-dir "$BIN" --server-wait-s 120 --server-arg=--threads=$THREADS \
-  --server-arg=--prefetch=$SERVER_PREFETCH -- \
-  --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
-  --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 --h2d registered \
-  --prefetch 4 --threads 4 --metrics-file "$OUT/cpp.metrics.jsonl" --progress-every-s 5 \
-  >"$OUT/cpp.stdout" 2>"$OUT/cpp.stderr"
-status=$?
-CPP=$("$PY_EXE" -c '
-import json, sys
-e = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "epoch"]
-print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e))' "$OUT/cpp.metrics.jsonl" 2>/dev/null)
-if ((status != 0)) || [[ -z $CPP ]]; then
-  tail -15 "$OUT/cpp.stderr" >&2
-  emit "{\"name\": \"python_loader_cpp_trainer\", \"error\": \"exit status $status\"}"
-else
-  read -r cpp_time cpp_wait cpp_epochs <<<"$CPP"
-  emit "{\"name\": \"python_loader_cpp_trainer\", \"value\": $cpp_time, \"unit\": \"s/epoch\", \"data_wait_s\": $cpp_wait, \"epochs\": $cpp_epochs, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
-fi
+# Epoch time of a run: the median of its epochs after the first (the first pays for CUDA's start
+# and torch.compile), with the last epoch beside it. A metrics / stdout file in, "steady last n"
+# out.
+epoch_times() {
+  "$PY_EXE" -c '
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+e = [r for r in rows if r.get("event", "epoch") == "epoch" and "epoch" in r and "time_s" in r]
+t = [r["time_s"] for r in e]
+steady = statistics.median(t[1:]) if len(t) > 1 else t[-1]
+print(round(steady, 4), t[-1], len(t))' "$1" 2>/dev/null
+}
 
-# pyg: the example, against 2 servers started here with the same settings.
-log "run pyg: 2 servers x $THREADS threads, examples/pyg_products_train.py"
+# The servers of the Python runs (the C++ trainer's launcher starts its own, with the same
+# settings; the idle set costs memory, not CPU), so that rounds can alternate the two.
 REG=$WORK/py_registry
 rm -rf "$REG"
 SERVER_PIDS=()
@@ -156,10 +148,37 @@ for k in 0 1; do
 done
 stop_servers() { kill "${SERVER_PIDS[@]}" 2>/dev/null; wait "${SERVER_PIDS[@]}" 2>/dev/null; }
 trap stop_servers EXIT
-# The example as PyG users run it today (untrimmed, fp32) and with its defaults, PyG's own
-# trim_to_layer + TF32 (the C++ trainer's defaults: the same work per step, the same precision).
-for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled}; do
-  extra=()
+
+# cpp: the C++ trainer through the launcher (as gpu_train_bench.sh's 1gpu_2srv_reg).
+run_cpp() {
+  local round=$1 metrics=$OUT/cpp.r$1.metrics.jsonl
+  log "round $round, cpp: 2 servers x $THREADS threads, 1 trainer"
+  rm -f "$metrics"
+  timeout "$RUN_TIMEOUT" deploy/graphshard-launch --partition "$PART" --servers 2 --trainers 1 \
+    --bin-dir "$BIN" --server-wait-s 120 --server-arg=--threads=$THREADS \
+    --server-arg=--prefetch=$SERVER_PREFETCH -- \
+    --device "$DEVICE" --model sage --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
+    --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1 --h2d registered \
+    --prefetch 4 --threads 4 --metrics-file "$metrics" --progress-every-s 5 \
+    >"$OUT/cpp.r$round.stdout" 2>"$OUT/cpp.r$round.stderr"
+  local status=$? times
+  times=$(epoch_times "$metrics")
+  cpp_time=""
+  if ((status != 0)) || [[ -z $times ]]; then
+    tail -15 "$OUT/cpp.r$round.stderr" >&2
+    emit "{\"name\": \"python_loader_cpp_trainer\", \"round\": $round, \"error\": \"exit status $status\"}"
+    return
+  fi
+  local last epochs
+  read -r cpp_time last epochs <<<"$times"
+  emit "{\"name\": \"python_loader_cpp_trainer\", \"round\": $round, \"value\": $cpp_time, \"unit\": \"s/epoch\", \"statistic\": \"median of epochs 2..$epochs\", \"last_epoch_s\": $last, \"epochs\": $epochs, \"gpu\": \"$GPU_NAME\", \"cores\": $CORES, \"server_threads\": $THREADS}"
+}
+
+# pyg: the example, against the servers started above. The example as PyG users run it today
+# (untrimmed, fp32) and with its defaults, PyG's own trim_to_layer + TF32 (the C++ trainer's
+# defaults: the same work per step, the same precision).
+run_pyg() {
+  local round=$1 variant=$2 extra=() vflags=()
   if [[ $variant == *_inline ]]; then extra=(--read-ahead inline); fi
   case ${variant%_inline} in
     untrimmed_fp32) vflags=(--trim off --precision fp32) ;;
@@ -174,40 +193,55 @@ for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled
     trimmed_tf32_compiled_fused) vflags=(--trim on --precision tf32 --compile --fused-adam) ;;
     untrimmed_tf32_compiled) vflags=(--trim off --precision tf32 --compile) ;;
     bipartite_tf32_compiled) vflags=(--trim bipartite --precision tf32 --compile) ;;
-    *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; continue ;;
+    *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; return ;;
   esac
+  log "round $round, pyg $variant: 2 servers x $THREADS threads, examples/pyg_products_train.py"
+  local stdout=$OUT/pyg_$variant.r$round.stdout
   timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
     --epochs "$EPOCHS" --device "$DEVICE" --prefetch "$PY_PREFETCH" --hidden 256 \
     --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 "${vflags[@]}" "${extra[@]}" \
-    --profile-steps "${PROFILE_STEPS:-0}" ${PROFILE_TRACE:+--profile-trace "$OUT/trace_$variant.json"} \
-    >"$OUT/pyg_$variant.stdout" 2>"$OUT/pyg_$variant.stderr"
-  status=$?
-  PYG=$("$PY_EXE" -c '
+    --profile-steps "${PROFILE_STEPS:-0}" ${PROFILE_TRACE:+--profile-trace "$OUT/trace_$variant.r$round.json"} \
+    >"$stdout" 2>"$OUT/pyg_$variant.r$round.stderr"
+  local status=$? times details
+  times=$(epoch_times "$stdout")
+  details=$("$PY_EXE" -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-e = [r for r in lines if "epoch" in r]
-print(e[-1]["time_s"], e[-1]["data_wait_s"], len(e), str(lines[-1].get("cuda_host_registered")).lower(),
-      e[-1].get("main_thread_cpu_s", "null"), e[-1].get("read_ahead_cpu_s", "null"),
-      e[-1].get("build_cpu_s", "null"))' \
-    "$OUT/pyg_$variant.stdout" 2>/dev/null)
-  if ((status != 0)) || [[ -z $PYG ]]; then
-    tail -15 "$OUT/pyg_$variant.stderr" >&2
-    emit "{\"name\": \"python_loader_pyg_$variant\", \"error\": \"exit status $status (124 = timeout after ${RUN_TIMEOUT}s)\"}"
-    continue
+e = [r for r in lines if "epoch" in r][-1]
+print(json.dumps({"data_wait_s": e["data_wait_s"], "main_thread_cpu_s": e.get("main_thread_cpu_s"),
+                  "read_ahead_cpu_s": e.get("read_ahead_cpu_s"), "build_cpu_s": e.get("build_cpu_s"),
+                  "cuda_host_registered": lines[-1].get("cuda_host_registered")})[1:-1])' \
+    "$stdout" 2>/dev/null)
+  if ((status != 0)) || [[ -z $times || -z $details ]]; then
+    tail -15 "$OUT/pyg_$variant.r$round.stderr" >&2
+    emit "{\"name\": \"python_loader_pyg_$variant\", \"round\": $round, \"error\": \"exit status $status (124 = timeout after ${RUN_TIMEOUT}s)\"}"
+    return
   fi
-  read -r py_time py_wait py_epochs py_reg py_main_cpu py_ahead_cpu py_build_cpu <<<"$PYG"
+  local py_time last epochs
+  read -r py_time last epochs <<<"$times"
   PY_TIME[$variant]=$py_time
-  emit "{\"name\": \"python_loader_pyg_$variant\", \"value\": $py_time, \"unit\": \"s/epoch\", \"data_wait_s\": $py_wait, \"main_thread_cpu_s\": $py_main_cpu, \"read_ahead_cpu_s\": $py_ahead_cpu, \"build_cpu_s\": $py_build_cpu, \"epochs\": $py_epochs, \"cuda_host_registered\": $py_reg, \"gpu\": \"$GPU_NAME\", \"server_threads\": $THREADS}"
-  profile=$(grep -m1 '"profile_steps"' "$OUT/pyg_$variant.stdout")
-  [[ -n $profile ]] && emit "{\"name\": \"python_loader_profile_$variant\", ${profile#\{}"
+  emit "{\"name\": \"python_loader_pyg_$variant\", \"round\": $round, \"value\": $py_time, \"unit\": \"s/epoch\", \"statistic\": \"median of epochs 2..$epochs\", \"last_epoch_s\": $last, $details, \"epochs\": $epochs, \"gpu\": \"$GPU_NAME\", \"cores\": $CORES, \"server_threads\": $THREADS}"
+  local profile
+  profile=$(grep -m1 '"profile_steps"' "$stdout")
+  [[ -n $profile ]] && emit "{\"name\": \"python_loader_profile_$variant\", \"round\": $round, ${profile#\{}"
   if [[ -n ${cpp_time:-} ]]; then
     emit "$("$PY_EXE" -c '
 import json, sys
 py, cpp = float(sys.argv[1]), float(sys.argv[2])
-print(json.dumps({"name": "python_loader_epoch_ratio_" + sys.argv[3], "value": round(py / cpp, 3),
-                  "unit": "x", "baseline": cpp, "target_max": 1.2, "within_target": py / cpp <= 1.2}))' \
-      "$py_time" "$cpp_time" "$variant")"
+print(json.dumps({"name": "python_loader_epoch_ratio_" + sys.argv[3], "round": int(sys.argv[4]),
+                  "value": round(py / cpp, 3), "unit": "x", "baseline": cpp, "target_max": 1.2,
+                  "within_target": py / cpp <= 1.2}))' \
+      "$py_time" "$cpp_time" "$variant" "$round")"
   fi
+}
+
+# ROUNDS rounds, each the C++ trainer and then every variant: the machine's drift shows as the
+# spread of one variant's ratio over the rounds.
+for ((round = 1; round <= ${ROUNDS:-1}; round++)); do
+  run_cpp "$round"
+  for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled}; do
+    run_pyg "$round" "$variant"
+  done
 done
 stop_servers
 
