@@ -156,9 +156,6 @@ def main():
                          "and the ops that took the most CPU (where a step's time goes)")
     ap.add_argument("--profile-trace", help="with --profile-steps: also write the profiler's "
                     "Chrome trace (chrome://tracing, Perfetto) to this file")
-    ap.add_argument("--read-ahead", default="thread", choices=["thread", "inline"],
-                    help="graphshard.Loader's read_ahead: a thread reads and copies batches "
-                         "ahead (thread), or the training loop's own thread does (inline)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -168,8 +165,7 @@ def main():
     loader = graphshard.Loader(**where, split="train", num_neighbors=fanouts,
                                batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                feature_dtype=args.feature_dtype, device=device,
-                               prefetch=args.prefetch, feature_store=args.feature_store,
-                               read_ahead=args.read_ahead)
+                               prefetch=args.prefetch, feature_store=args.feature_store)
     md = loader.metadata
     model = GraphSAGE(md["feat_dim"], args.hidden, num_layers=len(fanouts),
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)

@@ -1,5 +1,4 @@
 """graphshard.Loader: PyG's NeighborLoader interface over graphshard's partition servers."""
-import collections
 import os
 import queue
 import threading
@@ -82,11 +81,9 @@ class Loader:
         graphshard-trainer --h2d registered), and the training stream waits for that copy on the
         GPU. Without a device (the default), batches are read when asked and stay in shared
         memory: batch.to(device) is then the user's copy, as with NeighborLoader.
-        read_ahead="inline" (CUDA only): no thread; the iterating thread itself reads `prefetch`
-        steps ahead and starts their copies on the side stream (no second thread competing for
-        the GIL). loader.read_ahead_cpu_s: the CPU seconds the read-ahead thread has spent so
-        far; loader.build_cpu_s: those spent assembling batches (in whichever thread): the
-        loader's share of the Python work.
+        loader.read_ahead_cpu_s: the CPU seconds the read-ahead thread has spent so far (mostly
+        in the module's next(), reading and checking each batch, the GIL released);
+        loader.build_cpu_s: those spent assembling batches in Python (the GIL held).
 
     Other NeighborLoader / DataLoader arguments (transform, num_workers, time_attr, ...) are
     accepted only with their PyG default values (they change nothing then); any other value
@@ -105,7 +102,7 @@ class Loader:
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
                  assignment="part", feature_store="server", input_nodes=None,
-                 device_cache_mib=None, read_ahead="thread", **pyg_kwargs):
+                 device_cache_mib=None, **pyg_kwargs):
         pyg_args.refuse_unsupported(pyg_kwargs, self._name)
         if input_nodes is not None and split is not None:
             raise ValueError(f"input_nodes and split={split!r}: give one (input_nodes are the "
@@ -170,9 +167,6 @@ class Loader:
         self.device = None
         self.read_ahead_cpu_s = 0.0  # CPU seconds of the read-ahead thread, all epochs
         self.build_cpu_s = 0.0  # CPU seconds spent assembling batches, all epochs
-        if read_ahead not in ("thread", "inline"):
-            raise ValueError(f"read_ahead={read_ahead!r}: expected 'thread' or 'inline'")
-        self.read_ahead = read_ahead
         self.prefetch = int(prefetch)
         self.cuda_host_registered = False
         if device is not None:
@@ -352,9 +346,6 @@ class Loader:
             for raw in self._raw_steps():
                 yield self._build(raw) if raw else None
             return
-        if self.read_ahead == "inline" and self.device.type == "cuda":
-            yield from self._copied_ahead()
-            return
         yield from self._prefetched()
 
     def _move_to_device(self, t):
@@ -371,49 +362,6 @@ class Loader:
         batch = self._build(raw, move)
         self.build_cpu_s += time.thread_time() - started
         return batch
-
-    def _copied_ahead(self):
-        """read_ahead="inline" on CUDA: no thread; the iterating thread reads the batches
-        `prefetch` steps ahead and starts their copies on a side stream, then hands each out
-        once the training stream waits for its copy. A segment goes back to the server once its
-        copy is done (polled, never waited for while newer copies are pending)."""
-        import torch
-        stream = torch.cuda.Stream(self.device)
-        compute = torch.cuda.current_stream(self.device)
-        raws = self._raw_steps()
-        ahead = collections.deque()  # (batch, copied event, raw) in step order
-        copying = collections.deque()  # (copied event, raw): segments still being read
-        more = True
-
-        def read_one():
-            raw = next(raws, None)
-            if raw is None:
-                return False
-            if not raw:
-                ahead.append((None, None, None))
-                return True
-            with torch.cuda.stream(stream):
-                batch = self._timed_build(raw, self._move_to_device)
-                copied = torch.cuda.Event()
-                copied.record(stream)
-            ahead.append((batch, copied, raw))
-            return True
-
-        while more and len(ahead) < self.prefetch:
-            more = read_one()
-        while ahead:
-            batch, copied, raw = ahead.popleft()
-            if copied is not None:
-                compute.wait_event(copied)
-                for t in _data.tensors(batch):  # allocated on the side stream, used here
-                    t.record_stream(compute)
-                copying.append((copied, raw))
-            del raw
-            while copying and (len(copying) > 2 or copying[0][0].query()):
-                copying.popleft()[0].synchronize()  # done already, but for the oldest few
-            if more:
-                more = read_one()
-            yield batch
 
     def _prefetched(self):
         import torch

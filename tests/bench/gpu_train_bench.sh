@@ -270,7 +270,8 @@ run_config() {
       ticks=0
       now=$(date +%s.%N) epochs=$(grep -c '"event": *"epoch"' "$metrics" 2>/dev/null)
       for pid in $(pgrep -x graphshard-serv); do
-        read -r -a st <"/proc/$pid/stat" 2>/dev/null || continue
+        # A server gone meanwhile: skipped (the braces also silence the redirection's error).
+        { read -r -a st <"/proc/$pid/stat"; } 2>/dev/null || continue
         ticks=$((ticks + st[13] + st[14]))
         if ((beat % 4 == 0)); then
           for task in /proc/$pid/task/*; do

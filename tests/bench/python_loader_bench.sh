@@ -28,7 +28,7 @@
 # --compile; also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
 # --edge-index csr), bipartite_tf32 / bipartite_bf16 (--trim bipartite), trimmed_tf32_fused
 # (--fused-adam), untrimmed_tf32_compiled, bipartite_tf32_compiled,
-# trimmed_tf32_compiled_fused; any of them + _inline: the loader's read_ahead="inline").
+# trimmed_tf32_compiled_fused).
 # PROFILE_STEPS (0; N: each variant then runs N more steps
 # under torch.profiler and prints python_loader_profile_<variant>: wall, main-thread CPU and GPU
 # kernel ms per step, the top CPU ops; PROFILE_TRACE=1: and its Chrome trace in $OUT). Each variant's line has its last epoch's CPU seconds of the
@@ -178,9 +178,8 @@ run_cpp() {
 # (untrimmed, fp32) and with its defaults, PyG's own trim_to_layer + TF32 (the C++ trainer's
 # defaults: the same work per step, the same precision).
 run_pyg() {
-  local round=$1 variant=$2 extra=() vflags=()
-  if [[ $variant == *_inline ]]; then extra=(--read-ahead inline); fi
-  case ${variant%_inline} in
+  local round=$1 variant=$2 vflags=()
+  case $variant in
     untrimmed_fp32) vflags=(--trim off --precision fp32) ;;
     trimmed_bf16) vflags=(--trim on --precision bf16) ;;
     trimmed_bf16_csr) vflags=(--trim on --precision bf16 --edge-index csr) ;;
@@ -199,7 +198,7 @@ run_pyg() {
   local stdout=$OUT/pyg_$variant.r$round.stdout
   timeout "$RUN_TIMEOUT" "$PY_EXE" examples/pyg_products_train.py --registry "$REG" \
     --epochs "$EPOCHS" --device "$DEVICE" --prefetch "$PY_PREFETCH" --hidden 256 \
-    --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 "${vflags[@]}" "${extra[@]}" \
+    --fanouts 15,10,5 --batch-size 1024 --lr 0.003 --seed 1 "${vflags[@]}" \
     --profile-steps "${PROFILE_STEPS:-0}" ${PROFILE_TRACE:+--profile-trace "$OUT/trace_$variant.r$round.json"} \
     >"$stdout" 2>"$OUT/pyg_$variant.r$round.stderr"
   local status=$? times details

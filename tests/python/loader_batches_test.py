@@ -151,6 +151,11 @@ def check_device_store(registry, cfg, hetero=False):
         loader = graphshard.Loader(registry=registry, split="train", output="plain",
                                    feature_store=store, **cfg)
         got[store] = {(b.part, b.epoch, b.batch_index): b for b in loader}
+        # Read ahead (device="cpu"): the thread's CPU seconds, the batch building's among them.
+        if cfg.get("device") is not None and not (
+                0 < loader.build_cpu_s <= loader.read_ahead_cpu_s + 0.01):
+            t.fail(f"read ahead ({store}): CPU seconds {loader.read_ahead_cpu_s}, building "
+                   f"{loader.build_cpu_s}: expected building > 0, within the thread's")
         # "auto" off a GPU: rows come with the batches, exactly as "server".
         if store == "auto" and loader.feature_store != "server":
             t.fail(f"feature_store='auto' without a GPU chose {loader.feature_store!r}")
