@@ -269,10 +269,11 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
   // Link batches: the seeds are the endpoints (at most two per supervision edge).
   const int64_t num_seeds =
       link != nullptr ? 2 * std::ssize(link->src) : std::ssize(request.seeds);
-  const double max_nodes =
-      MinibatchCost(local, seed_type, num_seeds, request.sampling, hops).nodes;
-  std::vector<NodeIndex> types = EmptyNodeIndexes(
-      local, disjoint, static_cast<int64_t>(std::min(max_nodes, double{int64_t{1} << 40})));
+  // A hint only (a hash table grows past it): 0 when the bound is not a positive number.
+  const double bound = MinibatchCost(local, seed_type, num_seeds, request.sampling, hops).nodes;
+  const int64_t max_nodes =
+      bound > 0 ? static_cast<int64_t>(std::min(bound, double{int64_t{1} << 40})) : 0;
+  std::vector<NodeIndex> types = EmptyNodeIndexes(local, disjoint, max_nodes);
   LinkLabels labels;
   if (link != nullptr) {
     labels = AddLinkEndpoints(local, *link, disjoint, temporal, types, seed_times);

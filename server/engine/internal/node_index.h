@@ -140,8 +140,9 @@ class RelabelTablePool {
 class NodeIndex {
  public:
   // Keyed by id, in a table from `pool`: dense for types of at most kMaxDenseNodes nodes, else
-  // hashed with room for `max_nodes` (a bound on the batch's nodes of the type). Outside
-  // disjoint mode only: every Add must pass tree 0, and `tree` stays empty.
+  // hashed with room for `max_nodes` (a bound on the batch's nodes of the type: a hint, taken
+  // within [0, num_nodes]; `ids` is reserved for it too). Outside disjoint mode only: every Add
+  // must pass tree 0, and `tree` stays empty.
   static NodeIndex ById(RelabelTablePool& pool, int64_t num_nodes, int64_t max_nodes);
   // Keyed by (tree, id) in a hash map of its own (disjoint mode); `tree` is filled.
   static NodeIndex ByTree();

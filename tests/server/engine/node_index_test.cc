@@ -103,6 +103,17 @@ TEST(NodeIndexTest, DenseHashedAndByTreeRelabelAnySequenceTheSameWay) {
   EXPECT_EQ(by_tree.tree, std::vector<int64_t>(by_tree.ids.size(), 0));
 }
 
+TEST(NodeIndexTest, AnyBoundIsOnlyAHint) {
+  RelabelTablePool pool;
+  for (int64_t num_nodes : {int64_t{1000}, RelabelTablePool::kMaxDenseNodes + 1}) {
+    for (int64_t max_nodes : {int64_t{-5}, int64_t{0}, int64_t{1} << 40}) {
+      NodeIndex index = NodeIndex::ById(pool, num_nodes, max_nodes);
+      for (int64_t id = 0; id < 1000; ++id) ASSERT_EQ(index.Add(0, id), id);
+      EXPECT_EQ(index.Add(0, 999), 999);
+    }
+  }
+}
+
 TEST(NodeIndexTest, ByTreeKeepsOneEntryPerTreeAndId) {
   NodeIndex index = NodeIndex::ByTree();
   EXPECT_EQ(index.Add(0, 5), 0);
