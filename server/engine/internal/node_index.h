@@ -18,6 +18,7 @@
 //    (tests/bench/RESULTS.md, "Sampling CPU per batch at papers scale").
 // Disjoint mode keys by (tree, id) in a hash map of its own per batch.
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -62,8 +63,8 @@ class DenseTable {
 };
 
 // Open-addressing id -> local index table (linear probing, Fibonacci hashing) of one batch.
-// Its capacity is a power of two; Insert doubles it before the table would be more than half
-// full, so a probe ends within a few slots.
+// Its capacity is a power of two; FindOrInsert doubles it before the table would be more than
+// half full, so a probe ends within a few slots (3/4 full was measured slower). Not thread-safe.
 class HashTable {
  public:
   // Room for `entries` ids (at least 16 slots).
@@ -152,6 +153,7 @@ class NodeIndex {
 
   // Local index of (tree, id), adding it if new. `id` is a valid id of the type.
   int64_t Add(int64_t tree_of_id, int64_t id) {
+    assert(tree_of_id == 0 || (dense_ == nullptr && hash_ == nullptr));  // ById: no trees
     const int64_t next = std::ssize(ids);
     if (dense_ != nullptr) {
       const int64_t found = dense_->Find(id);
