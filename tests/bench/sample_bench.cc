@@ -1,7 +1,7 @@
 // Sampling CPU per batch, in-process, one thread: the engine alone (BuildMinibatch over
 // InProcessPeers, no RPC, no feature rows), as a server's builder thread spends it.
 //   sample_bench --partition DIR [--batches N] [--warmup-batches W] [--batch-size B]
-//                [--fanouts 15,10,5]
+//                [--fanouts 15,10,5] [--replay-batches R]
 // JSON lines on stdout (tests/bench/RESULTS.md, "Sampling CPU per batch at papers scale"):
 //   sample_cpu_ms_per_batch   thread CPU (user + system) per batch, mean over N batches after W
 //                             untimed ones; also its p50 and p90, the page faults per batch,
