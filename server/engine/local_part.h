@@ -84,7 +84,7 @@ class LocalPart {
                           absl::string_view what) const;
 
   // Relabelling tables reused by the minibatches built on this part (minibatch_builder.cc).
-  internal::DenseTablePool& relabel_tables() const { return relabel_tables_; }
+  internal::RelabelTablePool& relabel_tables() const { return relabel_tables_; }
 
  private:
   LocalPart(std::unique_ptr<const common::PartitionPart> part, Limits limits);
@@ -100,7 +100,7 @@ class LocalPart {
   std::vector<NodeType> node_types_;
   std::vector<EdgeType> edge_types_;
   int target_type_ = 0;
-  mutable internal::DenseTablePool relabel_tables_;
+  mutable internal::RelabelTablePool relabel_tables_;
 };
 
 // Writes the n floats at `src` converted to `dtype` at `dst` (n * dtype size bytes): the one

@@ -45,15 +45,16 @@ std::vector<int64_t> SeedTimes(const LocalPart& local, const MinibatchRequest& r
   return seed_times;
 }
 
-// One empty relabelling per node type: the part's dense tables where they apply
-// (node_index.h), hash maps in disjoint mode.
-std::vector<NodeIndex> EmptyNodeIndexes(const LocalPart& local, bool disjoint) {
+// One empty relabelling per node type: the part's pooled tables, keyed by id (node_index.h),
+// or (tree, id) hash maps in disjoint mode. `max_nodes`: the batch's bound on its nodes (every
+// type together), what a hash table is sized for.
+std::vector<NodeIndex> EmptyNodeIndexes(const LocalPart& local, bool disjoint, int64_t max_nodes) {
   std::vector<NodeIndex> types;
   types.reserve(local.node_types().size());
   for (const NodeType& t : local.node_types()) {
-    const int64_t n = t.book->num_nodes();
-    const bool dense = !disjoint && n <= internal::DenseTablePool::kMaxNodes;
-    types.emplace_back(dense ? &local.relabel_tables() : nullptr, n);
+    types.push_back(disjoint
+                        ? NodeIndex::ByTree()
+                        : NodeIndex::ById(local.relabel_tables(), t.book->num_nodes(), max_nodes));
   }
   return types;
 }
@@ -265,7 +266,14 @@ absl::StatusOr<Minibatch> BuildCheckedMinibatch(const LocalPart& local, Peers& p
   common::ThreadUsageClock clock;
   BuildProfile profile;
   std::vector<int64_t> seed_times = SeedTimes(local, request, seed_type, temporal);
-  std::vector<NodeIndex> types = EmptyNodeIndexes(local, disjoint);
+  // Link batches: the seeds are the endpoints (at most two per supervision edge).
+  const int64_t num_seeds =
+      link != nullptr ? 2 * std::ssize(link->src) : std::ssize(request.seeds);
+  // A hint only (a hash table grows past it): 0 when the bound is not a positive number.
+  const double bound = MinibatchCost(local, seed_type, num_seeds, request.sampling, hops).nodes;
+  const int64_t max_nodes =
+      bound > 0 ? static_cast<int64_t>(std::min(bound, double{int64_t{1} << 40})) : 0;
+  std::vector<NodeIndex> types = EmptyNodeIndexes(local, disjoint, max_nodes);
   LinkLabels labels;
   if (link != nullptr) {
     labels = AddLinkEndpoints(local, *link, disjoint, temporal, types, seed_times);

@@ -18,7 +18,7 @@ namespace graphshard::engine::internal {
 namespace {
 
 // How many neighbours ahead the merge prefetches their relabelling slot.
-constexpr int64_t kPrefetchAhead = 8;
+constexpr int64_t kPrefetchAhead = 16;
 
 // Per part: its answer (one HopResult per item of its request), nullopt where nothing was asked.
 using HopAnswers = std::vector<std::optional<std::vector<HopResult>>>;
@@ -175,7 +175,7 @@ absl::Status MergeEdgeType(const LocalPart& local, const MinibatchRequest& reque
     const HopResult& r = (*results[slot.part])[slot.item];
     const std::vector<int64_t>& off = offsets[slot.part][slot.item];
     const int64_t j = dst.frontier_begin + static_cast<int64_t>(s);
-    const int64_t tree = dst.tree[j];
+    const int64_t tree = dst.TreeOf(j);
     const int64_t first = off[slot.pos];
     const int64_t last = off[slot.pos + 1];
     for (int64_t n = first; n < last; ++n) {
