@@ -188,6 +188,7 @@ for mode in ${NETNS_MODES:-crosshost_bulk crosshost_bulk_cache}; do
     side_pids+=($!)
   done
   for p in "${side_pids[@]}"; do wait "$p" || log "netns $mode: a client process exited $?"; done
+  for k in 0 1; do cp "$WORK/side_$k.jsonl" "$OUT/netns_${mode}_side$k.jsonl"; done  # each side's raw lines
   cat "$WORK/side_0.jsonl" "$WORK/side_1.jsonl" | grep -v '"name": "cores"' | tee -a "$RESULTS"
   # Both sides together: batches/s summed, the busier side's link utilisation, ratio to samehost.
   python3 - "$mode" "$WORK/side_0.jsonl" "$WORK/side_1.jsonl" "$RESULTS" <<'PY' | tee -a "$RESULTS"
