@@ -71,7 +71,10 @@ RequestCost MinibatchCost(const LocalPart& local, int seed_type, int64_t num_see
       fresh[etypes[e].src] += edges;
     }
     for (size_t t = 0; t < nt; ++t) {
-      frontier[t] = std::min(fresh[t], cap[t] - total[t]);
+      // Seeds may outnumber their type's nodes (link batches repeat endpoints; a batch size
+      // above the type's count): no room left is 0 new nodes, never a negative frontier that
+      // would take back counted nodes and edges and let a costly request pass.
+      frontier[t] = std::min(fresh[t], std::max(0.0, cap[t] - total[t]));
       total[t] += frontier[t];
     }
   }

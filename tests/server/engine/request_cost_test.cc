@@ -118,6 +118,32 @@ TEST_F(RequestCostTest, EveryBuiltBatchStaysWithinItsBound) {
 
 // An oversized request: many seeds, fanouts -1 x 8, disjoint. Refused at once, naming the budget
 // and the flag, before any peer is asked.
+TEST_F(RequestCostTest, SeedsBeyondTheTypesNodesNeverShrinkTheBound) {
+  // More seeds than the graph has nodes (a stream's batch size, a link batch's repeated
+  // endpoints): the bound only grows with the seeds, every term stays >= 0, and a budget below
+  // it refuses the request.
+  ASSERT_NO_FATAL_FAILURE(Load());
+  SamplingConfig sampling;
+  sampling.fanouts = {10, 5};
+  const int64_t nodes = local().node_types()[0].book->num_nodes();
+  double last_nodes = 0, last_bytes = 0;
+  for (int64_t seeds : {nodes / 2, nodes, 2 * nodes, 100 * nodes}) {
+    auto cost = BatchCost(local(), "", seeds, sampling);
+    ASSERT_TRUE(cost.ok()) << cost.status();
+    EXPECT_GE(cost->nodes, static_cast<double>(seeds)) << seeds << " seeds";
+    EXPECT_GE(cost->edges, 0) << seeds << " seeds";
+    EXPECT_GE(cost->nodes, last_nodes) << seeds << " seeds";
+    EXPECT_GE(cost->bytes, last_bytes) << seeds << " seeds";
+    last_nodes = cost->nodes;
+    last_bytes = cost->bytes;
+  }
+  Limits limits = Unbounded();
+  limits.max_request_bytes = static_cast<int64_t>(last_bytes) - 1;
+  auto huge = BatchCost(local(), "", 100 * nodes, sampling);
+  ASSERT_TRUE(huge.ok());
+  EXPECT_EQ(CheckCost(*huge, limits, "minibatch").code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST_F(RequestCostTest, HugeDisjointRequestIsRefusedBeforeAnyWork) {
   Load();
   MinibatchRequest r;
