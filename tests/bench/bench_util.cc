@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+
 namespace graphshard::bench {
 namespace {
 
@@ -93,6 +96,16 @@ void PrintCompared(const std::string& name, double value, const std::string& uni
       name.c_str(), value, unit.c_str(), baseline_name.c_str(), baseline_value,
       baseline_value > 0 ? value / baseline_value : 0.0);
   std::fflush(stdout);
+}
+
+bool ParseFanouts(const std::string& text, std::vector<int32_t>* out) {
+  out->clear();
+  for (absl::string_view s : absl::StrSplit(text, ',')) {
+    int32_t x = 0;
+    if (!absl::SimpleAtoi(s, &x)) return false;
+    out->push_back(x);
+  }
+  return true;
 }
 
 }  // namespace graphshard::bench

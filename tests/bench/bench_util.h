@@ -2,9 +2,11 @@
 #define GRAPHSHARD_TESTS_BENCH_BENCH_UTIL_H_
 
 // Baselines measured in the same run as the thing they compare with: memcpy bandwidth and raw
-// TCP loopback throughput; and the JSON-lines output of benchmarks.
+// TCP loopback throughput; the JSON-lines output of benchmarks; their shared flag parsing.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace graphshard::bench {
 
@@ -19,6 +21,9 @@ double TcpLoopbackBytesPerSecond(size_t total_bytes);
 void PrintResult(const std::string& name, double value, const std::string& unit);
 void PrintCompared(const std::string& name, double value, const std::string& unit,
                    const std::string& baseline_name, double baseline_value);
+
+// "15,10,5" -> {15, 10, 5} into *out (replaced); false on a value that is not an integer.
+bool ParseFanouts(const std::string& text, std::vector<int32_t>* out);
 
 }  // namespace graphshard::bench
 

@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "common/partition_part.h"
 #include "common/rng.h"
 #include "common/thread_usage.h"
@@ -309,12 +308,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (k == "--batch-size" && absl::SimpleAtoi(v, &f->batch_size)) {
     } else if (k == "--replay-batches" && absl::SimpleAtoi(v, &f->replay)) {
     } else if (k == "--fanouts") {
-      f->fanouts.clear();
-      for (absl::string_view s : absl::StrSplit(v, ',')) {
-        int32_t x = 0;
-        if (!absl::SimpleAtoi(s, &x)) return false;
-        f->fanouts.push_back(x);
-      }
+      if (!ParseFanouts(v, &f->fanouts)) return false;
     } else {
       std::fprintf(stderr, "sample_bench: bad flag %s %s\n", k.c_str(), v.c_str());
       return false;

@@ -517,12 +517,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
         f->shm_ring.push_back(x == "on");
       }
     } else if (k == "--fanouts") {
-      f->fanouts.clear();
-      for (absl::string_view x : absl::StrSplit(v, ',')) {
-        int32_t n = 0;
-        if (!absl::SimpleAtoi(x, &n)) return false;
-        f->fanouts.push_back(n);
-      }
+      if (!ParseFanouts(v, &f->fanouts)) return false;
     } else {
       std::fprintf(stderr, "server_bench: bad flag %s %s\n", k.c_str(), v.c_str());
       return false;
