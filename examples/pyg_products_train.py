@@ -29,6 +29,10 @@ same work as graphshard-trainer's defaults (--trim on, --precision auto, --featu
 batches arrive on the GPU already (copied ahead on a side stream); without it, call
 batch.to(device) as usual. --compile wraps the model in torch.compile(dynamic=True) (the first
 epoch pays for compiling; later ones ran up to 14% faster on the GPU machine, docs/PYTHON.md).
+--cuda-graphs pads every batch to fixed shapes (graphshard.PadToStatic as the loader's
+transform, in its read-ahead thread) and compiles the model and loss with
+torch.compile(mode="reduce-overhead"): each step replays CUDA graphs instead of launching every
+kernel from Python (the same seed outputs and loss; the first batches pay for the captures).
 """
 import argparse
 import json
@@ -148,6 +152,11 @@ def main():
                     help="torch.compile(model, dynamic=True), as PyG's torch.compile guide "
                          "shows: fewer kernel launches and less Python per step; the first "
                          "batches pay for the compilation")
+    ap.add_argument("--cuda-graphs", action="store_true",
+                    help="pad batches to fixed shapes (graphshard.PadToStatic, the loader's "
+                         "transform) and compile model + loss with torch.compile(mode="
+                         "'reduce-overhead'): CUDA graphs replayed per step (needs --device cuda, "
+                         "--edge-index coo)")
     ap.add_argument("--fused-adam", action="store_true",
                     help="torch.optim.Adam(fused=True): one kernel for the optimizer step")
     ap.add_argument("--profile-steps", type=int, default=0,
@@ -157,6 +166,10 @@ def main():
     ap.add_argument("--profile-trace", help="with --profile-steps: also write the profiler's "
                     "Chrome trace (chrome://tracing, Perfetto) to this file")
     args = ap.parse_args()
+    if args.cuda_graphs and (args.edge_index != "coo" or args.compile):
+        ap.error("--cuda-graphs: give it without --compile (it compiles) and with --edge-index coo")
+    if args.cuda_graphs and not str(args.device).startswith("cuda"):
+        ap.error(f"--cuda-graphs needs a CUDA device (--device {args.device})")
 
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
@@ -165,7 +178,8 @@ def main():
     loader = graphshard.Loader(**where, split="train", num_neighbors=fanouts,
                                batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                feature_dtype=args.feature_dtype, device=device,
-                               prefetch=args.prefetch, feature_store=args.feature_store)
+                               prefetch=args.prefetch, feature_store=args.feature_store,
+                               transform=graphshard.PadToStatic() if args.cuda_graphs else None)
     md = loader.metadata
     model = GraphSAGE(md["feat_dim"], args.hidden, num_layers=len(fanouts),
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)
@@ -182,34 +196,49 @@ def main():
 
     def forward(batch, x):
         """The model over one batch (the seeds' rows first), trimmed and autocast by flag."""
+        return forward_of(x, batch.edge_index, tuple(batch.num_sampled_nodes),
+                          tuple(batch.num_sampled_edges), batch.batch_size)
+
+    def forward_of(x, edge_index, nodes, edges, seeds):
+        """forward's work from tensors and ints (what --cuda-graphs compiles)."""
         if args.trim == "bipartite":
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-                out = bipartite_forward(model, x, batch.edge_index, batch.num_sampled_nodes,
-                                        batch.num_sampled_edges)[:batch.batch_size]
+                out = bipartite_forward(model, x, edge_index, nodes, edges)[:seeds]
             return out.float()
         hops = {}
         if args.trim == "on":
-            hops = dict(num_sampled_nodes_per_hop=batch.num_sampled_nodes,
-                        num_sampled_edges_per_hop=batch.num_sampled_edges)
-        edge_index = batch.edge_index
+            hops = dict(num_sampled_nodes_per_hop=list(nodes),
+                        num_sampled_edges_per_hop=list(edges))
         if args.edge_index == "csr":
             from torch_geometric import EdgeIndex
             order = torch.argsort(edge_index[1], stable=True)
             edge_index = EdgeIndex(edge_index[:, order], sparse_size=(x.size(0), x.size(0)),
                                    sort_order="col")
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            out = model(x, edge_index, **hops)[:batch.batch_size]
+            out = model(x, edge_index, **hops)[:seeds]
         return out.float()
+
+    def loss_of(x, edge_index, y, nodes, edges, seeds):
+        """Cross-entropy over the seeds (padding seeds' label -100: ignored)."""
+        return F.cross_entropy(forward_of(x, edge_index, nodes, edges, seeds), y[:seeds])
+
+    if args.cuda_graphs:  # one shape per set of capacities: one capture each (PadToStatic.grew)
+        loss_of = torch.compile(loss_of, mode="reduce-overhead", dynamic=False)
 
     def train_step(batch):
         """One optimizer step; the loss stays on the device (no sync per step)."""
+        if args.cuda_graphs:
+            torch.compiler.cudagraph_mark_step_begin()  # last step's graph outputs are done
         opt.zero_grad()
         x = batch.x.float()  # 16-bit transport widens here, on the device
-        out = forward(batch, x)
-        loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+        loss = loss_of(x, batch.edge_index, batch.y, tuple(batch.num_sampled_nodes),
+                       tuple(batch.num_sampled_edges), batch.batch_size)
         loss.backward()
         opt.step()
         return loss.detach()
+
+    def seeds_of(batch):
+        return getattr(batch, "num_seeds", batch.batch_size)  # PadToStatic: the real seeds
 
     epochs = []
     for epoch in range(1, args.epochs + 1):
@@ -227,8 +256,8 @@ def main():
             wait += time.perf_counter() - w0
             if batch is None:
                 break
-            loss_sum += train_step(batch) * batch.batch_size
-            seeds += batch.batch_size
+            loss_sum += train_step(batch) * seeds_of(batch)
+            seeds += seeds_of(batch)
         sync()
         elapsed = time.perf_counter() - t0
         main_cpu = time.thread_time() - c0
@@ -247,11 +276,14 @@ def main():
                                  args.profile_trace)), flush=True)
 
     summary = {"name": "pyg_products_train", "device": str(device), "trim": args.trim,
+               "cuda_graphs": args.cuda_graphs,
                "precision": precision, "feature_store": loader.feature_store,
                "cuda_host_registered": loader.cuda_host_registered,
                "epochs": len(epochs), "last_epoch_time_s": epochs[-1]["time_s"],
                "last_data_wait_s": epochs[-1]["data_wait_s"],
                "last_data_wait_fraction": epochs[-1]["data_wait_fraction"]}
+    if loader.transform is not None:
+        summary["shapes"] = loader.transform.grew + 1  # captures made (one per shape)
     if args.eval:
         model.eval()
         test = graphshard.Loader(**where, split="test", num_neighbors=fanouts,

@@ -18,5 +18,6 @@ except ImportError:  # the loader's tensors need torch; host_id etc. do not
 from graphshard._graphshard import Error, host_id, rendezvous, stream_shuffle_seed  # noqa: E402
 from graphshard.loader import Loader
 from graphshard.link_loader import LinkLoader
+from graphshard.static_shapes import PadToStatic
 
-__all__ = ["Error", "LinkLoader", "Loader", "host_id", "rendezvous", "stream_shuffle_seed"]
+__all__ = ["Error", "LinkLoader", "Loader", "PadToStatic", "host_id", "rendezvous", "stream_shuffle_seed"]

@@ -85,7 +85,12 @@ class Loader:
         in the module's next(), reading and checking each batch, the GIL released);
         loader.build_cpu_s: those spent assembling batches in Python (the GIL held).
 
-    Other NeighborLoader / DataLoader arguments (transform, num_workers, time_attr, ...) are
+    transform: as NeighborLoader's, a callable applied to each batch (it returns the batch);
+        with a device it runs in the read-ahead thread, on the copy's side stream, after the
+        copy (its GPU work is then off the training loop's thread and stream), else when the
+        batch is asked for. graphshard.PadToStatic pads batches to fixed shapes (CUDA graphs).
+
+    Other NeighborLoader / DataLoader arguments (num_workers, time_attr, ...) are
     accepted only with their PyG default values (they change nothing then); any other value
     raises ValueError naming the argument (graphshard/pyg_args.py says why for each).
 
@@ -102,8 +107,12 @@ class Loader:
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
                  rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
                  assignment="part", feature_store="server", input_nodes=None,
-                 device_cache_mib=None, **pyg_kwargs):
+                 device_cache_mib=None, transform=None, **pyg_kwargs):
         pyg_args.refuse_unsupported(pyg_kwargs, self._name)
+        if transform is not None and not callable(transform):
+            raise ValueError(f"transform={transform!r}: expected a callable taking and returning "
+                             f"a batch")
+        self.transform = transform
         if input_nodes is not None and split is not None:
             raise ValueError(f"input_nodes and split={split!r}: give one (input_nodes are the "
                              f"seeds instead of a split)")
@@ -339,7 +348,8 @@ class Loader:
         self.epoch = epoch + 1
 
     def _build(self, raw, move=None):
-        return _data.build(raw, self.metadata, self._pyg, move, self._rows, self._link_mode)
+        batch = _data.build(raw, self.metadata, self._pyg, move, self._rows, self._link_mode)
+        return batch if self.transform is None else self.transform(batch)
 
     def __iter__(self):
         if self.device is None:

@@ -23,7 +23,6 @@ _REFUSED = {
     "subgraph_type": ("directional", "the servers sample directional subgraphs"),
     "disjoint": (False, "the servers sample one shared subgraph per batch"),
     "directed": (True, "the servers sample directional subgraphs"),
-    "transform": (None, "apply it to each batch in the training loop"),
     "transform_sampler_output": (None, "the servers build the batches"),
     "is_sorted": (False, "the servers hold the graph"),
     "filter_per_worker": (None, "the servers build the batches, not DataLoader workers"),

@@ -28,7 +28,8 @@
 # --compile; also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
 # --edge-index csr), bipartite_tf32 / bipartite_bf16 (--trim bipartite), trimmed_tf32_fused
 # (--fused-adam), untrimmed_tf32_compiled, bipartite_tf32_compiled,
-# trimmed_tf32_compiled_fused).
+# trimmed_tf32_compiled_fused; trimmed_tf32_cudagraphs, trimmed_tf32_cudagraphs_fused,
+# bipartite_tf32_cudagraphs: --cuda-graphs, batches padded to fixed shapes and CUDA graphs).
 # PROFILE_STEPS (0; N: each variant then runs N more steps
 # under torch.profiler and prints python_loader_profile_<variant>: wall, main-thread CPU and GPU
 # kernel ms per step, the top CPU ops; PROFILE_TRACE=1: and its Chrome trace in $OUT). Each variant's line has its last epoch's CPU seconds of the
@@ -192,6 +193,9 @@ run_pyg() {
     trimmed_tf32_compiled_fused) vflags=(--trim on --precision tf32 --compile --fused-adam) ;;
     untrimmed_tf32_compiled) vflags=(--trim off --precision tf32 --compile) ;;
     bipartite_tf32_compiled) vflags=(--trim bipartite --precision tf32 --compile) ;;
+    trimmed_tf32_cudagraphs) vflags=(--trim on --precision tf32 --cuda-graphs) ;;
+    trimmed_tf32_cudagraphs_fused) vflags=(--trim on --precision tf32 --cuda-graphs --fused-adam) ;;
+    bipartite_tf32_cudagraphs) vflags=(--trim bipartite --precision tf32 --cuda-graphs) ;;
     *) emit "{\"name\": \"python_loader_pyg\", \"error\": \"unknown variant $variant\"}"; return ;;
   esac
   log "round $round, pyg $variant: 2 servers x $THREADS threads, examples/pyg_products_train.py"
@@ -209,6 +213,7 @@ lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 e = [r for r in lines if "epoch" in r][-1]
 print(json.dumps({"data_wait_s": e["data_wait_s"], "main_thread_cpu_s": e.get("main_thread_cpu_s"),
                   "read_ahead_cpu_s": e.get("read_ahead_cpu_s"), "build_cpu_s": e.get("build_cpu_s"),
+                  "loss": e.get("loss"), "shapes": lines[-1].get("shapes"),
                   "cuda_host_registered": lines[-1].get("cuda_host_registered")})[1:-1])' \
     "$stdout" 2>/dev/null)
   if ((status != 0)) || [[ -z $times || -z $details ]]; then

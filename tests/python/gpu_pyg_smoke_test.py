@@ -8,6 +8,10 @@ torch_geometric, CUDA), PyG's own models over graphshard's loaders, 2 real serve
     (3 genres; the C++ hetero SAGE's bar, HAN ~0.57);
  2b. the example's --trim bipartite form (PyG's convs on (x, x[:n_dst])) equals
     model(x, edge_index) and trim_to_layer on the seeds;
+ 2c. graphshard.PadToStatic (the example's --cuda-graphs): padded batches give PyG's GraphSAGE
+    the unpadded seed outputs (model(x, edge_index), trim_to_layer, bipartite form), and the
+    loss compiled with torch.compile(mode="reduce-overhead") (CUDA graphs replayed) equals the
+    eager loss on the same weights and batches;
  3. link prediction: Cora with an 85/5/10 edge split, graphshard.LinkLoader (binary negatives),
     GraphSAGE encoder and a dot-product decoder, 10 epochs: validation accuracy of the edge labels
     >= 0.65 (chance 0.5) and the training loss falls;
@@ -165,6 +169,64 @@ def check_hetero(env):
         t.fail(f"imdb test accuracy {acc:.3f} < 0.50")
 
 
+def check_padded(registry, src):
+    """PadToStatic on CUDA with PyG's GraphSAGE: same seed outputs as unpadded; the CUDA-graph
+    loss (example's --cuda-graphs) equals the eager one."""
+    import sys
+    from torch_geometric.nn import GraphSAGE
+    sys.path.insert(0, os.path.join(src, "examples"))
+    from pyg_products_train import bipartite_forward
+    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    common = dict(registry=registry, split="train", num_neighbors=[5, 4, 3], batch_size=32,
+                  shuffle=True, seed=5, device=dev, output="pyg")
+    pad = graphshard.PadToStatic()
+    plain, padded = graphshard.Loader(**common), graphshard.Loader(**common, transform=pad)
+    md = plain.metadata
+    torch.manual_seed(3)
+    model = GraphSAGE(md["feat_dim"], 32, num_layers=3, out_channels=md["num_classes"],
+                      dropout=0.5).to(dev).eval()
+
+    def outputs(b):
+        x = b.x.float()
+        hops = dict(num_sampled_nodes_per_hop=b.num_sampled_nodes,
+                    num_sampled_edges_per_hop=b.num_sampled_edges)
+        return [model(x, b.edge_index)[:b.batch_size],
+                model(x, b.edge_index, **hops)[:b.batch_size],
+                bipartite_forward(model, x, b.edge_index, b.num_sampled_nodes,
+                                  b.num_sampled_edges)[:b.batch_size]]
+
+    def loss_of(x, edge_index, y, nodes, edges, seeds):
+        out = model(x, edge_index, num_sampled_nodes_per_hop=list(nodes),
+                    num_sampled_edges_per_hop=list(edges))[:seeds]
+        return F.cross_entropy(out, y[:seeds])
+    graphed = torch.compile(loss_of, mode="reduce-overhead", dynamic=False)
+    batches = 0
+    for a, b in zip(plain, padded):
+        if b.x.shape[0] != sum(pad.node_caps) or b.num_seeds != a.batch_size:
+            t.fail(f"padded batch: x {tuple(b.x.shape)}, caps {pad.node_caps}")
+        with torch.no_grad():
+            for name, ref, got in zip(("model", "trim_to_layer", "bipartite"), outputs(a),
+                                      outputs(b)):
+                err = float((got[:a.batch_size] - ref).abs().max())
+                if err > 1e-4:
+                    t.fail(f"padded {name} output differs by {err:.2e}")
+        args = (b.x.float(), b.edge_index, b.y, tuple(b.num_sampled_nodes),
+                tuple(b.num_sampled_edges), b.batch_size)
+        eager = loss_of(*args)
+        torch.compiler.cudagraph_mark_step_begin()
+        replayed = graphed(*args)
+        replayed.backward()  # the backward graph too
+        if abs(float(replayed) - float(eager)) > 1e-4 * max(1.0, abs(float(eager))):
+            t.fail(f"CUDA-graph loss {float(replayed):.6f} != eager {float(eager):.6f}")
+        model.zero_grad(set_to_none=True)
+        batches += 1
+    if batches < 3:
+        t.fail(f"{batches} padded batches")
+    t.note(f"PadToStatic: {batches} batches, {pad.grew + 1} shape(s): PyG outputs as unpadded, "
+           f"CUDA-graph loss = eager")
+
+
 def check_link(env):
     from torch_geometric.nn import GraphSAGE
     part = os.path.join(env.work, "cora_link")
@@ -273,6 +335,7 @@ def main():
         registry, _ = env.start_servers(env.partition_cora(2))
         check_homogeneous(registry)
         check_bipartite_form(registry, env.src)
+        check_padded(registry, env.src)
         check_ddp(registry, env)
         check_hetero(env)
         check_link(env)

@@ -85,6 +85,16 @@ def check_cora(env):
         if int(b.dst_neg_index.max()) >= b.n_id.numel():
             t.fail("triplet: dst_neg_index outside the batch's nodes")
     t.note("triplet layout ok")
+    # PadToStatic pads node batches only: a link batch's supervision edges would dangle.
+    padded = graphshard.LinkLoader(registry=registry, batch_size=100, output="plain",
+                                   neg_sampling="binary", transform=graphshard.PadToStatic())
+    try:
+        next(iter(padded))
+    except ValueError as e:
+        if "link batch" not in str(e):
+            t.fail(f"PadToStatic on a link batch: {e!r} does not say so")
+    else:
+        t.fail("PadToStatic padded a link batch")
 
     for bad, mention in [
             (dict(edge_label_index=torch.tensor([[0, 1], [1, 2]])), "edge_label_index"),
@@ -96,7 +106,7 @@ def check_cora(env):
              "neg_sampling"),
             (dict(neg_sampling="hard"), "neg_sampling"),
             (dict(negatives="popular"), "negatives"),
-            (dict(transform=lambda b: b), "transform"),
+            (dict(transform="pad"), "transform"),
             (dict(edge_label_time=torch.zeros(2)), "edge_label_time"),
             (dict(num_workers=2), "num_workers")]:
         try:

@@ -118,7 +118,7 @@ def check_homogeneous(registry):
             (dict(input_nodes=torch.tensor([0.5, 1.0])), "input_nodes"),
             (dict(input_nodes=("nope", None)), "input_nodes"),
             (dict(input_nodes=ids, split="val"), "input_nodes"),
-            (dict(transform=lambda b: b), "transform"),
+            (dict(transform="pad"), "transform"),
             (dict(num_workers=4), "num_workers"),
             (dict(time_attr="time"), "time_attr"),
             (dict(filter_per_worker=True), "filter_per_worker"),
