@@ -75,18 +75,19 @@ class Loader:
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
         plain Batch / HeteroBatch with the same field names), "pyg" or "plain".
-    device, prefetch: with a device, a background thread reads `prefetch` steps ahead; on a CUDA
-        device it also copies each batch there on a side stream, by DMA straight out of the
+    device, prefetch: with a device, background threads read `prefetch` steps ahead; on a CUDA
+        device they also copy each batch there on a side stream, by DMA straight out of the
         shared memory (the ring segments are page-locked with PyTorch's CUDA runtime, as
         graphshard-trainer --h2d registered), and the training stream waits for that copy on the
         GPU. Without a device (the default), batches are read when asked and stay in shared
         memory: batch.to(device) is then the user's copy, as with NeighborLoader.
-        loader.read_ahead_cpu_s: the CPU seconds the read-ahead thread has spent so far (mostly
-        in the module's next(), reading and checking each batch, the GIL released);
+        Two threads read ahead: one takes batches from the servers (the module's next(): reading
+        and checking each batch, the GIL released), the other builds them on the device (copy,
+        transform; Python). loader.read_ahead_cpu_s: the CPU seconds both have spent so far;
         loader.build_cpu_s: those spent assembling batches in Python (the GIL held).
 
     transform: as NeighborLoader's, a callable applied to each batch (it returns the batch);
-        with a device it runs in the read-ahead thread, on the copy's side stream, after the
+        with a device it runs in the read-ahead builder thread, on the copy's side stream, after the
         copy (its GPU work is then off the training loop's thread and stream), else when the
         batch is asked for. graphshard.PadToStatic pads batches to fixed shapes (CUDA graphs).
 
@@ -174,7 +175,7 @@ class Loader:
         self.seed_type = self.metadata["target_type"]
         what = self._choose_seeds()  # bad seeds are refused before any rows are read
         self.device = None
-        self.read_ahead_cpu_s = 0.0  # CPU seconds of the read-ahead thread, all epochs
+        self.read_ahead_cpu_s = 0.0  # CPU seconds of the read-ahead threads, all epochs
         self.build_cpu_s = 0.0  # CPU seconds spent assembling batches, all epochs
         self.prefetch = int(prefetch)
         self.cuda_host_registered = False
@@ -374,36 +375,63 @@ class Loader:
         return batch
 
     def _prefetched(self):
+        """Two read-ahead threads: the reader takes each batch from the module (next(): the wire
+        checks, the GIL released) and the builder makes it a batch on the device (copy, gather,
+        transform: Python, the GIL held), so that neither waits for the other's work."""
         import torch
         cuda = self.device.type == "cuda"
         stream = torch.cuda.Stream(self.device) if cuda else None
+        raws = queue.Queue(maxsize=2)  # each holds a ring segment until the builder copied it
         ready = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
         end = object()
 
         move = self._move_to_device
 
-        def put(item):
+        def put(q, item):
             while not stop.is_set():
                 try:
-                    ready.put(item, timeout=0.1)
+                    q.put(item, timeout=0.1)
                     return
                 except queue.Full:
                     pass
 
-        def produce():
+        def get(q):
+            while not stop.is_set():
+                try:
+                    return q.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            return end
+
+        def read():
+            started = time.thread_time()
+            try:
+                for raw in self._raw_steps():
+                    if stop.is_set():
+                        return
+                    put(raws, raw)
+            except BaseException as e:  # re-raised in the iterating thread
+                put(raws, e)
+            finally:
+                self.read_ahead_cpu_s += time.thread_time() - started
+            put(raws, end)
+
+        def build():
             started = time.thread_time()
             try:
                 if cuda:
                     torch.cuda.set_device(self.device)
-                for raw in self._raw_steps():
-                    if stop.is_set():
+                while True:
+                    raw = get(raws)
+                    if raw is end or isinstance(raw, BaseException):
+                        put(ready, raw)
                         return
                     if not raw:
-                        put((None, None))
+                        put(ready, (None, None))
                         continue
                     if not cuda:
-                        put((self._timed_build(raw), None))
+                        put(ready, (self._timed_build(raw), None))
                         continue
                     with torch.cuda.stream(stream):
                         batch = self._timed_build(raw, move)
@@ -412,14 +440,16 @@ class Loader:
                     # The segment goes back to the server (raw dropped) only once the copy is done.
                     copied.synchronize()
                     del raw
-                    put((batch, copied))
+                    put(ready, (batch, copied))
             except BaseException as e:  # re-raised in the iterating thread
-                put(e)
-            self.read_ahead_cpu_s += time.thread_time() - started
-            put(end)
+                put(ready, e)
+            finally:
+                self.read_ahead_cpu_s += time.thread_time() - started
 
-        thread = threading.Thread(target=produce, name="graphshard-prefetch", daemon=True)
-        thread.start()
+        threads = [threading.Thread(target=read, name="graphshard-read", daemon=True),
+                   threading.Thread(target=build, name="graphshard-build", daemon=True)]
+        for thread in threads:
+            thread.start()
         try:
             while True:
                 item = ready.get()
@@ -436,12 +466,14 @@ class Loader:
                 yield batch
         finally:
             stop.set()
-            while thread.is_alive():
-                try:
-                    ready.get(timeout=0.1)
-                except queue.Empty:
-                    pass
-            thread.join()
+            for q in (ready, raws):  # drop what is queued: ring segments go back
+                while True:
+                    try:
+                        q.get_nowait()
+                    except queue.Empty:
+                        break
+            for thread in threads:
+                thread.join()
 
     def __repr__(self):
         return (f"{self._name}(split={self.split!r}, batch_size={self.batch_size}, "

@@ -203,8 +203,10 @@ def check_padded(registry, src):
     graphed = torch.compile(loss_of, mode="reduce-overhead", dynamic=False)
     batches = 0
     for a, b in zip(plain, padded):
-        if b.x.shape[0] != sum(pad.node_caps) or b.num_seeds != a.batch_size:
-            t.fail(f"padded batch: x {tuple(b.x.shape)}, caps {pad.node_caps}")
+        if b.x.shape[0] != sum(b.num_sampled_nodes) or b.num_seeds != a.batch_size or \
+                b.batch_size != b.num_sampled_nodes[0]:
+            t.fail(f"padded batch: x {tuple(b.x.shape)}, hops {b.num_sampled_nodes}, "
+                   f"{b.num_seeds} seeds of {a.batch_size}")
         with torch.no_grad():
             for name, ref, got in zip(("model", "trim_to_layer", "bipartite"), outputs(a),
                                       outputs(b)):
