@@ -23,9 +23,10 @@
 # Knobs: EPOCHS (3), PYTHON (python3), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench), JOBS (nproc),
 # SERVER_PREFETCH (8), RUN_TIMEOUT seconds per run (240), GEN_ARGS (e.g. "--num-nodes 200000
 # --num-edges 8000000" for a quick try), PY_PREFETCH (4), DEVICE (cuda; cpu for a dry run),
-# PYG_VARIANTS (default "untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled": PyG as users run
-# it today, the example's defaults (the C++ trainer's work and precision), and the same with
-# --compile; also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
+# PYG_VARIANTS (default "untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled
+# trimmed_tf32_cudagraphs_fused": PyG as users run it today, the example's defaults (the C++
+# trainer's work and precision), the same with --compile, and with --cuda-graphs --fused-adam
+# (the fastest); also trimmed_bf16, trimmed_bf16_csr / untrimmed_bf16_csr (the example's
 # --edge-index csr), bipartite_tf32 / bipartite_bf16 (--trim bipartite), trimmed_tf32_fused
 # (--fused-adam), untrimmed_tf32_compiled, bipartite_tf32_compiled,
 # trimmed_tf32_compiled_fused; trimmed_tf32_cudagraphs, trimmed_tf32_cudagraphs_fused,
@@ -243,7 +244,7 @@ print(json.dumps({"name": "python_loader_epoch_ratio_" + sys.argv[3], "round": i
 # spread of one variant's ratio over the rounds.
 for ((round = 1; round <= ${ROUNDS:-1}; round++)); do
   run_cpp "$round"
-  for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled}; do
+  for variant in ${PYG_VARIANTS:-untrimmed_fp32 trimmed_tf32 trimmed_tf32_compiled trimmed_tf32_cudagraphs_fused}; do
     run_pyg "$round" "$variant"
   done
 done
