@@ -9,10 +9,16 @@ part), then:
 
 One process, one GPU (--device cuda) or the CPU. Each epoch prints one JSON line: epoch time,
 data wait (the time the training loop waited for its next batch), loss, seeds/s; the last line
-is a summary. For several GPUs run one process per GPU with torchrun (RANK, WORLD_SIZE,
-LOCAL_RANK, MASTER_ADDR, MASTER_PORT), call torch.distributed.init_process_group before the
-loader and wrap the model in DistributedDataParallel: the loader then gives each rank its share
-of the seeds, read from the servers on its own host, and the same number of steps.
+is a summary. For several GPUs run one process per GPU with torchrun (it sets RANK,
+WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT):
+
+    PYTHONPATH=build/python torchrun --nproc-per-node 2 examples/pyg_products_train.py --registry R
+
+Each rank then takes GPU LOCAL_RANK, joins torch.distributed (NCCL; gloo where the host has
+fewer GPUs than ranks) before the loader, and wraps the model in DistributedDataParallel: the
+loader gives each rank its share of the seeds, read from the servers on its own host, and the
+same number of steps. Rank 0 prints the epoch lines; every rank prints its summary (with a
+digest of its weights: equal on every rank), and --eval sums the ranks' test counts.
 
 What changes against the NeighborLoader version:
     loader = NeighborLoader(data, input_nodes=data.train_mask, num_neighbors=[15, 10, 5],
@@ -35,7 +41,9 @@ torch.compile(mode="reduce-overhead"): each step replays CUDA graphs instead of 
 kernel from Python (the same seed outputs and loss; the first batches pay for the captures).
 """
 import argparse
+import hashlib
 import json
+import os
 import time
 
 import torch
@@ -157,6 +165,9 @@ def main():
                          "transform) and compile model + loss with torch.compile(mode="
                          "'reduce-overhead'): CUDA graphs replayed per step (needs --device cuda, "
                          "--edge-index coo)")
+    ap.add_argument("--pad-headroom", type=float, default=0.05,
+                    help="with --cuda-graphs: PadToStatic's headroom (each hop's capacity this "
+                         "fraction above the count that set it: fewer shapes, more padding)")
     ap.add_argument("--fused-adam", action="store_true",
                     help="torch.optim.Adam(fused=True): one kernel for the optimizer step")
     ap.add_argument("--profile-steps", type=int, default=0,
@@ -173,18 +184,40 @@ def main():
 
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank, dist = 0, None
+    if world > 1:  # torchrun: one process per GPU
+        if args.cuda_graphs or args.trim == "bipartite":
+            ap.error("with several ranks, --cuda-graphs and --trim bipartite are not supported "
+                     "(DistributedDataParallel's gradient hooks need its own forward, uncaptured)")
+        import torch.distributed as dist
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        backend = "gloo"
+        if device.type == "cuda":
+            gpus = torch.cuda.device_count()
+            device = torch.device("cuda", local % gpus)
+            torch.cuda.set_device(device)
+            if gpus >= int(os.environ.get("LOCAL_WORLD_SIZE", world)):
+                backend = "nccl"  # one GPU per rank; NCCL refuses two ranks on one GPU
+        dist.init_process_group(backend)
+        rank = dist.get_rank()
     fanouts = [int(f) for f in args.fanouts.split(",")]
     where = dict(registry=args.registry) if args.registry else dict(servers=args.servers.split(","))
     loader = graphshard.Loader(**where, split="train", num_neighbors=fanouts,
                                batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                feature_dtype=args.feature_dtype, device=device,
                                prefetch=args.prefetch, feature_store=args.feature_store,
-                               transform=graphshard.PadToStatic() if args.cuda_graphs else None)
+                               transform=graphshard.PadToStatic(args.pad_headroom)
+                               if args.cuda_graphs else None)
     md = loader.metadata
     model = GraphSAGE(md["feat_dim"], args.hidden, num_layers=len(fanouts),
                       out_channels=md["num_classes"], dropout=args.dropout).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr,
                            **(dict(fused=True) if args.fused_adam else {}))
+    net = model  # the GraphSAGE itself (bipartite_forward reads its convs)
+    if dist is not None:
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device] if device.type == "cuda" else None)
     if args.compile:
         model = torch.compile(model, dynamic=True)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
@@ -194,16 +227,19 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     torch.backends.cudnn.allow_tf32 = precision == "tf32"
 
-    def forward(batch, x):
+    def forward(batch, x, module=None):
         """The model over one batch (the seeds' rows first), trimmed and autocast by flag."""
         return forward_of(x, batch.edge_index, tuple(batch.num_sampled_nodes),
-                          tuple(batch.num_sampled_edges), batch.batch_size)
+                          tuple(batch.num_sampled_edges), batch.batch_size, module)
 
-    def forward_of(x, edge_index, nodes, edges, seeds):
-        """forward's work from tensors and ints (what --cuda-graphs compiles)."""
+    def forward_of(x, edge_index, nodes, edges, seeds, module=None):
+        """forward's work from tensors and ints (what --cuda-graphs compiles); module: another
+        than the training one (evaluation runs the bare GraphSAGE: no DDP collectives, since
+        ranks may have different numbers of test batches)."""
+        module = model if module is None else module
         if args.trim == "bipartite":
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-                out = bipartite_forward(model, x, edge_index, nodes, edges)[:seeds]
+                out = bipartite_forward(net, x, edge_index, nodes, edges)[:seeds]
             return out.float()
         hops = {}
         if args.trim == "on":
@@ -215,7 +251,7 @@ def main():
             edge_index = EdgeIndex(edge_index[:, order], sparse_size=(x.size(0), x.size(0)),
                                    sort_order="col")
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            out = model(x, edge_index, **hops)[:seeds]
+            out = module(x, edge_index, **hops)[:seeds]
         return out.float()
 
     def loss_of(x, edge_index, y, nodes, edges, seeds):
@@ -269,13 +305,17 @@ def main():
                "loss": round(float(loss_sum) / max(seeds, 1), 5),
                "seeds_per_s": round(seeds / elapsed, 1)}
         epochs.append(rec)
-        print(json.dumps(rec), flush=True)
+        if rank == 0:
+            print(json.dumps(rec), flush=True)
 
     if args.profile_steps > 0:
         print(json.dumps(profile(loader, train_step, args.profile_steps, sync,
                                  args.profile_trace)), flush=True)
 
-    summary = {"name": "pyg_products_train", "device": str(device), "trim": args.trim,
+    digest = hashlib.sha256(b"".join(p.detach().float().cpu().numpy().tobytes()
+                                     for p in net.parameters())).hexdigest()[:16]
+    summary = {"name": "pyg_products_train", "rank": rank, "world_size": world,
+               "weights": digest, "device": str(device), "trim": args.trim,
                "cuda_graphs": args.cuda_graphs,
                "precision": precision, "feature_store": loader.feature_store,
                "cuda_host_registered": loader.cuda_host_registered,
@@ -291,11 +331,18 @@ def main():
         correct = total = 0
         with torch.no_grad():
             for batch in test:
-                pred = forward(batch, batch.x.float()).argmax(1)
+                pred = forward(batch, batch.x.float(), net).argmax(1)
                 correct += int((pred == batch.y[:batch.batch_size]).sum())
                 total += batch.batch_size
+        if dist is not None:  # each rank evaluated its share of the test seeds
+            counts = torch.tensor([correct, total], dtype=torch.float64, device=device)
+            dist.all_reduce(counts)
+            correct, total = int(counts[0]), int(counts[1])
         summary["test_acc"] = round(correct / max(total, 1), 4)
+        summary["test_seeds"] = total
     print(json.dumps(summary), flush=True)
+    if dist is not None:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

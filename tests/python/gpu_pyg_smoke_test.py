@@ -12,6 +12,10 @@ torch_geometric, CUDA), PyG's own models over graphshard's loaders, 2 real serve
     the unpadded seed outputs (model(x, edge_index), trim_to_layer, bipartite form), and the
     loss compiled with torch.compile(mode="reduce-overhead") (CUDA graphs replayed) equals the
     eager loss on the same weights and batches;
+ 2d. examples/pyg_products_train.py end to end on Cora (10 epochs, --eval): its defaults and
+    --cuda-graphs --fused-adam on 1 GPU, and 2 ranks with torchrun's environment (NCCL on 2
+    GPUs; on one GPU the ranks share it over gloo): test accuracy >= 0.70, every test seed
+    counted once, the ranks' weights equal;
  3. link prediction: Cora with an 85/5/10 edge split, graphshard.LinkLoader (binary negatives),
     GraphSAGE encoder and a dot-product decoder, 10 epochs: validation accuracy of the edge labels
     >= 0.65 (chance 0.5) and the training loss falls;
@@ -229,6 +233,62 @@ def check_padded(registry, src):
            f"CUDA-graph loss = eager")
 
 
+def check_example(registry, env):
+    """examples/pyg_products_train.py as a user runs it, on Cora (see the module docstring)."""
+    import json
+    import subprocess
+    import sys
+    script = os.path.join(env.src, "examples", "pyg_products_train.py")
+    base = [sys.executable, script, "--registry", registry, "--epochs", "10", "--fanouts",
+            "10,5", "--batch-size", "64", "--hidden", "64", "--lr", "0.01", "--eval"]
+
+    def run(extra, world=1):
+        port = t.free_port()
+        procs = []
+        for rank in range(world):
+            e = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+                     LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                     MASTER_PORT=str(port))
+            procs.append(subprocess.Popen(base + extra, env=e, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+        results = []
+        for rank, p in enumerate(procs):
+            try:
+                out, err = p.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                for q in procs:
+                    q.kill()
+                t.fail(f"the example {extra} rank {rank} did not finish within 300 s")
+            if p.returncode != 0:
+                print(err[-3000:], file=sys.stderr)
+                t.fail(f"the example {extra} rank {rank}: exit status {p.returncode}")
+            results.append([json.loads(l) for l in out.splitlines() if l.startswith("{")])
+        return results
+
+    gpus = torch.cuda.device_count()
+    for extra, world in (([], 1), (["--cuda-graphs", "--fused-adam", "--pad-headroom", "0.5"], 1),
+                         ([], 2)):
+        ranks = run(extra, world)
+        summaries = [lines[-1] for lines in ranks]
+        epochs = [r for r in ranks[0] if "epoch" in r]
+        s0 = summaries[0]
+        what = f"example {' '.join(extra) or 'defaults'}, {world} rank(s)"
+        if len(epochs) != 10 or s0.get("world_size") != world:
+            t.fail(f"{what}: {len(epochs)} epoch lines, world_size {s0.get('world_size')}")
+        if s0.get("test_seeds") != 1000 or s0.get("test_acc", 0) < 0.70:
+            t.fail(f"{what}: test accuracy {s0.get('test_acc')} over {s0.get('test_seeds')} "
+                   f"seeds (Cora: 1000, bar 0.70)")
+        if len({s["weights"] for s in summaries}) != 1:
+            t.fail(f"{what}: the ranks' weights differ: {[s['weights'] for s in summaries]}")
+        if "--cuda-graphs" in extra and not (s0.get("cuda_graphs") and s0.get("shapes", 0) >= 1):
+            t.fail(f"{what}: summary {s0}")
+        how = "" if world == 1 else (" (2 GPUs, NCCL)" if gpus >= 2 else
+                                     " (sharing 1 GPU over gloo: a stand-in)")
+        t.note(f"{what}{how}: test accuracy {s0['test_acc']:.3f}, last epoch "
+               f"{epochs[-1]['time_s']:.2f} s" + (f", {s0['shapes']} shape(s)"
+                                                 if "shapes" in s0 else ""))
+
+
 def check_link(env):
     from torch_geometric.nn import GraphSAGE
     part = os.path.join(env.work, "cora_link")
@@ -339,6 +399,7 @@ def main():
         check_bipartite_form(registry, env.src)
         check_padded(registry, env.src)
         check_ddp(registry, env)
+        check_example(registry, env)
         check_hetero(env)
         check_link(env)
     finally:
