@@ -251,18 +251,8 @@ def check_example(registry, env):
                      MASTER_PORT=str(port))
             procs.append(subprocess.Popen(base + extra, env=e, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, text=True))
-        results = []
-        for rank, p in enumerate(procs):
-            try:
-                out, err = p.communicate(timeout=300)
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                t.fail(f"the example {extra} rank {rank} did not finish within 300 s")
-            if p.returncode != 0:
-                print(err[-3000:], file=sys.stderr)
-                t.fail(f"the example {extra} rank {rank}: exit status {p.returncode}")
-            results.append([json.loads(l) for l in out.splitlines() if l.startswith("{")])
+        results = [[json.loads(line) for line in out.splitlines() if line.startswith("{")]
+                   for out in t.collect_ranks(procs, 300, f"the example {extra} rank")]
         return results
 
     gpus = torch.cuda.device_count()

@@ -98,6 +98,37 @@ def fail(message):
     raise SystemExit(1)
 
 
+def collect_ranks(procs, timeout, what="rank"):
+    """The stdout of every process of `procs` (Popen, text pipes), in order; a process that
+    runs past `timeout` seconds (all are killed) or exits non-zero (its stderr shown) fails."""
+    outs = []
+    for rank, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            fail(f"{what} {rank} did not finish within {timeout} s")
+        if p.returncode != 0:
+            print(f"---- {what} {rank} stderr\n{err[-4000:]}", file=sys.stderr)
+            fail(f"{what} {rank} exited with status {p.returncode}")
+        outs.append(out)
+    return outs
+
+
+def expect_error(kind, mention, fn):
+    """fn() must raise `kind` whose message names `mention`; anything else fails the test."""
+    try:
+        fn()
+    except kind as e:
+        if mention not in str(e):
+            fail(f"{kind.__name__} {e!r} does not name {mention!r}")
+        return
+    except Exception as e:  # noqa: BLE001 - the wrong kind is the failure reported
+        fail(f"expected {kind.__name__} naming {mention!r}, got {type(e).__name__}: {e}")
+    fail(f"expected {kind.__name__} naming {mention!r}; nothing raised")
+
+
 def note(message):
     print(f"-- {message}", file=sys.stderr, flush=True)
 

@@ -88,13 +88,7 @@ def check_cora(env):
     # PadToStatic pads node batches only: a link batch's supervision edges would dangle.
     padded = graphshard.LinkLoader(registry=registry, batch_size=100, output="plain",
                                    neg_sampling="binary", transform=graphshard.PadToStatic())
-    try:
-        next(iter(padded))
-    except ValueError as e:
-        if "link batch" not in str(e):
-            t.fail(f"PadToStatic on a link batch: {e!r} does not say so")
-    else:
-        t.fail("PadToStatic padded a link batch")
+    t.expect_error(ValueError, "link batch", lambda: next(iter(padded)))
 
     for bad, mention in [
             (dict(edge_label_index=torch.tensor([[0, 1], [1, 2]])), "edge_label_index"),

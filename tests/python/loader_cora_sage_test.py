@@ -93,18 +93,8 @@ def main():
             procs.append(subprocess.Popen([sys.executable, __file__, "--worker", registry], env=e,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True))
-        results = []
-        for rank, p in enumerate(procs):
-            try:
-                out, err = p.communicate(timeout=400)
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                t.fail(f"rank {rank} did not finish within 400 s")
-            print(f"---- rank {rank} stderr\n{err}", file=sys.stderr)
-            if p.returncode != 0:
-                t.fail(f"rank {rank} exited with status {p.returncode}")
-            results.append(json.loads(out.strip().splitlines()[-1]))
+        results = [json.loads(out.strip().splitlines()[-1])
+                   for out in t.collect_ranks(procs, 400)]
         for r in results:
             t.note(json.dumps(r))
         r0, r1 = results

@@ -75,18 +75,8 @@ def main():
         procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(port),
                                    registry, link_registry], env=e, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for r in range(2)]
-        results = []
-        for rank, p in enumerate(procs):
-            try:
-                stdout, stderr = p.communicate(timeout=300)
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                t.fail(f"rank {rank} did not finish within 300 s")
-            if p.returncode != 0:
-                print(f"---- rank {rank} stderr\n{stderr}", file=sys.stderr)
-                t.fail(f"rank {rank} exited with status {p.returncode}")
-            results.append(json.loads(stdout.strip().splitlines()[-1]))
+        results = [json.loads(out.strip().splitlines()[-1])
+                   for out in t.collect_ranks(procs, 300)]
         check(t, results)
     finally:
         env.cleanup()

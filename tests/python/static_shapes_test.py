@@ -128,22 +128,10 @@ def main():
         if seen != len(plain):
             t.fail(f"read-ahead loader gave {seen} batches")
 
-        for bad, kind, mention in [(dict(transform="pad"), ValueError, "transform")]:
-            try:
-                graphshard.Loader(**common, **bad)
-            except kind as e:
-                if mention not in str(e):
-                    t.fail(f"{bad}: {e!r} does not name {mention}")
-            else:
-                t.fail(f"{bad} accepted")
-        for bad, mention in [(dict(headroom=-1), "headroom"), (dict(align=0), "align")]:
-            try:
-                graphshard.PadToStatic(**bad)
-            except ValueError as e:
-                if mention not in str(e):
-                    t.fail(f"{bad}: {e!r} does not name {mention}")
-            else:
-                t.fail(f"PadToStatic({bad}) accepted")
+        t.expect_error(ValueError, "transform",
+                       lambda: graphshard.Loader(**common, transform="pad"))
+        t.expect_error(ValueError, "headroom", lambda: graphshard.PadToStatic(headroom=-1))
+        t.expect_error(ValueError, "align", lambda: graphshard.PadToStatic(align=0))
         check_refused(env)
         t.note("ok")
     finally:
@@ -159,14 +147,7 @@ def check_refused(env):
     reg, _ = env.start_servers(hetero, registry=os.path.join(env.work, "reg_imdb"))
     loader = graphshard.Loader(registry=reg, split="train", num_neighbors=[4, 3], batch_size=64,
                                output="plain", transform=graphshard.PadToStatic())
-    try:
-        next(iter(loader))
-    except ValueError as e:
-        if "heterogeneous" not in str(e):
-            t.fail(f"hetero batch: {e!r} does not say heterogeneous")
-    else:
-        t.fail("a heterogeneous batch was padded")
-
+    t.expect_error(ValueError, "heterogeneous", lambda: next(iter(loader)))
 
 if __name__ == "__main__":
     main()
