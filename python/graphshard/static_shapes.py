@@ -21,6 +21,7 @@ Padding never changes what the real nodes compute:
 Homogeneous node batches only (Loader, not LinkLoader, not heterogeneous graphs): others raise
 ValueError naming what they are."""
 import math
+import threading
 
 import torch
 
@@ -46,6 +47,7 @@ class PadToStatic:
         self.node_caps = None  # per hop, seeds first
         self.edge_caps = None  # per hop, hop 1 first
         self.grew = 0  # batches that raised a capacity after the first
+        self._lock = threading.Lock()  # one instance may serve several loaders' threads
 
     def _grow(self, caps, counts, spare):
         """caps raised where a count (plus `spare` padding slots) does not fit; True if any."""
@@ -72,18 +74,19 @@ class PadToStatic:
 
     def __call__(self, batch):
         ns, es = self._check(batch)
-        if self.node_caps is None:
-            self.node_caps, self.edge_caps = [0] * len(ns), [0] * len(es)
-            self._grow(self.node_caps, ns, 1)
-            self._grow(self.edge_caps, es, 0)
-        elif len(ns) != len(self.node_caps):
-            raise ValueError(f"PadToStatic: a batch of {len(ns)} node hops after batches of "
-                             f"{len(self.node_caps)}")
-        else:
-            grew = self._grow(self.node_caps, ns, 1)
-            grew = self._grow(self.edge_caps, es, 0) or grew
-            self.grew += int(grew)
-        nc, ec = self.node_caps, self.edge_caps
+        with self._lock:
+            if self.node_caps is None:
+                self.node_caps, self.edge_caps = [0] * len(ns), [0] * len(es)
+                self._grow(self.node_caps, ns, 1)
+                self._grow(self.edge_caps, es, 0)
+            elif len(ns) != len(self.node_caps):
+                raise ValueError(f"PadToStatic: a batch of {len(ns)} node hops after batches "
+                                 f"of {len(self.node_caps)}")
+            else:
+                grew = self._grow(self.node_caps, ns, 1)
+                grew = self._grow(self.edge_caps, es, 0) or grew
+                self.grew += int(grew)
+            nc, ec = list(self.node_caps), list(self.edge_caps)  # this batch's shapes
         edge_index = batch.edge_index
         device = edge_index.device
         old_start = [0] + list(_cumsum(ns))

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 import graphshard
 import gs_testlib as t
+from graphshard.data import Batch
 
 FANOUTS = [10, 5, 3]
 
@@ -88,6 +89,17 @@ def check_layout(plain, padded, pad):
         t.fail("the padded batch has a different number of edges into real nodes")
 
 
+def check_consistent(b):
+    """A padded batch agrees with its own hops: sizes, and no edge between a real node and
+    padding (labels -100 mark the padding seeds; other padding is found by position)."""
+    nc, ec = b.num_sampled_nodes, b.num_sampled_edges
+    if b.x.shape[0] != sum(nc) or b.edge_index.shape[1] != sum(ec) or b.batch_size != nc[0]:
+        t.fail(f"inconsistent padded batch: x {tuple(b.x.shape)}, edges "
+               f"{tuple(b.edge_index.shape)}, hops {nc} / {ec}")
+    if int(b.edge_index.max()) >= sum(nc) or (b.y[b.num_seeds:nc[0]] != -100).any():
+        t.fail("a padded batch's edges or seed labels are out of place")
+
+
 def main():
     env = t.Env()
     try:
@@ -128,6 +140,20 @@ def main():
         if seen != len(plain):
             t.fail(f"read-ahead loader gave {seen} batches")
 
+        # One instance shared by two read-ahead loaders (headroom 0: it grows often): every
+        # batch is padded consistently to the capacities of its own moment.
+        shared = graphshard.PadToStatic(headroom=0, align=1)
+        both = [graphshard.Loader(**dict(common, seed=s), transform=shared, device="cpu")
+                for s in (3, 4)]
+        for pair in zip(*both):
+            for b in pair:
+                check_consistent(b)
+        t.note(f"shared by two read-ahead loaders: consistent; {shared!r}")
+        # A batch with another number of hops than the ones before it.
+        two_hops = Batch(x=torch.zeros(4, 3), y=torch.zeros(4, dtype=torch.long),
+                         n_id=torch.arange(4), edge_index=torch.tensor([[1, 2, 3], [0, 0, 1]]),
+                         batch_size=1, num_sampled_nodes=[1, 2, 1], num_sampled_edges=[2, 1])
+        t.expect_error(ValueError, "node hops", lambda: pad(two_hops))
         t.expect_error(ValueError, "transform",
                        lambda: graphshard.Loader(**common, transform="pad"))
         t.expect_error(ValueError, "headroom", lambda: graphshard.PadToStatic(headroom=-1))
