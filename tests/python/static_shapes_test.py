@@ -128,7 +128,8 @@ def main():
         t.note(f"{steps} batches: padded = unpadded outputs and loss; {len(shapes)} shape(s); "
                f"{pad!r}")
 
-        # With a device the transform runs in the read-ahead builder thread, before the batch is yielded.
+        # With a device the transform runs in the read-ahead builder thread, before the batch
+        # is yielded.
         ahead = graphshard.PadToStatic()
         seen = 0
         for b in graphshard.Loader(**common, transform=ahead, device="cpu", prefetch=2):
