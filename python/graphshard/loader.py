@@ -381,12 +381,19 @@ class Loader:
         import torch
         cuda = self.device.type == "cuda"
         stream = torch.cuda.Stream(self.device) if cuda else None
-        raws = queue.Queue(maxsize=2)  # each holds a ring segment until the builder copied it
+        # Each queued raw batch holds a ring segment (max_held_batches) until built; on the CPU
+        # the built batches in `ready` hold theirs too, so the reader runs less far ahead there.
+        raws = queue.Queue(maxsize=2 if cuda else 1)
         ready = queue.Queue(maxsize=self.prefetch)
         stop = threading.Event()
         end = object()
+        cpu_lock = threading.Lock()  # both threads add their CPU seconds when they end
 
         move = self._move_to_device
+
+        def add_cpu(seconds):
+            with cpu_lock:
+                self.read_ahead_cpu_s += seconds
 
         def put(q, item):
             while not stop.is_set():
@@ -414,7 +421,7 @@ class Loader:
             except BaseException as e:  # re-raised in the iterating thread
                 put(raws, e)
             finally:
-                self.read_ahead_cpu_s += time.thread_time() - started
+                add_cpu(time.thread_time() - started)
             put(raws, end)
 
         def build():
@@ -444,7 +451,7 @@ class Loader:
             except BaseException as e:  # re-raised in the iterating thread
                 put(ready, e)
             finally:
-                self.read_ahead_cpu_s += time.thread_time() - started
+                add_cpu(time.thread_time() - started)
 
         threads = [threading.Thread(target=read, name="graphshard-read", daemon=True),
                    threading.Thread(target=build, name="graphshard-build", daemon=True)]
