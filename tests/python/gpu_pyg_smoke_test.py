@@ -140,10 +140,7 @@ def check_bipartite_form(registry, src):
 def check_hetero(env):
     from torch_geometric.data import HeteroData
     from torch_geometric.nn import GraphSAGE, to_hetero
-    part = os.path.join(env.work, "imdb2")
-    t.run([os.path.join(env.bin, "graphshard-partition"), "partition", "--input",
-           os.path.join(env.src, "tests/data/imdb"), "--parts", "2", "--method", "random",
-           "--seed", "1", "--out", part], 120)
+    part = env.partition_imdb()
     registry, _ = env.start_servers(part, registry=os.path.join(env.work, "reg_imdb"))
     dev = torch.device("cuda")
     train_loader = graphshard.Loader(registry=registry, split="train", num_neighbors=[10, 10],

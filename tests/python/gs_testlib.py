@@ -25,13 +25,20 @@ class Env:
             if not os.access(os.path.join(self.bin, n), os.X_OK):
                 fail(f"{self.bin}/{n} not built")
 
-    def partition_cora(self, parts=2):
+    def _partition(self, dataset, parts, extra=()):
+        """tests/data/<dataset> into `parts` random parts (seed 1) under the work folder."""
         self.need("graphshard-partition")
-        out = os.path.join(self.work, f"cora{parts}")
+        out = os.path.join(self.work, f"{dataset}{parts}")
         run([os.path.join(self.bin, "graphshard-partition"), "partition", "--input",
-             os.path.join(self.src, "tests/data/cora"), "--parts", str(parts), "--method",
-             "random", "--undirected", "--seed", "1", "--out", out], 120)
+             os.path.join(self.src, "tests/data", dataset), "--parts", str(parts), "--method",
+             "random", *extra, "--seed", "1", "--out", out], 120)
         return out
+
+    def partition_cora(self, parts=2):
+        return self._partition("cora", parts, ["--undirected"])
+
+    def partition_imdb(self, parts=2):
+        return self._partition("imdb", parts)
 
     def start_servers(self, partition, parts=2, registry=None, extra=()):
         """Starts one server per part (port 0, --registry); returns (registry, addresses)."""

@@ -97,10 +97,7 @@ def check_config(env, registry, addresses, cfg, shm=True):
 
 def check_hetero(env):
     """IMDB (movie, director, actor): HeteroBatch fields per type, against the dump by block."""
-    partition = os.path.join(env.work, "imdb2")
-    t.run([os.path.join(env.bin, "graphshard-partition"), "partition", "--input",
-           os.path.join(env.src, "tests/data/imdb"), "--parts", "2", "--method", "random",
-           "--seed", "1", "--out", partition], 120)
+    partition = env.partition_imdb()
     registry, addresses = env.start_servers(partition, registry=os.path.join(env.work, "reg_imdb"))
     loader = graphshard.Loader(registry=registry, num_neighbors=[5, 3], batch_size=128, seed=2,
                                output="plain")

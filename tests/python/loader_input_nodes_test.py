@@ -124,10 +124,7 @@ def check_homogeneous(registry):
 
 
 def check_hetero(env):
-    partition = os.path.join(env.work, "imdb2")
-    t.run([os.path.join(env.bin, "graphshard-partition"), "partition", "--input",
-           os.path.join(env.src, "tests/data/imdb"), "--parts", "2", "--method", "random",
-           "--seed", "1", "--out", partition], 120)
+    partition = env.partition_imdb()
     registry, _ = env.start_servers(partition, registry=os.path.join(env.work, "reg_imdb"))
     md = graphshard.Loader(registry=registry, output="plain").metadata
     directors = next(n for n in md["node_types"] if n["name"] == "director")

@@ -4,8 +4,8 @@ batch of an epoch has the shapes its capacities say (distinct shapes = 1 + times
 a mean-aggregation GraphSAGE computes the same seed outputs and the same loss (cross_entropy,
 ignore_index -100) on the padded batch as on the unpadded one, untrimmed and trimmed per hop
 as PyG's trim_to_layer; no edge joins a real node to padding; the transform runs in the
-read-ahead builder thread with device="cpu"; heterogeneous and link batches and a non-callable
-transform raise ValueError naming them.
+read-ahead builder thread with device="cpu", where a raising transform's error reaches the
+loop; heterogeneous and link batches and a non-callable transform raise ValueError naming them.
 Usage: static_shapes_test.py BIN_DIR SOURCE_DIR (PYTHONPATH=<build>/python)."""
 import os
 
@@ -150,6 +150,14 @@ def main():
             for b in pair:
                 check_consistent(b)
         t.note(f"shared by two read-ahead loaders: consistent; {shared!r}")
+        # A transform that raises in the read-ahead builder thread: the error reaches the loop
+        # (no hang), and the servers go on serving a new loader.
+        def broken(batch):
+            raise RuntimeError("transform broke")
+        t.expect_error(RuntimeError, "transform broke",
+                       lambda: list(graphshard.Loader(**common, transform=broken, device="cpu")))
+        if sum(1 for _ in graphshard.Loader(**common, device="cpu")) != len(plain):
+            t.fail("after a failed transform the servers did not serve a whole epoch")
         # A batch with another number of hops than the ones before it.
         two_hops = Batch(x=torch.zeros(4, 3), y=torch.zeros(4, dtype=torch.long),
                          n_id=torch.arange(4), edge_index=torch.tensor([[1, 2, 3], [0, 0, 1]]),
@@ -167,10 +175,7 @@ def main():
 
 def check_refused(env):
     """Heterogeneous and link batches are refused with a ValueError naming what they are."""
-    hetero = os.path.join(env.work, "imdb2")
-    t.run([os.path.join(env.bin, "graphshard-partition"), "partition", "--input",
-           os.path.join(env.src, "tests/data/imdb"), "--parts", "2", "--method", "random",
-           "--seed", "1", "--out", hetero], 120)
+    hetero = env.partition_imdb()
     reg, _ = env.start_servers(hetero, registry=os.path.join(env.work, "reg_imdb"))
     loader = graphshard.Loader(registry=reg, split="train", num_neighbors=[4, 3], batch_size=64,
                                output="plain", transform=graphshard.PadToStatic())
