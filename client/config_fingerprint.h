@@ -19,7 +19,8 @@
 //    (weights may differ in the last bits, as between machines; trimming skips rows whose
 //    outputs no later layer reads);
 //  - checkpoint_dir, checkpoint_every, resume, metrics_file, progress_every_s,
-//    stop_after_steps, servers, registry_dir and the timeouts: bookkeeping and plumbing.
+//    stop_after_steps, profile_dir, servers, registry_dir and the timeouts: bookkeeping and
+//    plumbing.
 // No Torch. Thread-safe (a pure function).
 
 #include <string>

@@ -291,6 +291,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
   flags.AddInt64("stop-after-steps", &o.stop_after_steps, "N",
                  "stop with exit status 3 after N steps of this run (crash tests; 0 = never)",
                  at_least_1);
+  flags.AddString("profile-dir", &o.profile_dir, "DIR",
+                  "profile 20 steps of the second epoch (LibTorch's profiler): per rank, a\n"
+                  "summary (profile_rank<k>.json: GPU busy and NCCL time per step, the step's\n"
+                  "phases, the costliest kernels) and a Chrome trace where LibTorch has Kineto",
+                  false);
   flags.AddDouble("rpc-timeout-s", &o.rpc_timeout_s, "S", "deadline of every RPC", positive);
   flags.AddDouble("server-wait-s", &o.server_wait_s, "S",
                   "wait this long for servers to report SERVING (at the start, and for a\n"

@@ -103,6 +103,8 @@ struct TrainerOptions {
   double progress_every_s = 10;       // --progress-every-s: plain progress lines (no tty)
   int64_t stop_after_steps = 0;       // --stop-after-steps: exit 3 after that many steps
                                       // (tests: a crash at a known step)
+  std::string profile_dir;            // --profile-dir: 20 steps profiled per rank
+                                      // (trainer/step_profiler.h)
   double rpc_timeout_s = 60;          // --rpc-timeout-s: deadline of every RPC
   double server_wait_s = 60;          // --server-wait-s: how long to wait for servers' health
                                       // (at the start, and for a part whose stream broke)

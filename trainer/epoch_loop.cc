@@ -1,5 +1,7 @@
 #include "trainer/epoch_loop.h"
 
+#include <ATen/record_function.h>
+
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "trainer/gpu_memory.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
+#include "trainer/step_profiler.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -106,28 +109,33 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
                                    double& allreduce_s) {
   st.optimizer->zero_grad();
   torch::Tensor loss;
-  if (batch.has_value() && batch->link.present) {
-    // Binary cross-entropy over the positive and negative edges; accuracy at probability 0.5;
-    // the seeds counted are the positive (seed) edges.
-    const torch::Tensor scores = LinkScores(*st.model, *batch);
-    loss = torch::nn::functional::binary_cross_entropy_with_logits(scores, batch->link.label);
-    loss.backward();
-    const auto edges = static_cast<double>(scores.size(0));
-    sums.loss_sum += loss.detach().to(torch::kFloat64) * edges;
-    sums.correct += scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum().to(torch::kFloat64);
-    sums.seen += edges;
-    sums.seeds += static_cast<double>(batch->link.num_pos);
-  } else if (batch.has_value()) {
-    torch::Tensor logits = st.model->Forward(*batch);
-    loss = torch::nn::functional::cross_entropy(logits, batch->y);
-    loss.backward();
-    const double bs = static_cast<double>(batch->batch_size);
-    sums.loss_sum += loss.detach().to(torch::kFloat64) * bs;
-    sums.correct += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
-    sums.seen += bs;
-    sums.seeds += bs;
+  {
+    // Named phases for --profile-dir (step_profiler.h); nearly free when no profiler runs.
+    RECORD_USER_SCOPE("gs::forward_backward");
+    if (batch.has_value() && batch->link.present) {
+      // Binary cross-entropy over the positive and negative edges; accuracy at probability 0.5;
+      // the seeds counted are the positive (seed) edges.
+      const torch::Tensor scores = LinkScores(*st.model, *batch);
+      loss = torch::nn::functional::binary_cross_entropy_with_logits(scores, batch->link.label);
+      loss.backward();
+      const auto edges = static_cast<double>(scores.size(0));
+      sums.loss_sum += loss.detach().to(torch::kFloat64) * edges;
+      sums.correct += scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum().to(torch::kFloat64);
+      sums.seen += edges;
+      sums.seeds += static_cast<double>(batch->link.num_pos);
+    } else if (batch.has_value()) {
+      torch::Tensor logits = st.model->Forward(*batch);
+      loss = torch::nn::functional::cross_entropy(logits, batch->y);
+      loss.backward();
+      const double bs = static_cast<double>(batch->batch_size);
+      sums.loss_sum += loss.detach().to(torch::kFloat64) * bs;
+      sums.correct += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
+      sums.seen += bs;
+      sums.seeds += bs;
+    }
   }
   if (comm.world_size() > 1) {
+    RECORD_USER_SCOPE("gs::allreduce");
     const auto reduce_start = Clock::now();
     torch::Tensor grads = FlattenGradients(st.params);
     RETURN_IF_ERROR(QueueAllReduceSum(comm, grads));
@@ -135,7 +143,10 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
     UnflattenIntoGradients(grads, st.params);
     allreduce_s += SecondsSince(reduce_start);
   }
-  st.optimizer->step();
+  {
+    RECORD_USER_SCOPE("gs::optimizer");
+    st.optimizer->step();
+  }
   ++st.global_step;
   return loss;
 }
@@ -166,8 +177,14 @@ EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPl
 
 EpochLoop::~EpochLoop() = default;
 
-absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
-    int64_t device_cache_bytes, int64_t host_cache_bytes) {
+absl::Status EpochLoop::EnableProfiler(const std::string& dir) {
+  ASSIGN_OR_RETURN(profiler_, StepProfiler::Create(dir, comm_.rank(), options_.epochs,
+                                                   session_.state().device.is_cuda()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(int64_t device_cache_bytes,
+                                                                       int64_t host_cache_bytes) {
   if (store_ != nullptr) return store_->layout();
   const client::ServerMetadata& md = servers_.metadata;
   FeatureStoreOptions o;
@@ -231,8 +248,8 @@ absl::StatusOr<std::unique_ptr<client::VisitCounts>> EpochLoop::Presample() {
 }
 
 absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
-    const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch,
-    int64_t first_batch, int64_t num_batches, int64_t num_epochs, bool without_features) {
+    const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch, int64_t first_batch,
+    int64_t num_batches, int64_t num_epochs, bool without_features) {
   client::StreamOptions so;
   so.seeds = shard.ids;
   so.batch_size = options_.batch_size;
@@ -341,8 +358,13 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     progress_->StartEpoch(static_cast<int>(epoch), options_.epochs, steps, first_step);
   }
   for (int64_t s = first_step; s < steps; ++s) {
+    if (profiler_ != nullptr) RETURN_IF_ERROR(profiler_->BeforeStep(epoch, s, steps));
     const auto wait_start = Clock::now();
-    ASSIGN_OR_RETURN(absl::optional<BatchTensors> batch, pipeline.Next());
+    absl::optional<BatchTensors> batch;
+    {
+      RECORD_USER_SCOPE("gs::next_batch");
+      ASSIGN_OR_RETURN(batch, pipeline.Next());
+    }
     wait_s += SecondsSince(wait_start);
     if (batch.has_value()) tiers += batch->tiers;
     torch::manual_seed(
@@ -372,6 +394,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   }
   if (progress_ != nullptr) progress_->EndEpoch();
   RETURN_IF_ERROR(comm_.Flush());
+  if (profiler_ != nullptr) RETURN_IF_ERROR(profiler_->EndEpoch(epoch));
   EpochResult r;
   ASSIGN_OR_RETURN(r.sums, sums.Reduce(comm_, carried));
   RETURN_IF_ERROR(sums.CheckFinite(comm_, r.sums, epoch, steps));

@@ -30,6 +30,7 @@ namespace graphshard::trainer {
 
 class InputPipeline;  // input_pipeline.h
 class FeatureStore;   // feature_store.h
+class StepProfiler;   // step_profiler.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -69,6 +70,10 @@ class EpochLoop {
   // not fit (nothing kept: batches then carry their rows).
   absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(int64_t device_cache_bytes,
                                                               int64_t host_cache_bytes);
+
+  // --profile-dir: profiles a window of steps of this rank (step_profiler.h). InvalidArgument
+  // naming the directory when it cannot be written.
+  absl::Status EnableProfiler(const std::string& dir);
 
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
   // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch
@@ -112,6 +117,7 @@ class EpochLoop {
   int64_t steps_this_process_ = 0;
   std::unique_ptr<TrainInput> input_;
   std::shared_ptr<const FeatureStore> store_;  // --feature-store device
+  std::unique_ptr<StepProfiler> profiler_;     // --profile-dir
 };
 
 }  // namespace graphshard::trainer

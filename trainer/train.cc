@@ -222,6 +222,7 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
                                               .start_step = start.step}));
 
   EpochLoop loop(options, plan, servers, comm, *session, shards, report->progress());
+  if (!options.profile_dir.empty()) RETURN_IF_ERROR(loop.EnableProfiler(options.profile_dir));
   const int trainers_on_host = static_cast<int>(
       std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
   RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, trainers_on_host, loop, log));

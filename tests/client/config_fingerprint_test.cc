@@ -111,6 +111,7 @@ std::vector<FieldCase> Fields() {
       {"tensorboard_dir", false, None, [](TrainerOptions& o) { o.tensorboard_dir = "/tb"; }},
       {"progress_every_s", false, None, [](TrainerOptions& o) { o.progress_every_s = 1; }},
       {"stop_after_steps", false, None, [](TrainerOptions& o) { o.stop_after_steps = 2; }},
+      {"profile_dir", false, None, [](TrainerOptions& o) { o.profile_dir = "/prof"; }},
       {"rpc_timeout_s", false, None, [](TrainerOptions& o) { o.rpc_timeout_s = 1; }},
       {"server_wait_s", false, None, [](TrainerOptions& o) { o.server_wait_s = 1; }},
       {"stall_timeout_s", false, None, [](TrainerOptions& o) { o.stall_timeout_s = 1; }},
