@@ -64,6 +64,8 @@
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
 #
+# PROFILE=1 profiles 20 steps of epoch 2 on every rank (the trainer's --profile-dir; EPOCHS >= 3
+# keeps them away from the last epoch) and adds the summaries to the line as "profile".
 # SHARE_GPU=1 runs configs with more trainers than GPUs, the trainers sharing them over Gloo
 # (a stand-in: say so). Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # SERVER_EXTRA (more server flags, word-split, each passed as --server-arg=FLAG),
@@ -296,6 +298,11 @@ run_config() {
     --batch-size 1024 --epochs "$EPOCHS" --eval-every 0 --lr 0.003 --dropout 0.5 --seed 1
     --feature-dtype "$dtype" --h2d "$h2d" --prefetch "$PREFETCH" --threads 4
     "${model_flags[@]}" ${TRAINER_EXTRA:-} --metrics-file "$metrics" --progress-every-s 5)
+  # PROFILE=1: each rank profiles 20 steps of epoch 2 (trainer --profile-dir); the line carries
+  # the summaries as "profile" (one per rank).
+  local profile_dir=$OUT/$name.profile
+  rm -rf "$profile_dir"
+  [[ ${PROFILE:-0} == 1 ]] && trainer_args+=(--profile-dir "$profile_dir")
   if [[ $peers == _netns ]]; then
     run_netns "$name" "$limit" "$part_dir" "$trainers" "$threads" "$server_prefetch" \
       "${server_flags[@]}" -- "${trainer_args[@]}" || status=$?
@@ -320,10 +327,12 @@ run_config() {
   fi
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
-    "${precision:-default}" "${link:+link}" "$store_used" >"$WORK/$name.line" <<'PY' || return 0
-import json, sys
+    "${precision:-default}" "${link:+link}" "$store_used" "$profile_dir" \
+    >"$WORK/$name.line" <<'PY' || return 0
+import glob, json, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
- precision, task, store) = sys.argv[1:]
+ precision, task, store, profile_dir) = sys.argv[1:]
+profiles = [json.load(open(f)) for f in sorted(glob.glob(profile_dir + "/profile_rank*.json"))]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -396,7 +405,8 @@ print(json.dumps({
     "server_thread_cores": threads,
     "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
     "feature_tiers": last.get("feature_tiers"),
-    "steps": last["steps"], "run_wall_s": int(wall)}))
+    "steps": last["steps"], "run_wall_s": int(wall),
+    **({"profile": profiles} if profiles else {})}))
 PY
   emit "$(cat "$WORK/$name.line")"
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
