@@ -14,7 +14,7 @@
 namespace graphshard::trainer {
 namespace {
 
-constexpr int64_t kFormat = 1;
+constexpr int64_t kFormat = 2;
 
 torch::Tensor StringTensor(const std::string& s) {
   torch::Tensor t = torch::empty({static_cast<int64_t>(s.size())}, torch::kUInt8);
@@ -82,7 +82,10 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::str
     position = position.to(torch::kCPU);
     sums = sums.to(torch::kCPU);
     if (position.numel() != 4 || position[0].item<int64_t>() != kFormat || sums.numel() != 3) {
-      return absl::DataLossError(absl::StrCat("checkpoint ", path, ": unknown format"));
+      return absl::DataLossError(absl::StrCat(
+          "checkpoint ", path, ": unknown format (format ",
+          position.numel() == 4 ? position[0].item<int64_t>() : -1, ", this trainer reads ",
+          kFormat, "; format 1 was written before the optimizer's state became one flat tensor)"));
     }
     p.epoch = position[1].item<int64_t>();
     p.step = position[2].item<int64_t>();
@@ -94,6 +97,11 @@ absl::StatusOr<absl::optional<CheckpointPosition>> LoadCheckpoint(const std::str
     archive.read("optimizer", optimizer_archive);
     state.model->load(model_archive);
     state.optimizer->load(optimizer_archive);
+    // The load may give the parameters new storage: back into the flat tensor the optimizer
+    // steps (tensors.h).
+    if (absl::Status s = BindToFlat(state.params, state.flat); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", s.message()));
+    }
   } catch (const c10::Error& e) {
     return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", e.what_without_backtrace()));
   }

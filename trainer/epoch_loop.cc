@@ -107,7 +107,7 @@ torch::Tensor LinkScores(GnnModelImpl& model, const BatchTensors& batch) {
 absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
                                    const absl::optional<BatchTensors>& batch, DeviceSums& sums,
                                    double& allreduce_s) {
-  st.optimizer->zero_grad();
+  st.flat.grads.zero_();  // every parameter's gradient is a view of it (tensors.h)
   torch::Tensor loss;
   {
     // Named phases for --profile-dir (step_profiler.h); nearly free when no profiler runs.
@@ -137,10 +137,8 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
   if (comm.world_size() > 1) {
     RECORD_USER_SCOPE("gs::allreduce");
     const auto reduce_start = Clock::now();
-    torch::Tensor grads = FlattenGradients(st.params);
-    RETURN_IF_ERROR(QueueAllReduceSum(comm, grads));
-    grads.div_(comm.world_size());
-    UnflattenIntoGradients(grads, st.params);
+    RETURN_IF_ERROR(QueueAllReduceSum(comm, st.flat.grads));
+    st.flat.grads.div_(comm.world_size());
     allreduce_s += SecondsSince(reduce_start);
   }
   {

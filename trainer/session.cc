@@ -82,13 +82,19 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
   }
   state->model->to(state->device);
   state->params = state->model->parameters();
+  RETURN_IF_ERROR(BindToFlat(state->params, state->flat));
   {  // Same seed everywhere already; the broadcast makes identical start weights a guarantee.
-    torch::Tensor flat = FlattenParameters(state->params);
-    RETURN_IF_ERROR(BroadcastFromRank0(comm, flat));
-    UnflattenIntoParameters(flat, state->params);
+    torch::NoGradGuard no_grad;
+    torch::Tensor values = state->flat.values.detach();  // the parameters' storage, in place
+    RETURN_IF_ERROR(BroadcastFromRank0(comm, values));
   }
+  // Adam over the one flat tensor: elementwise the same arithmetic as over each parameter (the
+  // same step count and bias corrections for all), in a dozen kernels instead of a dozen per
+  // parameter. Every parameter takes a step each time, with a zero gradient where a batch did not
+  // reach it (PyTorch's optimizers with set_to_none=False).
   state->optimizer = std::make_unique<torch::optim::Adam>(
-      state->params, torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+      std::vector<torch::Tensor>{state->flat.values},
+      torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
   return std::unique_ptr<Session>(new Session(options, std::move(state), std::move(config)));
 }
 

@@ -125,13 +125,6 @@ void ToFloatFeatures(BatchTensors& batch) {
   }
 }
 
-torch::Tensor FlattenParameters(const std::vector<torch::Tensor>& params) {
-  std::vector<torch::Tensor> parts;
-  parts.reserve(params.size());
-  for (const torch::Tensor& p : params) parts.push_back(p.detach().reshape({-1}));
-  return torch::cat(parts).contiguous();
-}
-
 torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> parts;
   parts.reserve(params.size());
@@ -142,26 +135,34 @@ torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params) {
   return torch::cat(parts).contiguous();
 }
 
-void UnflattenIntoParameters(const torch::Tensor& flat, const std::vector<torch::Tensor>& params) {
+absl::Status BindToFlat(const std::vector<torch::Tensor>& params, FlatParameters& flat) {
   torch::NoGradGuard no_grad;
-  int64_t offset = 0;
+  int64_t total = 0;
   for (const torch::Tensor& p : params) {
-    p.copy_(flat.slice(0, offset, offset + p.numel()).view_as(p));
-    offset += p.numel();
-  }
-}
-
-void UnflattenIntoGradients(const torch::Tensor& flat, const std::vector<torch::Tensor>& params) {
-  int64_t offset = 0;
-  for (const torch::Tensor& p : params) {
-    torch::Tensor g = flat.slice(0, offset, offset + p.numel()).view_as(p);
-    if (p.grad().defined()) {
-      p.mutable_grad().copy_(g);
-    } else {
-      p.mutable_grad() = g.clone();
+    if (p.scalar_type() != params[0].scalar_type() || p.device() != params[0].device()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model's parameters mix dtypes or devices (", p.toString(), " on ",
+          p.device().str(), ", ", params[0].toString(), " on ", params[0].device().str(), ")"));
     }
-    offset += p.numel();
+    total += p.numel();
   }
+  if (!flat.values.defined()) {
+    const auto options = params.empty() ? torch::TensorOptions() : params[0].options();
+    flat.values = torch::empty({total}, options.requires_grad(false));
+    flat.grads = torch::zeros({total}, options.requires_grad(false));
+  }
+  int64_t offset = 0;
+  for (const torch::Tensor& p : params) {
+    const int64_t n = p.numel();
+    torch::Tensor slot = flat.values.slice(0, offset, offset + n);
+    if (!slot.is_same(p) && slot.data_ptr() != p.data_ptr()) slot.copy_(p.detach().reshape({-1}));
+    p.set_data(slot.view_as(p));
+    p.mutable_grad() = flat.grads.slice(0, offset, offset + n).view_as(p);
+    offset += n;
+  }
+  flat.values.set_requires_grad(true);
+  flat.values.mutable_grad() = flat.grads;
+  return absl::OkStatus();
 }
 
 namespace {

@@ -104,13 +104,23 @@ absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64
 // Converts 16-bit features to float32 in place (where the tensors are: on the GPU after the copy).
 void ToFloatFeatures(BatchTensors& batch);
 
-// All parameters (or their gradients; a missing gradient reads as zeros), flattened in order,
-// on the parameters' device.
-torch::Tensor FlattenParameters(const std::vector<torch::Tensor>& params);
+// All parameters' gradients (a missing one reads as zeros), flattened in order, on their device.
 torch::Tensor FlattenGradients(const std::vector<torch::Tensor>& params);
-// The inverse: copies consecutive slices of `flat` into each parameter (or its gradient).
-void UnflattenIntoParameters(const torch::Tensor& flat, const std::vector<torch::Tensor>& params);
-void UnflattenIntoGradients(const torch::Tensor& flat, const std::vector<torch::Tensor>& params);
+
+// The model's parameters as consecutive slices of one tensor, and their gradients as slices of
+// another (as DDP's gradient_as_bucket_view): zeroing the gradients, all-reducing them and the
+// optimizer's step are then a few kernels over two tensors, not a few per parameter. The
+// trainer's step was bound by the CPU launching kernels (tests/bench/RESULTS.md, "The C++ step
+// profiled").
+struct FlatParameters {
+  torch::Tensor values;  // the optimizer's one parameter; its grad is `grads`
+  torch::Tensor grads;   // autograd accumulates each parameter's gradient into its slice
+};
+// Copies `params`' values into `flat` (allocated on the first call) and makes every parameter a
+// view of its slice, its gradient a view of the gradients' slice. Again after anything that
+// gives a parameter new storage (a checkpoint's load). InvalidArgument when the parameters do
+// not share one dtype and device.
+absl::Status BindToFlat(const std::vector<torch::Tensor>& params, FlatParameters& flat);
 
 // In-place SUM over ranks of a flat float tensor, through host memory when the communicator takes
 // host buffers and the tensor is on a GPU. May return before the sum is done

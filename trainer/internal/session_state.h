@@ -12,6 +12,7 @@
 
 #include "absl/types/optional.h"
 #include "trainer/model.h"
+#include "trainer/tensors.h"
 
 namespace graphshard::trainer {
 
@@ -22,7 +23,8 @@ struct SessionState {
   torch::Device device;
   absl::optional<c10::DeviceGuard> device_guard;  // the device is current while the run lasts
   std::shared_ptr<GnnModelImpl> model;
-  std::vector<torch::Tensor> params;  // model->parameters(), in order
+  std::vector<torch::Tensor> params;  // model->parameters(), in order: views of flat.values
+  FlatParameters flat;                // the parameters and their gradients, each one tensor
   std::unique_ptr<torch::optim::Adam> optimizer;
   int64_t global_step = 0;  // optimizer steps taken, across resumes
 };
