@@ -88,7 +88,9 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
     const std::string name = e.name();
     const double start = StartUs(e);
     const double dur = DurationUs(e);
-    if (e.deviceType() == c10::DeviceType::CUDA) {
+    // The gs::* scopes appear on the GPU's timeline too (Kineto's GPU user annotations, from
+    // the first to the last kernel of the scope): phases, not work.
+    if (e.deviceType() == c10::DeviceType::CUDA && !absl::StartsWith(name, "gs::")) {
       if (gpu.empty() || start < first_gpu) first_gpu = start;
       last_gpu = std::max(last_gpu, start + dur);
       gpu.push_back({start, start + dur});
@@ -97,7 +99,7 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
       auto& k = kernels[name];
       ++k.first;
       k.second += dur;
-    } else if (absl::StartsWith(name, "gs::")) {
+    } else if (e.deviceType() != c10::DeviceType::CUDA && absl::StartsWith(name, "gs::")) {
       phases[name] += dur;
     }
   }
