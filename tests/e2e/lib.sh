@@ -131,3 +131,19 @@ launch_2x2() {
   show "$WORK/stderr"
   ((status == 0)) || fail "graphshard-launch exited with status $status"
 }
+
+# launch_named NAME PARTITION [trainer flags...]: 2 servers + 2 trainers through the launcher
+# (300 s at most), stdout/stderr to WORK/NAME.stdout and .stderr; sets STATUS, fails nothing.
+launch_named() {
+  local name=$1 partition=$2
+  shift 2
+  STATUS=0
+  timeout 300 "$LAUNCH" --partition "$partition" --servers 2 --trainers 2 --bin-dir "$BIN" \
+    --registry "$WORK/registry_$name" --server-wait-s 60 -- "$@" \
+    >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || STATUS=$?
+}
+
+# rank_fingerprint NAME RANK: the weights fingerprint rank RANK printed in WORK/NAME.stderr.
+rank_fingerprint() {
+  sed -n "s/^\[trainer [0-9]*\] rank $2 weights_fingerprint \([0-9a-f]*\)$/\1/p" "$WORK/$1.stderr"
+}

@@ -10,17 +10,8 @@ need_bin graphshard-server graphshard-health graphshard-trainer
 partition_cora "$WORK/cora2"
 
 FLAGS=(--epochs 3 --eval-every 3 --hidden 16 --fanouts "5,5" --batch-size 16 --seed 3)
-launch() {  # launch NAME [trainer flags...]: stdout/stderr to WORK/NAME.*, sets STATUS
-  local name=$1
-  shift
-  STATUS=0
-  timeout 300 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers 2 --bin-dir "$BIN" \
-    --registry "$WORK/registry_$name" --server-wait-s 60 -- "${FLAGS[@]}" "$@" \
-    >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || STATUS=$?
-}
-fingerprint() {  # fingerprint NAME RANK
-  sed -n "s/^\[trainer [0-9]*\] rank $2 weights_fingerprint \([0-9a-f]*\)$/\1/p" "$WORK/$1.stderr"
-}
+launch() { launch_named "$1" "$WORK/cora2" "${FLAGS[@]}" "${@:2}"; }  # NAME [trainer flags...]
+fingerprint() { rank_fingerprint "$@"; }  # NAME RANK
 
 launch plain
 ((STATUS == 0)) || { show "$WORK/plain.stderr"; fail "run without the profiler exited $STATUS"; }
