@@ -40,20 +40,25 @@ PipelineTimings Minus(PipelineTimings a, const PipelineTimings& b) {
   return a;
 }
 
-// An epoch's running sums, kept on the device: reading them is a device sync, done only at
-// checkpoints and at the epoch's end.
+// An epoch's per-step results: each step copies its loss and its correct count into its own
+// slot on the device (2 copies, no device sync), and the sums are made on the host when read, at
+// checkpoints and at the epoch's end. Accumulating on the device cost a dozen kernels per step
+// (conversions, products, sums and a non-finite check), and the step is bound by launching
+// kernels (tests/bench/RESULTS.md, "The C++ step profiled"). The host adds loss x weight step
+// after step in double, as the device did: the same sums, bit for bit.
 struct DeviceSums {
-  explicit DeviceSums(torch::Device device)
-      : loss_sum(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device))),
-        correct(torch::zeros_like(loss_sum)),
-        first_nonfinite(
-            torch::full({}, -1, torch::TensorOptions().dtype(torch::kInt64).device(device))) {}
+  DeviceSums(torch::Device device, int64_t steps)
+      : losses(torch::zeros({steps}, torch::TensorOptions().dtype(torch::kFloat64).device(device))),
+        correct(torch::zeros({steps}, torch::TensorOptions().dtype(torch::kInt64).device(device))),
+        weights(static_cast<size_t>(steps), 0.0) {}
 
-  // Remembers step `step` if its loss is the first non-finite one, without a device sync.
-  void Track(const torch::Tensor& loss, int64_t step) {
-    first_nonfinite =
-        torch::where(first_nonfinite.lt(0).logical_and(loss.detach().isfinite().logical_not()),
-                     torch::full_like(first_nonfinite, step), first_nonfinite);
+  // Step `step`'s mean loss over `weight` supervised items (seeds, or supervision edges) and the
+  // count it got right (an integer tensor on the device).
+  void Add(int64_t step, const torch::Tensor& loss, const torch::Tensor& right, double weight) {
+    losses.select(0, step).copy_(loss.detach());
+    correct.select(0, step).copy_(right);
+    weights[static_cast<size_t>(step)] = weight;
+    seen += weight;
   }
 
   // After Reduce (a collective: every rank gets the same `reduced`, and a non-finite loss on
@@ -62,9 +67,9 @@ struct DeviceSums {
   absl::Status CheckFinite(client::Communicator& comm, const TrainingSums& reduced, int64_t epoch,
                            int64_t steps) const {
     if (std::isfinite(reduced.loss_sum)) return absl::OkStatus();
-    const int64_t mine = first_nonfinite.item<int64_t>();
     // The earliest over ranks, as a max: kMax of (large - step), -1 where none.
-    int64_t earliest = mine < 0 ? -1 : std::numeric_limits<int64_t>::max() - mine;
+    int64_t earliest =
+        first_nonfinite_ < 0 ? -1 : std::numeric_limits<int64_t>::max() - first_nonfinite_;
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(&earliest, 1), client::ReduceOp::kMax));
     const std::string step =
         earliest < 0 ? std::string("a step")
@@ -75,21 +80,38 @@ struct DeviceSums {
         "; training stopped (non-finite features, or a diverging run: try a lower --lr)"));
   }
 
-  // Over all ranks (a collective), plus what a checkpoint carried into the epoch.
-  absl::StatusOr<TrainingSums> Reduce(client::Communicator& comm,
-                                      const TrainingSums& carried) const {
-    double sums[3] = {loss_sum.item<double>(), correct.item<double>(), seen};
+  // Over all ranks (a collective), plus what a checkpoint carried into the epoch. Reads the
+  // slots (a device sync).
+  absl::StatusOr<TrainingSums> Reduce(client::Communicator& comm, const TrainingSums& carried) {
+    const torch::Tensor l = losses.to(torch::kCPU);
+    const torch::Tensor c = correct.to(torch::kCPU);
+    const double* loss = l.data_ptr<double>();
+    const int64_t* right = c.data_ptr<int64_t>();
+    double loss_sum = 0, correct_sum = 0;
+    first_nonfinite_ = -1;
+    for (size_t s = 0; s < weights.size(); ++s) {
+      if (weights[s] == 0) continue;  // a step without a batch
+      loss_sum += loss[s] * weights[s];
+      correct_sum += static_cast<double>(right[s]);
+      if (first_nonfinite_ < 0 && !std::isfinite(loss[s])) {
+        first_nonfinite_ = static_cast<int64_t>(s);
+      }
+    }
+    double sums[3] = {loss_sum, correct_sum, seen};
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(sums), client::ReduceOp::kSum));
     return TrainingSums{.loss_sum = sums[0] + carried.loss_sum,
                         .correct = sums[1] + carried.correct,
                         .seen = sums[2] + carried.seen};
   }
 
-  torch::Tensor loss_sum;  // sum of loss * seeds
-  torch::Tensor correct;
-  torch::Tensor first_nonfinite;  // int64: the first step with a non-finite loss, -1 if none
-  double seen = 0;   // seeds (node tasks) or supervision edges (link) the sums are over
-  double seeds = 0;  // seeds: nodes, graphs, or positive edges (link) trained on
+  torch::Tensor losses;         // float64 [steps]: each step's mean loss
+  torch::Tensor correct;        // int64 [steps]: each step's correct predictions
+  std::vector<double> weights;  // each step's supervised items; 0: no batch
+  double seen = 0;              // seeds (node tasks) or supervision edges (link) the sums are over
+  double seeds = 0;             // seeds: nodes, graphs, or positive edges (link) trained on
+
+ private:
+  int64_t first_nonfinite_ = -1;  // found by the last Reduce
 };
 
 // Link prediction: the dot product of the endpoints' embeddings, one logit per supervision edge.
@@ -105,8 +127,8 @@ torch::Tensor LinkScores(GnnModelImpl& model, const BatchTensors& batch) {
 // all-reduce with zero gradients), gradients averaged over ranks. The loss (undefined without a
 // batch); `allreduce_s` accumulates the time spent in the gradient all-reduce.
 absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
-                                   const absl::optional<BatchTensors>& batch, DeviceSums& sums,
-                                   double& allreduce_s) {
+                                   const absl::optional<BatchTensors>& batch, int64_t step,
+                                   DeviceSums& sums, double& allreduce_s) {
   st.flat.grads.zero_();  // every parameter's gradient is a view of it (tensors.h)
   torch::Tensor loss;
   {
@@ -118,19 +140,15 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
       const torch::Tensor scores = LinkScores(*st.model, *batch);
       loss = torch::nn::functional::binary_cross_entropy_with_logits(scores, batch->link.label);
       loss.backward();
-      const auto edges = static_cast<double>(scores.size(0));
-      sums.loss_sum += loss.detach().to(torch::kFloat64) * edges;
-      sums.correct += scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum().to(torch::kFloat64);
-      sums.seen += edges;
+      sums.Add(step, loss, scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum(),
+               static_cast<double>(scores.size(0)));
       sums.seeds += static_cast<double>(batch->link.num_pos);
     } else if (batch.has_value()) {
       torch::Tensor logits = st.model->Forward(*batch);
       loss = torch::nn::functional::cross_entropy(logits, batch->y);
       loss.backward();
       const double bs = static_cast<double>(batch->batch_size);
-      sums.loss_sum += loss.detach().to(torch::kFloat64) * bs;
-      sums.correct += logits.argmax(1).eq(batch->y).sum().to(torch::kFloat64);
-      sums.seen += bs;
+      sums.Add(step, loss, logits.argmax(1).eq(batch->y).sum(), bs);
       sums.seeds += bs;
     }
   }
@@ -347,7 +365,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
   const int64_t steps = input_->steps;
   InputPipeline& pipeline = *input_->pipeline;
   const PipelineTimings timings_before = pipeline.timings();
-  DeviceSums sums(st.device);
+  DeviceSums sums(st.device, steps);
   double wait_s = 0, allreduce_s = 0;
   client::FeatureTierCounts tiers;
   if (st.device.is_cuda()) ResetPeakGpuMemory(st.device.index());
@@ -367,8 +385,7 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     if (batch.has_value()) tiers += batch->tiers;
     torch::manual_seed(
         client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
-    ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, sums, allreduce_s));
-    if (loss.defined()) sums.Track(loss, s);
+    ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, s, sums, allreduce_s));
     ++steps_this_process_;
     if (progress_ != nullptr && loss.defined() && progress_->Due(s)) {
       progress_->Step(s, loss.item<double>(), sums.seen);

@@ -8,14 +8,20 @@
 
 namespace graphshard::trainer {
 
+torch::Tensor MeanDivisor(const torch::Tensor& edge_dst, int64_t num_dst,
+                          const torch::TensorOptions& options) {
+  torch::Tensor deg = torch::zeros({num_dst}, options)
+                          .index_add(0, edge_dst, torch::ones({edge_dst.size(0)}, options));
+  return deg.clamp_min(1).unsqueeze(1);
+}
+
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
-                            const torch::Tensor& edge_dst, int64_t num_dst) {
+                            const torch::Tensor& edge_dst, int64_t num_dst,
+                            const torch::Tensor& divisor) {
   const int64_t n = num_dst >= 0 ? num_dst : x.size(0);
   torch::Tensor sum =
       torch::zeros({n, x.size(1)}, x.options()).index_add(0, edge_dst, x.index_select(0, edge_src));
-  torch::Tensor deg = torch::zeros({n}, x.options())
-                          .index_add(0, edge_dst, torch::ones({edge_dst.size(0)}, x.options()));
-  return sum / deg.clamp_min(1).unsqueeze(1);
+  return sum / (divisor.defined() ? divisor.slice(0, 0, n) : MeanDivisor(edge_dst, n, x.options()));
 }
 
 SageConvImpl::SageConvImpl(int64_t in_channels, int64_t out_channels)
@@ -35,7 +41,7 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
 torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                     const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
-                                    MatmulDtype dtype) {
+                                    MatmulDtype dtype, const torch::Tensor& divisor) {
   const int64_t in = lin_l->weight.size(1);
   const int64_t out = lin_l->weight.size(0);
   const int64_t num_dst = x_dst.size(0);
@@ -44,13 +50,15 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
   if (out < in) {
     // mean(x_j) W^T == mean(x_j W^T): project first, so the E-row gather moves `out` columns
     // instead of `in` (1433 -> 64 on Cora). Same function, fewer bytes.
-    neigh = MeanAggregate(MatmulWt(x_src, lin_l->weight, dtype), edge_src, edge_dst, num_dst) +
-            lin_l->bias;
+    neigh =
+        MeanAggregate(MatmulWt(x_src, lin_l->weight, dtype), edge_src, edge_dst, num_dst, divisor) +
+        lin_l->bias;
   } else if (fp32) {
-    neigh = lin_l->forward(MeanAggregate(x_src, edge_src, edge_dst, num_dst));
+    neigh = lin_l->forward(MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor));
   } else {
-    neigh = MatmulWt(MeanAggregate(x_src, edge_src, edge_dst, num_dst), lin_l->weight, dtype) +
-            lin_l->bias;
+    neigh =
+        MatmulWt(MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor), lin_l->weight, dtype) +
+        lin_l->bias;
   }
   return neigh + (fp32 ? lin_r->forward(x_dst) : MatmulWt(x_dst, lin_r->weight, dtype));
 }
@@ -66,9 +74,10 @@ GraphSageImpl::GraphSageImpl(const GraphSageOptions& options) : options_(options
 }
 
 torch::Tensor GraphSageImpl::Layer(size_t i, const torch::Tensor& x_src, const torch::Tensor& x_dst,
-                                   const torch::Tensor& edge_src, const torch::Tensor& edge_dst) {
-  torch::Tensor x =
-      convs_[i]->as<SageConvImpl>()->forward(x_src, x_dst, edge_src, edge_dst, compute_.matmul);
+                                   const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                                   const torch::Tensor& divisor) {
+  torch::Tensor x = convs_[i]->as<SageConvImpl>()->forward(x_src, x_dst, edge_src, edge_dst,
+                                                           compute_.matmul, divisor);
   if (i + 1 < convs_->size()) {
     x = torch::relu(x);
     x = torch::dropout(x, options_.dropout, is_training());
@@ -78,7 +87,9 @@ torch::Tensor GraphSageImpl::Layer(size_t i, const torch::Tensor& x_src, const t
 
 torch::Tensor GraphSageImpl::forward(torch::Tensor x, const torch::Tensor& edge_src,
                                      const torch::Tensor& edge_dst) {
-  for (size_t i = 0; i < convs_->size(); ++i) x = Layer(i, x, x, edge_src, edge_dst);
+  // Every layer aggregates over the same edges into the same rows: one divisor.
+  const torch::Tensor divisor = MeanDivisor(edge_dst, x.size(0), x.options());
+  for (size_t i = 0; i < convs_->size(); ++i) x = Layer(i, x, x, edge_src, edge_dst, divisor);
   return x;
 }
 
@@ -90,10 +101,13 @@ torch::Tensor GraphSageImpl::Forward(const BatchTensors& batch) {
   // Layer i over the nodes within L - i hops, computing those within L - i - 1 (the last: the
   // seeds) from the edges into them: prefixes of the rows and edges (tensors.h).
   torch::Tensor x = batch.x[0].slice(0, 0, extents[0].in_nodes[0]);
+  // The first layer's edges hold every edge into the rows any layer computes (MeanDivisor).
+  const torch::Tensor divisor =
+      MeanDivisor(e.dst.slice(0, 0, extents[0].edges[0]), extents[0].out_nodes[0], x.options());
   for (size_t i = 0; i < convs_->size(); ++i) {
     const LayerExtent& ext = extents[i];
     x = Layer(i, x, x.slice(0, 0, ext.out_nodes[0]), e.src.slice(0, 0, ext.edges[0]),
-              e.dst.slice(0, 0, ext.edges[0]));
+              e.dst.slice(0, 0, ext.edges[0]), divisor);
   }
   return x.slice(0, 0, batch.batch_size);
 }

@@ -29,18 +29,27 @@ class SageConvImpl : public torch::nn::Module {
                         const torch::Tensor& edge_dst);
   // x_src [S, in_src], x_dst [D, in_dst], edges from rows of x_src into rows of x_dst -> [D, out]
   // (float32; `dtype`: of the matmuls' inputs, model.h).
+  // `divisor`: MeanDivisor of these edges, at least D rows (undefined: computed here).
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                         const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
-                        MatmulDtype dtype = MatmulDtype::kFloat32);
+                        MatmulDtype dtype = MatmulDtype::kFloat32,
+                        const torch::Tensor& divisor = {});
   torch::nn::Linear lin_l{nullptr};
   torch::nn::Linear lin_r{nullptr};
 };
 TORCH_MODULE(SageConv);
 
 // Mean over in-neighbours: row i (of num_dst, default x's rows) is the mean of x[edge_src[e]]
-// over edges e with edge_dst[e] == i, zero without in-edges.
+// over edges e with edge_dst[e] == i, zero without in-edges. `divisor`: MeanDivisor of these
+// edges with at least num_dst rows (its first num_dst are used), or undefined (computed here).
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
-                            const torch::Tensor& edge_dst, int64_t num_dst = -1);
+                            const torch::Tensor& edge_dst, int64_t num_dst = -1,
+                            const torch::Tensor& divisor = {});
+// [num_dst, 1]: each destination's in-degree over `edge_dst`, at least 1 (MeanAggregate's
+// divisor). A trimmed model's layers read prefixes of one batch's edges that hold every edge
+// into the rows they compute, so one divisor over the first layer's edges serves them all.
+torch::Tensor MeanDivisor(const torch::Tensor& edge_dst, int64_t num_dst,
+                          const torch::TensorOptions& options);
 
 struct GraphSageOptions {
   int64_t in_channels = 0;
@@ -67,7 +76,8 @@ class GraphSageImpl : public GnnModelImpl {
  private:
   // Conv i, then ReLU and dropout unless it is the last.
   torch::Tensor Layer(size_t i, const torch::Tensor& x_src, const torch::Tensor& x_dst,
-                      const torch::Tensor& edge_src, const torch::Tensor& edge_dst);
+                      const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                      const torch::Tensor& divisor = {});
   GraphSageOptions options_;
   torch::nn::ModuleList convs_;
 };

@@ -84,6 +84,7 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
   double first_gpu = 0, last_gpu = 0, nccl_us = 0, copy_us = 0;
   std::map<std::string, std::pair<int64_t, double>> kernels;  // name -> count, us
   std::map<std::string, double> phases;                       // gs::* -> us
+  int64_t aten_ops = 0, launches = 0;
   for (const kp::KinetoEvent& e : events) {
     const std::string name = e.name();
     const double start = StartUs(e);
@@ -101,6 +102,10 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
       k.second += dur;
     } else if (e.deviceType() != c10::DeviceType::CUDA && absl::StartsWith(name, "gs::")) {
       phases[name] += dur;
+    } else if (absl::StartsWith(name, "aten::")) {
+      ++aten_ops;
+    } else if (absl::StrContains(name, "LaunchKernel")) {  // cudaLaunchKernel(ExC), cuLaunchKernel
+      ++launches;
     }
   }
   const double per_step = 1e-3 / static_cast<double>(std::max<int64_t>(steps, 1));  // us -> ms
@@ -112,6 +117,12 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
   j["nccl_kernel_ms_per_step"] = nccl_us * per_step;
   j["copy_ms_per_step"] = copy_us * per_step;
   j["gpu_ops"] = static_cast<int64_t>(gpu.size());
+  // Operators the CPU dispatched (nested ones too) and kernels it launched, per step: what the
+  // CPU-bound step costs grows with.
+  j["aten_ops_per_step"] =
+      static_cast<double>(aten_ops) / static_cast<double>(std::max<int64_t>(steps, 1));
+  j["kernel_launches_per_step"] =
+      static_cast<double>(launches) / static_cast<double>(std::max<int64_t>(steps, 1));
   nlohmann::json ph = nlohmann::json::object();
   for (const auto& [name, us] : phases) ph[name] = us * per_step;
   j["cpu_phase_ms_per_step"] = ph;

@@ -32,6 +32,7 @@ for name in ("gs::next_batch", "gs::forward_backward", "gs::allreduce", "gs::opt
     assert phases.get(name, 0) > 0, (name, phases)
 assert p["wall_ms_per_step"] >= phases["gs::forward_backward"], p
 assert p["gpu_busy_ms_per_step"] == 0 and p["gpu_ops"] == 0, p  # a CPU run
+assert p["kernel_launches_per_step"] == 0 and p["aten_ops_per_step"] > 50, p
 print("rank", p["rank"], "steps", p["steps"], "phases", phases, file=sys.stderr)
 PY
 done
