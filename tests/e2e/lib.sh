@@ -10,6 +10,8 @@ set -euo pipefail
 BIN=$(readlink -f "$1")
 SRC=$(readlink -f "$2")
 LAUNCH=$SRC/deploy/graphshard-launch
+# GRAPHSHARD_E2E_TRAINER_ARGS: more trainer flags for every launch (launch_with_trainer_args.sh).
+[[ -n ${GRAPHSHARD_E2E_TRAINER_ARGS:-} ]] && LAUNCH=$SRC/tests/e2e/launch_with_trainer_args.sh
 CORA=$SRC/tests/data/cora
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/graphshard-e2e.XXXXXX")
 
