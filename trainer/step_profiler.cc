@@ -38,26 +38,21 @@ std::set<pi::ActivityType> Activities(bool cuda) {
 
 pi::ProfilerConfig Config() { return pi::ProfilerConfig(pi::ProfilerState::KINETO); }
 
-// An event's start and duration in microseconds: LibTorch 2 counts nanoseconds, 1.13 microseconds.
-double StartUs(const kp::KinetoEvent& e) {
-#if TORCH_VERSION_MAJOR >= 2
-  return static_cast<double>(e.startNs()) * 1e-3;
-#else
-  return static_cast<double>(e.startUs());
-#endif
-}
-double DurationUs(const kp::KinetoEvent& e) {
-#if TORCH_VERSION_MAJOR >= 2
-  return static_cast<double>(e.durationNs()) * 1e-3;
-#else
-  return static_cast<double>(e.durationUs());
-#endif
-}
-
 struct Interval {
   double start_us;
   double end_us;
 };
+
+// An event's span in microseconds: LibTorch 2 counts nanoseconds, 1.13 microseconds.
+Interval Span(const kp::KinetoEvent& e) {
+#if TORCH_VERSION_MAJOR >= 2
+  const double start = static_cast<double>(e.startNs()) * 1e-3;
+  return {start, start + static_cast<double>(e.durationNs()) * 1e-3};
+#else
+  const double start = static_cast<double>(e.startUs());
+  return {start, start + static_cast<double>(e.durationUs())};
+#endif
+}
 
 // Microseconds covered by the union of `v` (sorted here).
 double UnionUs(std::vector<Interval> v) {
@@ -87,14 +82,15 @@ nlohmann::json Summarize(const std::vector<kp::KinetoEvent>& events, int64_t ste
   int64_t aten_ops = 0, launches = 0;
   for (const kp::KinetoEvent& e : events) {
     const std::string name = e.name();
-    const double start = StartUs(e);
-    const double dur = DurationUs(e);
+    const Interval span = Span(e);
+    const double start = span.start_us;
+    const double dur = span.end_us - span.start_us;
     // The gs::* scopes appear on the GPU's timeline too (Kineto's GPU user annotations, from
     // the first to the last kernel of the scope): phases, not work.
     if (e.deviceType() == c10::DeviceType::CUDA && !absl::StartsWith(name, "gs::")) {
       if (gpu.empty() || start < first_gpu) first_gpu = start;
       last_gpu = std::max(last_gpu, start + dur);
-      gpu.push_back({start, start + dur});
+      gpu.push_back(span);
       if (absl::StrContains(absl::AsciiStrToLower(name), "nccl")) nccl_us += dur;
       if (absl::StartsWith(name, "Memcpy") || absl::StartsWith(name, "Memset")) copy_us += dur;
       auto& k = kernels[name];

@@ -155,7 +155,7 @@ absl::Status BindToFlat(const std::vector<torch::Tensor>& params, FlatParameters
   for (const torch::Tensor& p : params) {
     const int64_t n = p.numel();
     torch::Tensor slot = flat.values.slice(0, offset, offset + n);
-    if (!slot.is_same(p) && slot.data_ptr() != p.data_ptr()) slot.copy_(p.detach().reshape({-1}));
+    if (slot.data_ptr() != p.data_ptr()) slot.copy_(p.detach().reshape({-1}));  // else bound
     p.set_data(slot.view_as(p));
     p.mutable_grad() = flat.grads.slice(0, offset, offset + n).view_as(p);
     offset += n;
