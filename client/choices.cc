@@ -29,6 +29,8 @@ constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto,
 constexpr Choice<HostTier> kHostTiers[] = {{HostTier::kLocal, "local"}, {HostTier::kNone, "none"}};
 constexpr Choice<RemoteRows> kRemoteRows[] = {{RemoteRows::kHost, "host"},
                                               {RemoteRows::kOwner, "owner"}};
+constexpr Choice<StaticShapes> kStaticShapes[] = {
+    {StaticShapes::kAuto, "auto"}, {StaticShapes::kOn, "on"}, {StaticShapes::kOff, "off"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -73,6 +75,10 @@ absl::Span<const Choice<Assignment>> ChoicesOf<Assignment>() {
 template <>
 absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>() {
   return kFeatureStores;
+}
+template <>
+absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>() {
+  return kStaticShapes;
 }
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {

@@ -40,6 +40,9 @@ enum class FeatureStoreKind { kAuto, kServer, kDevice };
 enum class HostTier { kLocal, kNone };
 // --remote-rows host|owner: where the tiered store's remote rows are asked.
 enum class RemoteRows { kHost, kOwner };
+// --static-shapes auto|on|off: batches padded to capacities that only grow, the GPU step
+// replayed as a CUDA graph (trainer/static_shapes.h; auto: ResolveStaticShapes).
+enum class StaticShapes { kAuto, kOn, kOff };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -50,7 +53,7 @@ struct Choice {
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
 // H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier,
-// RemoteRows and FeatureDtype.
+// RemoteRows, StaticShapes and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -76,7 +79,26 @@ absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>();
 template <>
 absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>();
 template <>
+absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>();
+template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
+
+// Whether a run pads its training batches to static shapes (trainer/static_shapes.h): `on` /
+// `off` as asked; auto = on for homogeneous node tasks on CUDA, where the padded step is
+// captured once as a CUDA graph and replayed (the step was bound by the CPU launching ~160
+// kernels, tests/bench/RESULTS.md "The C++ step profiled"). Callers refuse `on` where
+// StaticShapesUnsupported says why.
+inline bool ResolveStaticShapes(StaticShapes requested, Task task, bool cuda, bool heterogeneous) {
+  if (requested != StaticShapes::kAuto) return requested == StaticShapes::kOn;
+  return cuda && task == Task::kNode && !heterogeneous;
+}
+// Why a run cannot pad its batches, or "" when it can: only homogeneous node tasks are padded
+// (link batches' supervision edges and heterogeneous batches' per-type hops are not).
+inline std::string StaticShapesUnsupported(Task task, bool heterogeneous) {
+  if (task != Task::kNode) return "it pads node-task batches only (--task node)";
+  if (heterogeneous) return "it pads homogeneous graphs only (this graph has several node types)";
+  return "";
+}
 
 // The precision a run computes in: `p`, or for kAuto tf32 on cuda and fp32 on the CPU (no TF32
 // units there: the same as fp32). On the GPU machine, with trimming, tf32 and fp32 epochs were

@@ -231,6 +231,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "per-layer trimming (sage, gcn): layer l of L computes only the nodes\n"
           "within L-l-1 hops of the seeds, over the edges into them (PyG's\n"
           "trim_to_layer); off: every layer over the whole batch");
+  AddEnum(flags, "static-shapes", &o.static_shapes,
+          "training batches padded to capacities that only grow (each hop's\n"
+          "nodes and edges; padding never reaches a real node) so that on cuda\n"
+          "the step's forward and backward pass are captured once as a CUDA\n"
+          "graph and replayed; auto = on for homogeneous node tasks on cuda");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
@@ -409,6 +414,10 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
                        " sets the tiered feature store: it needs --feature-store device or auto "
                        "and a node or link task"));
     }
+  }
+  if (o.static_shapes == StaticShapes::kOn && o.task != Task::kNode) {
+    return absl::InvalidArgumentError(absl::StrCat("--static-shapes on: ",
+                                                   StaticShapesUnsupported(o.task, false)));
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");

@@ -18,8 +18,10 @@
 #include "shm/ring.h"
 #include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
+#include "trainer/graph_step.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
+#include "trainer/static_shapes.h"
 #include "trainer/step_profiler.h"
 #include "trainer/tensors.h"
 
@@ -125,10 +127,12 @@ torch::Tensor LinkScores(GnnModelImpl& model, const BatchTensors& batch) {
 
 // One optimizer step of this rank on `batch` (none: a rank without seeds, which still joins the
 // all-reduce with zero gradients), gradients averaged over ranks. The loss (undefined without a
-// batch); `allreduce_s` accumulates the time spent in the gradient all-reduce.
+// batch); `allreduce_s` accumulates the time spent in the gradient all-reduce. `graphed`: the
+// forward and backward pass of a node batch replayed as a CUDA graph (--static-shapes), else
+// null.
 absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
                                    const absl::optional<BatchTensors>& batch, int64_t step,
-                                   DeviceSums& sums, double& allreduce_s) {
+                                   DeviceSums& sums, double& allreduce_s, GraphedStep* graphed) {
   st.flat.grads.zero_();  // every parameter's gradient is a view of it (tensors.h)
   torch::Tensor loss;
   {
@@ -143,11 +147,17 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
       sums.Add(step, loss, scores.detach().gt(0).eq(batch->link.label.gt(0.5)).sum(),
                static_cast<double>(scores.size(0)));
       sums.seeds += static_cast<double>(batch->link.num_pos);
+    } else if (batch.has_value() && graphed != nullptr) {
+      ASSIGN_OR_RETURN(const GraphedOutputs out, graphed->Run(*st.model, *batch, st.flat.grads));
+      loss = out.loss;
+      const double bs = static_cast<double>(batch->seeds);
+      sums.Add(step, loss, out.correct, bs);
+      sums.seeds += bs;
     } else if (batch.has_value()) {
       torch::Tensor logits = st.model->Forward(*batch);
       loss = torch::nn::functional::cross_entropy(logits, batch->y);
       loss.backward();
-      const double bs = static_cast<double>(batch->batch_size);
+      const double bs = static_cast<double>(batch->seeds);
       sums.Add(step, loss, logits.argmax(1).eq(batch->y).sum(), bs);
       sums.seeds += bs;
     }
@@ -196,6 +206,14 @@ EpochLoop::~EpochLoop() = default;
 absl::Status EpochLoop::EnableProfiler(const std::string& dir) {
   ASSIGN_OR_RETURN(profiler_, StepProfiler::Create(dir, comm_.rank(), options_.epochs,
                                                    session_.state().device.is_cuda()));
+  return absl::OkStatus();
+}
+
+absl::Status EpochLoop::EnableStaticShapes() {
+  static_shapes_ = std::make_shared<StaticShapes>();
+  if (session_.state().device.is_cuda()) {
+    ASSIGN_OR_RETURN(graphed_, GraphedStep::Create(session_.state().device));
+  }
   return absl::OkStatus();
 }
 
@@ -328,6 +346,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
   po.normalize_features = options_.normalize_features;
   po.num_classes = servers_.metadata.num_classes;
   po.store = store_;
+  if (train) po.static_shapes = static_shapes_;
   return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
 }
 
@@ -385,7 +404,13 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     if (batch.has_value()) tiers += batch->tiers;
     torch::manual_seed(
         client::StepSeed(options_.seed, epoch, comm_.rank(), s));  // dropout, resumable
-    ASSIGN_OR_RETURN(torch::Tensor loss, Step(st, comm_, batch, s, sums, allreduce_s));
+    const int64_t captures = graphed_ != nullptr ? graphed_->captures() : 0;
+    ASSIGN_OR_RETURN(torch::Tensor loss,
+                     Step(st, comm_, batch, s, sums, allreduce_s, graphed_.get()));
+    if (graphed_ != nullptr && graphed_->captures() != captures) {
+      std::cerr << "rank " << comm_.rank() << ": training step captured as a CUDA graph ("
+                << graphed_->last_shape() << "; capture " << graphed_->captures() << ")\n";
+    }
     ++steps_this_process_;
     if (progress_ != nullptr && loss.defined() && progress_->Due(s)) {
       progress_->Step(s, loss.item<double>(), sums.seen);
@@ -460,7 +485,7 @@ absl::StatusOr<EvalCounts> EpochLoop::Evaluate(const std::vector<client::ShardSe
     }
     torch::Tensor logits = st.model->Forward(*batch);
     correct += logits.argmax(1).eq(batch->y).sum();
-    total += static_cast<double>(batch->batch_size);
+    total += static_cast<double>(batch->seeds);
   }
   if (!plan_.link_edge_type.empty()) return link_counts;
   return EvalCounts{static_cast<double>(correct.item<int64_t>()), total, {}};

@@ -31,6 +31,8 @@ namespace graphshard::trainer {
 class InputPipeline;  // input_pipeline.h
 class FeatureStore;   // feature_store.h
 class StepProfiler;   // step_profiler.h
+class StaticShapes;   // static_shapes.h
+class GraphedStep;    // graph_step.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -75,6 +77,12 @@ class EpochLoop {
   // naming the directory when it cannot be written.
   absl::Status EnableProfiler(const std::string& dir);
 
+  // --static-shapes (resolved on): training batches padded to static shapes (static_shapes.h),
+  // and on a CUDA device the step's forward and backward pass replayed as a CUDA graph
+  // (graph_step.h). Before the first Train. Unimplemented where this LibTorch has no CUDA
+  // graphs and the device is a GPU.
+  absl::Status EnableStaticShapes();
+
   // Trains steps [first_step, steps of the epoch) of `epoch`, opening the training streams when
   // the open ones do not cover it. `carried`: the sums a checkpoint carried into this epoch
   // (rank 0 only; zeros elsewhere). Errors: the streams', the collectives', a checkpoint's;
@@ -118,6 +126,8 @@ class EpochLoop {
   std::unique_ptr<TrainInput> input_;
   std::shared_ptr<const FeatureStore> store_;  // --feature-store device
   std::unique_ptr<StepProfiler> profiler_;     // --profile-dir
+  std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
+  std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
 };
 
 }  // namespace graphshard::trainer

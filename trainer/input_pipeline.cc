@@ -113,7 +113,12 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
   }
   ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*data, options_.num_classes));
-  const bool pinned = data->pinned;
+  bool pinned = data->pinned;
+  if (options_.static_shapes != nullptr) {
+    // Padded into new host tensors (pinned for the GPU: copied to it without staging).
+    ASSIGN_OR_RETURN(t, options_.static_shapes->Pad(t, options_.device.is_cuda()));
+    pinned = false;
+  }
   data.reset();  // the tensors hold the memory now
   if (options_.device.is_cuda()) {
     // Pinned staging (from the host allocator's cache) so the copy is a real async DMA; the
@@ -127,6 +132,10 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     t.ForEachTensor([&](torch::Tensor& x) {
       if (pinned) {
         sources.push_back(x);
+        x = x.to(options_.device, /*non_blocking=*/true);
+        return;
+      }
+      if (x.is_pinned()) {  // padded (static_shapes.h): already in pinned memory
         x = x.to(options_.device, /*non_blocking=*/true);
         return;
       }

@@ -24,6 +24,7 @@
 #include "absl/types/optional.h"
 #include "client/batch_client.h"
 #include "trainer/feature_store.h"
+#include "trainer/static_shapes.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -45,6 +46,9 @@ struct PipelineOptions {
   // --feature-store device: batches come without rows (BatchTensors::x_are_ids); their rows
   // are gathered from here on the device. Null: batches carry their rows.
   std::shared_ptr<const FeatureStore> store;
+  // --static-shapes: batches padded on the host to its capacities (static_shapes.h). Null: as
+  // they come. Only this pipeline's thread uses it while the pipeline lives.
+  std::shared_ptr<StaticShapes> static_shapes;
 };
 
 class InputPipeline {

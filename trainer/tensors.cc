@@ -79,6 +79,7 @@ absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64
   try {
     BatchTensors t;
     t.batch_size = link ? seeds.num_sampled_nodes[0] : batch.batch_size;
+    t.seeds = t.batch_size;
     t.seed_type = seed_block;
     const torch::Dtype fdtype = TorchDtype(batch.feature_dtype);
     t.x_are_ids = batch.features_omitted;

@@ -42,6 +42,9 @@ struct BatchTensors {
   // The seeds: the first batch_size rows of x[seed_type]. A link batch: every hop-0 node of the
   // seed type (its supervision edges' destination type), and y is empty.
   int64_t batch_size = 0;
+  // The real seeds among them: batch_size, except in a padded batch (static_shapes.h), whose
+  // batch_size is the seeds' capacity and whose labels past `seeds` are -100.
+  int64_t seeds = 0;
   int seed_type = 0;
   std::vector<torch::Tensor> x;  // [n_t, feat_dim_t] float32 after ToFloatFeatures (16-bit as
                                  // sent before); [n_t, 0] for a type without features

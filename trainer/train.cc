@@ -183,6 +183,28 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   return absl::OkStatus();
 }
 
+// --static-shapes: resolved (ResolveStaticShapes) and, where on, switched on in the loop; `on`
+// where it does not apply is refused naming why.
+absl::Status UseStaticShapes(const client::TrainerOptions& options, const client::ServerMetadata& md,
+                             const DeviceChoice& device, int rank, EpochLoop& loop,
+                             std::ostream& log) {
+  const bool heterogeneous = md.heterogeneous();
+  if (options.static_shapes == client::StaticShapes::kOn) {
+    const std::string why = client::StaticShapesUnsupported(options.task, heterogeneous);
+    if (!why.empty()) return absl::InvalidArgumentError("--static-shapes on: " + why);
+  }
+  if (!client::ResolveStaticShapes(options.static_shapes, options.task, device.cuda,
+                                   heterogeneous)) {
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(loop.EnableStaticShapes());
+  log << "rank " << rank
+      << ": static shapes: training batches padded to per-hop capacities that only grow"
+      << (device.cuda ? "; the step's forward and backward pass replayed as a CUDA graph" : "")
+      << "\n";
+  return absl::OkStatus();
+}
+
 absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOptions& options,
                                                      client::ServerSet& servers,
                                                      client::Communicator& comm, std::ostream& out,
@@ -226,6 +248,7 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
   const int trainers_on_host = static_cast<int>(
       std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
   RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, trainers_on_host, loop, log));
+  RETURN_IF_ERROR(UseStaticShapes(options, md, device, rank, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;
     TrainingSums carried;  // rank 0 carries the sums of a resumed epoch's first steps

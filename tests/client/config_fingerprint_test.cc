@@ -87,6 +87,9 @@ std::vector<FieldCase> Fields() {
       {"feature_dtype", true, None,
        [](TrainerOptions& o) { o.feature_dtype = FeatureDtype::kBFloat16; }},
       {"trim", false, None, [](TrainerOptions& o) { o.trim = Trimming::kOff; }},
+      // The same function over padded batches: float rounding and dropout draws only.
+      {"static_shapes", false, None,
+       [](TrainerOptions& o) { o.static_shapes = StaticShapes::kOff; }},
       {"precision", true, None,
        [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
