@@ -113,12 +113,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
   }
   ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*data, options_.num_classes));
-  bool pinned = data->pinned;
-  if (options_.static_shapes != nullptr) {
-    // Padded into new host tensors (pinned for the GPU: copied to it without staging).
-    ASSIGN_OR_RETURN(t, options_.static_shapes->Pad(t, options_.device.is_cuda()));
-    pinned = false;
-  }
+  const bool pinned = data->pinned;
   data.reset();  // the tensors hold the memory now
   if (options_.device.is_cuda()) {
     // Pinned staging (from the host allocator's cache) so the copy is a real async DMA; the
@@ -135,10 +130,6 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
         x = x.to(options_.device, /*non_blocking=*/true);
         return;
       }
-      if (x.is_pinned()) {  // padded (static_shapes.h): already in pinned memory
-        x = x.to(options_.device, /*non_blocking=*/true);
-        return;
-      }
       torch::Tensor staging = torch::empty(x.sizes(), x.options().pinned_memory(true));
       staging.copy_(x);
       x = staging.to(options_.device, /*non_blocking=*/true);
@@ -149,6 +140,10 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
       impl.getStream(options_.device).synchronize();
       sources.clear();
     }
+  }
+  if (options_.static_shapes != nullptr) {
+    // Where the batch now is (the copy stream), ids before their rows are gathered.
+    ASSIGN_OR_RETURN(t, options_.static_shapes->Pad(t));
   }
   if (t.x_are_ids) {
     // Gathered on the current (copy) stream, so the batch's event covers it.

@@ -1,8 +1,5 @@
 #include "trainer/static_shapes.h"
 
-#include <ATen/Parallel.h>
-
-#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -27,32 +24,6 @@ std::vector<int64_t> Prefix(const std::vector<int64_t>& counts) {
   return prefix;
 }
 
-// Copies `n` edges' node indexes from `in` to `out`, each moved to its hop's new segment: an
-// index in [old_start[h], old_start[h + 1]) gains new_start[h] - old_start[h]. False when an
-// index is outside [0, old_start.back()).
-bool Remap(const int64_t* in, int64_t* out, int64_t n, const std::vector<int64_t>& old_start,
-           const std::vector<int64_t>& new_start) {
-  const int64_t num_nodes = old_start.back();
-  const size_t hops = old_start.size() - 1;
-  std::vector<int64_t> step(hops, 0);  // shift of hop h minus shift of hop h - 1
-  for (size_t h = 0; h < hops; ++h) {
-    step[h] = (new_start[h] - old_start[h]) - (h == 0 ? 0 : new_start[h - 1] - old_start[h - 1]);
-  }
-  std::atomic<bool> ok{true};
-  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
-    bool good = true;
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t v = in[i];
-      good &= v >= 0 && v < num_nodes;
-      int64_t shift = step[0];
-      for (size_t h = 1; h < hops; ++h) shift += v >= old_start[h] ? step[h] : 0;
-      out[i] = v + shift;
-    }
-    if (!good) ok = false;
-  });
-  return ok;
-}
-
 }  // namespace
 
 StaticShapes::StaticShapes(double headroom, int64_t align) : headroom_(headroom), align_(align) {}
@@ -71,7 +42,7 @@ bool StaticShapes::Grow(std::vector<int64_t>& caps, const std::vector<int64_t>& 
   return grew;
 }
 
-absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch, bool pinned) {
+absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch) {
   if (batch.link.present || batch.x.size() != 1 || batch.edges.size() != 1 ||
       batch.nodes_before_hop.size() != 1 || batch.edges_before_hop.size() != 1) {
     return absl::InvalidArgumentError(
@@ -98,10 +69,6 @@ absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch, bool p
   const std::vector<int64_t> old_edge = Prefix(edges);
   const std::vector<int64_t> new_edge = Prefix(edge_caps_);
   const int64_t num_nodes = new_start.back();
-  const int64_t num_edges = new_edge.back();
-  const auto options = [pinned](const torch::Tensor& like) {
-    return like.options().pinned_memory(pinned);
-  };
 
   BatchTensors out;
   out.seed_type = 0;
@@ -113,14 +80,18 @@ absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch, bool p
   out.nodes_before_hop = {new_start};
   out.edges_before_hop = {new_edge};
 
-  // Nodes: each hop's rows at its segment's start, the rest the first node's.
+  // Nodes (ids or rows): each hop's at its segment's start, the rest the first node's. A few
+  // copies per hop where the tensors are (on a GPU: queued by the pipeline's thread).
   const torch::Tensor& x = batch.x[0];
   std::vector<int64_t> x_sizes = x.sizes().vec();
   x_sizes[0] = num_nodes;
-  torch::Tensor px = torch::empty(x_sizes, options(x));
+  torch::Tensor px = torch::empty(x_sizes, x.options());
   for (size_t h = 0; h < nodes.size(); ++h) {
     const int64_t n = nodes[h];
-    if (n > 0) px.slice(0, new_start[h], new_start[h] + n).copy_(x.slice(0, old_start[h], old_start[h] + n));
+    if (n > 0) {
+      px.slice(0, new_start[h], new_start[h] + n)
+          .copy_(x.slice(0, old_start[h], old_start[h] + n));
+    }
     torch::Tensor pad = px.slice(0, new_start[h] + n, new_start[h + 1]);
     if (old_start.back() > 0) {
       pad.copy_(x.slice(0, 0, 1).expand_as(pad));
@@ -131,27 +102,31 @@ absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch, bool p
   out.x = {px};
 
   // Labels: the real seeds', then ignored.
-  torch::Tensor py = torch::full({node_caps_[0]}, kIgnoreLabel, options(batch.y));
+  torch::Tensor py = torch::full({node_caps_[0]}, kIgnoreLabel, batch.y.options());
   const int64_t labelled = std::min<int64_t>(batch.y.size(0), node_caps_[0]);
   py.slice(0, 0, labelled).copy_(batch.y.slice(0, 0, labelled));
   out.y = py;
 
-  // Edges: each hop's real edges remapped, then padding edges between padding nodes.
+  // Edges: every node index moved to its hop's new segment (new_of_old: old index -> new), each
+  // hop's edges at its segment's start, then padding edges between padding nodes. Indexes are
+  // within the batch's nodes: the wire format checked them (client/internal/wire.cc).
   const EdgeTensors& e = batch.edges[0];
-  const torch::Tensor src = e.src.contiguous();
-  const torch::Tensor dst = e.dst.contiguous();
-  torch::Tensor psrc = torch::empty({num_edges}, options(src));
-  torch::Tensor pdst = torch::empty({num_edges}, options(dst));
+  torch::Tensor new_of_old = torch::arange(old_start.back(), e.src.options());
+  for (size_t h = 1; h < nodes.size(); ++h) {
+    if (nodes[h] > 0) {
+      new_of_old.slice(0, old_start[h], old_start[h + 1]).add_(new_start[h] - old_start[h]);
+    }
+  }
+  const torch::Tensor src = new_of_old.index_select(0, e.src);
+  const torch::Tensor dst = new_of_old.index_select(0, e.dst);
+  torch::Tensor psrc = torch::empty({new_edge.back()}, e.src.options());
+  torch::Tensor pdst = torch::empty({new_edge.back()}, e.dst.options());
   for (size_t k = 0; k < edges.size(); ++k) {  // hop k + 1
     const int64_t n = edges[k];
     const int64_t at = new_edge[k];
-    if (n > 0 && (!Remap(src.data_ptr<int64_t>() + old_edge[k], psrc.data_ptr<int64_t>() + at, n,
-                         old_start, new_start) ||
-                  !Remap(dst.data_ptr<int64_t>() + old_edge[k], pdst.data_ptr<int64_t>() + at, n,
-                         old_start, new_start))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--static-shapes: an edge of hop ", k + 1, " names a node outside the batch's ",
-          old_start.back(), " nodes (hops of ", absl::StrJoin(nodes, ", "), ")"));
+    if (n > 0) {
+      psrc.slice(0, at, at + n).copy_(src.slice(0, old_edge[k], old_edge[k] + n));
+      pdst.slice(0, at, at + n).copy_(dst.slice(0, old_edge[k], old_edge[k] + n));
     }
     psrc.slice(0, at + n, new_edge[k + 1]).fill_(new_start[k + 2] - 1);  // hop k + 1's last
     pdst.slice(0, at + n, new_edge[k + 1]).fill_(new_start[k + 1] - 1);  // hop k's last

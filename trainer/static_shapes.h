@@ -1,8 +1,8 @@
 #ifndef GRAPHSHARD_TRAINER_STATIC_SHAPES_H_
 #define GRAPHSHARD_TRAINER_STATIC_SHAPES_H_
 
-// --static-shapes: homogeneous node batches padded on the host, before they reach the device,
-// to per-hop capacities that only grow (what graphshard.PadToStatic does for the Python loader,
+// --static-shapes: homogeneous node batches padded, where they are (the input pipeline pads
+// them on the GPU after their copy, ids before their rows are gathered), to per-hop capacities that only grow (what graphshard.PadToStatic does for the Python loader,
 // python/graphshard/static_shapes.py), so that a GPU step of one shape is captured once as a
 // CUDA graph and replayed (graph_step.h) instead of launching ~160 kernels from the CPU.
 //
@@ -32,10 +32,10 @@ class StaticShapes {
  public:
   explicit StaticShapes(double headroom = 0.05, int64_t align = 128);
 
-  // `batch` (tensors on the CPU: ids or feature rows, labels, edges) padded as above, in new
-  // tensors (pinned memory when `pinned`, for an async copy to a GPU). InvalidArgument for a
-  // link or heterogeneous batch, or an edge whose node index is outside the batch's nodes.
-  absl::StatusOr<BatchTensors> Pad(const BatchTensors& batch, bool pinned);
+  // `batch` padded as above, in new tensors where its tensors are (on a GPU: a few dozen small
+  // copies queued on the current stream, from the input pipeline's thread). InvalidArgument
+  // for a link or heterogeneous batch.
+  absl::StatusOr<BatchTensors> Pad(const BatchTensors& batch);
 
   // Batches after the first that raised a capacity (each a new shape).
   int64_t grew() const { return grew_; }
