@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/epoch_plan.h"
+#include "client/read_ahead_stream.h"
 #include "client/resuming_stream.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
@@ -29,6 +30,10 @@ namespace graphshard::trainer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Batches each training or evaluation stream reads ahead of the input pipeline
+// (client/read_ahead_stream.h).
+constexpr int kReadAhead = 2;
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -310,7 +315,8 @@ absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
   }
   // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
   // possibly the previous one's (until the loop drops it); one spare.
-  so.max_held_batches = options_.prefetch + 4;
+  // Pipeline streams are read ahead (kReadAhead batches, OpenPipeline).
+  so.max_held_batches = options_.prefetch + 4 + kReadAhead;
   // Resumed on a restarted server or another replica when the stream breaks; replicas share
   // the load by rank (same-host ones first).
   const int rank = comm_.rank();
@@ -332,9 +338,11 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
   std::vector<std::unique_ptr<client::BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
-    ASSIGN_OR_RETURN(streams[i], OpenStream(shards[i], i, train, epoch, first[i],
-                                            schedule.stream_batches[i], num_epochs,
-                                            /*without_features=*/store_ != nullptr));
+    ASSIGN_OR_RETURN(std::unique_ptr<client::BatchStream> stream,
+                     OpenStream(shards[i], i, train, epoch, first[i], schedule.stream_batches[i],
+                                num_epochs, /*without_features=*/store_ != nullptr));
+    // Each stream's batches read and checked by a thread of its own, beside the pipeline's.
+    streams[i] = std::make_unique<client::ReadAheadStream>(std::move(stream), kReadAhead);
   }
   std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
   for (int64_t e = 1; e < num_epochs; ++e) {
