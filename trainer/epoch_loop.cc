@@ -315,7 +315,8 @@ absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
   }
   // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
   // possibly the previous one's (until the loop drops it); one spare.
-  // Pipeline streams are read ahead (kReadAhead batches, OpenPipeline).
+  // Pipeline streams are read ahead (kReadAhead batches, OpenPipeline); a batch copied by DMA
+  // out of its segment holds it until the copy is done (input_pipeline.h: at most 3 such).
   so.max_held_batches = options_.prefetch + 4 + kReadAhead;
   // Resumed on a restarted server or another replica when the stream breaks; replicas share
   // the load by rank (same-host ones first).

@@ -5,6 +5,8 @@
 #include <c10/core/impl/VirtualGuardImpl.h>
 
 #include <chrono>
+#include <iostream>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -42,7 +44,9 @@ void InputPipeline::Run() {
   if (options_.device.is_cuda()) {
     try {
       c10::impl::VirtualGuardImpl impl(options_.device.type());
-      copy_stream = impl.getStreamFromGlobalPool(options_.device, /*isHighPriority=*/false);
+      // High priority: its copies and gathers run as soon as the GPU has room, not behind the
+      // training step's kernels (the step waits for them; the pipeline thread does too).
+      copy_stream = impl.getStreamFromGlobalPool(options_.device, /*isHighPriority=*/true);
     } catch (const c10::Error& e) {
       auto ready = std::make_unique<Ready>();
       ready->batch = absl::InternalError(absl::StrCat("copy stream: ", e.what_without_backtrace()));
@@ -53,6 +57,11 @@ void InputPipeline::Run() {
     }
   }
   RunSteps(copy_stream);
+  try {
+    ReleaseCopiedSources(0);  // no segment goes back while a copy may still read it
+  } catch (const c10::Error& e) {
+    std::cerr << "input pipeline: waiting for batch copies: " << e.what_without_backtrace() << "\n";
+  }
   absl::MutexLock lock(&mu_);
   finished_ = true;
 }
@@ -135,11 +144,16 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
       x = staging.to(options_.device, /*non_blocking=*/true);
     });
     if (!sources.empty()) {
-      // Waiting for the copy stream waits for these copies (and whatever else is queued on it).
+      // The segment is held until an event after these copies has passed, checked at the
+      // next batches: waiting here waited for all the copy stream's work, which queues behind
+      // the training step's kernels on the GPU (with the step a CUDA graph, ~3 ms a batch).
       c10::impl::VirtualGuardImpl impl(options_.device.type());
-      impl.getStream(options_.device).synchronize();
-      sources.clear();
+      auto copy = std::make_unique<InFlightCopy>(InFlightCopy{
+          c10::Event(options_.device.type()), std::move(sources)});
+      copy->done.record(impl.getStream(options_.device));
+      in_flight_.push_back(std::move(copy));
     }
+    ReleaseCopiedSources(kMaxInFlightCopies);
   }
   if (options_.static_shapes != nullptr) {
     // Where the batch now is (the copy stream), ids before their rows are gathered.
@@ -163,6 +177,16 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     }
   }
   return absl::optional<BatchTensors>(std::move(t));
+}
+
+void InputPipeline::ReleaseCopiedSources(size_t keep) {
+  while (!in_flight_.empty() && (in_flight_.size() > keep || in_flight_.front()->done.query())) {
+    // c10::Event has no synchronize() in every LibTorch (Debian's 1.13): poll.
+    while (!in_flight_.front()->done.query()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    in_flight_.pop_front();
+  }
 }
 
 PipelineTimings InputPipeline::timings() {

@@ -12,6 +12,7 @@
 // Thread-safety: Next() from one thread (the training loop); the destructor stops the thread
 // and cancels the streams.
 
+#include <c10/core/Event.h>
 #include <torch/torch.h>
 
 #include <deque>
@@ -74,10 +75,22 @@ class InputPipeline {
   // The batch of `step`; `stream_wait_s`: the time spent in the stream's Next().
   absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s);
 
+  // Batches copied by DMA straight out of registered ring segments (--h2d registered): their
+  // source tensors hold the segments until an event after the copies has passed.
+  struct InFlightCopy {
+    c10::Event done;
+    std::vector<torch::Tensor> sources;
+  };
+  static constexpr size_t kMaxInFlightCopies = 2;
+  // Drops the sources of copies that are done, and waits for the oldest while more than
+  // `keep` are in flight. The pipeline thread's.
+  void ReleaseCopiedSources(size_t keep);
+
   std::vector<std::unique_ptr<client::BatchStream>> streams_;
   const std::vector<int> step_stream_;
   const PipelineOptions options_;
   int64_t handed_out_ = 0;
+  std::deque<std::unique_ptr<InFlightCopy>> in_flight_;  // the pipeline thread's
 
   absl::Mutex mu_;
   std::deque<std::unique_ptr<Ready>> queue_ ABSL_GUARDED_BY(mu_);
