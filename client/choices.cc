@@ -29,8 +29,8 @@ constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto,
 constexpr Choice<HostTier> kHostTiers[] = {{HostTier::kLocal, "local"}, {HostTier::kNone, "none"}};
 constexpr Choice<RemoteRows> kRemoteRows[] = {{RemoteRows::kHost, "host"},
                                               {RemoteRows::kOwner, "owner"}};
-constexpr Choice<StaticShapes> kStaticShapes[] = {
-    {StaticShapes::kAuto, "auto"}, {StaticShapes::kOn, "on"}, {StaticShapes::kOff, "off"}};
+constexpr Choice<StaticShapes> kStaticShapes[] = {{StaticShapes::kOff, "off"},
+                                                   {StaticShapes::kOn, "on"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},

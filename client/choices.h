@@ -40,9 +40,11 @@ enum class FeatureStoreKind { kAuto, kServer, kDevice };
 enum class HostTier { kLocal, kNone };
 // --remote-rows host|owner: where the tiered store's remote rows are asked.
 enum class RemoteRows { kHost, kOwner };
-// --static-shapes auto|on|off: batches padded to capacities that only grow, the GPU step
-// replayed as a CUDA graph (trainer/static_shapes.h; auto: ResolveStaticShapes).
-enum class StaticShapes { kAuto, kOn, kOff };
+// --static-shapes on|off: training batches padded to capacities that only grow, the GPU step
+// replayed as a CUDA graph (trainer/static_shapes.h, trainer/graph_step.h). Off by default: on
+// the GPU machine it has not made an epoch faster (tests/bench/RESULTS.md, "Static shapes and
+// CUDA graphs").
+enum class StaticShapes { kOff, kOn };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -83,15 +85,6 @@ absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 
-// Whether a run pads its training batches to static shapes (trainer/static_shapes.h): `on` /
-// `off` as asked; auto = on for homogeneous node tasks on CUDA, where the padded step is
-// captured once as a CUDA graph and replayed (the step was bound by the CPU launching ~160
-// kernels, tests/bench/RESULTS.md "The C++ step profiled"). Callers refuse `on` where
-// StaticShapesUnsupported says why.
-inline bool ResolveStaticShapes(StaticShapes requested, Task task, bool cuda, bool heterogeneous) {
-  if (requested != StaticShapes::kAuto) return requested == StaticShapes::kOn;
-  return cuda && task == Task::kNode && !heterogeneous;
-}
 // Why a run cannot pad its batches, or "" when it can: only homogeneous node tasks are padded
 // (link batches' supervision edges and heterogeneous batches' per-type hops are not).
 inline std::string StaticShapesUnsupported(Task task, bool heterogeneous) {

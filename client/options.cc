@@ -235,7 +235,7 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "training batches padded to capacities that only grow (each hop's\n"
           "nodes and edges; padding never reaches a real node) so that on cuda\n"
           "the step's forward and backward pass are captured once as a CUDA\n"
-          "graph and replayed; auto = on for homogeneous node tasks on cuda");
+          "graph and replayed (homogeneous node tasks)");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"

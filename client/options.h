@@ -79,9 +79,9 @@ struct TrainerOptions {
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;  // --feature-dtype float32|float16|
                                                         // bfloat16 (transport)
   Trimming trim = Trimming::kOn;              // --trim on|off: per-layer trimming (sage, gcn)
-  // --static-shapes auto|on|off: training batches padded to fixed shapes, the GPU step a CUDA
-  // graph (client/choices.h, ResolveStaticShapes; trainer/static_shapes.h)
-  StaticShapes static_shapes = StaticShapes::kAuto;
+  // --static-shapes on|off: training batches padded to fixed shapes, the GPU step a CUDA graph
+  // (client/choices.h; trainer/static_shapes.h)
+  StaticShapes static_shapes = StaticShapes::kOff;
   Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
                                               // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)

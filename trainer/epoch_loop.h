@@ -77,7 +77,7 @@ class EpochLoop {
   // naming the directory when it cannot be written.
   absl::Status EnableProfiler(const std::string& dir);
 
-  // --static-shapes (resolved on): training batches padded to static shapes (static_shapes.h),
+  // --static-shapes on: training batches padded to static shapes (static_shapes.h),
   // and on a CUDA device the step's forward and backward pass replayed as a CUDA graph
   // (graph_step.h). Before the first Train. Unimplemented where this LibTorch has no CUDA
   // graphs and the device is a GPU.

@@ -183,20 +183,13 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   return absl::OkStatus();
 }
 
-// --static-shapes: resolved (ResolveStaticShapes) and, where on, switched on in the loop; `on`
-// where it does not apply is refused naming why.
+// --static-shapes on: switched on in the loop; refused, naming why, where it does not apply.
 absl::Status UseStaticShapes(const client::TrainerOptions& options, const client::ServerMetadata& md,
                              const DeviceChoice& device, int rank, EpochLoop& loop,
                              std::ostream& log) {
-  const bool heterogeneous = md.heterogeneous();
-  if (options.static_shapes == client::StaticShapes::kOn) {
-    const std::string why = client::StaticShapesUnsupported(options.task, heterogeneous);
-    if (!why.empty()) return absl::InvalidArgumentError("--static-shapes on: " + why);
-  }
-  if (!client::ResolveStaticShapes(options.static_shapes, options.task, device.cuda,
-                                   heterogeneous)) {
-    return absl::OkStatus();
-  }
+  if (options.static_shapes != client::StaticShapes::kOn) return absl::OkStatus();
+  const std::string why = client::StaticShapesUnsupported(options.task, md.heterogeneous());
+  if (!why.empty()) return absl::InvalidArgumentError("--static-shapes on: " + why);
   RETURN_IF_ERROR(loop.EnableStaticShapes());
   log << "rank " << rank
       << ": static shapes: training batches padded to per-hop capacities that only grow"

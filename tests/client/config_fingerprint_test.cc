@@ -89,7 +89,7 @@ std::vector<FieldCase> Fields() {
       {"trim", false, None, [](TrainerOptions& o) { o.trim = Trimming::kOff; }},
       // The same function over padded batches: float rounding and dropout draws only.
       {"static_shapes", false, None,
-       [](TrainerOptions& o) { o.static_shapes = StaticShapes::kOff; }},
+       [](TrainerOptions& o) { o.static_shapes = StaticShapes::kOn; }},
       {"precision", true, None,
        [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;
