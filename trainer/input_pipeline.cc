@@ -145,8 +145,8 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     });
     if (!sources.empty()) {
       // The segment is held until an event after these copies has passed, checked at the
-      // next batches: waiting here waited for all the copy stream's work, which queues behind
-      // the training step's kernels on the GPU (with the step a CUDA graph, ~3 ms a batch).
+      // next batches, rather than waiting here for all the copy stream's work (the pad and
+      // gather kernels of the batches before, which share the GPU with the training step).
       c10::impl::VirtualGuardImpl impl(options_.device.type());
       auto copy = std::make_unique<InFlightCopy>(InFlightCopy{
           c10::Event(options_.device.type()), std::move(sources)});
