@@ -71,7 +71,10 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
                                 {"allreduce_s", r.allreduce_s},
                                 {"pipeline_stream_wait_s", r.pipeline_stream_wait_s},
                                 {"pipeline_stage_s", r.pipeline_stage_s},
-                                {"pipeline_full_wait_s", r.pipeline_full_wait_s}};
+                                {"pipeline_full_wait_s", r.pipeline_full_wait_s},
+                                {"pipeline_h2d_s", r.pipeline_h2d_s},
+                                {"pipeline_pad_s", r.pipeline_pad_s},
+                                {"pipeline_gather_s", r.pipeline_gather_s}};
   if (r.evaluated) {
     rec["val_acc"] = OrNull(r.val_acc);
     rec["test_acc"] = OrNull(r.test_acc);
@@ -179,8 +182,9 @@ void RunReport::SetTraining(double loss_sum, double correct, double seen, EpochR
 
 absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) {
   // Summed over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream wait, staging,
-  // full wait, the feature tiers' rows and bytes]; the time also as the maximum.
-  double sums[12] = {m.seeds / std::max(m.time_s, 1e-9),
+  // full wait, the feature tiers' rows and bytes, staging's parts]; the time also as the
+  // maximum.
+  double sums[15] = {m.seeds / std::max(m.time_s, 1e-9),
                      m.time_s,
                      m.wait_s,
                      m.allreduce_s,
@@ -191,7 +195,10 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
                      m.tiers.host_rows,
                      m.tiers.remote_rows,
                      m.tiers.pcie_bytes,
-                     m.tiers.network_bytes};
+                     m.tiers.network_bytes,
+                     m.pipeline_h2d_s,
+                     m.pipeline_pad_s,
+                     m.pipeline_gather_s};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
   double maxima[2] = {m.time_s, static_cast<double>(m.peak_gpu_memory_bytes)};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(maxima), ReduceOp::kMax));
@@ -210,6 +217,9 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
   r.pipeline_stream_wait_s = sums[4] / n;
   r.pipeline_stage_s = sums[5] / n;
   r.pipeline_full_wait_s = sums[6] / n;
+  r.pipeline_h2d_s = sums[12] / n;
+  r.pipeline_pad_s = sums[13] / n;
+  r.pipeline_gather_s = sums[14] / n;
   r.tiers = {.device_rows = sums[7],
              .host_rows = sums[8],
              .remote_rows = sums[9],

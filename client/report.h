@@ -65,6 +65,10 @@ struct EpochMeasurements {
   double pipeline_stream_wait_s = 0;
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
+  // Parts of the staging: tensors and the copies to the GPU, padding, rows gathered.
+  double pipeline_h2d_s = 0;
+  double pipeline_pad_s = 0;
+  double pipeline_gather_s = 0;
   // On a GPU: the high-water mark of its tensor memory during the epoch's training
   // (gpu_memory.h); -1 = not measured (CPU, or a LibTorch without CUDA).
   int64_t peak_gpu_memory_bytes = -1;
@@ -94,6 +98,9 @@ struct EpochReport {
   double pipeline_stream_wait_s = 0;
   double pipeline_stage_s = 0;
   double pipeline_full_wait_s = 0;
+  double pipeline_h2d_s = 0;
+  double pipeline_pad_s = 0;
+  double pipeline_gather_s = 0;
   double peak_gpu_memory_bytes = -1;  // the largest of the ranks'; -1 = not measured
   FeatureTierCounts tiers{};          // summed over ranks
   // --task link, when evaluated: AUC, MRR, Hits@hits_k of val and test.

@@ -43,6 +43,9 @@ PipelineTimings Minus(PipelineTimings a, const PipelineTimings& b) {
   a.stream_wait_s -= b.stream_wait_s;
   a.stage_s -= b.stage_s;
   a.full_wait_s -= b.full_wait_s;
+  a.h2d_s -= b.h2d_s;
+  a.pad_s -= b.pad_s;
+  a.gather_s -= b.gather_s;
   a.batches -= b.batches;
   return a;
 }
@@ -456,6 +459,9 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
              .pipeline_stream_wait_s = pipeline_s.stream_wait_s,
              .pipeline_stage_s = pipeline_s.stage_s,
              .pipeline_full_wait_s = pipeline_s.full_wait_s,
+             .pipeline_h2d_s = pipeline_s.h2d_s,
+             .pipeline_pad_s = pipeline_s.pad_s,
+             .pipeline_gather_s = pipeline_s.gather_s,
              .tiers = tiers};
   if (st.device.is_cuda()) {
     r.local.peak_gpu_memory_bytes = PeakGpuMemoryBytes(st.device.index()).value_or(-1);

@@ -84,11 +84,12 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
     }
     auto ready = std::make_unique<Ready>();
     double stream_wait_s = 0;
+    PipelineTimings parts;
     const auto stage_start = Clock::now();
     try {
       absl::optional<c10::StreamGuard> guard;
       if (copy_stream.has_value()) guard.emplace(*copy_stream);
-      ready->batch = Produce(step, &stream_wait_s);
+      ready->batch = Produce(step, &stream_wait_s, &parts);
       if (copy_stream.has_value() && ready->batch.ok() && ready->batch->has_value()) {
         ready->copied = std::make_unique<c10::Event>(options_.device.type());
         ready->copied->record(*copy_stream);
@@ -101,6 +102,9 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
     absl::MutexLock lock(&mu_);
     timings_.stream_wait_s += stream_wait_s;
     timings_.stage_s += seconds(stage_start, Clock::now()) - stream_wait_s;
+    timings_.h2d_s += parts.h2d_s;
+    timings_.pad_s += parts.pad_s;
+    timings_.gather_s += parts.gather_s;
     ++timings_.batches;
     queue_.push_back(std::move(ready));
     if (failed) return;
@@ -108,7 +112,12 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
 }
 
 absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step,
-                                                                    double* stream_wait_s) {
+                                                                    double* stream_wait_s,
+                                                                    PipelineTimings* parts) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
   const int s = step_stream_[static_cast<size_t>(step)];
   if (s < 0) return absl::optional<BatchTensors>();
   const auto read_start = std::chrono::steady_clock::now();
@@ -121,6 +130,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     return absl::DataLossError(
         absl::StrCat("a batch stream ended before step ", step, " (the server sent too few)"));
   }
+  const auto h2d_start = Clock::now();
   ASSIGN_OR_RETURN(BatchTensors t, ToTensors(*data, options_.num_classes));
   const bool pinned = data->pinned;
   data.reset();  // the tensors hold the memory now
@@ -155,10 +165,14 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     }
     ReleaseCopiedSources(kMaxInFlightCopies);
   }
+  parts->h2d_s += since(h2d_start);
   if (options_.static_shapes != nullptr) {
     // Where the batch now is (the copy stream), ids before their rows are gathered.
+    const auto pad_start = Clock::now();
     ASSIGN_OR_RETURN(t, options_.static_shapes->Pad(t));
+    parts->pad_s += since(pad_start);
   }
+  const auto gather_start = Clock::now();
   if (t.x_are_ids) {
     // Gathered on the current (copy) stream, so the batch's event covers it.
     if (options_.store == nullptr) {
@@ -176,6 +190,7 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
       if (x.size(1) > 0) x = x / x.sum(1, /*keepdim=*/true).clamp_min(1);
     }
   }
+  parts->gather_s += since(gather_start);
   return absl::optional<BatchTensors>(std::move(t));
 }
 

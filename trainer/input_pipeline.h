@@ -33,7 +33,10 @@ namespace graphshard::trainer {
 // Where the pipeline thread's time went, for the run's metrics (seconds, summed over steps).
 struct PipelineTimings {
   double stream_wait_s = 0;  // waiting in the streams' Next() (the servers, gRPC, decoding)
-  double stage_s = 0;        // tensors, staging copy and copy enqueue, conversions
+  double stage_s = 0;        // tensors, staging copy and copy enqueue, conversions; of it:
+  double h2d_s = 0;          //   tensors, the copies to the GPU queued, DMA'd segments released
+  double pad_s = 0;          //   --static-shapes: padding (static_shapes.h)
+  double gather_s = 0;       //   rows gathered from the feature store, 16-bit widened, normalised
   double full_wait_s = 0;    // waiting for room (the training loop is behind)
   int64_t batches = 0;
 };
@@ -73,7 +76,9 @@ class InputPipeline {
   void Run();
   void RunSteps(const absl::optional<c10::Stream>& copy_stream);
   // The batch of `step`; `stream_wait_s`: the time spent in the stream's Next().
-  absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s);
+  // Adds its parts of the staging time to `parts` (h2d_s, pad_s, gather_s).
+  absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s,
+                                                       PipelineTimings* parts);
 
   // Batches copied by DMA straight out of registered ring segments (--h2d registered): their
   // source tensors hold the segments until an event after the copies has passed.

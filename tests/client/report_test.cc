@@ -83,7 +83,10 @@ TEST(EpochRecord, HasTheDocumentedKeysInOrder) {
                                          "allreduce_s",
                                          "pipeline_stream_wait_s",
                                          "pipeline_stage_s",
-                                         "pipeline_full_wait_s"};
+                                         "pipeline_full_wait_s",
+                                         "pipeline_h2d_s",
+                                         "pipeline_pad_s",
+                                         "pipeline_gather_s"};
   EXPECT_EQ(keys, want);
   r.evaluated = true;
   r.val_acc = 0.5;
