@@ -23,6 +23,10 @@
 
 namespace graphshard::client {
 
+// How far the trainer's input pipeline reads each stream ahead (trainer/epoch_loop.cc): the
+// batches a trainer holds grow by as many (StreamOptions::max_held_batches).
+inline constexpr int kPipelineReadAhead = 2;
+
 class ReadAheadStream final : public BatchStream {
  public:
   // Starts reading `inner` (opened) at once, at most `depth` (>= 1) batches ahead.

@@ -31,9 +31,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Batches each training or evaluation stream reads ahead of the input pipeline
-// (client/read_ahead_stream.h).
-constexpr int kReadAhead = 2;
+// Batches each training or evaluation stream reads ahead of the input pipeline.
+constexpr int kReadAhead = client::kPipelineReadAhead;
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();

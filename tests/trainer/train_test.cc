@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "client/read_ahead_stream.h"
 #include "client/rendezvous_store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -199,8 +200,10 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
   EXPECT_LE(50 * (after.shm_ring_stalls() - before.shm_ring_stalls()), reused);
   // Each server keeps the trainer's ring between its streams (2 epochs, each with a training,
   // a validation and a test stream): at most one ring's worth of segments per server (the
-  // trainer holds prefetch + 4, the server builds its prefetch ahead, one being written).
-  const int64_t one_ring = o.prefetch + 4 + server::ServiceOptions{}.prefetch + 1;
+  // trainer holds prefetch + 4 and what it reads ahead, the server builds its prefetch ahead,
+  // one being written).
+  const int64_t one_ring =
+      o.prefetch + 4 + client::kPipelineReadAhead + server::ServiceOptions{}.prefetch + 1;
   EXPECT_LE(after.shm_segments_created() - before.shm_segments_created(), 2 * one_ring);
   // One training stream per server for both epochs (StreamBatchesRequest.num_epochs), one
   // validation and one test stream (evaluation after epoch 2).
