@@ -18,12 +18,6 @@ std::vector<int64_t> Counts(const std::vector<int64_t>& prefix) {
   return counts;
 }
 
-std::vector<int64_t> Prefix(const std::vector<int64_t>& counts) {
-  std::vector<int64_t> prefix = {0};
-  for (int64_t c : counts) prefix.push_back(prefix.back() + c);
-  return prefix;
-}
-
 }  // namespace
 
 StaticShapes::StaticShapes(double headroom, int64_t align) : headroom_(headroom), align_(align) {}
@@ -64,10 +58,10 @@ absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch) {
   if ((node_grew || edge_grew) && !first_) ++grew_;
   first_ = false;
 
-  const std::vector<int64_t> old_start = Prefix(nodes);
-  const std::vector<int64_t> new_start = Prefix(node_caps_);
-  const std::vector<int64_t> old_edge = Prefix(edges);
-  const std::vector<int64_t> new_edge = Prefix(edge_caps_);
+  const std::vector<int64_t> old_start = PrefixSums(nodes);
+  const std::vector<int64_t> new_start = PrefixSums(node_caps_);
+  const std::vector<int64_t> old_edge = PrefixSums(edges);
+  const std::vector<int64_t> new_edge = PrefixSums(edge_caps_);
   const int64_t num_nodes = new_start.back();
 
   BatchTensors out;

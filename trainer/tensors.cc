@@ -35,13 +35,13 @@ torch::Tensor Over(const client::ByteView& view, std::vector<int64_t> sizes, tor
   return t;
 }
 
-std::vector<int64_t> Prefix(const std::vector<int64_t>& counts) {
+}  // namespace
+
+std::vector<int64_t> PrefixSums(const std::vector<int64_t>& counts) {
   std::vector<int64_t> prefix = {0};
   for (int64_t c : counts) prefix.push_back(prefix.back() + c);
   return prefix;
 }
-
-}  // namespace
 
 std::vector<LayerExtent> LayerExtents(const BatchTensors& batch, int64_t num_layers) {
   if (batch.nodes_before_hop.empty() || batch.edges_before_hop.size() != batch.edges.size()) {
@@ -108,10 +108,10 @@ absl::StatusOr<BatchTensors> ToTensors(const client::MinibatchData& batch, int64
                          Over(e.dst, {e.num_edges}, torch::kInt64, batch.owner)});
     }
     for (const client::NodeBlockData& n : batch.nodes) {
-      t.nodes_before_hop.push_back(Prefix(n.num_sampled_nodes));
+      t.nodes_before_hop.push_back(PrefixSums(n.num_sampled_nodes));
     }
     for (const client::EdgeBlockData& e : batch.edges) {
-      t.edges_before_hop.push_back(Prefix(e.num_sampled_edges));
+      t.edges_before_hop.push_back(PrefixSums(e.num_sampled_edges));
     }
     return t;
   } catch (const c10::Error& e) {

@@ -90,6 +90,9 @@ struct LayerExtent {
   std::vector<int64_t> edges;      // per edge type
 };
 
+// [0, c0, c0 + c1, ...]: the prefix sums of per-hop counts (BatchTensors::nodes_before_hop).
+std::vector<int64_t> PrefixSums(const std::vector<int64_t>& counts);
+
 // The torch dtype of feature rows sent in `dtype`.
 torch::Dtype TorchDtype(client::FeatureDtype dtype);
 
