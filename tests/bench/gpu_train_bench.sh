@@ -25,7 +25,9 @@
 #     _netns: two emulated hosts, network namespaces joined by a veth capped at LINK_GBIT (25)
 #     Gbit/s each way (root; tests/bench/netns_lib.sh), server k and half the trainers in
 #     namespace k (graphshard-launch --num-nodes 2): the peers, and the tiered store's other
-#     host's rows, cross the capped link; 2 servers, an even number of trainers;
+#     host's rows, cross the capped link; 2 servers, an even number of trainers; with a GPU
+#     per trainer each namespace sees only its own (CUDA_VISIBLE_DEVICES) and NCCL's
+#     all-reduce crosses the veth too (sockets; peer access and shared memory off);
 #     _spread / _part (before _xhost): trainer --assignment spread (every trainer reads every
 #     server of its host, 1/T of each part's seeds) / part (trainer i of a host reads its part
 #     i mod P; the default)
@@ -443,8 +445,17 @@ run_netns() {
   for node in 0 1; do
     local ns=$NETNS_A addr=10.79.0.1 dev=gsbA
     ((node == 1)) && ns=$NETNS_B addr=10.79.0.2 dev=gsbB
-    # The veth for Gloo, named (the launcher finds it by address, with ip or python3).
-    ip netns exec "$ns" env GLOO_SOCKET_IFNAME="$dev" timeout "$limit" \
+    # The veth for Gloo, named (the launcher finds it by address, with ip or python3). With a
+    # GPU per trainer (not SHARE_GPU), node k sees only its own GPUs, and NCCL goes over the
+    # veth as between hosts (no NVLink peer access, no shared memory between the nodes).
+    local gpu_env=()
+    if [[ $DEVICE == cuda && ${SHARE_GPU:-0} != 1 ]] && ((GPUS >= trainers)); then
+      local per=$((trainers / 2)) first=$((node * trainers / 2)) ids="" g
+      for ((g = first; g < first + per; g++)); do ids+="${ids:+,}$g"; done
+      gpu_env=(CUDA_VISIBLE_DEVICES="$ids" NCCL_SOCKET_IFNAME="$dev" NCCL_P2P_DISABLE=1
+        NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1)
+    fi
+    ip netns exec "$ns" env GLOO_SOCKET_IFNAME="$dev" "${gpu_env[@]}" timeout "$limit" \
       deploy/graphshard-launch --num-nodes 2 \
       --node-rank "$node" --trainers-per-node $((trainers / 2)) --master-addr 10.79.0.1 \
       --master-port 29500 --listen-host "$addr" --registry "$reg" --partition "$part_dir" \
