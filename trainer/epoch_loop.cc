@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/epoch_plan.h"
 #include "client/read_ahead_stream.h"
@@ -444,6 +445,16 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
     }
   }
   if (progress_ != nullptr) progress_->EndEpoch();
+  if (static_shapes_ != nullptr) {
+    // What padding costs the GPU: the batches padded so far (the pipeline pads ahead).
+    const StaticShapes::Totals t = static_shapes_->totals();
+    auto over = [](int64_t padded, int64_t real) {
+      return absl::StrFormat("%+.1f%%", real > 0 ? 100.0 * (padded - real) / real : 0.0);
+    };
+    std::cerr << "rank " << comm_.rank() << ": static shapes: " << t.batches
+              << " batches padded so far, rows " << over(t.padded_nodes, t.real_nodes)
+              << ", edges " << over(t.padded_edges, t.real_edges) << " over the real ones\n";
+  }
   RETURN_IF_ERROR(comm_.Flush());
   if (profiler_ != nullptr) RETURN_IF_ERROR(profiler_->EndEpoch(epoch));
   EpochResult r;

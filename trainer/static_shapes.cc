@@ -36,6 +36,14 @@ bool StaticShapes::Grow(std::vector<int64_t>& caps, const std::vector<int64_t>& 
   return grew;
 }
 
+StaticShapes::Totals StaticShapes::totals() const {
+  return {.batches = batches_.load(std::memory_order_relaxed),
+          .real_nodes = real_nodes_.load(std::memory_order_relaxed),
+          .padded_nodes = padded_nodes_.load(std::memory_order_relaxed),
+          .real_edges = real_edges_.load(std::memory_order_relaxed),
+          .padded_edges = padded_edges_.load(std::memory_order_relaxed)};
+}
+
 absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch) {
   if (batch.link.present || batch.x.size() != 1 || batch.edges.size() != 1 ||
       batch.nodes_before_hop.size() != 1 || batch.edges_before_hop.size() != 1) {
@@ -63,6 +71,11 @@ absl::StatusOr<BatchTensors> StaticShapes::Pad(const BatchTensors& batch) {
   const std::vector<int64_t> old_edge = PrefixSums(edges);
   const std::vector<int64_t> new_edge = PrefixSums(edge_caps_);
   const int64_t num_nodes = new_start.back();
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  real_nodes_.fetch_add(old_start.back(), std::memory_order_relaxed);
+  padded_nodes_.fetch_add(num_nodes, std::memory_order_relaxed);
+  real_edges_.fetch_add(old_edge.back(), std::memory_order_relaxed);
+  padded_edges_.fetch_add(new_edge.back(), std::memory_order_relaxed);
 
   BatchTensors out;
   out.seed_type = 0;

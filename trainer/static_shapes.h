@@ -18,8 +18,9 @@
 //     same hop boundaries.
 // A capacity is set, and raised when a batch does not fit, to its count (+1 padding node) plus
 // `headroom`, rounded up to `align`: a few shapes in the first batches, then one.
-// Includes Torch. Not thread-safe: one pipeline thread pads.
+// Includes Torch. Not thread-safe: one pipeline thread pads (totals() from any thread).
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,16 @@ class StaticShapes {
 
   // Batches after the first that raised a capacity (each a new shape).
   int64_t grew() const { return grew_; }
+  // What padding has cost so far: the batches' real rows and edges against the padded ones.
+  // Any thread (the training loop reads it while the pipeline pads ahead).
+  struct Totals {
+    int64_t batches = 0;
+    int64_t real_nodes = 0;
+    int64_t padded_nodes = 0;
+    int64_t real_edges = 0;
+    int64_t padded_edges = 0;
+  };
+  Totals totals() const;
   const std::vector<int64_t>& node_capacities() const { return node_caps_; }  // per hop
   const std::vector<int64_t>& edge_capacities() const { return edge_caps_; }  // hop 1 first
 
@@ -52,6 +63,11 @@ class StaticShapes {
   std::vector<int64_t> edge_caps_;
   int64_t grew_ = 0;
   bool first_ = true;
+  std::atomic<int64_t> batches_{0};
+  std::atomic<int64_t> real_nodes_{0};
+  std::atomic<int64_t> padded_nodes_{0};
+  std::atomic<int64_t> real_edges_{0};
+  std::atomic<int64_t> padded_edges_{0};
 };
 
 }  // namespace graphshard::trainer

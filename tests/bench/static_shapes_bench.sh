@@ -45,7 +45,9 @@ for line in lines:
         r["static_shapes"] = mode
         print(json.dumps(r))
 EOF
-    grep -h "captured as a CUDA graph" "$dir"/*.stderr 2>/dev/null | head -4 >>"$OUT/captures.txt"
+    # The captures, and what padding cost (rows and edges over the real ones, per epoch).
+    grep -h "captured as a CUDA graph\|static shapes:" "$dir"/*.stderr 2>/dev/null |
+      sed "s/^/$mode-$round: /" >>"$OUT/captures.txt"
   done
 done
 

@@ -78,6 +78,13 @@ TEST(StaticShapesTest, CapacitiesOnlyGrow) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(shapes.node_capacities(), (std::vector<int64_t>{4, 4, 8}));
   EXPECT_EQ(shapes.grew(), 1);
+  // What padding cost: rows 7 + 5 + 9 real against 12 + 12 + 16, edges 7 + 3 + 7 against 8 x 3.
+  const StaticShapes::Totals t = shapes.totals();
+  EXPECT_EQ(t.batches, 3);
+  EXPECT_EQ(t.real_nodes, 21);
+  EXPECT_EQ(t.padded_nodes, 40);
+  EXPECT_EQ(t.real_edges, 17);
+  EXPECT_EQ(t.padded_edges, 24);
 }
 
 TEST(StaticShapesTest, RefusesHeterogeneousAndLinkBatches) {
