@@ -61,7 +61,9 @@
 # batch over epochs 2..n-1 (the last epoch below 3 epochs); steady_epoch_time_s, the mean of the epochs between the
 # first and the last (the last is flattered by the batches built ahead during the one before:
 # use EPOCHS >= 4 and this figure for steady state); peak_gpu_memory_mib, the largest rank's high-water mark
-# of tensor memory in the last epoch), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
+# of tensor memory in the last epoch; time_to_first_batch_s, launch to the first batch, +-0.25 s;
+# peak_servers_rss_mib / peak_trainers_rss_mib, all servers' / trainers' resident memory
+# together, the servers' with their mapped part files), the 1 -> 2 GPU speedup, and writes everything (logs, metrics
 # JSONL, results.jsonl) under $OUT (default ./gpu-bench-out). Times are of the LAST epoch (the
 # first one includes CUDA start-up). A run that fails or times out prints a JSON line with
 # "error" instead of figures; nothing is estimated.
@@ -74,7 +76,7 @@
 # EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
 # SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
 # SERVER_THREADS (each server's --threads; 0 = (cores - 2 x trainers) / servers),
-# RUN_TIMEOUT seconds per run (200), TOTAL_BUDGET seconds for the whole script (560: a run
+# RUN_TIMEOUT seconds per run (200), SERVER_WAIT_S (120: how long the servers may take to load), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # EXTRA_TARGETS (more build targets, e.g. server_bench), GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
 # for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv"). For a dry run of the
@@ -95,6 +97,7 @@ FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
 PREFETCH=${PREFETCH:-4}
 SERVER_PREFETCH=${SERVER_PREFETCH:-0}  # 0: the server's default (auto)
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
+SERVER_WAIT_S=${SERVER_WAIT_S:-120}  # graphshard-launch --server-wait-s: servers loading (and checking) large parts
 GEN_ARGS=${GEN_ARGS:-}
 CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]
 MATRIX=${MATRIX:-}
@@ -131,7 +134,18 @@ nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
 
 # 1. Generate the graph in the background while building.
 GRAPH=${GRAPH_DIR:-$WORK/products}
-if [[ ! -s $GRAPH/edge_index.npy ]]; then
+# Every partition the configs need already in WORK (e.g. papers_bench.sh made them and dropped
+# its input): nothing to generate.
+have_parts=1
+for c in $CONFIGS; do
+  [[ $c =~ _([0-9]+)srv ]] || continue
+  link=""; [[ $c == *_link ]] && link=_link
+  [[ -s $WORK/p${BASH_REMATCH[1]}_$METHOD$link/graphshard.json ]] || have_parts=0
+done
+if ((have_parts)); then
+  echo 0 >"$WORK/generate.status"
+  GEN_PID=""
+elif [[ ! -s $GRAPH/edge_index.npy ]]; then
   log "generating the graph into $GRAPH (background)"
   # shellcheck disable=SC2086
   (python3 tests/bench/gen_products_like.py --out "$GRAPH" --threads 6 $GEN_ARGS \
@@ -166,7 +180,7 @@ fi
 
 if [[ -n $GEN_PID ]]; then wait "$GEN_PID"; fi
 [[ $(cat "$WORK/generate.status") == 0 ]] || { tail -20 "$OUT/generate.log" >&2; die "generate failed"; }
-log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
+((have_parts)) || log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
 
 # 3. Partition into 1 and 2 parts, concurrently.
 partition() {
@@ -268,6 +282,9 @@ run_config() {
   # Every second, also each server thread's ticks by thread name (gs-build, gs-bulk-serve,
   # gs-bulk-io, gs-peer-io, gRPC's own, ...) into $cpu_log.threads.
   : >"$cpu_log.threads"
+  : >"$cpu_log.mem"
+  local launched
+  launched=$(date +%s.%N)
   (
     beat=0
     while sleep 0.25; do
@@ -287,6 +304,18 @@ run_config() {
           done >>"$cpu_log.threads"
         fi
       done
+      if ((beat % 4 == 0)); then  # resident memory (KiB, mapped part files included)
+        srv=0 trn=0
+        for pid in $(pgrep -x graphshard-serv); do
+          kib=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+          srv=$((srv + ${kib:-0}))
+        done
+        for pid in $(pgrep -x graphshard-trai); do
+          kib=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+          trn=$((trn + ${kib:-0}))
+        done
+        echo "$now $srv $trn" >>"$cpu_log.mem"
+      fi
       beat=$((beat + 1))
       echo "$now $epochs $ticks"
     done >>"$cpu_log"
@@ -310,7 +339,7 @@ run_config() {
       "${server_flags[@]}" -- "${trainer_args[@]}" || status=$?
   else
     timeout "$limit" deploy/graphshard-launch --partition "$part_dir" --servers "$servers" \
-      --trainers "$trainers" --bin-dir "$BIN" --server-wait-s 120 \
+      --trainers "$trainers" --bin-dir "$BIN" --server-wait-s "$SERVER_WAIT_S" \
       --server-arg=--threads=$threads --server-arg=--prefetch=$server_prefetch \
       "${server_flags[@]}" -- "${trainer_args[@]}" \
       >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || status=$?
@@ -329,11 +358,11 @@ run_config() {
   fi
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
-    "${precision:-default}" "${link:+link}" "$store_used" "$profile_dir" \
+    "${precision:-default}" "${link:+link}" "$store_used" "$profile_dir" "$launched" \
     >"$WORK/$name.line" <<'PY' || return 0
 import glob, json, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
- precision, task, store, profile_dir) = sys.argv[1:]
+ precision, task, store, profile_dir, launched) = sys.argv[1:]
 profiles = [json.load(open(f)) for f in sorted(glob.glob(profile_dir + "/profile_rank*.json"))]
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
@@ -379,6 +408,17 @@ try:
                    if b > a}
 except (OSError, ValueError):
     pass
+# Time to the first batch: from the launch to the first sample that saw epoch 1 end, less
+# epoch 1's own time (servers loading, trainers' stores loading, connecting; +-0.25 s).
+first_batch_s = None
+first_end = next((s for s in samples if s[1] >= 1), None)
+if first_end:
+    first_batch_s = round(first_end[0] - float(launched) - epochs[0]["time_s"], 1)
+# Peak resident memory of all servers and of all trainers together (1 s samples; the servers'
+# includes the pages of their mapped part files).
+mem = [tuple(map(float, l.split())) for l in open(cpu_log + ".mem") if len(l.split()) == 3]
+peak_server_rss = round(max((m[1] for m in mem), default=0) / 1024)
+peak_trainer_rss = round(max((m[2] for m in mem), default=0) / 1024)
 print(json.dumps({
     "name": f"gpu_train_{name}", "value": round(last["time_s"], 3), "unit": "s/epoch",
     "config": {"servers": int(servers), "trainers": int(trainers), "gpu": gpu,
@@ -409,6 +449,8 @@ print(json.dumps({
     "server_cpu_s_per_batch": cpu_per_batch,
     "server_thread_cores": threads,
     "peak_gpu_memory_mib": last.get("peak_gpu_memory_mib"),
+    "time_to_first_batch_s": first_batch_s,
+    "peak_servers_rss_mib": peak_server_rss, "peak_trainers_rss_mib": peak_trainer_rss,
     "feature_tiers": last.get("feature_tiers"),
     "steps": last["steps"], "run_wall_s": int(wall),
     **({"profile": profiles} if profiles else {})}))
@@ -459,7 +501,7 @@ run_netns() {
       deploy/graphshard-launch --num-nodes 2 \
       --node-rank "$node" --trainers-per-node $((trainers / 2)) --master-addr 10.79.0.1 \
       --master-port 29500 --listen-host "$addr" --registry "$reg" --partition "$part_dir" \
-      --bin-dir "$BIN" --token-file "$token" --server-wait-s 120 \
+      --bin-dir "$BIN" --token-file "$token" --server-wait-s "$SERVER_WAIT_S" \
       --server-arg=--threads=$threads --server-arg=--prefetch=$prefetch "${sflags[@]}" -- "$@" \
       >"$OUT/$name.node$node.stdout" 2>"$OUT/$name.node$node.stderr" &
     pids+=($!)

@@ -23,7 +23,10 @@
 # INPUT_ROOT (where the generated input goes, default WORK: e.g. /dev/shm when the disk holds
 # only the partitions),
 # BIN_DIR, DEVICE (cuda; cpu for a dry run of the plumbing), THREADS (generate/partition
-# workers, 0 = all).
+# workers, 0 = all), DROP_INPUT=1 (delete the generated input once partitioned, freeing its
+# memory when INPUT_ROOT is /dev/shm). Generation is skipped when every partition asked for
+# is already in WORK (a second call on a machine still warm). More knobs of
+# gpu_train_bench.sh pass through the environment (SERVER_WAIT_S, TRAINER_EXTRA, RUN_TIMEOUT).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -83,7 +86,18 @@ PY
 }
 
 GRAPH=${INPUT_ROOT:-$WORK}/papers_$SCALE
-if [[ ! -s $GRAPH/edge_index.npy ]]; then
+TRAIN_METHOD=${METHODS%% *}
+# part_dir METHOD K: where that partition goes.
+part_dir() {
+  if [[ $1 != "$TRAIN_METHOD" && -n $PART_ROOT ]]; then echo "$PART_ROOT/p${2}_$1"; else echo "$WORK/p${2}_$1"; fi
+}
+have_parts=1
+for method in $METHODS; do
+  for k in $PARTS; do [[ -s $(part_dir "$method" "$k")/graphshard.json ]] || have_parts=0; done
+done
+if ((have_parts)); then
+  log "every partition is there already (WORK=$WORK): no generation"
+elif [[ ! -s $GRAPH/edge_index.npy ]]; then
   log "generating papers at scale $SCALE into $GRAPH"
   line=$(measured papers_generate "$OUT/generate.log" "$BIN_DIR/graphshard-partition" generate \
     --kind papers --scale "$SCALE" --seed 1 --threads "$THREADS" --out "$GRAPH") ||
@@ -91,13 +105,11 @@ if [[ ! -s $GRAPH/edge_index.npy ]]; then
   shape=$(grep '^{' "$OUT/generate.log" | tail -1)
   emit "$(python3 -c "import json,sys; a=json.loads(sys.argv[1]); a['shape']=json.loads(sys.argv[2]); a['scale']=float(sys.argv[3]); print(json.dumps(a))" "$line" "$shape" "$SCALE")"
 fi
-log "graph: $(du -sh "$GRAPH" | cut -f1)"
+((have_parts)) || log "graph: $(du -sh "$GRAPH" | cut -f1)"
 
-TRAIN_METHOD=${METHODS%% *}
 for method in $METHODS; do
   for k in $PARTS; do
-    dir=$WORK/p${k}_$method
-    [[ $method != "$TRAIN_METHOD" && -n $PART_ROOT ]] && dir=$PART_ROOT/p${k}_$method
+    dir=$(part_dir "$method" "$k")
     [[ -s $dir/graphshard.json ]] && continue
     log "partitioning into $k part(s) with $method"
     line=$(measured "papers_partition_${method}_$k" "$OUT/partition_${method}_$k.log" \
@@ -120,6 +132,13 @@ print(json.dumps(a))" "$line" "$SCALE" "$k" "$method" "$shape")"
     log "partition: $(du -sh "$dir" | cut -f1); disk left: $(df -h "$dir" | tail -1 | awk '{print $4}')"
   done
 done
+if [[ ${DROP_INPUT:-0} == 1 && -d $GRAPH ]]; then
+  # The input is not needed once partitioned: at F = 1 it is ~108 GB of memory in /dev/shm
+  # that the servers' part files want as page cache.
+  log "DROP_INPUT=1: removing $GRAPH"
+  rm -rf "$GRAPH"
+fi
+log "memory: $(free -g | awk '/^Mem/ {print $3 " GB used, " $7 " GB available"}')"
 [[ -n $CONFIGS ]] || { log "CONFIGS empty: no training"; exit 0; }
 
 left=$((TOTAL_BUDGET - SECONDS))
