@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The host tier's bound, on the GPU machine (tests/bench/host_gather_bench.cu says what each
+# case is): builds host_gather_bench with nvcc and runs it for each table size of TABLES_GIB
+# ("1 32"), the "file" case in FILE_DIR (/dev/shm; a disk's folder for its page cache).
+# Prints the JSON lines and appends them to $OUT/results.jsonl (OUT: ./host-gather-out).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT=${OUT:-$ROOT/host-gather-out}
+FILE_DIR=${FILE_DIR:-/dev/shm}
+mkdir -p "$OUT"
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+"$NVCC" -O2 -std=c++17 -arch="${CUDA_ARCH:-sm_90}" "$ROOT/tests/bench/host_gather_bench.cu" \
+  -o "$OUT/host_gather_bench"
+echo "[host-gather] $(nproc) cores, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >&2
+for gib in ${TABLES_GIB:-1 32}; do
+  "$OUT/host_gather_bench" --table-gib "$gib" --rows-per-batch "${ROWS:-332000}" \
+    --batches "${BATCHES:-10}" --threads "${THREADS:-16}" \
+    --file "$FILE_DIR/host_gather_bench.$$" | tee -a "$OUT/results.jsonl"
+done
