@@ -13,6 +13,8 @@
 //             does with the servers' part files (--file; /dev/shm or a disk's page cache)
 //   staged    CPU threads copy the rows into a pinned buffer, then one DMA (the alternative the
 //             host tier could use)
+// and, where a second GPU is there and peer access works, "peer": the table in GPU 1's memory,
+// gathered by GPU 0 (a table sharded across a host's GPUs, read over NVLink).
 // Rows are 512 bytes (128 float32, as the papers-shaped graph's) and the ids uniform over the
 // table; each case gathers --batches batches after one warm-up batch. Prints one JSON line per
 // case: GB/s of rows and its ratio to the DMA of the same bytes.
@@ -166,6 +168,31 @@ int main(int argc, char** argv) {
       Emit("device", o, TimeGather(static_cast<uint4*>(table), d_ids, d_out, o, s), dma, 0);
       CHECK_CUDA(cudaFree(table));
     }
+  }
+
+  // Another GPU's memory over NVLink / PCIe peer access: a table sharded across the host's GPUs.
+  {
+    int gpus = 0, can = 0;
+    CHECK_CUDA(cudaGetDeviceCount(&gpus));
+    if (gpus >= 2) CHECK_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1));
+    size_t free_b = 0, total_b = 0;
+    if (can) {
+      CHECK_CUDA(cudaSetDevice(1));
+      CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    }
+    if (can && bytes + (size_t{4} << 30) < free_b) {
+      void* table;
+      CHECK_CUDA(cudaMalloc(&table, bytes));
+      CHECK_CUDA(cudaMemset(table, 1, bytes));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaSetDevice(0));
+      CHECK_CUDA(cudaDeviceEnablePeerAccess(1, 0));
+      Emit("peer", o, TimeGather(static_cast<uint4*>(table), d_ids, d_out, o, s), dma, 0);
+      CHECK_CUDA(cudaDeviceDisablePeerAccess(1));
+      CHECK_CUDA(cudaSetDevice(1));
+      CHECK_CUDA(cudaFree(table));
+    }
+    CHECK_CUDA(cudaSetDevice(0));
   }
 
   const auto mapped = [&](const char* kind, void* host, double setup) {
