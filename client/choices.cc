@@ -27,10 +27,12 @@ constexpr Choice<FeatureStoreKind> kFeatureStores[] = {{FeatureStoreKind::kAuto,
                                                        {FeatureStoreKind::kServer, "server"},
                                                        {FeatureStoreKind::kDevice, "device"}};
 constexpr Choice<HostTier> kHostTiers[] = {{HostTier::kLocal, "local"}, {HostTier::kNone, "none"}};
+constexpr Choice<DeviceTier> kDeviceTiers[] = {
+    {DeviceTier::kAuto, "auto"}, {DeviceTier::kOwn, "own"}, {DeviceTier::kShared, "shared"}};
 constexpr Choice<RemoteRows> kRemoteRows[] = {{RemoteRows::kHost, "host"},
                                               {RemoteRows::kOwner, "owner"}};
 constexpr Choice<StaticShapes> kStaticShapes[] = {{StaticShapes::kOff, "off"},
-                                                   {StaticShapes::kOn, "on"}};
+                                                  {StaticShapes::kOn, "on"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -83,6 +85,10 @@ absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>() {
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {
   return kHostTiers;
+}
+template <>
+absl::Span<const Choice<DeviceTier>> ChoicesOf<DeviceTier>() {
+  return kDeviceTiers;
 }
 template <>
 absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>() {

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +38,10 @@ enum class FeatureStoreKind { kAuto, kServer, kDevice };
 // trainer's host memory (feature_store.h): the rows of the parts served on its own host, or none
 // (every row outside the cache is fetched from its server by id, per batch).
 enum class HostTier { kLocal, kNone };
+// --device-tier auto|own|shared: whether each GPU holds its own device tier, or the GPUs of a
+// host share one (trainer/feature_store.h): the table split by id over them, each GPU reading
+// the others' rows over peer access (NVLink), no host or remote tier.
+enum class DeviceTier { kAuto, kOwn, kShared };
 // --remote-rows host|owner: where the tiered store's remote rows are asked.
 enum class RemoteRows { kHost, kOwner };
 // --static-shapes on|off: training batches padded to capacities that only grow, the GPU step
@@ -55,7 +59,7 @@ struct Choice {
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
 // H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier,
-// RemoteRows, StaticShapes and FeatureDtype.
+// DeviceTier, RemoteRows, StaticShapes and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -78,6 +82,8 @@ template <>
 absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>();
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>();
+template <>
+absl::Span<const Choice<DeviceTier>> ChoicesOf<DeviceTier>();
 template <>
 absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>();
 template <>
@@ -125,8 +131,8 @@ inline FeatureStoreKind ResolveFeatureStore(FeatureStoreKind requested, Task tas
 // store is tiered (trainer/feature_store.h): rows outside the device's cache stay in host memory
 // or with their servers, so it never needs the whole table on the GPU. An explicit choice is
 // returned as it is.
-inline FeatureStoreKind ResolveTieredFeatureStore(FeatureStoreKind requested, Task task,
-                                                  bool cuda, int64_t feature_bytes) {
+inline FeatureStoreKind ResolveTieredFeatureStore(FeatureStoreKind requested, Task task, bool cuda,
+                                                  int64_t feature_bytes) {
   if (requested != FeatureStoreKind::kAuto) return requested;
   if (!cuda || task == Task::kGraph || feature_bytes <= 0) return FeatureStoreKind::kServer;
   return FeatureStoreKind::kDevice;
@@ -143,6 +149,18 @@ inline int64_t DeviceCacheBudget(int64_t device_cache_mib, int64_t feature_bytes
   }
   if (!free_device_bytes) return feature_bytes;
   return std::min(feature_bytes, std::max<int64_t>(0, *free_device_bytes / 2));
+}
+
+// Whether this trainer asks for the shared device tier (--device-tier; every rank's answer is
+// then combined, trainer/train.cc: shared only where all ask): shared, on a GPU; auto, on a
+// GPU with `trainers_on_host` >= 2, where the device tier's budget (`budget`, bytes) is below
+// the table (`feature_bytes`) but holds a 1 / trainers_on_host share of it; own: never.
+inline bool WantSharedDeviceTier(DeviceTier tier, bool cuda, int trainers_on_host,
+                                 int64_t feature_bytes, int64_t budget) {
+  if (tier == DeviceTier::kOwn || !cuda) return false;
+  if (tier == DeviceTier::kShared) return true;
+  if (trainers_on_host < 2 || budget >= feature_bytes) return false;
+  return feature_bytes / trainers_on_host + (feature_bytes % trainers_on_host != 0) <= budget;
 }
 
 // The host cache's budget in bytes (--host-cache-mib: other hosts' hottest rows kept in host

@@ -258,6 +258,12 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
                   "rows the first epoch's batches visit most; auto = every row where\n"
                   "they take at most half of the device's free memory, else that half",
                   "auto", AutoOrMib(&o.device_cache_mib));
+  AddEnum(flags, "device-tier", &o.device_tier,
+          "--feature-store device on GPUs: shared = the GPUs of a host hold one\n"
+          "device tier together, each 1/G of every type's rows by id, reading\n"
+          "the others' over peer access (NVLink; every GPU of the host must\n"
+          "reach the others); own = each GPU its own tier; auto = shared where\n"
+          "the table is over one GPU's --device-cache-mib but a 1/G share fits");
   AddEnum(flags, "host-tier", &o.host_tier,
           "--feature-store device: local = rows outside the device cache of the\n"
           "parts served on this host are kept in host memory (read by the GPU\n"
@@ -406,7 +412,7 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
         "--feature-store device is for node and link tasks (graph batches carry whole graphs)");
   }
   for (const char* tier_flag :
-       {"device-cache-mib", "host-tier", "host-cache-mib", "remote-rows"}) {
+       {"device-cache-mib", "device-tier", "host-tier", "host-cache-mib", "remote-rows"}) {
     if (flags.IsSet(tier_flag) &&
         (o.feature_store == FeatureStoreKind::kServer || o.task == Task::kGraph)) {
       return absl::InvalidArgumentError(
@@ -416,8 +422,8 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
     }
   }
   if (o.static_shapes == StaticShapes::kOn && o.task != Task::kNode) {
-    return absl::InvalidArgumentError(absl::StrCat("--static-shapes on: ",
-                                                   StaticShapesUnsupported(o.task, false)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--static-shapes on: ", StaticShapesUnsupported(o.task, false)));
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");

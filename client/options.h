@@ -91,6 +91,9 @@ struct TrainerOptions {
   // --device-cache-mib auto|N: the device tier of --feature-store device (feature_store.h); -1 =
   // auto (DeviceCacheBudget, choices.h).
   int64_t device_cache_mib = -1;
+  // --device-tier auto|own|shared: one device tier per GPU, or one for a host's GPUs
+  // (choices.h; trainer/feature_store.h).
+  DeviceTier device_tier = DeviceTier::kAuto;
   HostTier host_tier = HostTier::kLocal;  // --host-tier local|none (choices.h)
   // --host-cache-mib auto|N: other hosts' hottest rows kept in host memory (feature_store.h);
   // -1 = auto (HostCacheBudget, choices.h).

@@ -87,11 +87,16 @@ nlohmann::ordered_json EpochRecord(const EpochReport& r) {
 
 nlohmann::ordered_json FeatureTiersJson(const FeatureTierCounts& t) {
   const double rows = std::max(t.rows(), 1.0);
-  return {{"device_hit_rate", t.device_rows / rows},
-          {"host_hit_rate", t.host_rows / rows},
-          {"remote_hit_rate", t.remote_rows / rows},
-          {"pcie_mib", Mib(t.pcie_bytes)},
-          {"network_mib", Mib(t.network_bytes)}};
+  nlohmann::ordered_json j = {{"device_hit_rate", t.device_rows / rows},
+                              {"host_hit_rate", t.host_rows / rows},
+                              {"remote_hit_rate", t.remote_rows / rows},
+                              {"pcie_mib", Mib(t.pcie_bytes)},
+                              {"network_mib", Mib(t.network_bytes)}};
+  if (t.peer_rows > 0) {  // the shared device tier
+    j["peer_hit_rate"] = t.peer_rows / rows;
+    j["peer_mib"] = Mib(t.peer_bytes);
+  }
+  return j;
 }
 
 std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurements& m) {
@@ -112,6 +117,10 @@ std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurement
                           100 * m.tiers.device_rows / rows, 100 * m.tiers.host_rows / rows,
                           100 * m.tiers.remote_rows / rows, Mib(m.tiers.pcie_bytes),
                           Mib(m.tiers.network_bytes));
+    if (m.tiers.peer_rows > 0) {
+      absl::StrAppendFormat(&line, ", from the host's other GPUs %.1f%% (%.1f MiB)",
+                            100 * m.tiers.peer_rows / rows, Mib(m.tiers.peer_bytes));
+    }
   }
   return line + "\n";
 }
@@ -182,9 +191,10 @@ void RunReport::SetTraining(double loss_sum, double correct, double seen, EpochR
 
 absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) {
   // Summed over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream wait, staging,
-  // full wait, the feature tiers' rows and bytes, staging's parts]; the time also as the
+  // full wait, the feature tiers' rows and bytes, staging's parts, the peer tier's rows and
+  // bytes]; the time also as the
   // maximum.
-  double sums[15] = {m.seeds / std::max(m.time_s, 1e-9),
+  double sums[17] = {m.seeds / std::max(m.time_s, 1e-9),
                      m.time_s,
                      m.wait_s,
                      m.allreduce_s,
@@ -198,7 +208,9 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
                      m.tiers.network_bytes,
                      m.pipeline_h2d_s,
                      m.pipeline_pad_s,
-                     m.pipeline_gather_s};
+                     m.pipeline_gather_s,
+                     m.tiers.peer_rows,
+                     m.tiers.peer_bytes};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
   double maxima[2] = {m.time_s, static_cast<double>(m.peak_gpu_memory_bytes)};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(maxima), ReduceOp::kMax));
@@ -221,10 +233,12 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
   r.pipeline_pad_s = sums[13] / n;
   r.pipeline_gather_s = sums[14] / n;
   r.tiers = {.device_rows = sums[7],
+             .peer_rows = sums[15],
              .host_rows = sums[8],
              .remote_rows = sums[9],
              .pcie_bytes = sums[10],
-             .network_bytes = sums[11]};
+             .network_bytes = sums[11],
+             .peer_bytes = sums[16]};
   summary_.tiers += r.tiers;
   total_seeds_ += m.seeds;
   total_time_s_ += m.time_s;

@@ -225,8 +225,8 @@ absl::Status EpochLoop::EnableStaticShapes() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(int64_t device_cache_bytes,
-                                                                       int64_t host_cache_bytes) {
+absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
+    int64_t device_cache_bytes, int64_t host_cache_bytes, const DeviceTierGroup* shared) {
   if (store_ != nullptr) return store_->layout();
   const client::ServerMetadata& md = servers_.metadata;
   FeatureStoreOptions o;
@@ -247,8 +247,11 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(int64_t d
   // Answers inline, not in shared memory: a segment made, faulted in and unlinked per call moved
   // 1.4 GB/s against 2.1 GB/s inline on the GPU machine (tests/bench/remote_rows_bench.sh).
   o.remote_route.client_host_id.clear();
+  o.shared = shared;
+  o.comm = &comm_;
   std::unique_ptr<client::VisitCounts> hotness;
-  if (device_cache_bytes < client::FeatureTableBytes(md, options_.feature_dtype)) {
+  if (shared == nullptr &&
+      device_cache_bytes < client::FeatureTableBytes(md, options_.feature_dtype)) {
     ASSIGN_OR_RETURN(hotness, Presample());
     o.hotness = hotness.get();
   }
@@ -452,8 +455,8 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
       return absl::StrFormat("%+.1f%%", real > 0 ? 100.0 * (padded - real) / real : 0.0);
     };
     std::cerr << "rank " << comm_.rank() << ": static shapes: " << t.batches
-              << " batches padded so far, rows " << over(t.padded_nodes, t.real_nodes)
-              << ", edges " << over(t.padded_edges, t.real_edges) << " over the real ones\n";
+              << " batches padded so far, rows " << over(t.padded_nodes, t.real_nodes) << ", edges "
+              << over(t.padded_edges, t.real_edges) << " over the real ones\n";
   }
   RETURN_IF_ERROR(comm_.Flush());
   if (profiler_ != nullptr) RETURN_IF_ERROR(profiler_->EndEpoch(epoch));

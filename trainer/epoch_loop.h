@@ -28,11 +28,12 @@
 
 namespace graphshard::trainer {
 
-class InputPipeline;  // input_pipeline.h
-class FeatureStore;   // feature_store.h
-class StepProfiler;   // step_profiler.h
-class StaticShapes;   // static_shapes.h
-class GraphedStep;    // graph_step.h
+class InputPipeline;     // input_pipeline.h
+class FeatureStore;      // feature_store.h
+struct DeviceTierGroup;  // feature_store.h
+class StepProfiler;      // step_profiler.h
+class StaticShapes;      // static_shapes.h
+class GraphedStep;       // graph_step.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -69,9 +70,12 @@ class EpochLoop {
   // Below the whole table, the device tier's rows are ranked by a pre-sampling pass over this
   // rank's first-epoch training batches (client::VisitCounts). Later batches are asked without
   // rows. Returns what the store holds. The servers' errors; ResourceExhausted when a tier does
-  // not fit (nothing kept: batches then carry their rows).
-  absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(int64_t device_cache_bytes,
-                                                              int64_t host_cache_bytes);
+  // not fit (nothing kept: batches then carry their rows). With `shared` (--device-tier, every
+  // rank alike: it is collective) the host's GPUs hold one device tier together and the budgets
+  // are not used.
+  absl::StatusOr<client::FeatureStoreLayout> LoadFeatureStore(
+      int64_t device_cache_bytes, int64_t host_cache_bytes,
+      const DeviceTierGroup* shared = nullptr);
 
   // --profile-dir: profiles a window of steps of this rank (step_profiler.h). InvalidArgument
   // naming the directory when it cannot be written.
@@ -109,8 +113,8 @@ class EpochLoop {
   // The stream of shard `index` (of `shard`'s part): `num_batches` batches per epoch from
   // `first_batch`, for `num_epochs` epochs from `epoch`, resuming on another server of its part.
   absl::StatusOr<std::unique_ptr<client::BatchStream>> OpenStream(
-      const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch,
-      int64_t first_batch, int64_t num_batches, int64_t num_epochs, bool without_features);
+      const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch, int64_t first_batch,
+      int64_t num_batches, int64_t num_epochs, bool without_features);
   // How often this rank's first-epoch training batches visit each node.
   absl::StatusOr<std::unique_ptr<client::VisitCounts>> Presample();
 
@@ -124,8 +128,8 @@ class EpochLoop {
   const std::string host_id_;
   int64_t steps_this_process_ = 0;
   std::unique_ptr<TrainInput> input_;
-  std::shared_ptr<const FeatureStore> store_;  // --feature-store device
-  std::unique_ptr<StepProfiler> profiler_;     // --profile-dir
+  std::shared_ptr<const FeatureStore> store_;    // --feature-store device
+  std::unique_ptr<StepProfiler> profiler_;       // --profile-dir
   std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
   std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
 };

@@ -14,8 +14,8 @@
 #include "common/status_macros.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
-#include "trainer/tiered_gather.h"
 #include "trainer/tensors.h"
+#include "trainer/tiered_gather.h"
 
 namespace graphshard::trainer {
 
@@ -29,13 +29,21 @@ constexpr int64_t kRemoteRowsPerCall = 8192;
 struct FeatureStore::Type {
   int64_t dim = 0;
   int64_t row_bytes = 0;
-  bool whole = false;         // every row in `device_table`, by id: no map, no other tier
+  bool whole = false;          // every row in `device_table`, by id: no map, no other tier
   torch::Tensor device_table;  // whole: [num_nodes, dim]; else the device tier [k, dim]
   torch::Tensor code;          // int32 [num_nodes] on the device (not when whole)
   torch::Tensor host_table;    // CPU [host rows, dim]
   torch::Tensor host_view;     // host_table as the device reads it (undefined: copy instead)
   void* registered = nullptr;  // host_table's memory, registered with CUDA
   bool has_remote = false;     // some rows are in no tier here: fetched by id
+  // The shared device tier: this GPU holds rows [share_lo, share_hi) in `device_table` (memory
+  // of its own, `own_share`); `shares` (uint64 [G], on the device) where the GPU reads each
+  // share, the others mapped from their processes (`peer_shares`).
+  bool shared = false;
+  int64_t share_rows = 0, share_lo = 0, share_hi = 0;
+  void* own_share = nullptr;
+  std::vector<void*> peer_shares;
+  torch::Tensor shares;
 };
 
 namespace {
@@ -58,7 +66,42 @@ absl::Status NoRoom(absl::string_view what, int64_t bytes, const std::string& ty
 FeatureStore::~FeatureStore() {
   for (const std::unique_ptr<Type>& t : types_) {
     if (t->registered != nullptr) UnregisterHost(t->registered);
+    for (void* peer : t->peer_shares) ClosePeer(peer);
+    t->device_table = torch::Tensor();  // a view of own_share
+    FreeShareable(t->own_share);
   }
+}
+
+absl::StatusOr<DeviceTierGroup> FindDeviceTierGroup(client::Communicator& comm,
+                                                    const std::vector<std::string>& rank_hosts,
+                                                    int device_index) {
+  if (std::ssize(rank_hosts) != comm.world_size()) {
+    return absl::InternalError(absl::StrCat("shared device tier: ", rank_hosts.size(),
+                                            " host ids for ", comm.world_size(), " ranks"));
+  }
+  DeviceTierGroup g;
+  const std::string& mine = rank_hosts[static_cast<size_t>(comm.rank())];
+  for (int r = 0; r < comm.world_size(); ++r) {
+    if (rank_hosts[static_cast<size_t>(r)] != mine) continue;
+    if (r == comm.rank()) g.index = std::ssize(g.ranks);
+    g.ranks.push_back(r);
+  }
+  const std::string bus = DeviceBusId(device_index);
+  ASSIGN_OR_RETURN(const std::vector<std::string> buses, client::AllGatherStrings(comm, bus));
+  if (bus.empty()) g.why_not = "this trainer's GPU has no PCI bus id (no CUDA in this build?)";
+  for (const int r : g.ranks) {
+    if (!g.why_not.empty()) break;
+    const std::string& other = buses[static_cast<size_t>(r)];
+    if (other.empty()) {
+      g.why_not = absl::StrCat("rank ", r, "'s GPU has no PCI bus id");
+    } else if (!CanReadPeer(device_index, other, &g.why_not) && g.why_not.empty()) {
+      g.why_not = absl::StrCat("no peer access to rank ", r, "'s GPU ", other);
+    }
+  }
+  int64_t ok[1] = {g.why_not.empty() ? 1 : 0};
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(ok), client::ReduceOp::kSum));
+  g.ok = ok[0] == comm.world_size();
+  return g;
 }
 
 absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
@@ -76,23 +119,29 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Load(
     const client::NodeTypeInfo& t = metadata.node_types[i];
     const int64_t bytes = t.num_nodes * t.feat_dim * client::FeatureBytes(options.dtype);
     const auto share = [&](int64_t total) {
-      return static_cast<int64_t>(static_cast<double>(total) *
-                                  (static_cast<double>(bytes) /
-                                   static_cast<double>(std::max<int64_t>(table_bytes, 1))));
+      return static_cast<int64_t>(
+          static_cast<double>(total) *
+          (static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(table_bytes, 1))));
     };
     const int64_t budget =
         options.device_cache_bytes >= table_bytes ? bytes : share(options.device_cache_bytes);
     const int64_t host_cache =
         options.host_cache_bytes >= table_bytes ? bytes : share(options.host_cache_bytes);
-    RETURN_IF_ERROR(store->LoadType(static_cast<int>(i), options, budget, host_cache));
+    if (options.shared != nullptr) {
+      RETURN_IF_ERROR(store->LoadShare(static_cast<int>(i), options));
+    } else {
+      RETURN_IF_ERROR(store->LoadType(static_cast<int>(i), options, budget, host_cache));
+    }
   }
+  if (options.shared != nullptr) store->layout_.shared_by_gpus = std::ssize(options.shared->ranks);
   client::FeatureStoreLayout& l = store->layout_;
-  l.expected_device_hit_rate = l.presampled_visits > 0 ? l.presampled_hits / l.presampled_visits : 1;
+  l.expected_device_hit_rate =
+      l.presampled_visits > 0 ? l.presampled_hits / l.presampled_visits : 1;
   return store;
 }
 
-absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options,
-                                    int64_t budget, int64_t host_cache_budget) {
+absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options, int64_t budget,
+                                    int64_t host_cache_budget) {
   const client::NodeTypeInfo& t = metadata_.node_types[static_cast<size_t>(type)];
   types_.push_back(std::make_unique<Type>());
   Type& ty = *types_.back();
@@ -128,12 +177,13 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
     return absl::OkStatus();
   }
   if (options.hotness == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the device tier holds only part of '", t.name, "' rows: it needs their visit counts"));
+    return absl::InvalidArgumentError(absl::StrCat("the device tier holds only part of '", t.name,
+                                                   "' rows: it needs their visit counts"));
   }
   if (t.num_nodes > std::numeric_limits<int32_t>::max() + int64_t{kHostBase}) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", t.name, "' has ", t.num_nodes, " nodes: the tiered store's map holds at most 2^31 - 3"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", t.name, "' has ", t.num_nodes,
+                     " nodes: the tiered store's map holds at most 2^31 - 3"));
   }
   const int64_t map_bytes = t.num_nodes * static_cast<int64_t>(sizeof(int32_t));
   const int64_t k = std::clamp<int64_t>((budget - map_bytes) / ty.row_bytes, 0, t.num_nodes);
@@ -221,8 +271,8 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   }
   if (!remote_ids.empty()) {
     ASSIGN_OR_RETURN(std::string rows,
-                     client::GatherRowsById(metadata_, type, options.dtype, client_of_,
-                                            remote_ids, options.rows_per_call, remote_route_));
+                     client::GatherRowsById(metadata_, type, options.dtype, client_of_, remote_ids,
+                                            options.rows_per_call, remote_route_));
     cache.index_copy_(0, index(remote_slots),
                       torch::from_blob(rows.data(), {std::ssize(remote_ids), t.feat_dim},
                                        torch::TensorOptions().dtype(dtype)));
@@ -243,6 +293,87 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   return absl::OkStatus();
 }
 
+absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& options) {
+  const client::NodeTypeInfo& t = metadata_.node_types[static_cast<size_t>(type)];
+  types_.push_back(std::make_unique<Type>());
+  Type& ty = *types_.back();
+  if (t.feat_dim == 0) return absl::OkStatus();
+  const DeviceTierGroup& g = *options.shared;
+  if (!device_.is_cuda() || options.comm == nullptr || !g.ok) {
+    return absl::FailedPreconditionError(
+        "--device-tier shared: needs GPU trainers that reach each other's memory" +
+        (g.why_not.empty() ? std::string() : " (" + g.why_not + ")"));
+  }
+  const int64_t shares = std::ssize(g.ranks);
+  ty.dim = t.feat_dim;
+  ty.row_bytes = t.feat_dim * client::FeatureBytes(options.dtype);
+  ty.shared = true;
+  ty.share_rows = std::max<int64_t>(1, (t.num_nodes + shares - 1) / shares);
+  ty.share_lo = std::min(t.num_nodes, g.index * ty.share_rows);
+  ty.share_hi = std::min(t.num_nodes, ty.share_lo + ty.share_rows);
+  const int64_t rows = ty.share_hi - ty.share_lo;
+  const int64_t bytes = std::max<int64_t>(rows, 1) * ty.row_bytes;
+  std::string handle, why;
+  ty.own_share = AllocateShareable(device_.index(), static_cast<size_t>(bytes), &handle, &why);
+  if (ty.own_share == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--device-tier shared: this GPU's share of '", t.name, "' rows (", bytes >> 20,
+                     " MiB) does not fit on ", device_.str(), " (", why, ")"));
+  }
+  const torch::Dtype dtype = TorchDtype(options.dtype);
+  ty.device_table = torch::from_blob(ty.own_share, {rows, t.feat_dim},
+                                     torch::TensorOptions().dtype(dtype).device(device_));
+  // The parts that hold the share's ids (ids are numbered part by part).
+  std::vector<bool> parts(static_cast<size_t>(metadata_.num_parts), false);
+  int64_t first_id = -1;
+  for (int p = 0; p < metadata_.num_parts; ++p) {
+    const int64_t a = t.part_offsets[static_cast<size_t>(p)];
+    const int64_t b = t.part_offsets[static_cast<size_t>(p) + 1];
+    if (a < ty.share_hi && b > ty.share_lo && b > a) {
+      parts[static_cast<size_t>(p)] = true;
+      if (first_id < 0) first_id = a;
+    }
+  }
+  if (rows > 0) {
+    RETURN_IF_ERROR(client::ReadFeatureRows(
+        metadata_, type, options.dtype, client_of_, options.rows_per_call,
+        [&](int64_t first_row, int64_t n, std::string chunk) -> absl::Status {
+          const int64_t a = std::max(first_id + first_row, ty.share_lo);
+          const int64_t b = std::min(first_id + first_row + n, ty.share_hi);
+          if (a >= b) return absl::OkStatus();
+          torch::Tensor rows_in =
+              torch::from_blob(chunk.data(), {n, t.feat_dim}, torch::TensorOptions().dtype(dtype));
+          ty.device_table.narrow(0, a - ty.share_lo, b - a)
+              .copy_(rows_in.narrow(0, a - first_id - first_row, b - a));  // synchronous
+          return absl::OkStatus();
+        },
+        parts));
+  }
+  // Every share's handle, then the others mapped into this process.
+  ASSIGN_OR_RETURN(const std::vector<std::string> handles,
+                   client::AllGatherStrings(*options.comm, handle, 512));
+  std::vector<uint64_t> where(static_cast<size_t>(shares));
+  for (int64_t i = 0; i < shares; ++i) {
+    if (i == g.index) {
+      where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(ty.own_share);
+      continue;
+    }
+    const int rank = g.ranks[static_cast<size_t>(i)];
+    void* peer = OpenPeer(device_.index(), handles[static_cast<size_t>(rank)], &why);
+    if (peer == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("--device-tier shared: cannot map rank ",
+                                                        rank, "'s share of '", t.name, "' rows on ",
+                                                        device_.str(), ": ", why));
+    }
+    ty.peer_shares.push_back(peer);
+    where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(peer);
+  }
+  ty.shares = torch::from_blob(where.data(), {shares}, torch::kInt64).to(device_);
+  layout_.device_bytes += rows * ty.row_bytes;
+  layout_.device_rows += rows;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& ids,
                                                  client::FeatureTierCounts* tiers) const {
   const Type& ty = *types_[static_cast<size_t>(type)];
@@ -252,6 +383,25 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
   if (ty.whole) {
     tiers->device_rows += static_cast<double>(n);
     return ty.device_table.index_select(0, ids);
+  }
+  if (ty.shared) {
+    torch::Tensor out = Empty(n, ty.dim, dtype_, device_);
+    // This GPU's own rows, counted (reading the count waits for the device, as the tiers' do).
+    const int64_t own = ids.ge(ty.share_lo).logical_and(ids.lt(ty.share_hi)).sum().item<int64_t>();
+    std::string why;
+    if (!LaunchShardedGather({.ids = ids.data_ptr<int64_t>(),
+                              .n = n,
+                              .shares = reinterpret_cast<const uint64_t*>(ty.shares.data_ptr()),
+                              .share_rows = ty.share_rows,
+                              .out = out.data_ptr(),
+                              .row_bytes = ty.row_bytes},
+                             CurrentCudaStream(device_.index()), &why)) {
+      return absl::InternalError(why);
+    }
+    tiers->device_rows += static_cast<double>(own);
+    tiers->peer_rows += static_cast<double>(n - own);
+    tiers->peer_bytes += static_cast<double>(n - own) * static_cast<double>(ty.row_bytes);
+    return out;
   }
   torch::Tensor out = Empty(n, ty.dim, dtype_, device_);
   // The remote rows' positions first: nonzero() waits for the device, so before the gathers
@@ -290,11 +440,11 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
     host_n = in_host.numel();
     if (cached_n > 0) {
       out.index_copy_(
-          0, cached, ty.device_table.index_select(0, codes.index_select(0, cached).to(torch::kLong)));
+          0, cached,
+          ty.device_table.index_select(0, codes.index_select(0, cached).to(torch::kLong)));
     }
     if (host_n > 0) {
-      const torch::Tensor rows =
-          codes.index_select(0, in_host).to(torch::kLong).neg_() + kHostBase;
+      const torch::Tensor rows = codes.index_select(0, in_host).to(torch::kLong).neg_() + kHostBase;
       out.index_copy_(0, in_host,
                       ty.host_view.defined()
                           ? ty.host_view.index_select(0, rows)
@@ -311,10 +461,9 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
     // Fetched while the device gathers the other tiers' rows, straight into page-locked memory
     // (the host allocator's cache: no buffer made or zeroed per batch), copied by DMA on the
     // current stream; the allocator keeps the block until that copy is done.
-    const torch::Tensor staging =
-        torch::empty({m, ty.dim}, torch::TensorOptions()
-                                      .dtype(TorchDtype(dtype_))
-                                      .pinned_memory(device_.is_cuda()));
+    const torch::Tensor staging = torch::empty(
+        {m, ty.dim},
+        torch::TensorOptions().dtype(TorchDtype(dtype_)).pinned_memory(device_.is_cuda()));
     RETURN_IF_ERROR(client::GatherRowsByIdInto(
         metadata_, type, dtype_, client_of_,
         absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(), static_cast<size_t>(m)),

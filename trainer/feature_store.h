@@ -18,6 +18,9 @@
 //     other tiers: asked of the trainer's own host's servers, which read them or fetch them from
 //     their owners over the servers' data plane (through their hot-row caches); without a
 //     server on the trainer's host, of the owners.
+// Or, with --device-tier shared, one tier for the host's GPUs together: the table split by id
+// over them (DeviceTierGroup), each reading the others' shares in place over peer access
+// (NVLink), through CUDA IPC; for tables over one GPU that fit the host's GPUs.
 // The rows are the servers' rows in --feature-dtype whatever their tier, so a run's weights equal
 // the server-fed run's bit for bit. On a CPU trainer the same tiers live in CPU memory.
 // Includes Torch. Thread-safe once loaded (Rows may run on several threads).
@@ -32,11 +35,26 @@
 
 #include "absl/status/statusor.h"
 #include "client/batch_client.h"
+#include "client/communicator.h"
 #include "client/feature_rows.h"
 #include "client/feature_tiers.h"
 #include "client/visit_counts.h"
 
 namespace graphshard::trainer {
+
+// The trainers of one host that hold a shared device tier together (--device-tier shared):
+// every rank's GPU bus id gathered, each rank's host group (the ranks with its host id, in rank
+// order), and whether every GPU reaches its group's others in place (peer access), agreed by
+// all ranks. A collective: every rank calls FindDeviceTierGroup at the same point.
+struct DeviceTierGroup {
+  std::vector<int> ranks;  // this host's ranks, ascending
+  int index = 0;           // this rank's position in `ranks`: it holds share `index`
+  bool ok = false;         // every rank of every host can read its group's GPUs
+  std::string why_not;     // this rank's reason when it cannot ("" when it can)
+};
+absl::StatusOr<DeviceTierGroup> FindDeviceTierGroup(client::Communicator& comm,
+                                                    const std::vector<std::string>& rank_hosts,
+                                                    int device_index);
 
 struct FeatureStoreOptions {
   torch::Device device = torch::kCPU;
@@ -57,6 +75,12 @@ struct FeatureStoreOptions {
   // Where remote rows are asked (client::RowRoute): the servers of the trainer's own host,
   // which fetch other hosts' rows over their data plane, else each owner.
   client::RowRoute remote_route;
+  // The shared device tier: when set (group->ok), every node type's rows are split by id over
+  // the group's GPUs, share i = rows [i * S, (i + 1) * S) with S = ceil(num_nodes / G), this GPU
+  // holding share group->index and reading the others over peer access; no other tier, no
+  // budget. `comm` exchanges the shares' handles (one collective per node type with features).
+  const DeviceTierGroup* shared = nullptr;
+  client::Communicator* comm = nullptr;
 };
 
 class FeatureStore {
@@ -88,6 +112,7 @@ class FeatureStore {
   FeatureStore() = default;
   absl::Status LoadType(int type, const FeatureStoreOptions& options, int64_t budget,
                         int64_t host_cache_budget);
+  absl::Status LoadShare(int type, const FeatureStoreOptions& options);
 
   client::ServerMetadata metadata_;
   client::ClientOf client_of_;

@@ -25,6 +25,23 @@ shm::ShmRingReader::MapHooks CudaHostRegisterHooks();
 void* RegisterHostForDevice(void* base, size_t length, std::string* error);
 void UnregisterHost(void* base);
 
+// The shared device tier (feature_store.h, --device-tier): GPU memory that the other trainer
+// processes of the host read in place over peer access (NVLink or PCIe), through CUDA IPC.
+// AllocateShareable: `bytes` on GPU `device` (cudaMalloc, its own allocation: an IPC handle
+// names a whole allocation) and its handle as bytes for the peers; nullptr with *error.
+void* AllocateShareable(int device, size_t bytes, std::string* handle, std::string* error);
+void FreeShareable(void* ptr);
+// The PCI bus id of GPU `device` ("0000:1b:00.0"), or "" (no CUDA).
+std::string DeviceBusId(int device);
+// Whether GPU `device` can read the memory of the GPU at `peer_bus_id` in place (the same GPU:
+// yes); *why when not.
+bool CanReadPeer(int device, const std::string& peer_bus_id, std::string* why);
+// Maps a peer's AllocateShareable handle into this process for GPU `device` (peer access
+// enabled as needed): the address its kernels read it at; nullptr with *error. Undo with
+// ClosePeer before the peer frees it.
+void* OpenPeer(int device, const std::string& handle, std::string* error);
+void ClosePeer(void* ptr);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_HOST_REGISTER_H_

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "trainer/host_register.h"
@@ -49,6 +50,105 @@ void* RegisterHostForDevice(void* base, size_t length, std::string* error) {
 
 void UnregisterHost(void* base) {
   if (cudaHostUnregister(base) != cudaSuccess) cudaGetLastError();
+}
+
+}  // namespace graphshard::trainer
+
+namespace graphshard::trainer {
+namespace {
+
+// Runs `f` with `device` current, restoring the caller's device.
+template <typename F>
+auto OnDevice(int device, F f) {
+  int was = 0;
+  cudaGetDevice(&was);
+  cudaSetDevice(device);
+  auto result = f();
+  cudaSetDevice(was);
+  return result;
+}
+
+std::string Failed(const char* what, cudaError_t err) {
+  cudaGetLastError();
+  return std::string(what) + ": " + cudaGetErrorString(err);
+}
+
+}  // namespace
+
+void* AllocateShareable(int device, size_t bytes, std::string* handle, std::string* error) {
+  return OnDevice(device, [&]() -> void* {
+    void* ptr = nullptr;
+    cudaError_t err = cudaMalloc(&ptr, bytes);
+    if (err != cudaSuccess) {
+      *error = Failed("cudaMalloc", err);
+      return nullptr;
+    }
+    cudaIpcMemHandle_t h;
+    err = cudaIpcGetMemHandle(&h, ptr);
+    if (err != cudaSuccess) {
+      *error = Failed("cudaIpcGetMemHandle", err);
+      cudaFree(ptr);
+      return nullptr;
+    }
+    handle->assign(reinterpret_cast<const char*>(&h), sizeof(h));
+    return ptr;
+  });
+}
+
+void FreeShareable(void* ptr) {
+  if (ptr != nullptr && cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+}
+
+std::string DeviceBusId(int device) {
+  char id[32] = {0};
+  if (cudaDeviceGetPCIBusId(id, sizeof(id), device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return id;
+}
+
+bool CanReadPeer(int device, const std::string& peer_bus_id, std::string* why) {
+  int peer = -1;
+  cudaError_t err = cudaDeviceGetByPCIBusId(&peer, peer_bus_id.c_str());
+  if (err != cudaSuccess) {
+    *why = Failed(("GPU " + peer_bus_id + " is not visible here: cudaDeviceGetByPCIBusId").c_str(),
+                  err);
+    return false;
+  }
+  if (peer == device) return true;
+  int can = 0;
+  err = cudaDeviceCanAccessPeer(&can, device, peer);
+  if (err != cudaSuccess || can == 0) {
+    *why = err != cudaSuccess
+               ? Failed("cudaDeviceCanAccessPeer", err)
+               : "GPU " + DeviceBusId(device) + " has no peer access to GPU " + peer_bus_id;
+    return false;
+  }
+  return true;
+}
+
+void* OpenPeer(int device, const std::string& handle, std::string* error) {
+  if (handle.size() != sizeof(cudaIpcMemHandle_t)) {
+    *error = "a peer's memory handle has " + std::to_string(handle.size()) + " bytes, not " +
+             std::to_string(sizeof(cudaIpcMemHandle_t));
+    return nullptr;
+  }
+  return OnDevice(device, [&]() -> void* {
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handle.data(), sizeof(h));
+    void* ptr = nullptr;
+    const cudaError_t err = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+      *error = Failed("cudaIpcOpenMemHandle", err);
+      return nullptr;
+    }
+    return ptr;
+  });
+}
+
+void ClosePeer(void* ptr) {
+  if (ptr != nullptr && cudaIpcCloseMemHandle(ptr) != cudaSuccess) cudaGetLastError();
 }
 
 }  // namespace graphshard::trainer

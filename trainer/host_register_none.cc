@@ -12,4 +12,21 @@ void* RegisterHostForDevice(void* /*base*/, size_t /*length*/, std::string* erro
 
 void UnregisterHost(void* /*base*/) {}
 
+void* AllocateShareable(int /*device*/, size_t /*bytes*/, std::string* /*handle*/,
+                        std::string* error) {
+  *error = "this build has no CUDA toolkit";
+  return nullptr;
+}
+void FreeShareable(void* /*ptr*/) {}
+std::string DeviceBusId(int /*device*/) { return ""; }
+bool CanReadPeer(int /*device*/, const std::string& /*peer_bus_id*/, std::string* why) {
+  *why = "this build has no CUDA toolkit";
+  return false;
+}
+void* OpenPeer(int /*device*/, const std::string& /*handle*/, std::string* error) {
+  *error = "this build has no CUDA toolkit";
+  return nullptr;
+}
+void ClosePeer(void* /*ptr*/) {}
+
 }  // namespace graphshard::trainer

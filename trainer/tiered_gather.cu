@@ -33,11 +33,38 @@ __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t*
   }
 }
 
+// One warp per row, as above; the row's shard by its id.
+template <typename Word>
+__global__ void ShardedGatherKernel(const int64_t* ids, int64_t n, const uint64_t* shards,
+                                    int64_t shard_rows, Word* out, int64_t words) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  for (int64_t i = warp; i < n; i += warps) {
+    const int64_t id = ids[i];
+    const Word* src =
+        reinterpret_cast<const Word*>(shards[id / shard_rows]) + (id % shard_rows) * words;
+    Word* dst = out + i * words;
+    for (int64_t w = lane; w < words; w += 32) dst[w] = src[w];
+  }
+}
+
+unsigned Blocks(int64_t n) {
+  const int64_t blocks64 = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return static_cast<unsigned>(std::min<int64_t>(blocks64, 1 << 20));
+}
+
+template <typename Word>
+cudaError_t LaunchSharded(const ShardedGatherArgs& a, cudaStream_t stream) {
+  ShardedGatherKernel<Word><<<Blocks(a.n), kWarpsPerBlock * 32, 0, stream>>>(
+      a.ids, a.n, a.shares, a.share_rows, static_cast<Word*>(a.out),
+      a.row_bytes / static_cast<int64_t>(sizeof(Word)));
+  return cudaGetLastError();
+}
+
 template <typename Word>
 cudaError_t Launch(const TieredGatherArgs& a, cudaStream_t stream) {
-  const int64_t blocks64 = (a.n + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(blocks64, 1 << 20));
-  TieredGatherKernel<Word><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+  TieredGatherKernel<Word><<<Blocks(a.n), kWarpsPerBlock * 32, 0, stream>>>(
       a.ids, a.n, a.code, static_cast<const Word*>(a.device_rows),
       static_cast<const Word*>(a.host_rows), static_cast<Word*>(a.out),
       a.row_bytes / static_cast<int64_t>(sizeof(Word)));
@@ -47,6 +74,26 @@ cudaError_t Launch(const TieredGatherArgs& a, cudaStream_t stream) {
 bool Aligned(const void* p, size_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; }
 
 }  // namespace
+
+bool LaunchShardedGather(const ShardedGatherArgs& a, void* stream, std::string* error) {
+  if (a.n == 0) return true;
+  if (a.share_rows <= 0) {
+    *error = "shared device tier: no rows per shard";
+    return false;
+  }
+  const auto s = static_cast<cudaStream_t>(stream);
+  // Shards are whole cudaMalloc allocations (256-byte aligned): the row size picks the word.
+  const cudaError_t err = a.row_bytes % 16 == 0 && Aligned(a.out, 16) ? LaunchSharded<uint4>(a, s)
+                          : a.row_bytes % 8 == 0 && Aligned(a.out, 8) ? LaunchSharded<uint2>(a, s)
+                          : a.row_bytes % 4 == 0 && Aligned(a.out, 4)
+                              ? LaunchSharded<uint32_t>(a, s)
+                              : LaunchSharded<uint16_t>(a, s);
+  if (err != cudaSuccess) {
+    *error = std::string("shared device tier gather kernel: ") + cudaGetErrorString(err);
+    return false;
+  }
+  return true;
+}
 
 bool LaunchTieredGather(const TieredGatherArgs& a, void* stream, std::string* error) {
   if (a.n == 0) return true;

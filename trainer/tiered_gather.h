@@ -18,8 +18,8 @@ namespace graphshard::trainer {
 struct TieredGatherArgs {
   const int64_t* ids = nullptr;  // [n], on the device
   int64_t n = 0;
-  const int32_t* code = nullptr;  // the store's map (feature_store.cc: >= 0 device slot,
-                                  // -1 remote, <= -2 host row -2 - code), on the device
+  const int32_t* code = nullptr;      // the store's map (feature_store.cc: >= 0 device slot,
+                                      // -1 remote, <= -2 host row -2 - code), on the device
   const void* device_rows = nullptr;  // the device tier, [slots, row_bytes]
   const void* host_rows = nullptr;    // the host tier as the device addresses it
   void* out = nullptr;                // [n, row_bytes], on the device
@@ -29,6 +29,19 @@ struct TieredGatherArgs {
 // Queues the gather on CUDA stream `stream` (a cudaStream_t). False, with the reason, when this
 // build has no kernel or the launch fails.
 bool LaunchTieredGather(const TieredGatherArgs& args, void* stream, std::string* error);
+
+// The shared device tier (feature_store.h, --device-tier shared): the table split by id over
+// the host's G GPUs, GPU j holding rows [j * share_rows, (j + 1) * share_rows); row `id` read
+// from shares[id / share_rows] (this GPU's memory or a peer's, over peer access).
+struct ShardedGatherArgs {
+  const int64_t* ids = nullptr;  // [n], on the device
+  int64_t n = 0;
+  const uint64_t* shares = nullptr;  // [G] share addresses as this GPU reads them, on the device
+  int64_t share_rows = 0;            // > 0
+  void* out = nullptr;               // [n, row_bytes], on the device
+  int64_t row_bytes = 0;             // even
+};
+bool LaunchShardedGather(const ShardedGatherArgs& args, void* stream, std::string* error);
 
 }  // namespace graphshard::trainer
 

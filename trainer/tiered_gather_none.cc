@@ -8,4 +8,9 @@ bool LaunchTieredGather(const TieredGatherArgs& /*args*/, void* /*stream*/, std:
   return false;
 }
 
+bool LaunchShardedGather(const ShardedGatherArgs& /*args*/, void* /*stream*/, std::string* error) {
+  *error = "this build has no CUDA kernel for the shared device tier";
+  return false;
+}
+
 }  // namespace graphshard::trainer

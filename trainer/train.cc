@@ -23,6 +23,7 @@
 #include "common/status_macros.h"
 #include "shm/ring.h"
 #include "trainer/epoch_loop.h"
+#include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
 #include "trainer/inference.h"
@@ -133,11 +134,22 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
 // (ResourceExhausted) leaves the rows with the batches, and the log says so.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                               const client::ServerMetadata& md, const DeviceChoice& device,
-                              int rank, int trainers_on_host, EpochLoop& loop, std::ostream& log) {
+                              client::Communicator& comm,
+                              const std::vector<std::string>& rank_hosts, int trainers_on_host,
+                              EpochLoop& loop, std::ostream& log) {
+  const int rank = comm.rank();
   const int64_t table_bytes = client::FeatureTableBytes(md, options.feature_dtype);
   const client::FeatureStoreKind kind = client::ResolveTieredFeatureStore(
       options.feature_store, options.task, device.cuda, table_bytes);
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  if (options.device_tier == client::DeviceTier::kShared &&
+      (!device.cuda || kind != client::FeatureStoreKind::kDevice)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--device-tier shared: needs GPU trainers with the tiered store (--feature-store device "
+        "or auto); this one trains on ",
+        device.name, " with the rows ",
+        kind == client::FeatureStoreKind::kDevice ? "in its store" : "in the batches"));
+  }
   if (kind != client::FeatureStoreKind::kDevice) {
     if (options.feature_store == client::FeatureStoreKind::kAuto) {
       log << "rank " << rank << ": feature rows come with each batch (--feature-store auto: "
@@ -147,11 +159,36 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   }
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
-  const int64_t budget = client::DeviceCacheBudget(options.device_cache_mib, table_bytes, free_bytes);
-  const int64_t host_cache = client::HostCacheBudget(
-      options.host_cache_mib, options.host_tier, AvailableHostMemoryBytes(), trainers_on_host);
+  const int64_t budget =
+      client::DeviceCacheBudget(options.device_cache_mib, table_bytes, free_bytes);
+  const int64_t host_cache = client::HostCacheBudget(options.host_cache_mib, options.host_tier,
+                                                     AvailableHostMemoryBytes(), trainers_on_host);
+  // --device-tier: the host's GPUs hold one device tier together where every rank asks for it
+  // and every GPU reaches its host's others.
+  int64_t want[1] = {client::WantSharedDeviceTier(options.device_tier, device.cuda,
+                                                  trainers_on_host, table_bytes, budget)
+                         ? 1
+                         : 0};
+  RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(want), client::ReduceOp::kSum));
+  absl::optional<DeviceTierGroup> group;
+  if (want[0] == comm.world_size()) {
+    ASSIGN_OR_RETURN(DeviceTierGroup g, FindDeviceTierGroup(comm, rank_hosts, device.index));
+    if (g.ok) {
+      group = std::move(g);
+    } else if (options.device_tier == client::DeviceTier::kShared) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--device-tier shared: ",
+          g.why_not.empty() ? "another rank's GPU cannot reach its host's others (its log says why)"
+                            : g.why_not));
+    } else {
+      log << "rank " << rank << ": each GPU holds its own device tier (--device-tier auto: "
+          << (g.why_not.empty() ? "another rank's GPU cannot reach its host's others" : g.why_not)
+          << ")\n";
+    }
+  }
   const absl::Time load_start = absl::Now();
-  absl::StatusOr<client::FeatureStoreLayout> layout = loop.LoadFeatureStore(budget, host_cache);
+  absl::StatusOr<client::FeatureStoreLayout> layout =
+      loop.LoadFeatureStore(budget, host_cache, group ? &*group : nullptr);
   if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
       absl::IsResourceExhausted(layout.status())) {
     log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "
@@ -160,8 +197,23 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   }
   RETURN_IF_ERROR(layout.status());
   const client::FeatureStoreLayout& l = *layout;
-  const double rows = static_cast<double>(std::max<int64_t>(
-      1, l.device_rows + l.host_rows + l.remote_rows));
+  if (l.shared_by_gpus > 0) {
+    int64_t rows_with_features = 0;
+    for (const client::NodeTypeInfo& t : md.node_types) {
+      if (t.feat_dim > 0) rows_with_features += t.num_nodes;
+    }
+    log << absl::StrFormat(
+        "rank %d feature store (%.1f MiB of rows, %.2f s to load): device tier shared by the "
+        "host's %d GPUs (--device-tier), %s holds %.1f MiB, %.1f%% of rows; the others' read "
+        "over peer access\n",
+        rank, mib(table_bytes), absl::ToDoubleSeconds(absl::Now() - load_start), l.shared_by_gpus,
+        device.name, mib(l.device_bytes),
+        100 * static_cast<double>(l.device_rows) /
+            static_cast<double>(std::max<int64_t>(1, rows_with_features)));
+    return absl::OkStatus();
+  }
+  const double rows =
+      static_cast<double>(std::max<int64_t>(1, l.device_rows + l.host_rows + l.remote_rows));
   log << absl::StrFormat(
       "rank %d feature store (%.1f MiB of rows, %.2f s to load%s): device %s %.1f MiB, %.1f%% "
       "of rows, %.1f%% of the pre-sampled visits; host %.1f MiB, %.1f%% of rows%s%s; remote "
@@ -172,21 +224,20 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       device.name, mib(l.device_bytes), 100 * static_cast<double>(l.device_rows) / rows,
       100 * l.expected_device_hit_rate, mib(l.host_bytes),
       100 * static_cast<double>(l.host_rows) / rows,
-      l.host_zero_copy          ? " (read by the GPU in place)"
-      : !l.host_note.empty()    ? " (copied per batch: " + l.host_note + ")"
-                                : "",
-      l.host_cached_rows > 0
-          ? absl::StrFormat(", of them %.1f%% of rows other hosts' (host cache)",
-                            100 * static_cast<double>(l.host_cached_rows) / rows)
-          : std::string(),
+      l.host_zero_copy       ? " (read by the GPU in place)"
+      : !l.host_note.empty() ? " (copied per batch: " + l.host_note + ")"
+                             : "",
+      l.host_cached_rows > 0 ? absl::StrFormat(", of them %.1f%% of rows other hosts' (host cache)",
+                                               100 * static_cast<double>(l.host_cached_rows) / rows)
+                             : std::string(),
       100 * static_cast<double>(l.remote_rows) / rows);
   return absl::OkStatus();
 }
 
 // --static-shapes on: switched on in the loop; refused, naming why, where it does not apply.
-absl::Status UseStaticShapes(const client::TrainerOptions& options, const client::ServerMetadata& md,
-                             const DeviceChoice& device, int rank, EpochLoop& loop,
-                             std::ostream& log) {
+absl::Status UseStaticShapes(const client::TrainerOptions& options,
+                             const client::ServerMetadata& md, const DeviceChoice& device, int rank,
+                             EpochLoop& loop, std::ostream& log) {
   if (options.static_shapes != client::StaticShapes::kOn) return absl::OkStatus();
   const std::string why = client::StaticShapesUnsupported(options.task, md.heterogeneous());
   if (!why.empty()) return absl::InvalidArgumentError("--static-shapes on: " + why);
@@ -240,7 +291,8 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
   if (!options.profile_dir.empty()) RETURN_IF_ERROR(loop.EnableProfiler(options.profile_dir));
   const int trainers_on_host = static_cast<int>(
       std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
-  RETURN_IF_ERROR(PlaceFeatureRows(options, md, device, rank, trainers_on_host, loop, log));
+  RETURN_IF_ERROR(
+      PlaceFeatureRows(options, md, device, comm, rank_hosts, trainers_on_host, loop, log));
   RETURN_IF_ERROR(UseStaticShapes(options, md, device, rank, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;

@@ -4,7 +4,10 @@
 # trained with rows in every batch, then with a 1 MiB device tier and the host tier (read by
 # the GPU in place, through the gather kernel), then with --host-tier none (the remote tier).
 # Prints one JSON line per graph: the three weights fingerprints, whether they are equal, and
-# the tiered runs' feature_tiers. Exit 1 when a fingerprint differs.
+# the tiered runs' feature_tiers. Where the machine has 2 GPUs, also 2 trainers (one per GPU)
+# with rows in every batch against 2 trainers with --device-tier shared (the table split over
+# the two GPUs, each reading the other's half over peer access): a second line per graph.
+# Exit 1 when a fingerprint differs.
 #
 #   source .devdeps/use-deps.sh .devdeps && BIN=build-gpu/bin bash tests/bench/tiered_store_gpu_check.sh
 set -uo pipefail
@@ -12,10 +15,10 @@ BIN=${BIN:-build-gpu/bin}
 WORK=$(mktemp -d /tmp/gs-tiered-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 status=0
-run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary)
+run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary); TRAINERS (1)
   local name=$1 part=$2
   shift 2
-  timeout 300 deploy/graphshard-launch --partition "$part" --servers 2 --trainers 1 \
+  timeout 300 deploy/graphshard-launch --partition "$part" --servers 2 --trainers "${TRAINERS:-1}" \
     --bin-dir "$BIN" --registry "$WORK/reg-$name" --server-wait-s 60 -- \
     --device cuda --deterministic --seed 1 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
     { tail -5 "$WORK/$name.err" >&2; echo '{}'; return; }
@@ -37,6 +40,21 @@ same = fps[0] is not None and len(set(fps)) == 1
 print(json.dumps({"name": f"tiered_store_gpu_bitwise_{graph}", "value": same,
                   "fingerprints": fps, "host_tiers": b.get("feature_tiers"),
                   "remote_tiers": c.get("feature_tiers")}))
+sys.exit(0 if same else 1)
+PY
+  (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || return 0
+  a=$(TRAINERS=2 run "$graph-server2" "$part" "$@" --feature-store server)
+  b=$(TRAINERS=2 run "$graph-shared2" "$part" "$@" --feature-store device --device-tier shared)
+  grep "device tier shared\|peer" "$WORK/$graph-shared2.err" | head -4 >&2
+  python3 - "$graph" "$a" "$b" <<'PY' || status=1
+import json, sys
+graph, *runs = sys.argv[1:]
+a, b = (json.loads(r) for r in runs)
+fps = [r.get("weights_fingerprint") for r in (a, b)]
+tiers = b.get("feature_tiers") or {}
+same = fps[0] is not None and len(set(fps)) == 1 and tiers.get("peer_hit_rate", 0) > 0
+print(json.dumps({"name": f"tiered_store_gpu_shared_2gpu_bitwise_{graph}", "value": same,
+                  "fingerprints": fps, "shared_tiers": tiers}))
 sys.exit(0 if same else 1)
 PY
 }

@@ -366,6 +366,36 @@ TEST(HostCacheBudget, GivenOrAQuarterOfTheHostsMemoryPerTrainer) {
             std::numeric_limits<int64_t>::max());
 }
 
+// --device-tier: shared when asked on a GPU; auto only where the table is over one GPU's
+// budget and a 1 / trainers_on_host share fits it; never on a CPU or with own.
+TEST(WantSharedDeviceTier, AskedOrAutoWhereOnlyAShareFits) {
+  EXPECT_TRUE(WantSharedDeviceTier(DeviceTier::kShared, true, 1, 100, 1000));
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kShared, false, 2, 100, 10));
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kOwn, true, 2, 100, 50));
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kAuto, true, 2, 100, 100));  // the table fits
+  EXPECT_TRUE(WantSharedDeviceTier(DeviceTier::kAuto, true, 2, 100, 50));    // half fits
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kAuto, true, 2, 101, 50));   // 51 does not
+  EXPECT_TRUE(WantSharedDeviceTier(DeviceTier::kAuto, true, 4, 101, 26));
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kAuto, true, 1, 100, 50));   // one GPU
+  EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kAuto, false, 2, 100, 50));  // CPU trainers
+}
+
+TEST(ParseTrainerOptions, DeviceTierParsesAndNeedsTheTieredStore) {
+  EXPECT_EQ(Parse({"--registry", "/tmp/reg"}).value().device_tier, DeviceTier::kAuto);
+  EXPECT_EQ(Parse({"--registry", "/tmp/reg", "--device-tier", "shared"}).value().device_tier,
+            DeviceTier::kShared);
+  EXPECT_EQ(Parse({"--registry", "/tmp/reg", "--device-tier", "own"}).value().device_tier,
+            DeviceTier::kOwn);
+  absl::StatusOr<TrainerOptions> bad = Parse({"--registry", "/tmp/reg", "--device-tier", "peers"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--device-tier"), absl::string_view::npos);
+  bad = Parse({"--registry", "/tmp/reg", "--feature-store", "server", "--device-tier", "shared"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--device-tier sets the tiered feature store"),
+            absl::string_view::npos)
+      << bad.status();
+}
+
 TEST(FeatureTableBytes, CountsEveryTypesRowsInTheDtypeAndSaturates) {
   ServerMetadata md;
   md.node_types.push_back({.name = "paper", .num_nodes = 1000, .feat_dim = 128});

@@ -14,7 +14,8 @@
 # logs what its tiers hold; the JSON summary's feature_tiers shows rows from exactly the tiers
 # the run has (device and host, device and remote, or all three), shares that add up to 1 and,
 # for the remote tier, bytes fetched over the network. Bad tier flags are refused naming the
-# flag.
+# flag, and --device-tier shared on CPU trainers once they start. (The shared tier itself needs
+# GPUs with peer access: tests/bench/tiered_store_gpu_check.sh.)
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-partition graphshard-server graphshard-health graphshard-trainer
@@ -112,14 +113,25 @@ run_all imdb "$WORK/imdb2" 0.40 --model sage --epochs 3 --eval-every 3 --hidden 
 for bad in "--feature-store server --device-cache-mib 1" "--feature-store server --host-tier none" \
   "--device-cache-mib -3" "--device-cache-mib lots" "--host-tier far" \
   "--feature-store server --remote-rows owner" "--remote-rows far" \
-  "--feature-store server --host-cache-mib 1" "--host-cache-mib -1" "--host-cache-mib lots"; do
+  "--feature-store server --host-cache-mib 1" "--host-cache-mib -1" "--host-cache-mib lots" \
+  "--feature-store server --device-tier shared" "--device-tier peers"; do
   status=0
   # shellcheck disable=SC2086
   timeout 30 "$BIN/graphshard-trainer" --servers 127.0.0.1:1 $bad >"$WORK/bad.out" \
     2>"$WORK/bad.err" || status=$?
   ((status == 2)) || { show "$WORK/bad.err"; fail "'$bad' exited $status, not 2"; }
-  flag=$(sed -n 's/.*\(--device-cache-mib\|--host-tier\|--host-cache-mib\|--remote-rows\).*/\1/p' \
+  flag=$(sed -n 's/.*\(--device-cache-mib\|--device-tier\|--host-tier\|--host-cache-mib\|--remote-rows\).*/\1/p' \
     <<<"$bad")
   grep -q -- "$flag" "$WORK/bad.err" || { show "$WORK/bad.err"; fail "'$bad' not named"; }
 done
 note "ok: bad tier flags refused"
+
+# --device-tier shared on CPU trainers: refused once the trainers know their device, naming the
+# flag and the device, every process gone (the launcher's exit status non-zero).
+launch_named shared_cpu "$WORK/cora2" --model sage --epochs 1 --feature-store device \
+  --device-tier shared
+((STATUS != 0 && STATUS != 124)) || { show "$WORK/shared_cpu.stderr"; fail "--device-tier shared on CPU trainers: exit $STATUS"; }
+grep -q -- "--device-tier shared: needs GPU trainers .* this one trains on cpu" \
+  "$WORK/shared_cpu.stderr" || { show "$WORK/shared_cpu.stderr"; fail "--device-tier shared on CPU not explained"; }
+[[ -z $(procs_in_work) ]] || fail "processes left behind after the refusal"
+note "ok: --device-tier shared refused on CPU trainers"
