@@ -7,7 +7,7 @@
 # the tiered runs' feature_tiers. Where the machine has 2 GPUs, also 2 trainers (one per GPU)
 # with rows in every batch against 2 trainers with --device-tier shared (the table split over
 # the two GPUs, each reading the other's half over peer access): a second line per graph.
-# Exit 1 when a fingerprint differs.
+# Exit 1 when a fingerprint differs. SHARED_ONLY=1: only the 2-GPU pair.
 #
 #   source .devdeps/use-deps.sh .devdeps && BIN=build-gpu/bin bash tests/bench/tiered_store_gpu_check.sh
 set -uo pipefail
@@ -28,6 +28,7 @@ run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary); 
 check() {  # check GRAPH PARTITION ARGS...
   local graph=$1 part=$2 a b c
   shift 2
+  if [[ ${SHARED_ONLY:-0} != 1 ]]; then
   a=$(run "$graph-server" "$part" "$@" --feature-store server)
   b=$(run "$graph-host" "$part" "$@" --feature-store device --device-cache-mib 1)
   c=$(run "$graph-remote" "$part" "$@" --feature-store device --device-cache-mib 1 --host-tier none)
@@ -42,6 +43,7 @@ print(json.dumps({"name": f"tiered_store_gpu_bitwise_{graph}", "value": same,
                   "remote_tiers": c.get("feature_tiers")}))
 sys.exit(0 if same else 1)
 PY
+  fi
   (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || return 0
   a=$(TRAINERS=2 run "$graph-server2" "$part" "$@" --feature-store server)
   b=$(TRAINERS=2 run "$graph-shared2" "$part" "$@" --feature-store device --device-tier shared)
