@@ -477,7 +477,11 @@ absl::StatusOr<EpochResult> EpochLoop::Train(int64_t epoch, int64_t first_step,
              .pipeline_gather_s = pipeline_s.gather_s,
              .tiers = tiers};
   if (st.device.is_cuda()) {
-    r.local.peak_gpu_memory_bytes = PeakGpuMemoryBytes(st.device.index()).value_or(-1);
+    const absl::optional<int64_t> peak = PeakGpuMemoryBytes(st.device.index());
+    // The shared device tier's share is GPU memory of its own (cudaMalloc, for CUDA IPC),
+    // outside the caching allocator's count: added here.
+    r.local.peak_gpu_memory_bytes =
+        peak ? *peak + (store_ != nullptr ? store_->bytes_outside_allocator() : 0) : -1;
   }
   return r;
 }

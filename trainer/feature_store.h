@@ -105,6 +105,11 @@ class FeatureStore {
                                      client::FeatureTierCounts* tiers) const;
   // Bytes of rows held on the device.
   int64_t bytes() const { return layout_.device_bytes; }
+  // Of them, those outside LibTorch's caching allocator (the shared device tier's share), which
+  // its peak-memory statistics do not count.
+  int64_t bytes_outside_allocator() const {
+    return layout_.shared_by_gpus > 0 ? layout_.device_bytes : 0;
+  }
   const client::FeatureStoreLayout& layout() const { return layout_; }
 
  private:
