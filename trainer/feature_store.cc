@@ -313,29 +313,32 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
   ty.share_hi = std::min(t.num_nodes, ty.share_lo + ty.share_rows);
   const int64_t rows = ty.share_hi - ty.share_lo;
   const int64_t bytes = std::max<int64_t>(rows, 1) * ty.row_bytes;
+  // Every step below ends in a collective that every rank reaches, so a rank that fails stops
+  // the others with it (a named error on each) instead of leaving them to a collective's timeout.
   std::string handle, why;
+  absl::Status loaded = absl::OkStatus();
   ty.own_share = AllocateShareable(device_.index(), static_cast<size_t>(bytes), &handle, &why);
   if (ty.own_share == nullptr) {
-    return absl::ResourceExhaustedError(
+    loaded = absl::ResourceExhaustedError(
         absl::StrCat("--device-tier shared: this GPU's share of '", t.name, "' rows (", bytes >> 20,
                      " MiB) does not fit on ", device_.str(), " (", why, ")"));
   }
   const torch::Dtype dtype = TorchDtype(options.dtype);
-  ty.device_table = torch::from_blob(ty.own_share, {rows, t.feat_dim},
-                                     torch::TensorOptions().dtype(dtype).device(device_));
-  // The parts that hold the share's ids (ids are numbered part by part).
-  std::vector<bool> parts(static_cast<size_t>(metadata_.num_parts), false);
-  int64_t first_id = -1;
-  for (int p = 0; p < metadata_.num_parts; ++p) {
-    const int64_t a = t.part_offsets[static_cast<size_t>(p)];
-    const int64_t b = t.part_offsets[static_cast<size_t>(p) + 1];
-    if (a < ty.share_hi && b > ty.share_lo && b > a) {
-      parts[static_cast<size_t>(p)] = true;
-      if (first_id < 0) first_id = a;
+  if (loaded.ok() && rows > 0) {
+    ty.device_table = torch::from_blob(ty.own_share, {rows, t.feat_dim},
+                                       torch::TensorOptions().dtype(dtype).device(device_));
+    // The parts that hold the share's ids (ids are numbered part by part).
+    std::vector<bool> parts(static_cast<size_t>(metadata_.num_parts), false);
+    int64_t first_id = -1;
+    for (int p = 0; p < metadata_.num_parts; ++p) {
+      const int64_t a = t.part_offsets[static_cast<size_t>(p)];
+      const int64_t b = t.part_offsets[static_cast<size_t>(p) + 1];
+      if (a < ty.share_hi && b > ty.share_lo && b > a) {
+        parts[static_cast<size_t>(p)] = true;
+        if (first_id < 0) first_id = a;
+      }
     }
-  }
-  if (rows > 0) {
-    RETURN_IF_ERROR(client::ReadFeatureRows(
+    loaded = client::ReadFeatureRows(
         metadata_, type, options.dtype, client_of_, options.rows_per_call,
         [&](int64_t first_row, int64_t n, std::string chunk) -> absl::Status {
           const int64_t a = std::max(first_id + first_row, ty.share_lo);
@@ -347,13 +350,23 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
               .copy_(rows_in.narrow(0, a - first_id - first_row, b - a));  // synchronous
           return absl::OkStatus();
         },
-        parts));
+        parts);
   }
-  // Every share's handle, then the others mapped into this process.
+  // Every share's handle ("" from a rank whose share failed), then the others mapped here.
+  if (!loaded.ok()) handle.clear();
   ASSIGN_OR_RETURN(const std::vector<std::string> handles,
                    client::AllGatherStrings(*options.comm, handle, 512));
+  RETURN_IF_ERROR(loaded);
+  for (int r = 0; r < std::ssize(handles); ++r) {
+    if (handles[static_cast<size_t>(r)].empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("--device-tier shared: rank ", r,
+                                                        " could not load its share of '", t.name,
+                                                        "' rows (its log says why)"));
+    }
+  }
   std::vector<uint64_t> where(static_cast<size_t>(shares));
-  for (int64_t i = 0; i < shares; ++i) {
+  std::string not_mapped;
+  for (int64_t i = 0; i < shares && not_mapped.empty(); ++i) {
     if (i == g.index) {
       where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(ty.own_share);
       continue;
@@ -361,12 +374,20 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
     const int rank = g.ranks[static_cast<size_t>(i)];
     void* peer = OpenPeer(device_.index(), handles[static_cast<size_t>(rank)], &why);
     if (peer == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat("--device-tier shared: cannot map rank ",
-                                                        rank, "'s share of '", t.name, "' rows on ",
-                                                        device_.str(), ": ", why));
+      not_mapped = absl::StrCat("--device-tier shared: cannot map rank ", rank, "'s share of '",
+                                t.name, "' rows on ", device_.str(), ": ", why);
+      break;
     }
     ty.peer_shares.push_back(peer);
     where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(peer);
+  }
+  int64_t mapped[1] = {not_mapped.empty() ? 1 : 0};
+  RETURN_IF_ERROR(options.comm->AllReduce(absl::MakeSpan(mapped), client::ReduceOp::kSum));
+  if (!not_mapped.empty()) return absl::FailedPreconditionError(not_mapped);
+  if (mapped[0] != options.comm->world_size()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--device-tier shared: another rank could not map its host's shares of '",
+                     t.name, "' rows (its log says why)"));
   }
   ty.shares = torch::from_blob(where.data(), {shares}, torch::kInt64).to(device_);
   layout_.device_bytes += rows * ty.row_bytes;
