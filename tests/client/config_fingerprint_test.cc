@@ -102,6 +102,7 @@ std::vector<FieldCase> Fields() {
        [](TrainerOptions& o) { o.feature_store = FeatureStoreKind::kDevice; }},
       // The same rows from other tiers of the store (bit-identical weights, e2e.tiered_store).
       {"device_cache_mib", false, None, [](TrainerOptions& o) { o.device_cache_mib = 1; }},
+      {"device_tier", false, None, [](TrainerOptions& o) { o.device_tier = DeviceTier::kShared; }},
       {"host_tier", false, None, [](TrainerOptions& o) { o.host_tier = HostTier::kNone; }},
       {"host_cache_mib", false, None, [](TrainerOptions& o) { o.host_cache_mib = 1; }},
       {"remote_rows", false, None, [](TrainerOptions& o) { o.remote_rows = RemoteRows::kOwner; }},
