@@ -559,6 +559,20 @@ print(json.dumps({'name': 'gpu_train_tiered_' + sys.argv[4] + '_vs_' + sys.argv[
     "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$all]}" "${EPOCH_TIME[$rows]:-}" "$c" "$all")"
 done
 
+# The shared device tier against the same config with a tier per GPU in this run (value: the
+# shared run's epoch time over the other's; _sh configs).
+for c in $CONFIGS; do
+  [[ $c == *_sh ]] || continue
+  own=${c%_sh}
+  [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
+  emit "$(python3 -c "
+import json, sys
+shared, own = float(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({'name': 'gpu_train_shared_' + sys.argv[3] + '_vs_' + sys.argv[4],
+                  'value': round(shared / own, 3), 'unit': 'x', 'baseline': own,
+                  'ratio': round(shared / own, 3)}))" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" "$c" "$own")"
+done
+
 # Link prediction next to node classification of the same config in this run (value: link
 # seeds/s over node seeds/s; link seeds are positive training edges).
 for c in $CONFIGS; do
