@@ -39,22 +39,9 @@
 #include "client/feature_rows.h"
 #include "client/feature_tiers.h"
 #include "client/visit_counts.h"
+#include "trainer/device_tier_group.h"
 
 namespace graphshard::trainer {
-
-// The trainers of one host that hold a shared device tier together (--device-tier shared):
-// every rank's GPU bus id gathered, each rank's host group (the ranks with its host id, in rank
-// order), and whether every GPU reaches its group's others in place (peer access), agreed by
-// all ranks. A collective: every rank calls FindDeviceTierGroup at the same point.
-struct DeviceTierGroup {
-  std::vector<int> ranks;  // this host's ranks, ascending
-  int index = 0;           // this rank's position in `ranks`: it holds share `index`
-  bool ok = false;         // every rank of every host can read its group's GPUs
-  std::string why_not;     // this rank's reason when it cannot ("" when it can)
-};
-absl::StatusOr<DeviceTierGroup> FindDeviceTierGroup(client::Communicator& comm,
-                                                    const std::vector<std::string>& rank_hosts,
-                                                    int device_index);
 
 struct FeatureStoreOptions {
   torch::Device device = torch::kCPU;
