@@ -541,6 +541,16 @@ for config in $CONFIGS; do
     "${BASH_REMATCH[15]}" "${BASH_REMATCH[19]:+shared}"
 done
 
+# ratio_line NAME NUMERATOR DENOMINATOR BASELINE: emits {name, value = numerator / denominator
+# (3 decimals), unit x, baseline, ratio (the same value)}.
+ratio_line() {
+  emit "$(python3 -c "
+import json, sys
+num, den = float(sys.argv[2]), float(sys.argv[3])
+print(json.dumps({'name': sys.argv[1], 'value': round(num / den, 3), 'unit': 'x',
+                  'baseline': float(sys.argv[4]), 'ratio': round(num / den, 3)}))" "$@")"
+}
+
 # The tiered store against every row on the GPU (the same config with _dev) and against rows in
 # every batch (the same config without a store suffix), in this run: value = the tiered run's
 # epoch time over the all-rows run's (< 1.25 is the 10% target, < 1.1 the 25% one).
@@ -565,12 +575,8 @@ for c in $CONFIGS; do
   [[ $c == *_sh ]] || continue
   own=${c%_sh}
   [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
-  emit "$(python3 -c "
-import json, sys
-shared, own = float(sys.argv[1]), float(sys.argv[2])
-print(json.dumps({'name': 'gpu_train_shared_' + sys.argv[3] + '_vs_' + sys.argv[4],
-                  'value': round(shared / own, 3), 'unit': 'x', 'baseline': own,
-                  'ratio': round(shared / own, 3)}))" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" "$c" "$own")"
+  ratio_line "gpu_train_shared_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
+    "${EPOCH_TIME[$own]}"
 done
 
 # Link prediction next to node classification of the same config in this run (value: link
@@ -595,12 +601,8 @@ if [[ -n $MATRIX ]]; then
     [[ -n ${EPOCH_TIME[$base]:-} ]] || continue
     for c in $CONFIGS; do
       [[ $c == "$b"_* && $c != "$base" && -n ${EPOCH_TIME[$c]:-} ]] || continue
-      emit "$(python3 -c "
-import json, sys
-base, run = float(sys.argv[1]), float(sys.argv[2])
-print(json.dumps({'name': 'gpu_train_ratio_' + sys.argv[3] + '_vs_' + sys.argv[4],
-                  'value': round(base / run, 3), 'unit': 'x', 'baseline': base,
-                  'ratio': round(base / run, 3)}))" "${EPOCH_TIME[$base]}" "${EPOCH_TIME[$c]}" "$c" "$base")"
+      ratio_line "gpu_train_ratio_${c}_vs_$base" "${EPOCH_TIME[$base]}" "${EPOCH_TIME[$c]}" \
+        "${EPOCH_TIME[$base]}"
     done
   done
 fi
@@ -611,12 +613,7 @@ for suffix in "" _reg _reg_p16; do
     read -r a b <<<"${pair//:/ }"
     a=$a$suffix b=$b$suffix
     [[ -n ${EPOCH_TIME[$a]:-} && -n ${EPOCH_TIME[$b]:-} ]] || continue
-    emit "$(python3 -c "
-import json, sys
-one, many = float(sys.argv[1]), float(sys.argv[2])
-print(json.dumps({'name': 'gpu_train_speedup_' + sys.argv[3] + '_to_' + sys.argv[4], 'value': round(one / many, 3),
-                  'unit': 'x', 'baseline': one, 'ratio': round(one / many, 3)}))" \
-      "${EPOCH_TIME[$a]}" "${EPOCH_TIME[$b]}" "$a" "$b")"
+    ratio_line "gpu_train_speedup_${a}_to_$b" "${EPOCH_TIME[$a]}" "${EPOCH_TIME[$b]}" "${EPOCH_TIME[$a]}"
   done
 done
 log "done in ${SECONDS}s; results in $OUT/results.jsonl"
