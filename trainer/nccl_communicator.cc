@@ -4,8 +4,8 @@
 // complete before the all-reduce starts and the optimizer step sees its result. Each call waits
 // for completion by polling, so that a dead or late peer becomes an error after timeout_s
 // (ncclCommAbort) instead of a hang. QueueAllReduce (the gradients) waits only until NCCL has
-// put the all-reduce on the stream, and leaves the wait for its completion to the next
-// collective, so that the CPU queues the next step's kernels while the GPU runs this one.
+// put the all-reduce on the stream, and leaves the wait for its completion to a later call, so
+// that the CPU queues the next steps' kernels while the GPU runs this one.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -13,9 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <iostream>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/communicator.h"
 #include "common/status_macros.h"
@@ -36,6 +39,22 @@ absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
   return absl::UnavailableError(absl::StrCat(what, ": NCCL error ", ncclGetErrorString(r)));
 }
 
+// How many gradient all-reduces may be left running (QueueAllReduce): GRAPHSHARD_NCCL_QUEUE_DEPTH
+// (0-64; default 1), or 0 where GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number
+// in range is reported and the default kept.
+int QueueDepthFromEnvironment() {
+  const char* wait = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
+  if (wait != nullptr && std::string(wait) == "1") return 0;
+  const char* v = std::getenv("GRAPHSHARD_NCCL_QUEUE_DEPTH");
+  if (v == nullptr || *v == '\0') return 1;
+  int depth = 0;
+  if (!absl::SimpleAtoi(v, &depth) || depth < 0 || depth > 64) {
+    std::cerr << "GRAPHSHARD_NCCL_QUEUE_DEPTH=" << v << ": expected 0-64; using 1\n";
+    return 1;
+  }
+  return depth;
+}
+
 ncclRedOp_t ToNccl(client::ReduceOp op) { return op == client::ReduceOp::kMax ? ncclMax : ncclSum; }
 
 class NcclCommunicator final : public client::Communicator {
@@ -49,7 +68,9 @@ class NcclCommunicator final : public client::Communicator {
         comm_(comm),
         store_(std::move(store)) {}
   ~NcclCommunicator() override {
-    if (queued_done_ != nullptr) cudaEventDestroy(queued_done_);
+    for (cudaEvent_t e : queued_done_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
     if (comm_ != nullptr) ncclCommDestroy(comm_);
     if (scratch_ != nullptr) cudaFree(scratch_);
   }
@@ -68,34 +89,48 @@ class NcclCommunicator final : public client::Communicator {
     return Wait("all-reduce");
   }
   // Left running on the stream: what LibTorch queues after it (the division, the optimizer
-  // step) runs after it on the GPU; the next collective (or Flush) waits for it, bounded. The
-  // communicator is non-blocking, so ncclAllReduce may return ncclInProgress before the kernel
-  // is on the stream: Enqueued() waits for that first. Commit 8267a9a recorded its event right
-  // away, ahead of the all-reduce, and the two ranks' weights diverged (tests/bench/RESULTS.md,
-  // "NCCL ranks diverged"). GRAPHSHARD_NCCL_WAIT_EACH_STEP=1 waits every step instead (the
-  // earlier behaviour, for comparison).
+  // step) runs after it on the GPU. The communicator is non-blocking, so ncclAllReduce may
+  // return ncclInProgress before the kernel is on the stream: Enqueued() waits for that first.
+  // Commit 8267a9a recorded its event right away, ahead of the all-reduce, and the two ranks'
+  // weights diverged (tests/bench/RESULTS.md, "NCCL ranks diverged"). At most queue_depth_
+  // all-reduces are left running: the call that would leave one more first waits (bounded) for
+  // the oldest, so the CPU stays at most that many steps ahead of its GPU, and a rank whose CPU
+  // is late one step does not hold up the other's CPU at once (the GPUs still meet in every
+  // all-reduce). GRAPHSHARD_NCCL_QUEUE_DEPTH=N sets it (default 1; 0, or the older
+  // GRAPHSHARD_NCCL_WAIT_EACH_STEP=1: wait for every all-reduce).
   absl::Status QueueAllReduce(absl::Span<float> data, client::ReduceOp op) override {
-    if (wait_each_step_) return AllReduce(data, op);
+    if (queue_depth_ == 0) return AllReduce(data, op);
     if (data.empty()) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
-    RETURN_IF_ERROR(Flush());
-    if (queued_done_ == nullptr) {
-      RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&queued_done_, cudaEventDisableTiming),
-                                 "cudaEventCreate"));
+    if (queued_done_.empty()) {
+      queued_done_.resize(static_cast<size_t>(queue_depth_), nullptr);
+      for (cudaEvent_t& e : queued_done_) {
+        RETURN_IF_ERROR(
+            CudaStatus(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
+      }
+    }
+    if (queued_ == queue_depth_) {  // the oldest of the ring must be done before it is reused
+      cudaEvent_t oldest = queued_done_[next_];
+      RETURN_IF_ERROR(Poll("queued all-reduce", [oldest] { return cudaEventQuery(oldest); }));
+      --queued_;
     }
     RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
                                              ToNccl(op), comm_, cudaStreamLegacy),
                                "ncclAllReduce"));
     RETURN_IF_ERROR(Enqueued("all-reduce"));
-    RETURN_IF_ERROR(CudaStatus(cudaEventRecord(queued_done_, cudaStreamLegacy), "cudaEventRecord"));
-    queued_ = true;
+    RETURN_IF_ERROR(
+        CudaStatus(cudaEventRecord(queued_done_[next_], cudaStreamLegacy), "cudaEventRecord"));
+    next_ = (next_ + 1) % queued_done_.size();
+    ++queued_;
     return absl::OkStatus();
   }
+  // Waits for every queued all-reduce: the newest is on the same stream after the others.
   absl::Status Flush() override {
-    if (!queued_) return absl::OkStatus();
+    if (queued_ == 0) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
-    RETURN_IF_ERROR(Poll("queued all-reduce", [this] { return cudaEventQuery(queued_done_); }));
-    queued_ = false;
+    cudaEvent_t newest = queued_done_[(next_ + queued_done_.size() - 1) % queued_done_.size()];
+    RETURN_IF_ERROR(Poll("queued all-reduce", [newest] { return cudaEventQuery(newest); }));
+    queued_ = 0;
     return absl::OkStatus();
   }
   absl::Status AllReduce(absl::Span<double> data, client::ReduceOp op) override {
@@ -143,7 +178,7 @@ class NcclCommunicator final : public client::Communicator {
   // Waits for everything queued on the default stream (a queued all-reduce too).
   absl::Status Wait(absl::string_view what) {
     RETURN_IF_ERROR(Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); }));
-    queued_ = false;
+    queued_ = 0;
     return absl::OkStatus();
   }
 
@@ -192,12 +227,13 @@ class NcclCommunicator final : public client::Communicator {
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   bool aborted_ = false;
-  cudaEvent_t queued_done_ = nullptr;  // recorded after the last QueueAllReduce
-  bool queued_ = false;                // that all-reduce is not known to be done
-  const bool wait_each_step_ = [] {
-    const char* v = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  // The ring of events recorded after the queued all-reduces; queued_ of them, the newest at
+  // next_ - 1, are not known to be done.
+  std::vector<cudaEvent_t> queued_done_;
+  size_t next_ = 0;
+  int queued_ = 0;
+  const int queue_depth_ = QueueDepthFromEnvironment();
+
 };
 
 }  // namespace

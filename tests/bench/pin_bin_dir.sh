@@ -4,11 +4,16 @@
 # tests/bench/RESULTS.md, "The C++ step profiled"). DIR gets wrappers that exec REAL_BIN_DIR's
 # binaries. MODE=numa: each trainer on its GPU's NUMA node (unpinned where the machine reports
 # none). MODE=split: trainer r on 4 cores of its GPU's node (cores 4r..4r+3 without NUMA
-# information), every server on all the other cores. Needs nvidia-smi, taskset and python3.
+# information), every server on all the other cores. MODE=cores: by physical core, hyperthreads
+# counted (tests/bench/physical_cores.py): trainer r on both hyperthreads of physical cores 2r and
+# 2r+1, every server on the cores after the first 2G (G: the GPUs nvidia-smi lists), whatever the
+# run's trainer count, so that 1- and G-GPU runs give the servers the same CPUs. Needs
+# nvidia-smi, taskset and python3.
 #   bash tests/bench/pin_bin_dir.sh /tmp/psplit split build-gpu/bin
 #   BIN_DIR=/tmp/psplit CONFIGS="2gpu_2srv_reg_dev" bash tests/bench/gpu_train_bench.sh
 set -e
 D=$1; MODE=$2; REAL=$3
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p $D
 for b in graphshard-partition graphshard-health; do ln -sf $REAL/$b $D/$b; done
 cat > $D/graphshard-trainer <<EOT
@@ -18,6 +23,11 @@ bus=\$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i \$r | tr 'A-F'
 node=\$(cat /sys/bus/pci/devices/\${bus,,}/numa_node 2>/dev/null || echo -1)
 cpus=\$(cat /sys/devices/system/node/node\$node/cpulist 2>/dev/null || echo "")
 echo "pin: rank \$r gpu bus \$bus numa node \$node cpus \$cpus mode $MODE" >&2
+if [[ $MODE == cores ]]; then
+  set=\$(python3 $HERE/physical_cores.py trainer \$r \$(nvidia-smi -L | wc -l)) || exit 1
+  echo "pin: rank \$r on \$set" >&2
+  exec taskset -c \$set $REAL/graphshard-trainer "\$@"
+fi
 if [[ $MODE == numa && -n \$cpus ]]; then exec taskset -c \$cpus $REAL/graphshard-trainer "\$@"; fi
 if [[ $MODE == split ]]; then
   first=\$(python3 -c "import sys; s=sys.argv[1]; r=int(sys.argv[2]); a=[];
@@ -30,6 +40,11 @@ exec $REAL/graphshard-trainer "\$@"
 EOT
 cat > $D/graphshard-server <<EOT
 #!/bin/bash
+if [[ $MODE == cores ]]; then
+  set=\$(python3 $HERE/physical_cores.py servers \$(nvidia-smi -L | wc -l)) || exit 1
+  echo "pin: server on \$set" >&2
+  exec taskset -c \$set $REAL/graphshard-server "\$@"
+fi
 if [[ $MODE == split ]]; then
   # every core but the trainers' (the first 4 of each GPU's node, or 0-7)
   ex=\$(python3 -c "
