@@ -7,7 +7,9 @@
 # information), every server on all the other cores. MODE=cores: by physical core, hyperthreads
 # counted (tests/bench/physical_cores.py): trainer r on both hyperthreads of physical cores 2r and
 # 2r+1, every server on the cores after the first 2G (G: the GPUs nvidia-smi lists), whatever the
-# run's trainer count, so that 1- and G-GPU runs give the servers the same CPUs. Needs
+# run's trainer count, so that 1- and G-GPU runs give the servers the same CPUs. MODE=nice: no
+# pinning; the servers run at nice 10, so that the trainers' threads go first where the two
+# compete for cores. Needs
 # nvidia-smi, taskset and python3.
 #   bash tests/bench/pin_bin_dir.sh /tmp/psplit split build-gpu/bin
 #   BIN_DIR=/tmp/psplit CONFIGS="2gpu_2srv_reg_dev" bash tests/bench/gpu_train_bench.sh
@@ -40,6 +42,7 @@ exec $REAL/graphshard-trainer "\$@"
 EOT
 cat > $D/graphshard-server <<EOT
 #!/bin/bash
+if [[ $MODE == nice ]]; then exec nice -n 10 $REAL/graphshard-server "\$@"; fi
 if [[ $MODE == cores ]]; then
   set=\$(python3 $HERE/physical_cores.py servers \$(nvidia-smi -L | wc -l)) || exit 1
   echo "pin: server on \$set" >&2

@@ -13,11 +13,15 @@
 #   cores    trainers and servers pinned by physical core (tests/bench/pin_bin_dir.sh cores:
 #            trainer r on both hyperthreads of physical cores 2r, 2r+1; servers elsewhere)
 #   static   --static-shapes on
+#   nice     the servers at nice 10 (tests/bench/pin_bin_dir.sh nice): the trainers' threads
+#            first where the two compete for cores
 # The 1-GPU run of a round is made once per placement and static-shapes setting (the queue
 # depth does not apply to it). Every run's JSON line goes to $OUT/runs.jsonl with "variant" and
 # "round"; the last line printed is the summary: per variant the median steady epoch of ONE and
 # MANY over the rounds, and MANY's speedup over the same round's ONE of the same placement and
-# shapes, and over the fastest ONE of that round. Other knobs as gpu_train_bench.sh's.
+# shapes, and over the fastest ONE of that round. TOTAL_BUDGET (560): seconds for the whole
+# script; a variant that would start with less than 60 s left is skipped and reported. Other
+# knobs as gpu_train_bench.sh's.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,6 +44,8 @@ fi
 BIN_DIR=$(cd "$BIN_DIR" && pwd)
 PINNED=$OUT/pinned-bin
 bash tests/bench/pin_bin_dir.sh "$PINNED" cores "$BIN_DIR"
+NICED=$OUT/niced-bin
+bash tests/bench/pin_bin_dir.sh "$NICED" nice "$BIN_DIR"
 python3 tests/bench/physical_cores.py describe >"$OUT/physical_cores.txt"
 
 for round in $(seq 1 "$ROUNDS"); do
@@ -50,6 +56,7 @@ for round in $(seq 1 "$ROUNDS"); do
       case $part in
         q[0-9]*) depth=${part#q} ;;
         cores) bin=$PINNED placement=cores ;;
+        nice) bin=$NICED placement=nice ;;
         static) extra="--static-shapes on" shapes=on ;;
         *) echo "unknown variant part '$part' in $variant" >&2; exit 2 ;;
       esac
@@ -60,8 +67,14 @@ for round in $(seq 1 "$ROUNDS"); do
       ONE_DONE[$placement-$shapes]=1
     fi
     dir="$OUT/$variant-$round"
+    left=$((${TOTAL_BUDGET:-560} - SECONDS))
+    if ((left < 60)); then
+      echo "{\"name\": \"scaling_bench\", \"error\": \"skipped $variant round $round: ${left}s left\"}" |
+        tee -a "$OUT/runs.jsonl" >&2
+      continue
+    fi
     GRAPHSHARD_NCCL_QUEUE_DEPTH=$depth BIN_DIR=$bin EPOCHS=$EPOCHS CONFIGS=$configs OUT=$dir \
-      TOTAL_BUDGET=${TOTAL_BUDGET:-560} TRAINER_EXTRA="$extra ${TRAINER_EXTRA:-}" \
+      TOTAL_BUDGET=$left TRAINER_EXTRA="$extra ${TRAINER_EXTRA:-}" \
       bash tests/bench/gpu_train_bench.sh >"$dir.log" 2>&1
     "$PYTHON" - "$dir/results.jsonl" "$variant" "$round" "$placement" "$shapes" \
       >>"$OUT/runs.jsonl" <<'PY'
