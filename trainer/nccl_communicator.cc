@@ -40,17 +40,19 @@ absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
 }
 
 // How many gradient all-reduces may be left running (QueueAllReduce): GRAPHSHARD_NCCL_QUEUE_DEPTH
-// (0-64; default 1), or 0 where GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number
-// in range is reported and the default kept.
+// (0-64; default 3: tests/bench/RESULTS.md, "Queued all-reduces"), or 0 where GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number
+// in range is reported and the default used.
 int QueueDepthFromEnvironment() {
   const char* wait = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
   if (wait != nullptr && std::string(wait) == "1") return 0;
   const char* v = std::getenv("GRAPHSHARD_NCCL_QUEUE_DEPTH");
-  if (v == nullptr || *v == '\0') return 1;
+  constexpr int kDefault = 3;
+  if (v == nullptr || *v == '\0') return kDefault;
   int depth = 0;
   if (!absl::SimpleAtoi(v, &depth) || depth < 0 || depth > 64) {
-    std::cerr << "GRAPHSHARD_NCCL_QUEUE_DEPTH=" << v << ": expected 0-64; using 1\n";
-    return 1;
+    std::cerr << "GRAPHSHARD_NCCL_QUEUE_DEPTH=" << v << ": expected 0-64; using " << kDefault
+              << "\n";
+    return kDefault;
   }
   return depth;
 }
@@ -96,7 +98,7 @@ class NcclCommunicator final : public client::Communicator {
   // all-reduces are left running: the call that would leave one more first waits (bounded) for
   // the oldest, so the CPU stays at most that many steps ahead of its GPU, and a rank whose CPU
   // is late one step does not hold up the other's CPU at once (the GPUs still meet in every
-  // all-reduce). GRAPHSHARD_NCCL_QUEUE_DEPTH=N sets it (default 1; 0, or the older
+  // all-reduce). GRAPHSHARD_NCCL_QUEUE_DEPTH=N sets it (default 3; 0, or the older
   // GRAPHSHARD_NCCL_WAIT_EACH_STEP=1: wait for every all-reduce).
   absl::Status QueueAllReduce(absl::Span<float> data, client::ReduceOp op) override {
     if (queue_depth_ == 0) return AllReduce(data, op);

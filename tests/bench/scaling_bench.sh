@@ -5,7 +5,7 @@
 #   source .devdeps/use-deps.sh .devdeps && bash tests/bench/scaling_bench.sh
 #
 # Builds once (tests/bench/gpu_train_bench.sh, build-gpu), then runs ROUNDS rounds (default 2);
-# each round runs every variant of VARIANTS (default "q1 q3 q1_cores q3_cores") over the
+# each round runs every variant of VARIANTS (default "q1 q3 q3_static") over the
 # products-shaped graph, every row on the GPU (ONE, default 1gpu_2srv_reg_dev, and MANY, default
 # 2gpu_2srv_reg_dev), EPOCHS (5) epochs each. A variant is a name of parts joined by _:
 #   q<N>     GRAPHSHARD_NCCL_QUEUE_DEPTH=N: how many gradient all-reduces a trainer leaves
@@ -28,7 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 OUT=${OUT:-$ROOT/scaling-bench-out}
 ROUNDS=${ROUNDS:-2}
-VARIANTS=${VARIANTS:-"q1 q3 q1_cores q3_cores"}
+VARIANTS=${VARIANTS:-"q1 q3 q3_static"}
 ONE=${ONE:-1gpu_2srv_reg_dev}
 MANY=${MANY:-2gpu_2srv_reg_dev}
 EPOCHS=${EPOCHS:-5}
