@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <iostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -40,8 +40,9 @@ absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
 }
 
 // How many gradient all-reduces may be left running (QueueAllReduce): GRAPHSHARD_NCCL_QUEUE_DEPTH
-// (0-64; default 3: tests/bench/RESULTS.md, "Queued all-reduces"), or 0 where GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number
-// in range is reported and the default used.
+// (0-64; default 3: tests/bench/RESULTS.md, "Queued all-reduces"), or 0 where
+// GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number in range is reported and the
+// default used.
 int QueueDepthFromEnvironment() {
   const char* wait = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
   if (wait != nullptr && std::string(wait) == "1") return 0;
@@ -235,7 +236,6 @@ class NcclCommunicator final : public client::Communicator {
   size_t next_ = 0;
   int queued_ = 0;
   const int queue_depth_ = QueueDepthFromEnvironment();
-
 };
 
 }  // namespace
