@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -50,6 +51,20 @@ absl::StatusOr<std::vector<std::string>> AllGatherStrings(Communicator& comm,
 
 std::unique_ptr<Communicator> CreateLocalCommunicator() {
   return std::make_unique<LocalCommunicator>();
+}
+
+absl::StatusOr<int> ParseNcclQueueDepth(const EnvLookup& env) {
+  const absl::optional<std::string> wait = env("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
+  if (wait.has_value() && *wait == "1") return 0;
+  const absl::optional<std::string> v = env("GRAPHSHARD_NCCL_QUEUE_DEPTH");
+  if (!v.has_value() || v->empty()) return kDefaultNcclQueueDepth;
+  int depth = -1;
+  if (!absl::SimpleAtoi(*v, &depth) || depth < 0 || depth > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("GRAPHSHARD_NCCL_QUEUE_DEPTH='", *v,
+                                                   "': expected a whole number from 0 to 64 (the "
+                                                   "gradient all-reduces left running)"));
+  }
+  return depth;
 }
 
 }  // namespace graphshard::client

@@ -62,6 +62,14 @@ absl::StatusOr<std::vector<std::string>> AllGatherStrings(Communicator& comm,
 // World of one: every collective is the identity.
 std::unique_ptr<Communicator> CreateLocalCommunicator();
 
+// How many gradient all-reduces an NCCL trainer leaves running before it waits for the oldest
+// (Communicator::QueueAllReduce): GRAPHSHARD_NCCL_QUEUE_DEPTH, 0-64 (0: wait for every one);
+// unset or empty: kDefaultNcclQueueDepth; GRAPHSHARD_NCCL_WAIT_EACH_STEP=1 (the older switch):
+// 0. InvalidArgument naming the variable and its value otherwise. The depth changes how far the
+// CPU runs ahead of its GPU, not what is computed (tests/bench/nccl_queue_depth_gpu_check.sh).
+inline constexpr int kDefaultNcclQueueDepth = 3;
+absl::StatusOr<int> ParseNcclQueueDepth(const EnvLookup& env);
+
 // A rendezvous key-value store: rank 0 serves it at MASTER_ADDR:MASTER_PORT, bound to that
 // address only and behind the job token (client/rendezvous_store.h). Every call is bounded: a
 // store that does not answer is an error (Unavailable / DeadlineExceeded naming the store and

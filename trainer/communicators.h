@@ -29,6 +29,9 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateGlooCommunicator(
 struct NcclOptions {
   int local_rank = 0;      // the rank's GPU is cuda:(local_rank % visible devices)
   double timeout_s = 300;  // each collective; then the communicator is aborted
+  // Gradient all-reduces left running before QueueAllReduce waits for the oldest (0: wait for
+  // each; client::ParseNcclQueueDepth).
+  int queue_depth = client::kDefaultNcclQueueDepth;
 };
 
 // ncclCommInitRank over a unique id that rank 0 publishes in `store`; the communicator keeps the

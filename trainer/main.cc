@@ -13,6 +13,7 @@
 #include "client/rendezvous_store.h"
 #include "client/server_set.h"
 #include "common/registry.h"
+#include "common/status_macros.h"
 #include "rpc/security.h"
 #include "trainer/communicators.h"
 #include "trainer/inference.h"
@@ -37,9 +38,11 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> MakeCommunicator(
       client::CreateRendezvousStore(rdv, rpc, options.collective_timeout_s);
   if (!store.ok()) return store.status();
   if (nccl) {
-    return CreateNcclCommunicator(
-        rdv, *std::move(store),
-        NcclOptions{.local_rank = rdv.local_rank, .timeout_s = options.collective_timeout_s});
+    ASSIGN_OR_RETURN(const int queue_depth, client::ParseNcclQueueDepth(client::ProcessEnv()));
+    return CreateNcclCommunicator(rdv, *std::move(store),
+                                  NcclOptions{.local_rank = rdv.local_rank,
+                                              .timeout_s = options.collective_timeout_s,
+                                              .queue_depth = queue_depth});
   }
   return CreateGlooCommunicator(rdv, *std::move(store),
                                 GlooOptions{.timeout_s = options.collective_timeout_s});

@@ -12,13 +12,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/communicator.h"
 #include "common/status_macros.h"
@@ -39,35 +37,17 @@ absl::Status NcclStatus(ncclResult_t r, absl::string_view what) {
   return absl::UnavailableError(absl::StrCat(what, ": NCCL error ", ncclGetErrorString(r)));
 }
 
-// How many gradient all-reduces may be left running (QueueAllReduce): GRAPHSHARD_NCCL_QUEUE_DEPTH
-// (0-64; default 3: tests/bench/RESULTS.md, "Queued all-reduces"), or 0 where
-// GRAPHSHARD_NCCL_WAIT_EACH_STEP=1. A value that is not a number in range is reported and the
-// default used.
-int QueueDepthFromEnvironment() {
-  const char* wait = std::getenv("GRAPHSHARD_NCCL_WAIT_EACH_STEP");
-  if (wait != nullptr && std::string(wait) == "1") return 0;
-  const char* v = std::getenv("GRAPHSHARD_NCCL_QUEUE_DEPTH");
-  constexpr int kDefault = 3;
-  if (v == nullptr || *v == '\0') return kDefault;
-  int depth = 0;
-  if (!absl::SimpleAtoi(v, &depth) || depth < 0 || depth > 64) {
-    std::cerr << "GRAPHSHARD_NCCL_QUEUE_DEPTH=" << v << ": expected 0-64; using " << kDefault
-              << "\n";
-    return kDefault;
-  }
-  return depth;
-}
-
 ncclRedOp_t ToNccl(client::ReduceOp op) { return op == client::ReduceOp::kMax ? ncclMax : ncclSum; }
 
 class NcclCommunicator final : public client::Communicator {
  public:
-  NcclCommunicator(int rank, int world_size, int device, double timeout_s, ncclComm_t comm,
-                   std::unique_ptr<client::KeyValueStore> store)
+  NcclCommunicator(int rank, int world_size, int device, double timeout_s, int queue_depth,
+                   ncclComm_t comm, std::unique_ptr<client::KeyValueStore> store)
       : rank_(rank),
         world_size_(world_size),
         device_(device),
         timeout_s_(timeout_s),
+        queue_depth_(queue_depth),
         comm_(comm),
         store_(std::move(store)) {}
   ~NcclCommunicator() override {
@@ -99,8 +79,8 @@ class NcclCommunicator final : public client::Communicator {
   // all-reduces are left running: the call that would leave one more first waits (bounded) for
   // the oldest, so the CPU stays at most that many steps ahead of its GPU, and a rank whose CPU
   // is late one step does not hold up the other's CPU at once (the GPUs still meet in every
-  // all-reduce). GRAPHSHARD_NCCL_QUEUE_DEPTH=N sets it (default 3; 0, or the older
-  // GRAPHSHARD_NCCL_WAIT_EACH_STEP=1: wait for every all-reduce).
+  // all-reduce). NcclOptions::queue_depth sets it (GRAPHSHARD_NCCL_QUEUE_DEPTH; 0: wait for
+  // every all-reduce).
   absl::Status QueueAllReduce(absl::Span<float> data, client::ReduceOp op) override {
     if (queue_depth_ == 0) return AllReduce(data, op);
     if (data.empty()) return absl::OkStatus();
@@ -225,6 +205,7 @@ class NcclCommunicator final : public client::Communicator {
   int world_size_;
   int device_;
   double timeout_s_;
+  int queue_depth_;  // all-reduces QueueAllReduce may leave running (0: none)
   ncclComm_t comm_;
   std::unique_ptr<client::KeyValueStore> store_;  // kept: rank 0 hosts it for the others
   void* scratch_ = nullptr;
@@ -235,7 +216,6 @@ class NcclCommunicator final : public client::Communicator {
   std::vector<cudaEvent_t> queued_done_;
   size_t next_ = 0;
   int queued_ = 0;
-  const int queue_depth_ = QueueDepthFromEnvironment();
 };
 
 }  // namespace
@@ -290,8 +270,9 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
     ncclCommAbort(comm);
     return NcclStatus(state, what);
   }
-  return std::unique_ptr<client::Communicator>(new NcclCommunicator(
-      config.rank, config.world_size, device, options.timeout_s, comm, std::move(store)));
+  return std::unique_ptr<client::Communicator>(
+      new NcclCommunicator(config.rank, config.world_size, device, options.timeout_s,
+                           options.queue_depth, comm, std::move(store)));
 }
 
 }  // namespace graphshard::trainer
