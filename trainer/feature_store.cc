@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "client/device_share.h"
 #include "client/feature_rows.h"
 #include "common/status_macros.h"
 #include "trainer/gpu_memory.h"
@@ -320,18 +321,15 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
         },
         parts);
   }
-  // Every share's handle ("" from a rank whose share failed), then the others mapped here.
-  if (!loaded.ok()) handle.clear();
-  ASSIGN_OR_RETURN(const std::vector<std::string> handles,
-                   client::AllGatherStrings(*options.comm, handle, 512));
-  RETURN_IF_ERROR(loaded);
-  for (int r = 0; r < std::ssize(handles); ++r) {
-    if (handles[static_cast<size_t>(r)].empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("--device-tier shared: rank ", r,
-                                                        " could not load its share of '", t.name,
-                                                        "' rows (its log says why)"));
-    }
-  }
+  // Every share's handle (or where it failed), then the others mapped here. Every rank takes
+  // the same outcome: where a share did not fit, ResourceExhausted on each (auto falls back
+  // alike, train.cc).
+  ASSIGN_OR_RETURN(const std::vector<std::string> published,
+                   client::AllGatherStrings(*options.comm,
+                                            loaded.ok() ? client::PublishedShare(handle)
+                                                        : client::PublishedShareFailure(loaded),
+                                            512));
+  RETURN_IF_ERROR(client::SharesLoaded(published, t.name, loaded));
   std::vector<uint64_t> where(static_cast<size_t>(shares));
   std::string not_mapped;
   for (int64_t i = 0; i < shares && not_mapped.empty(); ++i) {
@@ -340,7 +338,8 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
       continue;
     }
     const int rank = g.ranks[static_cast<size_t>(i)];
-    void* peer = OpenPeer(device_.index(), handles[static_cast<size_t>(rank)], &why);
+    void* peer =
+        OpenPeer(device_.index(), client::SharedHandle(published[static_cast<size_t>(rank)]), &why);
     if (peer == nullptr) {
       not_mapped = absl::StrCat("--device-tier shared: cannot map rank ", rank, "'s share of '",
                                 t.name, "' rows on ", device_.str(), ": ", why);

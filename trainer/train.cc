@@ -130,8 +130,10 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
 // --feature-store: loads the tiered feature store where asked (device) or on a GPU (auto,
 // ResolveTieredFeatureStore), its device tier within --device-cache-mib (DeviceCacheBudget),
 // its host cache within --host-cache-mib (HostCacheBudget; `trainers_on_host` share the
-// host's memory), and says what each tier holds. With auto, a tier that turns out not to fit
-// (ResourceExhausted) leaves the rows with the batches, and the log says so.
+// host's memory), and says what each tier holds. With --device-tier auto, a shared device tier
+// whose share does not fit on some GPU becomes a device tier per GPU on every rank; with
+// --feature-store auto, a tier that turns out not to fit (ResourceExhausted) leaves the rows with
+// the batches, and the log says so.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                               const client::ServerMetadata& md, const DeviceChoice& device,
                               client::Communicator& comm,
@@ -189,6 +191,15 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   const absl::Time load_start = absl::Now();
   absl::StatusOr<client::FeatureStoreLayout> layout =
       loop.LoadFeatureStore(budget, host_cache, group ? &*group : nullptr);
+  if (group && !layout.ok() && options.device_tier == client::DeviceTier::kAuto &&
+      absl::IsResourceExhausted(layout.status())) {
+    // A share that did not fit fails every rank alike (client/device_share.h): all of them
+    // hold a device tier of their own instead.
+    log << "rank " << rank
+        << ": each GPU holds its own device tier (--device-tier auto: " << layout.status().message()
+        << ")\n";
+    layout = loop.LoadFeatureStore(budget, host_cache, nullptr);
+  }
   if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&
       absl::IsResourceExhausted(layout.status())) {
     log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "

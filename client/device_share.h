@@ -1,0 +1,33 @@
+#ifndef GRAPHSHARD_CLIENT_DEVICE_SHARE_H_
+#define GRAPHSHARD_CLIENT_DEVICE_SHARE_H_
+
+// The shared device tier (--device-tier shared, trainer/feature_store.h): what each rank of a
+// host publishes for its share of a node type's rows (AllGatherStrings), and the one outcome
+// every rank takes from all of them, so that the ranks stop, or fall back, alike. No Torch.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace graphshard::client {
+
+// A loaded share: its memory handle (CUDA IPC, opaque bytes). A failed one: the failure's code,
+// so that the other ranks know whether it was a share that did not fit.
+std::string PublishedShare(const std::string& handle);
+std::string PublishedShareFailure(const absl::Status& failure);
+
+// The handle in a string PublishedShare made ("" for a failure or a malformed string).
+std::string SharedHandle(absl::string_view published);
+
+// OK where every rank published a handle. Otherwise, naming the first failed rank and `type`:
+// ResourceExhausted where any rank's share did not fit its GPU (ResourceExhausted: with
+// --device-tier / --feature-store auto every rank falls back alike), else FailedPrecondition.
+// `own` is this rank's own failure (OK where it loaded), returned as it is where it failed.
+absl::Status SharesLoaded(const std::vector<std::string>& published, absl::string_view type,
+                          const absl::Status& own);
+
+}  // namespace graphshard::client
+
+#endif  // GRAPHSHARD_CLIENT_DEVICE_SHARE_H_
