@@ -3,6 +3,7 @@
 # case is): builds host_gather_bench with nvcc and runs it for each table size of TABLES_GIB
 # ("1 32"), the "file" case in FILE_DIR (/dev/shm; a disk's folder for its page cache).
 # Prints the JSON lines and appends them to $OUT/results.jsonl (OUT: ./host-gather-out).
+# CASES: a comma-separated subset (e.g. "dma,device,peer,peer_ipc,sharded_both"; default all).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${OUT:-$ROOT/host-gather-out}
@@ -14,6 +15,6 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 echo "[host-gather] $(nproc) cores, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >&2
 for gib in ${TABLES_GIB:-1 32}; do
   "$OUT/host_gather_bench" --table-gib "$gib" --rows-per-batch "${ROWS:-332000}" \
-    --batches "${BATCHES:-10}" --threads "${THREADS:-16}" \
+    --batches "${BATCHES:-10}" --threads "${THREADS:-16}" ${CASES:+--cases "$CASES"} \
     --file "$FILE_DIR/host_gather_bench.$$" | tee -a "$OUT/results.jsonl"
 done
