@@ -16,9 +16,9 @@
 set -e
 D=$1; MODE=$2; REAL=$3
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-mkdir -p $D
-for b in graphshard-partition graphshard-health; do ln -sf $REAL/$b $D/$b; done
-cat > $D/graphshard-trainer <<EOT
+mkdir -p "$D"
+for b in graphshard-partition graphshard-health; do ln -sf "$REAL/$b" "$D/$b"; done
+cat > "$D/graphshard-trainer" <<EOT
 #!/bin/bash
 r=\${LOCAL_RANK:-0}
 bus=\$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i \$r | tr 'A-F' 'a-f' | sed 's/^0000//')
@@ -26,27 +26,27 @@ node=\$(cat /sys/bus/pci/devices/\${bus,,}/numa_node 2>/dev/null || echo -1)
 cpus=\$(cat /sys/devices/system/node/node\$node/cpulist 2>/dev/null || echo "")
 echo "pin: rank \$r gpu bus \$bus numa node \$node cpus \$cpus mode $MODE" >&2
 if [[ $MODE == cores ]]; then
-  set=\$(python3 $HERE/physical_cores.py trainer \$r \$(nvidia-smi -L | wc -l)) || exit 1
+  set=\$(python3 "$HERE/physical_cores.py" trainer \$r \$(nvidia-smi -L | wc -l)) || exit 1
   echo "pin: rank \$r on \$set" >&2
-  exec taskset -c \$set $REAL/graphshard-trainer "\$@"
+  exec taskset -c \$set "$REAL/graphshard-trainer" "\$@"
 fi
-if [[ $MODE == numa && -n \$cpus ]]; then exec taskset -c \$cpus $REAL/graphshard-trainer "\$@"; fi
+if [[ $MODE == numa && -n \$cpus ]]; then exec taskset -c \$cpus "$REAL/graphshard-trainer" "\$@"; fi
 if [[ $MODE == split ]]; then
   first=\$(python3 -c "import sys; s=sys.argv[1]; r=int(sys.argv[2]); a=[];
 [a.extend(range(int(p.split('-')[0]), int(p.split('-')[-1])+1)) for p in s.split(',') if p]
 a = a if a else list(range(32)); print(','.join(map(str,a[:4] if \$node>=0 else range(4*r,4*r+4))))" "\$cpus" \$r)
   echo "pin: rank \$r on \$first" >&2
-  exec taskset -c \$first $REAL/graphshard-trainer "\$@"
+  exec taskset -c \$first "$REAL/graphshard-trainer" "\$@"
 fi
-exec $REAL/graphshard-trainer "\$@"
+exec "$REAL/graphshard-trainer" "\$@"
 EOT
-cat > $D/graphshard-server <<EOT
+cat > "$D/graphshard-server" <<EOT
 #!/bin/bash
-if [[ $MODE == nice ]]; then exec nice -n 10 $REAL/graphshard-server "\$@"; fi
+if [[ $MODE == nice ]]; then exec nice -n 10 "$REAL/graphshard-server" "\$@"; fi
 if [[ $MODE == cores ]]; then
-  set=\$(python3 $HERE/physical_cores.py servers \$(nvidia-smi -L | wc -l)) || exit 1
+  set=\$(python3 "$HERE/physical_cores.py" servers \$(nvidia-smi -L | wc -l)) || exit 1
   echo "pin: server on \$set" >&2
-  exec taskset -c \$set $REAL/graphshard-server "\$@"
+  exec taskset -c \$set "$REAL/graphshard-server" "\$@"
 fi
 if [[ $MODE == split ]]; then
   # every core but the trainers' (the first 4 of each GPU's node, or 0-7)
@@ -65,8 +65,8 @@ for r in (0,1):
 import os
 print(','.join(str(c) for c in range(os.cpu_count()) if c not in ex))")
   echo "pin: server on \$ex" >&2
-  exec taskset -c \$ex $REAL/graphshard-server "\$@"
+  exec taskset -c \$ex "$REAL/graphshard-server" "\$@"
 fi
-exec $REAL/graphshard-server "\$@"
+exec "$REAL/graphshard-server" "\$@"
 EOT
-chmod +x $D/graphshard-trainer $D/graphshard-server
+chmod +x "$D/graphshard-trainer" "$D/graphshard-server"

@@ -36,6 +36,14 @@ PYTHON=${PYTHON:-python3}
 mkdir -p "$OUT"
 : >"$OUT/runs.jsonl"
 
+# Every variant checked before anything runs.
+for variant in $VARIANTS; do
+  for part in ${variant//_/ }; do
+    [[ $part =~ ^(q[0-9]+|cores|nice|static)$ ]] ||
+      { echo "scaling_bench.sh: unknown part '$part' of variant '$variant' (known: q<N>, cores, nice, static)" >&2; exit 2; }
+  done
+done
+
 if [[ -z ${BIN_DIR:-} ]]; then
   CONFIGS="" OUT="$OUT/build" bash tests/bench/gpu_train_bench.sh >"$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log" >&2; exit 1; }
