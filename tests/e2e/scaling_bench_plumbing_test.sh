@@ -16,6 +16,11 @@ fi
 grep -q "unknown part 'fast' of variant 'q3_fast'" "$WORK/bad.err" || fail "bad variant: $(cat "$WORK/bad.err")"
 [[ ! -s $WORK/bad/runs.jsonl ]] || fail "a run started before the variants were checked"
 
+# The benchmark's scripts call python3 (with NumPy): the one CMake found, first on the PATH.
+mkdir -p "$WORK/py"
+ln -s "$(command -v "${GRAPHSHARD_PYTHON:-python3}")" "$WORK/py/python3"
+export PATH=$WORK/py:$PATH
+
 OUTDIR=$WORK/out
 ONE=1gpu_2srv MANY=2gpu_2srv DEVICE=cpu SHARE_GPU=1 VARIANTS="q1 q3_nice" ROUNDS=1 EPOCHS=3 \
   GEN_ARGS="--num-nodes 3000 --num-edges 30000" BIN_DIR=$BIN WORK=$WORK/bench OUT=$OUTDIR \
