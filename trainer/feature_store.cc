@@ -15,6 +15,7 @@
 #include "common/status_macros.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/host_register.h"
+#include "trainer/shared_tier_probe.h"
 #include "trainer/tensors.h"
 #include "trainer/tiered_gather.h"
 
@@ -45,6 +46,8 @@ struct FeatureStore::Type {
   void* own_share = nullptr;
   std::vector<void*> peer_shares;
   torch::Tensor shares;
+  SharedTierProbe probe;  // its diagnostic, when probe.dir is set (shared_tier_probe.h)
+  mutable std::atomic<int64_t> gathers{0};
 };
 
 namespace {
@@ -357,6 +360,11 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
                      t.name, "' rows (its log says why)"));
   }
   ty.shares = torch::from_blob(where.data(), {shares}, torch::kInt64).to(device_);
+  ty.probe = {.device = static_cast<int>(device_.index()),
+              .shares = where,
+              .own_share = g.index,
+              .num_rows = t.num_nodes,
+              .dir = SharedTierProbeDir()};
   layout_.device_bytes += rows * ty.row_bytes;
   layout_.device_rows += rows;
   return absl::OkStatus();
@@ -376,16 +384,18 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
     torch::Tensor out = Empty(n, ty.dim, dtype_, device_);
     // This GPU's own rows, counted (reading the count waits for the device, as the tiers' do).
     const int64_t own = ids.ge(ty.share_lo).logical_and(ids.lt(ty.share_hi)).sum().item<int64_t>();
+    const ShardedGatherArgs args{.ids = ids.data_ptr<int64_t>(),
+                                 .n = n,
+                                 .shares = reinterpret_cast<const uint64_t*>(ty.shares.data_ptr()),
+                                 .share_rows = ty.share_rows,
+                                 .out = out.data_ptr(),
+                                 .row_bytes = ty.row_bytes};
+    void* stream = CurrentCudaStream(device_.index());
     std::string why;
-    if (!LaunchShardedGather({.ids = ids.data_ptr<int64_t>(),
-                              .n = n,
-                              .shares = reinterpret_cast<const uint64_t*>(ty.shares.data_ptr()),
-                              .share_rows = ty.share_rows,
-                              .out = out.data_ptr(),
-                              .row_bytes = ty.row_bytes},
-                             CurrentCudaStream(device_.index()), &why)) {
-      return absl::InternalError(why);
-    }
+    const bool probed =
+        !ty.probe.dir.empty() &&
+        ProbeSharedGather(ty.probe, args, ty.gathers.fetch_add(1), stream, std::cerr);
+    if (!probed && !LaunchShardedGather(args, stream, &why)) return absl::InternalError(why);
     tiers->device_rows += static_cast<double>(own);
     tiers->peer_rows += static_cast<double>(n - own);
     tiers->peer_bytes += static_cast<double>(n - own) * static_cast<double>(ty.row_bytes);

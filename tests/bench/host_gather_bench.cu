@@ -20,11 +20,22 @@
 // here through CUDA IPC, as the trainers of the shared device tier map each other's shares;
 // "sharded_both": the shared device tier's kernel shape in one process, each GPU holding a
 // share of --table-gib and both gathering at once from the two shares (ids uniform over both;
-// id / share rows picks the share), GB/s per GPU.
+// id / share rows picks the share), GB/s per GPU; "sharded_busy": that gather beside a stand-in
+// for the step's aggregation, on one stream and on two (ShardedBusy says how); "sharded_ipc":
+// the two shares in two processes, each mapping the other's through CUDA IPC, as the trainers;
+// "sharded_ipc_nccl" (built with NCCL, HGB_NCCL): the same with a 2-rank NCCL communicator
+// between the processes, set up before the shares and after them;
+// "sharded_pages": the same over shares of 2 MiB pages, of one allocation, and cudaMalloc'd into
+// a fragmented GPU (ShardedPages);
+// --ids-files A,B --share-rows R: only "sharded_replay", a trainer's own ids (ShardedReplay).
 // Rows are 512 bytes (128 float32, as the papers-shaped graph's) and the ids uniform over the
 // table; each case gathers --batches batches after one warm-up batch. Prints one JSON line per
 // case: GB/s of rows and its ratio to the DMA of the same bytes.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#ifdef HGB_NCCL
+#include <nccl.h>
+#endif
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -81,9 +92,30 @@ __global__ void ShardedGather(const int64_t* ids, int64_t n, const uint64_t* sha
   }
 }
 
+// A stand-in for the step's aggregation (index_add): x's rows added into out[dst[e]] with
+// atomics, one thread per (edge, 4 features).
+__global__ void ScatterAdd(const float4* x, const int32_t* dst, int64_t edges, int64_t f4,
+                           float* out) {
+  const int64_t n = edges * f4;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i / f4, c = i % f4;
+    const float4 v = x[i];
+    float* o = out + (static_cast<int64_t>(dst[e]) * f4 + c) * 4;
+    atomicAdd(o, v.x);
+    atomicAdd(o + 1, v.y);
+    atomicAdd(o + 2, v.z);
+    atomicAdd(o + 3, v.w);
+  }
+}
+
 struct Options {
   std::string cases;  // comma-separated; empty: every case
   double export_gib = 0;  // > 0: the --export-gib child (peer_ipc)
+  double ipc_side_gib = 0;  // > 0: the --ipc-side-gib child (sharded_ipc)
+  int nccl_mode = 0;        // sharded_ipc: 1 NCCL set up before the shares, 2 after them
+  std::string ids_files;    // sharded_replay: "GPU0's,GPU1's" ids (int64) a trainer wrote
+  int64_t share_rows = 0;   // sharded_replay: rows per share (the trainer's log says)
   double table_gib = 32;
   int64_t rows_per_batch = 332000;
   int batches = 10;
@@ -194,6 +226,507 @@ void* OpenExported(double gib, pid_t* child, int* to_child) {
   return ptr;
 }
 
+// sharded_busy: the shared tier's gather (as in sharded_both, both GPUs) next to a stand-in
+// for the step's aggregation (ScatterAdd, ~ the step's memory traffic), three ways per batch:
+// the stand-in alone, one stream (gather, then the stand-in: the gather on the compute
+// stream), and two streams (the gather on a high-priority stream beside the stand-in: the
+// trainer's read-ahead). Prints ms per batch of each and the gather's own ms (sharded_both).
+void ShardedBusy(const Options& o, int blocks, int64_t* const ids2[2],
+                 uint64_t* const d_shares[2], int64_t rows, uint4* const out2[2],
+                 double gather_s) {
+  constexpr int64_t kEdges = 1 << 20, kF4 = 64, kOutRows = 150000;
+  float4* x[2];
+  int32_t* dst[2];
+  float* agg[2];
+  cudaStream_t hi[2], lo[2];
+  std::vector<int32_t> h_dst(kEdges);
+  std::mt19937 rng(2);
+  for (auto& d : h_dst) d = static_cast<int32_t>(rng() % kOutRows);
+  int least = 0, greatest = 0;
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CHECK_CUDA(cudaStreamCreateWithPriority(&hi[g], cudaStreamNonBlocking, greatest));
+    CHECK_CUDA(cudaStreamCreateWithPriority(&lo[g], cudaStreamNonBlocking, least));
+    CHECK_CUDA(cudaMalloc(&x[g], kEdges * kF4 * sizeof(float4)));
+    CHECK_CUDA(cudaMemset(x[g], 0, kEdges * kF4 * sizeof(float4)));
+    CHECK_CUDA(cudaMalloc(&dst[g], kEdges * sizeof(int32_t)));
+    CHECK_CUDA(cudaMemcpy(dst[g], h_dst.data(), kEdges * sizeof(int32_t), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMalloc(&agg[g], kOutRows * kF4 * sizeof(float4)));
+  }
+  const auto busy = [&](int g, cudaStream_t st) {
+    ScatterAdd<<<2048, 256, 0, st>>>(x[g], dst[g], kEdges, kF4, agg[g]);
+  };
+  const auto gather = [&](int g, cudaStream_t st) {
+    ShardedGather<<<blocks, 256, 0, st>>>(ids2[g], o.rows_per_batch, d_shares[g], rows, out2[g]);
+  };
+  const auto sync = [&] {
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CUDA(cudaDeviceSynchronize());
+    }
+  };
+  // mode 0: the stand-in alone; 1: one stream; 2: two streams.
+  const auto run = [&](int mode) {
+    const int n = 4 * o.batches;
+    sync();
+    const double t = Seconds();
+    for (int b = 0; b < n; ++b) {
+      for (int g = 0; g < 2; ++g) {
+        CHECK_CUDA(cudaSetDevice(g));
+        if (mode == 1) gather(g, lo[g]);
+        if (mode == 2) gather(g, hi[g]);
+        busy(g, lo[g]);
+      }
+    }
+    sync();
+    CHECK_CUDA(cudaGetLastError());
+    return (Seconds() - t) / n * 1e3;
+  };
+  run(0);  // warm-up
+  const double alone = run(0), serial = run(1), overlapped = run(2);
+  std::printf(
+      "{\"name\": \"host_gather_sharded_busy\", \"gather_ms\": %.3f, \"standin_ms\": %.3f, "
+      "\"one_stream_ms\": %.3f, \"two_streams_ms\": %.3f, \"two_vs_one\": %.3f, "
+      "\"table_gib\": %.1f, \"rows_per_batch\": %lld}\n",
+      gather_s * 1e3, alone, serial, overlapped, overlapped / serial, o.table_gib,
+      static_cast<long long>(o.rows_per_batch));
+  std::fflush(stdout);
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaFree(x[g]));
+    CHECK_CUDA(cudaFree(dst[g]));
+    CHECK_CUDA(cudaFree(agg[g]));
+    CHECK_CUDA(cudaStreamDestroy(hi[g]));
+    CHECK_CUDA(cudaStreamDestroy(lo[g]));
+  }
+  CHECK_CUDA(cudaSetDevice(0));
+}
+
+std::vector<int64_t> ReadIds(const std::string& path) {
+  std::vector<int64_t> ids;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "host_gather_bench: cannot open %s\n", path.c_str());
+    std::exit(2);
+  }
+  int64_t v;
+  while (std::fread(&v, sizeof(v), 1, f) == 1) ids.push_back(v);
+  std::fclose(f);
+  return ids;
+}
+
+// sharded_replay: a trainer's ids (GRAPHSHARD_SHARED_TIER_TIMING wrote them) gathered by the
+// shared tier's kernel, each GPU a share of --share-rows rows, both GPUs at once; the same ids
+// shuffled, sorted, and as many uniform ones. One JSON line of ms per batch of each.
+void ShardedReplay(const Options& o) {
+  const size_t comma = o.ids_files.find(',');
+  std::vector<int64_t> real[2] = {ReadIds(o.ids_files.substr(0, comma)),
+                                  ReadIds(comma == std::string::npos
+                                              ? o.ids_files
+                                              : o.ids_files.substr(comma + 1))};
+  const int64_t rows = o.share_rows;
+  const size_t bytes = static_cast<size_t>(rows) * kRowBytes;
+  void* share[2];
+  uint64_t* d_shares[2];
+  int64_t* d_ids[2];
+  uint4* d_out[2];
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaMalloc(&share[g], bytes));
+    CHECK_CUDA(cudaMemset(share[g], 1, bytes));
+    const size_t n = real[g].size();
+    CHECK_CUDA(cudaMalloc(&d_ids[g], n * sizeof(int64_t)));
+    CHECK_CUDA(cudaMalloc(&d_out[g], n * kRowBytes));
+    CHECK_CUDA(cudaDeviceEnablePeerAccess(1 - g, 0));
+  }
+  const uint64_t where[2] = {reinterpret_cast<uint64_t>(share[0]),
+                             reinterpret_cast<uint64_t>(share[1])};
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaMalloc(&d_shares[g], sizeof(where)));
+    CHECK_CUDA(cudaMemcpy(d_shares[g], where, sizeof(where), cudaMemcpyHostToDevice));
+  }
+  std::mt19937_64 rng(5);
+  const auto time_ids = [&](const std::vector<int64_t>* ids) {
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CUDA(cudaMemcpy(d_ids[g], ids[g].data(), ids[g].size() * sizeof(int64_t),
+                            cudaMemcpyHostToDevice));
+    }
+    double t = 0;
+    for (int b = 0; b <= o.batches; ++b) {
+      if (b == 1) t = Seconds();
+      for (int g = 0; g < 2; ++g) {
+        CHECK_CUDA(cudaSetDevice(g));
+        const int64_t n = static_cast<int64_t>(ids[g].size());
+        const int blocks = static_cast<int>(std::min<int64_t>((n + 7) / 8, 1 << 20));
+        ShardedGather<<<blocks, 256>>>(d_ids[g], n, d_shares[g], rows, d_out[g]);
+      }
+      for (int g = 0; g < 2; ++g) {
+        CHECK_CUDA(cudaSetDevice(g));
+        CHECK_CUDA(cudaDeviceSynchronize());
+      }
+    }
+    CHECK_CUDA(cudaGetLastError());
+    return (Seconds() - t) / o.batches * 1e3;
+  };
+  int64_t lo = 0, hi = 0, own = 0;
+  for (int g = 0; g < 2; ++g) {
+    for (const int64_t id : real[g]) {
+      if (id < 0 || id >= 2 * rows) {
+        std::fprintf(stderr, "host_gather_bench: id %lld outside the two shares\n",
+                     static_cast<long long>(id));
+        std::exit(2);
+      }
+      lo = std::min(lo, id);
+      hi = std::max(hi, id);
+      if (g == 0) own += id < rows ? 1 : 0;
+    }
+  }
+  const double real_ms = time_ids(real);
+  std::vector<int64_t> shuffled[2] = {real[0], real[1]};
+  for (auto& v : shuffled) std::shuffle(v.begin(), v.end(), rng);
+  const double shuffled_ms = time_ids(shuffled);
+  std::vector<int64_t> sorted[2] = {real[0], real[1]};
+  for (auto& v : sorted) std::sort(v.begin(), v.end());
+  const double sorted_ms = time_ids(sorted);
+  std::vector<int64_t> uniform[2] = {real[0], real[1]};
+  std::uniform_int_distribution<int64_t> pick(0, 2 * rows - 1);
+  for (auto& v : uniform)
+    for (auto& id : v) id = pick(rng);
+  const double uniform_ms = time_ids(uniform);
+  std::vector<int64_t> distinct = real[0];
+  std::sort(distinct.begin(), distinct.end());
+  const int64_t unique =
+      std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+  std::printf(
+      "{\"name\": \"host_gather_sharded_replay\", \"rows\": %zu, \"unique_rows\": %lld, "
+      "\"own_rows\": %lld, \"max_id\": %lld, \"share_rows\": %lld, \"real_ms\": %.3f, "
+      "\"shuffled_ms\": %.3f, \"sorted_ms\": %.3f, \"uniform_ms\": %.3f}\n",
+      real[0].size(), static_cast<long long>(unique), static_cast<long long>(own),
+      static_cast<long long>(hi), static_cast<long long>(rows), real_ms, shuffled_ms, sorted_ms,
+      uniform_ms);
+  std::fflush(stdout);
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaDeviceDisablePeerAccess(1 - g));
+    CHECK_CUDA(cudaFree(share[g]));
+    CHECK_CUDA(cudaFree(d_shares[g]));
+    CHECK_CUDA(cudaFree(d_ids[g]));
+    CHECK_CUDA(cudaFree(d_out[g]));
+  }
+  CHECK_CUDA(cudaSetDevice(0));
+}
+
+#define CHECK_CU(expr)                                                              \
+  do {                                                                              \
+    CUresult r_ = (expr);                                                           \
+    if (r_ != CUDA_SUCCESS) {                                                       \
+      const char* m_ = nullptr;                                                     \
+      cuGetErrorString(r_, &m_);                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, m_ ? m_ : "?"); \
+      std::exit(1);                                                                 \
+    }                                                                               \
+  } while (0)
+
+// A share of `bytes` on GPU g built from physical allocations of `chunk` bytes each (CUDA's
+// virtual memory management), mapped at one address and readable from both GPUs: with 2 MiB
+// chunks no page can be larger than 2 MiB.
+void* ChunkedShare(int g, size_t bytes, size_t chunk) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = g;
+  CUdeviceptr va;
+  CHECK_CU(cuMemAddressReserve(&va, bytes, 0, 0, 0));
+  for (size_t off = 0; off < bytes; off += chunk) {
+    CUmemGenericAllocationHandle h;
+    CHECK_CU(cuMemCreate(&h, std::min(chunk, bytes - off), &prop, 0));
+    CHECK_CU(cuMemMap(va + off, std::min(chunk, bytes - off), 0, h, 0));
+    CHECK_CU(cuMemRelease(h));
+  }
+  CUmemAccessDesc access[2] = {};
+  for (int d = 0; d < 2; ++d) {
+    access[d].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[d].location.id = d;
+    access[d].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  CHECK_CU(cuMemSetAccess(va, bytes, access, 2));
+  return reinterpret_cast<void*>(va);
+}
+
+// sharded_pages: the sharded_both gather over shares made of 2 MiB physical allocations and
+// of one allocation each (VMM), and over cudaMalloc'd shares allocated after the GPU's memory
+// was cut into 2 MiB pieces (`--table-gib` more of them, every other one freed): what the
+// page size does to a random gather over two large shares. ms per batch of each.
+void ShardedPages(const Options& o, size_t bytes, int64_t rows, const std::vector<int64_t>& both) {
+  const int64_t n = static_cast<int64_t>(both.size());
+  const int blocks = static_cast<int>(std::min<int64_t>((n + 7) / 8, 1 << 20));
+  int64_t* d_ids[2];
+  uint4* d_out[2];
+  uint64_t* d_shares[2];
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaDeviceEnablePeerAccess(1 - g, 0));  // for the cudaMalloc'd shares
+    CHECK_CUDA(cudaMalloc(&d_ids[g], n * sizeof(int64_t)));
+    CHECK_CUDA(cudaMemcpy(d_ids[g], both.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMalloc(&d_out[g], n * kRowBytes));
+    CHECK_CUDA(cudaMalloc(&d_shares[g], 2 * sizeof(uint64_t)));
+  }
+  const auto time_shares = [&](void* const share[2]) {
+    const uint64_t where[2] = {reinterpret_cast<uint64_t>(share[0]),
+                               reinterpret_cast<uint64_t>(share[1])};
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CUDA(cudaMemcpy(d_shares[g], where, sizeof(where), cudaMemcpyHostToDevice));
+    }
+    double t = 0;
+    for (int b = 0; b <= o.batches; ++b) {
+      if (b == 1) t = Seconds();
+      for (int g = 0; g < 2; ++g) {
+        CHECK_CUDA(cudaSetDevice(g));
+        ShardedGather<<<blocks, 256>>>(d_ids[g], n, d_shares[g], rows, d_out[g]);
+      }
+      for (int g = 0; g < 2; ++g) {
+        CHECK_CUDA(cudaSetDevice(g));
+        CHECK_CUDA(cudaDeviceSynchronize());
+      }
+    }
+    CHECK_CUDA(cudaGetLastError());
+    return (Seconds() - t) / o.batches * 1e3;
+  };
+  double ms[3];
+  for (int k = 0; k < 2; ++k) {
+    const size_t chunk = k == 0 ? (size_t{2} << 20) : bytes;
+    void* share[2];
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      share[g] = ChunkedShare(g, bytes, chunk);
+    }
+    ms[k] = time_shares(share);
+    std::fprintf(stderr, "[host-gather] sharded_pages chunk %zu: %.3f ms\n", chunk, ms[k]);
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CU(cuMemUnmap(reinterpret_cast<CUdeviceptr>(share[g]), bytes));
+      CHECK_CU(cuMemAddressFree(reinterpret_cast<CUdeviceptr>(share[g]), bytes));
+    }
+  }
+  {
+    std::vector<void*> pieces[2];
+    void* share[2];
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      for (size_t done = 0; done < bytes; done += size_t{2} << 20) {
+        void* p;
+        CHECK_CUDA(cudaMalloc(&p, size_t{2} << 20));
+        pieces[g].push_back(p);
+      }
+      for (size_t i = 0; i < pieces[g].size(); i += 2) CHECK_CUDA(cudaFree(pieces[g][i]));
+      CHECK_CUDA(cudaMalloc(&share[g], bytes));
+      CHECK_CUDA(cudaMemset(share[g], 1, bytes));
+    }
+    ms[2] = time_shares(share);
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CUDA(cudaFree(share[g]));
+      for (size_t i = 1; i < pieces[g].size(); i += 2) CHECK_CUDA(cudaFree(pieces[g][i]));
+    }
+  }
+  std::printf(
+      "{\"name\": \"host_gather_sharded_pages\", \"pages_2mib_ms\": %.3f, "
+      "\"one_allocation_ms\": %.3f, \"after_fragmenting_ms\": %.3f, \"table_gib\": %.1f, "
+      "\"rows_per_batch\": %lld}\n",
+      ms[0], ms[1], ms[2], o.table_gib, static_cast<long long>(n));
+  std::fflush(stdout);
+  for (int g = 0; g < 2; ++g) {
+    CHECK_CUDA(cudaSetDevice(g));
+    CHECK_CUDA(cudaFree(d_ids[g]));
+    CHECK_CUDA(cudaFree(d_out[g]));
+    CHECK_CUDA(cudaFree(d_shares[g]));
+    CHECK_CUDA(cudaDeviceDisablePeerAccess(1 - g));
+  }
+  CHECK_CUDA(cudaSetDevice(0));
+}
+
+std::string ReadLine(int fd) {
+  std::string line;
+  char c;
+  while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
+  return line;
+}
+
+void WriteLine(int fd, const std::string& line) {
+  const std::string l = line + "\n";
+  if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) {
+    std::fprintf(stderr, "host_gather_bench: pipe write failed\n");
+    std::exit(1);
+  }
+}
+
+// One side of sharded_ipc, as a trainer of the shared device tier: its share of `gib` on GPU
+// `g`, its handle sent and the other side's mapped through CUDA IPC, then (both ready) 4 x
+// --batches gathers of ids uniform over both shares. Returns ms per batch.
+#ifdef HGB_NCCL
+// A 2-rank NCCL communicator between the two sides, connected by one all-reduce (NCCL sets up
+// its peer connections at the first collective), as the trainers' gradients' communicator.
+void NcclUp(int g, const std::string& id_hex) {
+  ncclUniqueId id;
+  auto* b = reinterpret_cast<unsigned char*>(&id);
+  for (size_t i = 0; i < sizeof(id); ++i)
+    b[i] = static_cast<unsigned char>(std::stoi(id_hex.substr(2 * i, 2), nullptr, 16));
+  static ncclComm_t comm;  // kept for the process's life, as the trainers keep theirs
+  if (ncclCommInitRank(&comm, 2, id, g) != ncclSuccess) {
+    std::fprintf(stderr, "host_gather_bench: ncclCommInitRank failed\n");
+    std::exit(1);
+  }
+  float* x;
+  CHECK_CUDA(cudaMalloc(&x, 4 << 20));
+  CHECK_CUDA(cudaMemset(x, 0, 4 << 20));
+  if (ncclAllReduce(x, x, 1 << 20, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess) {
+    std::fprintf(stderr, "host_gather_bench: ncclAllReduce failed\n");
+    std::exit(1);
+  }
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaFree(x));
+}
+#endif
+
+std::string ToHex(const void* p, size_t n) {
+  std::string hex;
+  for (size_t i = 0; i < n; ++i) {
+    char two[3];
+    std::snprintf(two, sizeof(two), "%02x", static_cast<const unsigned char*>(p)[i]);
+    hex += two;
+  }
+  return hex;
+}
+
+double IpcSide(int g, double gib, const Options& o, int in, int out) {
+  const size_t bytes = static_cast<size_t>(gib * (1ull << 30)) / (2u << 20) * (2u << 20);
+  const int64_t rows = static_cast<int64_t>(bytes / kRowBytes);
+  CHECK_CUDA(cudaSetDevice(g));
+  std::string nccl_id;
+#ifdef HGB_NCCL
+  if (o.nccl_mode != 0) {
+    if (g == 0) {
+      ncclUniqueId id;
+      if (ncclGetUniqueId(&id) != ncclSuccess) std::exit(1);
+      nccl_id = ToHex(&id, sizeof(id));
+      WriteLine(out, nccl_id);
+    } else {
+      nccl_id = ReadLine(in);
+    }
+    if (o.nccl_mode == 1) NcclUp(g, nccl_id);
+  }
+#endif
+  void* own;
+  CHECK_CUDA(cudaMalloc(&own, bytes));
+  CHECK_CUDA(cudaMemset(own, 1, bytes));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  cudaIpcMemHandle_t h;
+  CHECK_CUDA(cudaIpcGetMemHandle(&h, own));
+  std::string hex;
+  const auto* b = reinterpret_cast<const unsigned char*>(&h);
+  for (size_t i = 0; i < sizeof(h); ++i) {
+    char two[3];
+    std::snprintf(two, sizeof(two), "%02x", b[i]);
+    hex += two;
+  }
+  WriteLine(out, hex);
+  const std::string theirs = ReadLine(in);
+  if (theirs.size() != 2 * sizeof(h)) {
+    std::fprintf(stderr, "host_gather_bench: the other side sent no handle\n");
+    std::exit(1);
+  }
+  auto* hb = reinterpret_cast<unsigned char*>(&h);
+  for (size_t i = 0; i < sizeof(h); ++i)
+    hb[i] = static_cast<unsigned char>(std::stoi(theirs.substr(2 * i, 2), nullptr, 16));
+  void* peer = nullptr;
+  CHECK_CUDA(cudaIpcOpenMemHandle(&peer, h, cudaIpcMemLazyEnablePeerAccess));
+#ifdef HGB_NCCL
+  if (o.nccl_mode == 2) NcclUp(g, nccl_id);
+#endif
+  uint64_t where[2];
+  where[g] = reinterpret_cast<uint64_t>(own);
+  where[1 - g] = reinterpret_cast<uint64_t>(peer);
+  uint64_t* d_shares;
+  CHECK_CUDA(cudaMalloc(&d_shares, sizeof(where)));
+  CHECK_CUDA(cudaMemcpy(d_shares, where, sizeof(where), cudaMemcpyHostToDevice));
+  std::vector<int64_t> ids(static_cast<size_t>(o.rows_per_batch));
+  std::mt19937_64 rng(3 + g);
+  std::uniform_int_distribution<int64_t> pick(0, 2 * rows - 1);
+  for (auto& id : ids) id = pick(rng);
+  int64_t* d_ids;
+  uint4* d_out;
+  CHECK_CUDA(cudaMalloc(&d_ids, ids.size() * sizeof(int64_t)));
+  CHECK_CUDA(cudaMemcpy(d_ids, ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMalloc(&d_out, static_cast<size_t>(o.rows_per_batch) * kRowBytes));
+  const int blocks = static_cast<int>(std::min<int64_t>((o.rows_per_batch + 7) / 8, 1 << 20));
+  ShardedGather<<<blocks, 256>>>(d_ids, o.rows_per_batch, d_shares, rows, d_out);  // warm-up
+  CHECK_CUDA(cudaDeviceSynchronize());
+  WriteLine(out, "ready");
+  ReadLine(in);
+  const int n = 4 * o.batches;
+  const double t = Seconds();
+  for (int i = 0; i < n; ++i)
+    ShardedGather<<<blocks, 256>>>(d_ids, o.rows_per_batch, d_shares, rows, d_out);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaGetLastError());
+  const double ms = (Seconds() - t) / n * 1e3;
+  WriteLine(out, "done");
+  ReadLine(in);  // the other side is done: its reads of this share have ended
+  CHECK_CUDA(cudaIpcCloseMemHandle(peer));
+  CHECK_CUDA(cudaFree(own));
+  CHECK_CUDA(cudaFree(d_shares));
+  CHECK_CUDA(cudaFree(d_ids));
+  CHECK_CUDA(cudaFree(d_out));
+  return ms;
+}
+
+// sharded_ipc: the shared device tier as the trainers run it, two processes (this one on GPU 0,
+// a child on GPU 1), each mapping the other's share through CUDA IPC and gathering at once.
+void ShardedIpc(const Options& o, int nccl_mode) {
+  int down[2], up[2];
+  if (::pipe(down) != 0 || ::pipe(up) != 0) return;
+  const std::string gib = std::to_string(o.table_gib), rows = std::to_string(o.rows_per_batch),
+                    batches = std::to_string(o.batches), mode = std::to_string(nccl_mode);
+  Options side = o;
+  side.nccl_mode = nccl_mode;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(down[0], 0);
+    ::dup2(up[1], 1);
+    ::close(down[1]);
+    ::close(up[0]);
+    char* const args[] = {const_cast<char*>("host_gather_bench"),
+                          const_cast<char*>("--ipc-side-gib"), const_cast<char*>(gib.c_str()),
+                          const_cast<char*>("--rows-per-batch"), const_cast<char*>(rows.c_str()),
+                          const_cast<char*>("--batches"), const_cast<char*>(batches.c_str()),
+                          const_cast<char*>("--nccl-mode"), const_cast<char*>(mode.c_str()),
+                          nullptr};
+    ::execv("/proc/self/exe", args);
+    std::_Exit(127);
+  }
+  ::close(down[0]);
+  ::close(up[1]);
+  const double ms = IpcSide(0, o.table_gib, side, up[0], down[1]);
+  const std::string theirs = ReadLine(up[0]);
+  ::close(down[1]);
+  ::close(up[0]);
+  ::waitpid(child, nullptr, 0);
+  const double bytes = static_cast<double>(o.rows_per_batch) * kRowBytes;
+  std::printf(
+      "{\"name\": \"host_gather_sharded_ipc%s\", \"value\": %.2f, \"unit\": \"GB/s\", "
+      "\"gpu0_ms\": %.3f, \"gpu1_ms\": %s, \"table_gib\": %.1f, \"rows_per_batch\": %lld, "
+      "\"nccl_cumem_enable\": \"%s\"}\n",
+      nccl_mode == 0 ? "" : nccl_mode == 1 ? "_nccl_first" : "_nccl_after",
+      bytes / (ms * 1e-3) / 1e9, ms, theirs.empty() ? "null" : theirs.c_str(), o.table_gib,
+      static_cast<long long>(o.rows_per_batch),
+      std::getenv("NCCL_CUMEM_ENABLE") ? std::getenv("NCCL_CUMEM_ENABLE") : "");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,12 +741,29 @@ int main(int argc, char** argv) {
     else if (k == "--threads") o.threads = std::atoi(v);
     else if (k == "--cases") o.cases = v;
     else if (k == "--export-gib") o.export_gib = std::atof(v);
+    else if (k == "--ipc-side-gib") o.ipc_side_gib = std::atof(v);
+    else if (k == "--nccl-mode") o.nccl_mode = std::atoi(v);
+    else if (k == "--ids-files") o.ids_files = v;
+    else if (k == "--share-rows") o.share_rows = std::atoll(v);
     else {
       std::fprintf(stderr, "host_gather_bench: unknown flag %s\n", k.c_str());
       return 2;
     }
   }
   if (o.export_gib > 0) return ExportChild(o);
+  if (o.ipc_side_gib > 0) {
+    const double ms = IpcSide(1, o.ipc_side_gib, o, 0, 1);
+    std::printf("%.3f\n", ms);
+    return 0;
+  }
+  if (!o.ids_files.empty()) {
+    if (o.share_rows < 1 || o.batches < 1) {
+      std::fprintf(stderr, "host_gather_bench: --ids-files needs --share-rows and --batches\n");
+      return 2;
+    }
+    ShardedReplay(o);
+    return 0;
+  }
   if (o.table_gib <= 0 || o.rows_per_batch < 1 || o.batches < 1 || o.threads < 1) {
     std::fprintf(stderr, "host_gather_bench: --table-gib, --rows-per-batch, --batches and "
                          "--threads must be positive\n");
@@ -284,6 +834,13 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaFree(table));
     }
     CHECK_CUDA(cudaSetDevice(0));
+    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc")) ShardedIpc(o, 0);
+#ifdef HGB_NCCL
+    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc_nccl")) {
+      ShardedIpc(o, 1);
+      ShardedIpc(o, 2);
+    }
+#endif
     if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "peer_ipc")) {
       pid_t child = -1;
       int to_child = -1;
@@ -295,7 +852,14 @@ int main(int argc, char** argv) {
       if (to_child >= 0) ::close(to_child);
       if (child > 0) ::waitpid(child, nullptr, 0);
     }
-    if (can && 2 * bytes + (size_t{8} << 30) < free_b && Want(o, "sharded_both")) {
+    if (can && 3 * bytes + (size_t{8} << 30) < free_b && Want(o, "sharded_pages")) {
+      std::vector<int64_t> both(ids.size());
+      std::uniform_int_distribution<int64_t> pick2(0, 2 * rows - 1);
+      for (auto& id : both) id = pick2(rng);
+      ShardedPages(o, bytes, rows, both);
+    }
+    const bool want_both = Want(o, "sharded_both"), want_busy = Want(o, "sharded_busy");
+    if (can && 2 * bytes + (size_t{12} << 30) < free_b && (want_both || want_busy)) {
       // Each GPU a share of `bytes`; both gather batches of ids uniform over the two at once.
       void* share[2];
       uint64_t* d_shares[2];
@@ -340,8 +904,9 @@ int main(int argc, char** argv) {
         }
       }
       CHECK_CUDA(cudaGetLastError());
-      Emit("sharded_both", o,
-           static_cast<double>(batch_bytes) * o.batches / (Seconds() - start) / 1e9, dma, 0);
+      const double gather_s = (Seconds() - start) / o.batches;
+      if (want_both) Emit("sharded_both", o, static_cast<double>(batch_bytes) / gather_s / 1e9, dma, 0);
+      if (want_busy) ShardedBusy(o, blocks, ids2, d_shares, rows, out2, gather_s);
       for (int g = 0; g < 2; ++g) {
         CHECK_CUDA(cudaSetDevice(g));
         CHECK_CUDA(cudaDeviceDisablePeerAccess(1 - g));
