@@ -24,7 +24,8 @@
 // for the step's aggregation, on one stream and on two (ShardedBusy says how); "sharded_ipc":
 // the two shares in two processes, each mapping the other's through CUDA IPC, as the trainers;
 // "sharded_ipc_nccl" (built with NCCL, HGB_NCCL): the same with a 2-rank NCCL communicator
-// between the processes, set up before the shares and after them;
+// between the processes, set up before the shares and after them (and before, the shares
+// written from pageable host memory); "sharded_ipc_h2d": sharded_ipc with the shares so written;
 // "sharded_pages": the same over shares of 2 MiB pages, of one allocation, and cudaMalloc'd into
 // a fragmented GPU (ShardedPages);
 // --ids-files A,B --share-rows R: only "sharded_replay", a trainer's own ids (ShardedReplay).
@@ -114,6 +115,7 @@ struct Options {
   double export_gib = 0;  // > 0: the --export-gib child (peer_ipc)
   double ipc_side_gib = 0;  // > 0: the --ipc-side-gib child (sharded_ipc)
   int nccl_mode = 0;        // sharded_ipc: 1 NCCL set up before the shares, 2 after them
+  bool fill_h2d = false;    // sharded_ipc: shares written by copies from pageable host memory
   std::string ids_files;    // sharded_replay: "GPU0's,GPU1's" ids (int64) a trainer wrote
   int64_t share_rows = 0;   // sharded_replay: rows per share (the trainer's log says)
   double table_gib = 32;
@@ -570,12 +572,12 @@ void WriteLine(int fd, const std::string& line) {
 #ifdef HGB_NCCL
 // A 2-rank NCCL communicator between the two sides, connected by one all-reduce (NCCL sets up
 // its peer connections at the first collective), as the trainers' gradients' communicator.
-void NcclUp(int g, const std::string& id_hex) {
+ncclComm_t NcclUp(int g, const std::string& id_hex) {
   ncclUniqueId id;
   auto* b = reinterpret_cast<unsigned char*>(&id);
   for (size_t i = 0; i < sizeof(id); ++i)
     b[i] = static_cast<unsigned char>(std::stoi(id_hex.substr(2 * i, 2), nullptr, 16));
-  static ncclComm_t comm;  // kept for the process's life, as the trainers keep theirs
+  ncclComm_t comm;
   if (ncclCommInitRank(&comm, 2, id, g) != ncclSuccess) {
     std::fprintf(stderr, "host_gather_bench: ncclCommInitRank failed\n");
     std::exit(1);
@@ -589,6 +591,7 @@ void NcclUp(int g, const std::string& id_hex) {
   }
   CHECK_CUDA(cudaDeviceSynchronize());
   CHECK_CUDA(cudaFree(x));
+  return comm;  // kept until both sides are done, as the trainers keep theirs
 }
 #endif
 
@@ -608,6 +611,7 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
   CHECK_CUDA(cudaSetDevice(g));
   std::string nccl_id;
 #ifdef HGB_NCCL
+  ncclComm_t comm = nullptr;
   if (o.nccl_mode != 0) {
     if (g == 0) {
       ncclUniqueId id;
@@ -617,23 +621,25 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
     } else {
       nccl_id = ReadLine(in);
     }
-    if (o.nccl_mode == 1) NcclUp(g, nccl_id);
+    if (o.nccl_mode == 1) comm = NcclUp(g, nccl_id);
   }
 #endif
   void* own;
   CHECK_CUDA(cudaMalloc(&own, bytes));
-  CHECK_CUDA(cudaMemset(own, 1, bytes));
+  if (o.fill_h2d) {
+    // As the trainers fill theirs: chunks of rows copied from pageable host memory.
+    std::vector<char> chunk(size_t{64} << 20, 1);
+    for (size_t off = 0; off < bytes; off += chunk.size()) {
+      CHECK_CUDA(cudaMemcpy(static_cast<char*>(own) + off, chunk.data(),
+                            std::min(chunk.size(), bytes - off), cudaMemcpyHostToDevice));
+    }
+  } else {
+    CHECK_CUDA(cudaMemset(own, 1, bytes));
+  }
   CHECK_CUDA(cudaDeviceSynchronize());
   cudaIpcMemHandle_t h;
   CHECK_CUDA(cudaIpcGetMemHandle(&h, own));
-  std::string hex;
-  const auto* b = reinterpret_cast<const unsigned char*>(&h);
-  for (size_t i = 0; i < sizeof(h); ++i) {
-    char two[3];
-    std::snprintf(two, sizeof(two), "%02x", b[i]);
-    hex += two;
-  }
-  WriteLine(out, hex);
+  WriteLine(out, ToHex(&h, sizeof(h)));
   const std::string theirs = ReadLine(in);
   if (theirs.size() != 2 * sizeof(h)) {
     std::fprintf(stderr, "host_gather_bench: the other side sent no handle\n");
@@ -645,7 +651,7 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
   void* peer = nullptr;
   CHECK_CUDA(cudaIpcOpenMemHandle(&peer, h, cudaIpcMemLazyEnablePeerAccess));
 #ifdef HGB_NCCL
-  if (o.nccl_mode == 2) NcclUp(g, nccl_id);
+  if (o.nccl_mode == 2) comm = NcclUp(g, nccl_id);
 #endif
   uint64_t where[2];
   where[g] = reinterpret_cast<uint64_t>(own);
@@ -676,6 +682,9 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
   const double ms = (Seconds() - t) / n * 1e3;
   WriteLine(out, "done");
   ReadLine(in);  // the other side is done: its reads of this share have ended
+#ifdef HGB_NCCL
+  if (comm != nullptr) ncclCommDestroy(comm);
+#endif
   CHECK_CUDA(cudaIpcCloseMemHandle(peer));
   CHECK_CUDA(cudaFree(own));
   CHECK_CUDA(cudaFree(d_shares));
@@ -686,13 +695,15 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
 
 // sharded_ipc: the shared device tier as the trainers run it, two processes (this one on GPU 0,
 // a child on GPU 1), each mapping the other's share through CUDA IPC and gathering at once.
-void ShardedIpc(const Options& o, int nccl_mode) {
+void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d) {
   int down[2], up[2];
   if (::pipe(down) != 0 || ::pipe(up) != 0) return;
   const std::string gib = std::to_string(o.table_gib), rows = std::to_string(o.rows_per_batch),
                     batches = std::to_string(o.batches), mode = std::to_string(nccl_mode);
   Options side = o;
   side.nccl_mode = nccl_mode;
+  side.fill_h2d = fill_h2d;
+  const std::string fill = fill_h2d ? "1" : "0";
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(down[0], 0);
@@ -704,6 +715,7 @@ void ShardedIpc(const Options& o, int nccl_mode) {
                           const_cast<char*>("--rows-per-batch"), const_cast<char*>(rows.c_str()),
                           const_cast<char*>("--batches"), const_cast<char*>(batches.c_str()),
                           const_cast<char*>("--nccl-mode"), const_cast<char*>(mode.c_str()),
+                          const_cast<char*>("--fill-h2d"), const_cast<char*>(fill.c_str()),
                           nullptr};
     ::execv("/proc/self/exe", args);
     std::_Exit(127);
@@ -720,7 +732,9 @@ void ShardedIpc(const Options& o, int nccl_mode) {
       "{\"name\": \"host_gather_sharded_ipc%s\", \"value\": %.2f, \"unit\": \"GB/s\", "
       "\"gpu0_ms\": %.3f, \"gpu1_ms\": %s, \"table_gib\": %.1f, \"rows_per_batch\": %lld, "
       "\"nccl_cumem_enable\": \"%s\"}\n",
-      nccl_mode == 0 ? "" : nccl_mode == 1 ? "_nccl_first" : "_nccl_after",
+      (std::string(nccl_mode == 0 ? "" : nccl_mode == 1 ? "_nccl_first" : "_nccl_after") +
+       (fill_h2d ? "_h2d" : ""))
+          .c_str(),
       bytes / (ms * 1e-3) / 1e9, ms, theirs.empty() ? "null" : theirs.c_str(), o.table_gib,
       static_cast<long long>(o.rows_per_batch),
       std::getenv("NCCL_CUMEM_ENABLE") ? std::getenv("NCCL_CUMEM_ENABLE") : "");
@@ -743,6 +757,7 @@ int main(int argc, char** argv) {
     else if (k == "--export-gib") o.export_gib = std::atof(v);
     else if (k == "--ipc-side-gib") o.ipc_side_gib = std::atof(v);
     else if (k == "--nccl-mode") o.nccl_mode = std::atoi(v);
+    else if (k == "--fill-h2d") o.fill_h2d = std::atoi(v) != 0;
     else if (k == "--ids-files") o.ids_files = v;
     else if (k == "--share-rows") o.share_rows = std::atoll(v);
     else {
@@ -834,11 +849,17 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaFree(table));
     }
     CHECK_CUDA(cudaSetDevice(0));
-    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc")) ShardedIpc(o, 0);
+    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc")) {
+      ShardedIpc(o, 0, false);
+    }
+    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc_h2d")) {
+      ShardedIpc(o, 0, true);
+    }
 #ifdef HGB_NCCL
     if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc_nccl")) {
-      ShardedIpc(o, 1);
-      ShardedIpc(o, 2);
+      ShardedIpc(o, 1, false);
+      ShardedIpc(o, 2, false);
+      ShardedIpc(o, 1, true);
     }
 #endif
     if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "peer_ipc")) {
