@@ -213,6 +213,13 @@ bool Detailed(const SharedTierProbe& p, const ShardedGatherArgs& a, cudaStream_t
     report.Line("uniform rows of a fresh table on GPU " + std::to_string(on), n, ms, a.row_bytes,
                 why);
   }
+  // The batch's rows once more: the cases above wrote over them in `out`.
+  why.clear();
+  const double again = TimeAlone(a, s, &why);
+  report.Line("the batch's rows again", a.n, again, a.row_bytes, why);
+  if (again < 0 && !LaunchShardedGather(a, s, &why)) {
+    log << "graphshard-trainer: shared tier probe: " << why << "\n";
+  }
   return true;
 }
 

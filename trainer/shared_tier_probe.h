@@ -29,8 +29,9 @@ std::string SharedTierProbeDir();
 // reports, one line each on `log`: the whole gather timed alone (the stream's work done
 // first, then the kernel's time between two events); the own share's rows alone and the other
 // shares' rows alone; as many uniform rows of each share; and of a fresh allocation of one
-// share's size on each GPU of the group (made by this process, peer access enabled); and it
-// writes the batch's ids (int64) to DIR/shared_ids.<GPU>.bin. On every 100th call after
+// share's size on each GPU of the group (made by this process, peer access enabled: it stays
+// enabled); then the batch's rows again (the cases wrote over them); and it writes the batch's
+// ids (int64) to DIR/shared_ids.<GPU>.bin. On every 100th call after
 // that it reports the whole gather's time. True when it launched the gather itself (the
 // caller must not launch it again); false otherwise, and on its own failures (logged).
 bool ProbeSharedGather(const SharedTierProbe& probe, const ShardedGatherArgs& args, int64_t call,

@@ -305,6 +305,27 @@ void ShardedBusy(const Options& o, int blocks, int64_t* const ids2[2],
   CHECK_CUDA(cudaSetDevice(0));
 }
 
+// ms per batch of --batches gathers by the tier's kernel on both GPUs at once (GPU g: n[g] ids
+// at d_ids[g] over the shares at d_shares[g], share_rows each), after one warm-up batch.
+double TimeBothGpus(const Options& o, int64_t* const d_ids[2], const int64_t n[2],
+                    uint64_t* const d_shares[2], int64_t share_rows, uint4* const d_out[2]) {
+  double t = 0;
+  for (int b = 0; b <= o.batches; ++b) {
+    if (b == 1) t = Seconds();
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      const int blocks = static_cast<int>(std::min<int64_t>((n[g] + 7) / 8, 1 << 20));
+      ShardedGather<<<blocks, 256>>>(d_ids[g], n[g], d_shares[g], share_rows, d_out[g]);
+    }
+    for (int g = 0; g < 2; ++g) {
+      CHECK_CUDA(cudaSetDevice(g));
+      CHECK_CUDA(cudaDeviceSynchronize());
+    }
+  }
+  CHECK_CUDA(cudaGetLastError());
+  return (Seconds() - t) / o.batches * 1e3;
+}
+
 std::vector<int64_t> ReadIds(const std::string& path) {
   std::vector<int64_t> ids;
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -356,22 +377,8 @@ void ShardedReplay(const Options& o) {
       CHECK_CUDA(cudaMemcpy(d_ids[g], ids[g].data(), ids[g].size() * sizeof(int64_t),
                             cudaMemcpyHostToDevice));
     }
-    double t = 0;
-    for (int b = 0; b <= o.batches; ++b) {
-      if (b == 1) t = Seconds();
-      for (int g = 0; g < 2; ++g) {
-        CHECK_CUDA(cudaSetDevice(g));
-        const int64_t n = static_cast<int64_t>(ids[g].size());
-        const int blocks = static_cast<int>(std::min<int64_t>((n + 7) / 8, 1 << 20));
-        ShardedGather<<<blocks, 256>>>(d_ids[g], n, d_shares[g], rows, d_out[g]);
-      }
-      for (int g = 0; g < 2; ++g) {
-        CHECK_CUDA(cudaSetDevice(g));
-        CHECK_CUDA(cudaDeviceSynchronize());
-      }
-    }
-    CHECK_CUDA(cudaGetLastError());
-    return (Seconds() - t) / o.batches * 1e3;
+    const int64_t n[2] = {static_cast<int64_t>(ids[0].size()), static_cast<int64_t>(ids[1].size())};
+    return TimeBothGpus(o, d_ids, n, d_shares, rows, d_out);
   };
   int64_t lo = 0, hi = 0, own = 0;
   for (int g = 0; g < 2; ++g) {
@@ -464,7 +471,6 @@ void* ChunkedShare(int g, size_t bytes, size_t chunk) {
 // page size does to a random gather over two large shares. ms per batch of each.
 void ShardedPages(const Options& o, size_t bytes, int64_t rows, const std::vector<int64_t>& both) {
   const int64_t n = static_cast<int64_t>(both.size());
-  const int blocks = static_cast<int>(std::min<int64_t>((n + 7) / 8, 1 << 20));
   int64_t* d_ids[2];
   uint4* d_out[2];
   uint64_t* d_shares[2];
@@ -483,20 +489,8 @@ void ShardedPages(const Options& o, size_t bytes, int64_t rows, const std::vecto
       CHECK_CUDA(cudaSetDevice(g));
       CHECK_CUDA(cudaMemcpy(d_shares[g], where, sizeof(where), cudaMemcpyHostToDevice));
     }
-    double t = 0;
-    for (int b = 0; b <= o.batches; ++b) {
-      if (b == 1) t = Seconds();
-      for (int g = 0; g < 2; ++g) {
-        CHECK_CUDA(cudaSetDevice(g));
-        ShardedGather<<<blocks, 256>>>(d_ids[g], n, d_shares[g], rows, d_out[g]);
-      }
-      for (int g = 0; g < 2; ++g) {
-        CHECK_CUDA(cudaSetDevice(g));
-        CHECK_CUDA(cudaDeviceSynchronize());
-      }
-    }
-    CHECK_CUDA(cudaGetLastError());
-    return (Seconds() - t) / o.batches * 1e3;
+    const int64_t both_n[2] = {n, n};
+    return TimeBothGpus(o, d_ids, both_n, d_shares, rows, d_out);
   };
   double ms[3];
   for (int k = 0; k < 2; ++k) {
