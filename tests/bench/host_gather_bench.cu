@@ -25,7 +25,9 @@
 // the two shares in two processes, each mapping the other's through CUDA IPC, as the trainers;
 // "sharded_ipc_nccl" (built with NCCL, HGB_NCCL): the same with a 2-rank NCCL communicator
 // between the processes, set up before the shares and after them (and before, the shares
-// written from pageable host memory); "sharded_ipc_h2d": sharded_ipc with the shares so written;
+// written from pageable host memory; and VMM shares with NCCL first); "sharded_ipc_h2d":
+// sharded_ipc with the shares so written; "sharded_vmm": sharded_ipc with shares made by CUDA's
+// VMM API and shared as file descriptors over a Unix socket (as NCCL shares its buffers);
 // "sharded_pages": the same over shares of 2 MiB pages, of one allocation, and cudaMalloc'd into
 // a fragmented GPU (ShardedPages);
 // --ids-files A,B --share-rows R: only "sharded_replay", a trainer's own ids (ShardedReplay).
@@ -39,6 +41,7 @@
 #endif
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +119,8 @@ struct Options {
   double ipc_side_gib = 0;  // > 0: the --ipc-side-gib child (sharded_ipc)
   int nccl_mode = 0;        // sharded_ipc: 1 NCCL set up before the shares, 2 after them
   bool fill_h2d = false;    // sharded_ipc: shares written by copies from pageable host memory
+  bool vmm = false;         // sharded_ipc: shares made and shared with CUDA's VMM API, not IPC
+  int sock_fd = -1;         // sharded_ipc with vmm: the socket the shares' file descriptors cross
   std::string ids_files;    // sharded_replay: "GPU0's,GPU1's" ids (int64) a trainer wrote
   int64_t share_rows = 0;   // sharded_replay: rows per share (the trainer's log says)
   double table_gib = 32;
@@ -599,6 +604,84 @@ std::string ToHex(const void* p, size_t n) {
   return hex;
 }
 
+// A file descriptor sent over / received from a Unix socket (SCM_RIGHTS); -1 on failure.
+void SendFd(int sock, int fd) {
+  char byte = 'f';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  if (::sendmsg(sock, &msg, 0) != 1) {
+    std::fprintf(stderr, "host_gather_bench: sendmsg: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+}
+
+int RecvFd(int sock) {
+  char byte;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  if (::recvmsg(sock, &msg, 0) != 1) return -1;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  return fd;
+}
+
+// A share of `bytes` on GPU g made with CUDA's VMM API, exportable as a file descriptor (as
+// NCCL's own peer buffers are): its handle in `*handle`, its size rounded up in `*size`.
+void* VmmShare(int g, size_t bytes, CUmemGenericAllocationHandle* handle, size_t* size) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = g;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t gran = 0;
+  CHECK_CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+  *size = (bytes + gran - 1) / gran * gran;
+  CHECK_CU(cuMemCreate(handle, *size, &prop, 0));
+  CUdeviceptr va;
+  CHECK_CU(cuMemAddressReserve(&va, *size, gran, 0, 0));
+  CHECK_CU(cuMemMap(va, *size, 0, *handle, 0));
+  CUmemAccessDesc access = {};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = g;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK_CU(cuMemSetAccess(va, *size, &access, 1));
+  return reinterpret_cast<void*>(va);
+}
+
+// The other side's VMM share (its descriptor `fd`, `size` bytes) mapped here for GPU g.
+void* VmmImport(int g, int fd, size_t size) {
+  CUmemGenericAllocationHandle h;
+  CHECK_CU(cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(static_cast<uintptr_t>(fd)),
+                                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CUdeviceptr va;
+  CHECK_CU(cuMemAddressReserve(&va, size, 0, 0, 0));
+  CHECK_CU(cuMemMap(va, size, 0, h, 0));
+  CHECK_CU(cuMemRelease(h));
+  CUmemAccessDesc access = {};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = g;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK_CU(cuMemSetAccess(va, size, &access, 1));
+  return reinterpret_cast<void*>(va);
+}
+
 double IpcSide(int g, double gib, const Options& o, int in, int out) {
   const size_t bytes = static_cast<size_t>(gib * (1ull << 30)) / (2u << 20) * (2u << 20);
   const int64_t rows = static_cast<int64_t>(bytes / kRowBytes);
@@ -619,7 +702,13 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
   }
 #endif
   void* own;
-  CHECK_CUDA(cudaMalloc(&own, bytes));
+  CUmemGenericAllocationHandle own_handle = 0;
+  size_t vmm_size = 0;
+  if (o.vmm) {
+    own = VmmShare(g, bytes, &own_handle, &vmm_size);
+  } else {
+    CHECK_CUDA(cudaMalloc(&own, bytes));
+  }
   if (o.fill_h2d) {
     // As the trainers fill theirs: chunks of rows copied from pageable host memory.
     std::vector<char> chunk(size_t{64} << 20, 1);
@@ -631,19 +720,34 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
     CHECK_CUDA(cudaMemset(own, 1, bytes));
   }
   CHECK_CUDA(cudaDeviceSynchronize());
-  cudaIpcMemHandle_t h;
-  CHECK_CUDA(cudaIpcGetMemHandle(&h, own));
-  WriteLine(out, ToHex(&h, sizeof(h)));
-  const std::string theirs = ReadLine(in);
-  if (theirs.size() != 2 * sizeof(h)) {
-    std::fprintf(stderr, "host_gather_bench: the other side sent no handle\n");
-    std::exit(1);
-  }
-  auto* hb = reinterpret_cast<unsigned char*>(&h);
-  for (size_t i = 0; i < sizeof(h); ++i)
-    hb[i] = static_cast<unsigned char>(std::stoi(theirs.substr(2 * i, 2), nullptr, 16));
   void* peer = nullptr;
-  CHECK_CUDA(cudaIpcOpenMemHandle(&peer, h, cudaIpcMemLazyEnablePeerAccess));
+  if (o.vmm) {
+    int fd = -1;
+    CHECK_CU(cuMemExportToShareableHandle(&fd, own_handle,
+                                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    SendFd(o.sock_fd, fd);
+    ::close(fd);
+    const int theirs = RecvFd(o.sock_fd);
+    if (theirs < 0) {
+      std::fprintf(stderr, "host_gather_bench: the other side sent no descriptor\n");
+      std::exit(1);
+    }
+    peer = VmmImport(g, theirs, vmm_size);  // both sides' shares have the same size
+    ::close(theirs);
+  } else {
+    cudaIpcMemHandle_t h;
+    CHECK_CUDA(cudaIpcGetMemHandle(&h, own));
+    WriteLine(out, ToHex(&h, sizeof(h)));
+    const std::string theirs = ReadLine(in);
+    if (theirs.size() != 2 * sizeof(h)) {
+      std::fprintf(stderr, "host_gather_bench: the other side sent no handle\n");
+      std::exit(1);
+    }
+    auto* hb = reinterpret_cast<unsigned char*>(&h);
+    for (size_t i = 0; i < sizeof(h); ++i)
+      hb[i] = static_cast<unsigned char>(std::stoi(theirs.substr(2 * i, 2), nullptr, 16));
+    CHECK_CUDA(cudaIpcOpenMemHandle(&peer, h, cudaIpcMemLazyEnablePeerAccess));
+  }
 #ifdef HGB_NCCL
   if (o.nccl_mode == 2) comm = NcclUp(g, nccl_id);
 #endif
@@ -679,8 +783,16 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
 #ifdef HGB_NCCL
   if (comm != nullptr) ncclCommDestroy(comm);
 #endif
-  CHECK_CUDA(cudaIpcCloseMemHandle(peer));
-  CHECK_CUDA(cudaFree(own));
+  if (o.vmm) {
+    CHECK_CU(cuMemUnmap(reinterpret_cast<CUdeviceptr>(peer), vmm_size));
+    CHECK_CU(cuMemAddressFree(reinterpret_cast<CUdeviceptr>(peer), vmm_size));
+    CHECK_CU(cuMemUnmap(reinterpret_cast<CUdeviceptr>(own), vmm_size));
+    CHECK_CU(cuMemAddressFree(reinterpret_cast<CUdeviceptr>(own), vmm_size));
+    CHECK_CU(cuMemRelease(own_handle));
+  } else {
+    CHECK_CUDA(cudaIpcCloseMemHandle(peer));
+    CHECK_CUDA(cudaFree(own));
+  }
   CHECK_CUDA(cudaFree(d_shares));
   CHECK_CUDA(cudaFree(d_ids));
   CHECK_CUDA(cudaFree(d_out));
@@ -689,23 +801,30 @@ double IpcSide(int g, double gib, const Options& o, int in, int out) {
 
 // sharded_ipc: the shared device tier as the trainers run it, two processes (this one on GPU 0,
 // a child on GPU 1), each mapping the other's share through CUDA IPC and gathering at once.
-void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d) {
-  int down[2], up[2];
+void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d, bool vmm) {
+  int down[2], up[2], sock[2];
   if (::pipe(down) != 0 || ::pipe(up) != 0) return;
+  if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sock) != 0) return;
   const std::string gib = std::to_string(o.table_gib), rows = std::to_string(o.rows_per_batch),
                     batches = std::to_string(o.batches), mode = std::to_string(nccl_mode);
   Options side = o;
   side.nccl_mode = nccl_mode;
   side.fill_h2d = fill_h2d;
-  const std::string fill = fill_h2d ? "1" : "0";
+  side.vmm = vmm;
+  side.sock_fd = sock[0];
+  const std::string fill = fill_h2d ? "1" : "0", use_vmm = vmm ? "1" : "0";
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(down[0], 0);
     ::dup2(up[1], 1);
+    ::dup2(sock[1], 3);
     ::close(down[1]);
     ::close(up[0]);
+    ::close(sock[0]);
     char* const args[] = {const_cast<char*>("host_gather_bench"),
                           const_cast<char*>("--ipc-side-gib"), const_cast<char*>(gib.c_str()),
+                          const_cast<char*>("--vmm"), const_cast<char*>(use_vmm.c_str()),
+                          const_cast<char*>("--sock-fd"), const_cast<char*>("3"),
                           const_cast<char*>("--rows-per-batch"), const_cast<char*>(rows.c_str()),
                           const_cast<char*>("--batches"), const_cast<char*>(batches.c_str()),
                           const_cast<char*>("--nccl-mode"), const_cast<char*>(mode.c_str()),
@@ -716,7 +835,9 @@ void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d) {
   }
   ::close(down[0]);
   ::close(up[1]);
+  ::close(sock[1]);
   const double ms = IpcSide(0, o.table_gib, side, up[0], down[1]);
+  ::close(sock[0]);
   const std::string theirs = ReadLine(up[0]);
   ::close(down[1]);
   ::close(up[0]);
@@ -726,7 +847,8 @@ void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d) {
       "{\"name\": \"host_gather_sharded_ipc%s\", \"value\": %.2f, \"unit\": \"GB/s\", "
       "\"gpu0_ms\": %.3f, \"gpu1_ms\": %s, \"table_gib\": %.1f, \"rows_per_batch\": %lld, "
       "\"nccl_cumem_enable\": \"%s\"}\n",
-      (std::string(nccl_mode == 0 ? "" : nccl_mode == 1 ? "_nccl_first" : "_nccl_after") +
+      (std::string(vmm ? "_vmm" : "") +
+       (nccl_mode == 0 ? "" : nccl_mode == 1 ? "_nccl_first" : "_nccl_after") +
        (fill_h2d ? "_h2d" : ""))
           .c_str(),
       bytes / (ms * 1e-3) / 1e9, ms, theirs.empty() ? "null" : theirs.c_str(), o.table_gib,
@@ -752,6 +874,8 @@ int main(int argc, char** argv) {
     else if (k == "--ipc-side-gib") o.ipc_side_gib = std::atof(v);
     else if (k == "--nccl-mode") o.nccl_mode = std::atoi(v);
     else if (k == "--fill-h2d") o.fill_h2d = std::atoi(v) != 0;
+    else if (k == "--vmm") o.vmm = std::atoi(v) != 0;
+    else if (k == "--sock-fd") o.sock_fd = std::atoi(v);
     else if (k == "--ids-files") o.ids_files = v;
     else if (k == "--share-rows") o.share_rows = std::atoll(v);
     else {
@@ -843,17 +967,16 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaFree(table));
     }
     CHECK_CUDA(cudaSetDevice(0));
-    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc")) {
-      ShardedIpc(o, 0, false);
-    }
-    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc_h2d")) {
-      ShardedIpc(o, 0, true);
-    }
+    const bool fits = can && bytes + (size_t{4} << 30) < free_b;
+    if (fits && Want(o, "sharded_ipc")) ShardedIpc(o, 0, false, false);
+    if (fits && Want(o, "sharded_ipc_h2d")) ShardedIpc(o, 0, true, false);
+    if (fits && Want(o, "sharded_vmm")) ShardedIpc(o, 0, false, true);
 #ifdef HGB_NCCL
-    if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "sharded_ipc_nccl")) {
-      ShardedIpc(o, 1, false);
-      ShardedIpc(o, 2, false);
-      ShardedIpc(o, 1, true);
+    if (fits && Want(o, "sharded_ipc_nccl")) {
+      ShardedIpc(o, 1, false, false);
+      ShardedIpc(o, 2, false, false);
+      ShardedIpc(o, 1, true, false);
+      ShardedIpc(o, 1, false, true);  // VMM shares with NCCL connected first
     }
 #endif
     if (can && bytes + (size_t{4} << 30) < free_b && Want(o, "peer_ipc")) {
