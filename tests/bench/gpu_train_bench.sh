@@ -73,6 +73,9 @@
 #
 # PROFILE=1 profiles 20 steps of epoch 2 on every rank (the trainer's --profile-dir; EPOCHS >= 3
 # keeps them away from the last epoch) and adds the summaries to the line as "profile".
+# PROBE=1 runs the shared device tier's probe (GRAPHSHARD_SHARED_TIER_PROBE, trainer/README.md:
+# _sh configs) into $OUT/NAME.probe and adds its lines to the line as "shared_tier_probe"
+# (gpu, what, rows, ms, gbps; a failed case with "error" instead of ms).
 # SHARE_GPU=1 runs configs with more trainers than GPUs, the trainers sharing them over Gloo
 # (a stand-in: say so). Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # SERVER_EXTRA (more server flags, word-split, each passed as --server-arg=FLAG),
@@ -338,6 +341,14 @@ run_config() {
   local profile_dir=$OUT/$name.profile
   rm -rf "$profile_dir"
   [[ ${PROFILE:-0} == 1 ]] && trainer_args+=(--profile-dir "$profile_dir")
+  local probe_dir=$OUT/$name.probe
+  rm -rf "$probe_dir"
+  if [[ ${PROBE:-0} == 1 ]]; then
+    mkdir -p "$probe_dir"
+    export GRAPHSHARD_SHARED_TIER_PROBE=$probe_dir
+  else
+    unset GRAPHSHARD_SHARED_TIER_PROBE
+  fi
   if [[ $peers == _netns ]]; then
     run_netns "$name" "$limit" "$part_dir" "$trainers" "$threads" "$server_prefetch" \
       "${server_flags[@]}" -- "${trainer_args[@]}" || status=$?
@@ -363,11 +374,27 @@ run_config() {
   python3 - "$metrics" "$name" "$servers" "$trainers" "$GPU_NAME" "$CORES" "$wall" \
     "$dtype" "$cpu_log" "$(getconf CLK_TCK)" "$server_prefetch" "${trim:-default}" \
     "${precision:-default}" "${link:+link}" "$store_used" "$profile_dir" "$launched" \
-    >"$WORK/$name.line" <<'PY' || return 0
-import glob, json, sys
+    "$OUT/$name.stderr" >"$WORK/$name.line" <<'PY' || return 0
+import glob, json, re, sys
 (path, name, servers, trainers, gpu, cores, wall, dtype, cpu_log, hz, server_prefetch, trim,
- precision, task, store, profile_dir, launched) = sys.argv[1:]
+ precision, task, store, profile_dir, launched, stderr_path) = sys.argv[1:]
 profiles = [json.load(open(f)) for f in sorted(glob.glob(profile_dir + "/profile_rank*.json"))]
+# The shared tier probe's lines (PROBE=1), from the trainers' log.
+probe = []
+try:
+    log_lines = open(stderr_path, errors="replace").read().splitlines()
+except OSError:
+    log_lines = []
+for line in log_lines:
+    m = re.search(r"shared tier probe \(GPU (\d+)\): (.*): (\d+) rows, "
+                  r"(?:([0-9.e+-]+) ms, ([0-9.e+-]+) GB/s|failed \((.*)\))$", line)
+    if m:
+        row = {"gpu": int(m.group(1)), "what": m.group(2), "rows": int(m.group(3))}
+        if m.group(6) is None:
+            row.update(ms=float(m.group(4)), gbps=float(m.group(5)))
+        else:
+            row["error"] = m.group(6)
+        probe.append(row)
 epochs = [r for r in map(json.loads, open(path)) if r.get("event") == "epoch"]
 if not epochs:
     sys.exit(1)
@@ -457,7 +484,8 @@ print(json.dumps({
     "peak_servers_rss_mib": peak_server_rss, "peak_trainers_rss_mib": peak_trainer_rss,
     "feature_tiers": last.get("feature_tiers"),
     "steps": last["steps"], "run_wall_s": int(wall),
-    **({"profile": profiles} if profiles else {})}))
+    **({"profile": profiles} if profiles else {}),
+    **({"shared_tier_probe": probe} if probe else {})}))
 PY
   emit "$(cat "$WORK/$name.line")"
   EPOCH_TIME[$name]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['epoch_time_s'])" "$WORK/$name.line")
