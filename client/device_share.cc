@@ -2,6 +2,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace graphshard::client {
 namespace {
@@ -40,6 +41,30 @@ absl::Status SharesLoaded(const std::vector<std::string>& published, absl::strin
       "--device-tier shared: rank ", first_failed, " could not load its share of '", type, "' rows",
       did_not_fit ? " (a share did not fit its GPU)" : "", "; its log says why");
   return did_not_fit ? absl::ResourceExhaustedError(what) : absl::FailedPreconditionError(what);
+}
+
+absl::StatusOr<bool> WantVmmShares(const EnvLookup& env) {
+  const absl::optional<std::string> v = env("GRAPHSHARD_SHARED_TIER_EXPORT");
+  if (!v.has_value() || v->empty() || *v == "ipc") return false;
+  if (*v == "vmm") return true;
+  return absl::InvalidArgumentError(
+      absl::StrCat("GRAPHSHARD_SHARED_TIER_EXPORT=", *v, ": not ipc or vmm"));
+}
+
+std::string FormatVmmShareHandle(const VmmShareHandle& h) {
+  return absl::StrCat("vmm:", h.socket, ":", h.pid, ":", h.size);
+}
+
+absl::optional<VmmShareHandle> ParseVmmShareHandle(absl::string_view handle) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(handle, ':');
+  VmmShareHandle h;
+  if (parts.size() != 4 || parts[0] != "vmm" || parts[1].empty() ||
+      !absl::SimpleAtoi(parts[2], &h.pid) || h.pid <= 0 || !absl::SimpleAtoi(parts[3], &h.size) ||
+      h.size == 0) {
+    return absl::nullopt;
+  }
+  h.socket = std::string(parts[1]);
+  return h;
 }
 
 }  // namespace graphshard::client

@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
+#include "client/rendezvous.h"
 
 namespace graphshard::client {
 
@@ -27,6 +30,24 @@ std::string SharedHandle(absl::string_view published);
 // `own` is this rank's own failure (OK where it loaded), returned as it is where it failed.
 absl::Status SharesLoaded(const std::vector<std::string>& published, absl::string_view type,
                           const absl::Status& own);
+
+// How the shares travel (GRAPHSHARD_SHARED_TIER_EXPORT, read by the trainer where it makes its
+// share): unset, "" or "ipc" -> CUDA IPC handles (false); "vmm" -> CUDA's virtual memory API,
+// the memory passed as a file descriptor over a Unix socket (true; trainer/vmm_share.h);
+// anything else: InvalidArgument naming the variable and the value.
+absl::StatusOr<bool> WantVmmShares(const EnvLookup& env);
+
+// A VMM share's handle: where its file descriptor is offered (an abstract Unix socket's name),
+// by which process, and the mapping's size. Formatted "vmm:<socket>:<pid>:<size>"; the parse
+// gives nullopt for anything else (a CUDA IPC handle included: 64 bytes, never a valid text of
+// this form, which is longer).
+struct VmmShareHandle {
+  std::string socket;
+  int64_t pid = 0;
+  uint64_t size = 0;
+};
+std::string FormatVmmShareHandle(const VmmShareHandle& h);
+absl::optional<VmmShareHandle> ParseVmmShareHandle(absl::string_view handle);
 
 }  // namespace graphshard::client
 

@@ -335,6 +335,16 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
   RETURN_IF_ERROR(client::SharesLoaded(published, t.name, loaded));
   std::vector<uint64_t> where(static_cast<size_t>(shares));
   std::string not_mapped;
+  std::vector<std::string> peer_handles;  // VMM shares are handed over a socket (host_register.h)
+  for (int64_t i = 0; i < shares; ++i) {
+    if (i == g.index) continue;
+    peer_handles.push_back(
+        client::SharedHandle(published[static_cast<size_t>(g.ranks[static_cast<size_t>(i)])]));
+  }
+  if (!StartServingShare(ty.own_share, peer_handles, &why)) {
+    not_mapped = absl::StrCat("--device-tier shared: cannot hand this rank's share of '", t.name,
+                              "' rows to the host's other trainers: ", why);
+  }
   for (int64_t i = 0; i < shares && not_mapped.empty(); ++i) {
     if (i == g.index) {
       where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(ty.own_share);
@@ -350,6 +360,10 @@ absl::Status FeatureStore::LoadShare(int type, const FeatureStoreOptions& option
     }
     ty.peer_shares.push_back(peer);
     where[static_cast<size_t>(i)] = reinterpret_cast<uint64_t>(peer);
+  }
+  if (std::string served; !FinishServingShare(ty.own_share, &served) && not_mapped.empty()) {
+    not_mapped = absl::StrCat("--device-tier shared: this rank's share of '", t.name,
+                              "' rows did not reach the host's other trainers: ", served);
   }
   int64_t mapped[1] = {not_mapped.empty() ? 1 : 0};
   RETURN_IF_ERROR(options.comm->AllReduce(absl::MakeSpan(mapped), client::ReduceOp::kSum));

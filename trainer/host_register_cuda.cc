@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "trainer/host_register.h"
+#include "trainer/vmm_share.h"
 
 namespace graphshard::trainer {
 
@@ -76,6 +78,11 @@ std::string Failed(const char* what, cudaError_t err) {
 }  // namespace
 
 void* AllocateShareable(int device, size_t bytes, std::string* handle, std::string* error) {
+  const bool vmm_wanted = vmm::Wanted(error);
+  if (!error->empty()) return nullptr;
+  if (vmm_wanted) {
+    return OnDevice(device, [&]() -> void* { return vmm::Allocate(device, bytes, handle, error); });
+  }
   return OnDevice(device, [&]() -> void* {
     void* ptr = nullptr;
     cudaError_t err = cudaMalloc(&ptr, bytes);
@@ -96,8 +103,18 @@ void* AllocateShareable(int device, size_t bytes, std::string* handle, std::stri
 }
 
 void FreeShareable(void* ptr) {
-  if (ptr != nullptr && cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+  if (ptr == nullptr || vmm::Free(ptr)) return;
+  if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
 }
+
+bool StartServingShare(void* own, const std::vector<std::string>& peer_handles,
+                       std::string* error) {
+  std::string not_vmm;
+  if (!vmm::Wanted(&not_vmm)) return true;  // IPC handles need no serving
+  return vmm::StartServing(own, peer_handles, error);
+}
+
+bool FinishServingShare(void* own, std::string* error) { return vmm::FinishServing(own, error); }
 
 std::string DeviceBusId(int device) {
   char id[32] = {0};
@@ -129,6 +146,9 @@ bool CanReadPeer(int device, const std::string& peer_bus_id, std::string* why) {
 }
 
 void* OpenPeer(int device, const std::string& handle, std::string* error) {
+  if (vmm::IsHandle(handle)) {
+    return OnDevice(device, [&]() -> void* { return vmm::Open(device, handle, error); });
+  }
   if (handle.size() != sizeof(cudaIpcMemHandle_t)) {
     *error = "a peer's memory handle has " + std::to_string(handle.size()) + " bytes, not " +
              std::to_string(sizeof(cudaIpcMemHandle_t));
@@ -148,7 +168,8 @@ void* OpenPeer(int device, const std::string& handle, std::string* error) {
 }
 
 void ClosePeer(void* ptr) {
-  if (ptr != nullptr && cudaIpcCloseMemHandle(ptr) != cudaSuccess) cudaGetLastError();
+  if (ptr == nullptr || vmm::Close(ptr)) return;
+  if (cudaIpcCloseMemHandle(ptr) != cudaSuccess) cudaGetLastError();
 }
 
 }  // namespace graphshard::trainer

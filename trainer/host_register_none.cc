@@ -28,5 +28,10 @@ void* OpenPeer(int /*device*/, const std::string& /*handle*/, std::string* error
   return nullptr;
 }
 void ClosePeer(void* /*ptr*/) {}
+bool StartServingShare(void* /*own*/, const std::vector<std::string>& /*peer_handles*/,
+                       std::string* /*error*/) {
+  return true;
+}
+bool FinishServingShare(void* /*own*/, std::string* /*error*/) { return true; }
 
 }  // namespace graphshard::trainer

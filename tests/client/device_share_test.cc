@@ -51,5 +51,35 @@ TEST(SharesLoaded, AMalformedStringIsAFailureNotAHandle) {
   }
 }
 
+TEST(WantVmmShares, IpcUnlessAskedAndABadValueNamesTheVariable) {
+  const auto env = [](absl::optional<std::string> v) -> EnvLookup {
+    return [v](absl::string_view) { return v; };
+  };
+  EXPECT_FALSE(*WantVmmShares(env(absl::nullopt)));
+  EXPECT_FALSE(*WantVmmShares(env("")));
+  EXPECT_FALSE(*WantVmmShares(env("ipc")));
+  EXPECT_TRUE(*WantVmmShares(env("vmm")));
+  const absl::StatusOr<bool> bad = WantVmmShares(env("VMM "));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("GRAPHSHARD_SHARED_TIER_EXPORT=VMM "));
+}
+
+TEST(VmmShareHandle, RoundTripsAndRefusesAnythingElse) {
+  const VmmShareHandle h{"graphshard-fd-0a1b", 4242, 29033021440ull};
+  const std::string text = FormatVmmShareHandle(h);
+  EXPECT_EQ(text, "vmm:graphshard-fd-0a1b:4242:29033021440");
+  const absl::optional<VmmShareHandle> back = ParseVmmShareHandle(text);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->socket, h.socket);
+  EXPECT_EQ(back->pid, h.pid);
+  EXPECT_EQ(back->size, h.size);
+  for (const std::string& bad :
+       {std::string(64, 'v'), std::string("vmm:"), std::string("vmm::1:2"),
+        std::string("vmm:s:0:2"), std::string("vmm:s:-1:2"), std::string("vmm:s:1:0"),
+        std::string("vmm:s:1:2:3"), std::string("ipc:s:1:2"), std::string("vmm:s:x:2")}) {
+    EXPECT_FALSE(ParseVmmShareHandle(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace graphshard::client
