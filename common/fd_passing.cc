@@ -69,21 +69,30 @@ absl::StatusOr<std::string> RandomName() {
   return name;
 }
 
-bool SendFd(int conn, int fd) {
+// One byte of data with room for one descriptor beside it: what both sides exchange.
+struct OneByteMessage {
   char byte = 'f';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  OneByteMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  OneByteMessage(const OneByteMessage&) = delete;
+  OneByteMessage& operator=(const OneByteMessage&) = delete;
+};
+
+bool SendFd(int conn, int fd) {
+  OneByteMessage m;
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return ::sendmsg(conn, &msg, MSG_NOSIGNAL) == 1;
+  return ::sendmsg(conn, &m.msg, MSG_NOSIGNAL) == 1;
 }
 
 }  // namespace
@@ -158,17 +167,11 @@ absl::StatusOr<int> FetchFd(const std::string& name, double timeout_s) {
     return absl::DeadlineExceededError(
         absl::StrCat("@", name, " sent no descriptor within ", timeout_s, " s"));
   }
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  const ssize_t r = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  OneByteMessage m;
+  const ssize_t r = ::recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
   ::close(sock);
-  const cmsghdr* c = r == 1 && (msg.msg_flags & MSG_CTRUNC) == 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  const cmsghdr* c =
+      r == 1 && (m.msg.msg_flags & MSG_CTRUNC) == 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
   if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
       c->cmsg_len != CMSG_LEN(sizeof(int))) {
     return absl::PermissionDeniedError(absl::StrCat(
