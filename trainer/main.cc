@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "client/communicator.h"
+#include "client/device_share.h"
 #include "client/options.h"
 #include "client/rank_heartbeats.h"
 #include "client/rendezvous.h"
@@ -54,6 +55,11 @@ constexpr double kHeartbeatStoreTimeoutS = 5;
 absl::Status Run(const client::TrainerOptions& options) {
   absl::StatusOr<client::RendezvousConfig> rdv = client::ParseRendezvous(client::ProcessEnv());
   if (!rdv.ok()) return rdv.status();
+  // How the shared device tier's shares travel: a bad value stops the trainer here, not later
+  // as a share that "does not fit".
+  if (absl::StatusOr<bool> vmm = client::WantVmmShares(client::ProcessEnv()); !vmm.ok()) {
+    return vmm.status();
+  }
   std::cerr << "rank " << rdv->rank << " of " << rdv->world_size << " (local " << rdv->local_rank
             << "), rendezvous " << rdv->master_addr << ":" << rdv->master_port << std::endl;
 

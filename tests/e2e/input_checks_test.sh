@@ -47,6 +47,15 @@ show "$WORK/s.err"
 grep -q "feat_dtype is 'float16', but part_0/nodes/node/feat.npy holds float32" "$WORK/s.err" ||
   fail "the error does not name the field and the file"
 
+if [[ -x $BIN/graphshard-trainer ]]; then
+  note "a bad GRAPHSHARD_SHARED_TIER_EXPORT stops the trainer at start, naming it"
+  status=0
+  GRAPHSHARD_SHARED_TIER_EXPORT=shm timeout 60 "$BIN/graphshard-trainer" --servers 127.0.0.1:1 \
+    >"$WORK/t.out" 2>"$WORK/t.err" || status=$?
+  ((status != 0 && status < 124)) || fail "bad GRAPHSHARD_SHARED_TIER_EXPORT: status $status"
+  grep -q "GRAPHSHARD_SHARED_TIER_EXPORT=shm: not ipc or vmm" "$WORK/t.err" ||
+    { show "$WORK/t.err"; fail "the error does not name the variable"; }
+fi
 if [[ -x $BIN/graphshard-trainer && -x $BIN/graphshard-health ]]; then
   note "NaN features kept with --allow-nonfinite: training stops at the first NaN loss"
   timeout 120 "$BIN/graphshard-partition" partition --input "$WORK/nan_cora" --parts 2 \
