@@ -150,7 +150,7 @@ absl::Status FdOffer::Serve(int fd, std::vector<pid_t> allowed, double timeout_s
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> FetchFd(const std::string& name, double timeout_s) {
+absl::StatusOr<int> FetchFd(const std::string& name, pid_t from, double timeout_s) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(
                                            static_cast<int64_t>(std::max(0.0, timeout_s) * 1e3));
   const int sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -161,6 +161,15 @@ absl::StatusOr<int> FetchFd(const std::string& name, double timeout_s) {
     const std::string why = Errno(absl::StrCat("connecting to @", name).c_str());
     ::close(sock);
     return absl::UnavailableError(why);
+  }
+  ucred cred{};
+  socklen_t cred_len = sizeof(cred);
+  if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
+      cred.uid != ::getuid() || cred.pid != from) {
+    ::close(sock);
+    return absl::PermissionDeniedError(absl::StrCat("@", name, " is served by process ", cred.pid,
+                                                    " (user ", cred.uid, "), not process ", from,
+                                                    " of this user: not believed"));
   }
   if (!Readable(sock, deadline)) {
     ::close(sock);

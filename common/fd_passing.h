@@ -7,8 +7,9 @@
 // (nothing on disk) under a random name, which travels to the peers through the job's own
 // channel; since any local process can see that name (/proc/net/unix), the offer hands its
 // descriptor only to connections whose peer credentials (SO_PEERCRED) show this user and one
-// of the process ids it was told, each once, and closes every other connection unanswered.
-// Both sides are bounded by a deadline.
+// of the process ids it was told, each once, and closes every other connection unanswered;
+// the fetching side in turn believes only the process that published the name (a name taken
+// over after the offer closed gets nothing). Both sides are bounded by a deadline.
 
 #include <sys/types.h>
 
@@ -46,10 +47,12 @@ class FdOffer {
   std::string name_;
 };
 
-// The descriptor offered under `name` (a new descriptor the caller owns and closes); an error
-// naming the socket when nothing listens there, the offer closes the connection without one
-// (this process is not one it serves), or `timeout_s` passes.
-absl::StatusOr<int> FetchFd(const std::string& name, double timeout_s);
+// The descriptor that process `from` (this user's) offers under `name` (a new descriptor the
+// caller owns and closes); an error naming the socket when nothing listens there, another
+// process does (PermissionDenied: a name taken over after the offer closed is not believed),
+// the offer closes the connection without one (this process is not one it serves), or
+// `timeout_s` passes.
+absl::StatusOr<int> FetchFd(const std::string& name, pid_t from, double timeout_s);
 
 }  // namespace graphshard::common
 

@@ -242,7 +242,7 @@ void* Open(int device, const std::string& handle, std::string* error) {
     *error = d.error.empty() ? "a malformed share handle" : d.error;
     return nullptr;
   }
-  absl::StatusOr<int> fd = common::FetchFd(p->socket, kPassTimeoutS);
+  absl::StatusOr<int> fd = common::FetchFd(p->socket, static_cast<pid_t>(p->pid), kPassTimeoutS);
   if (!fd.ok()) {
     *error = std::string(fd.status().message());
     return nullptr;

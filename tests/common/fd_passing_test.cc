@@ -38,7 +38,7 @@ TEST(FdPassing, AnAllowedProcessGetsTheSameFile) {
   Pipe pipe;
   absl::Status served;
   std::thread server([&] { served = offer->Serve(pipe.fds[0], {::getpid()}, 10); });
-  absl::StatusOr<int> fd = FetchFd(offer->name(), 10);
+  absl::StatusOr<int> fd = FetchFd(offer->name(), ::getpid(), 10);
   server.join();
   ASSERT_TRUE(fd.ok()) << fd.status();
   EXPECT_TRUE(served.ok()) << served;
@@ -56,16 +56,17 @@ TEST(FdPassing, AProcessNotAllowedGetsNothingAndTheOfferWaitsForTheRightOne) {
   // Allowed: only a child process; this process connects first and is turned away.
   int go[2];
   ASSERT_EQ(::pipe(go), 0);
+  const pid_t owner = ::getpid();
   const pid_t child = ::fork();
   if (child == 0) {
     char c;
     if (::read(go[0], &c, 1) != 1) ::_exit(3);
-    absl::StatusOr<int> fd = FetchFd(offer->name(), 10);
+    absl::StatusOr<int> fd = FetchFd(offer->name(), owner, 10);
     ::_exit(fd.ok() ? 0 : 2);
   }
   absl::Status served;
   std::thread server([&] { served = offer->Serve(pipe.fds[0], {child}, 10); });
-  absl::StatusOr<int> mine = FetchFd(offer->name(), 10);
+  absl::StatusOr<int> mine = FetchFd(offer->name(), ::getpid(), 10);
   EXPECT_EQ(mine.status().code(), absl::StatusCode::kPermissionDenied) << mine.status();
   EXPECT_NE(mine.status().message().find(offer->name()), std::string::npos);
   ASSERT_EQ(::write(go[1], "g", 1), 1);
@@ -91,8 +92,18 @@ TEST(FdPassing, TheOfferEndsAtItsDeadlineNamingWhoDidNotCome) {
   EXPECT_LT(took, 5.0);
 }
 
+TEST(FdPassing, AnOfferFromAnotherProcessThanTheOwnerIsNotBelieved) {
+  // The name served by this process, the fetch expecting another (as after the owner's offer
+  // closed and someone else took its name): refused before anything is received.
+  absl::StatusOr<FdOffer> offer = FdOffer::Listen();
+  ASSERT_TRUE(offer.ok()) << offer.status();
+  absl::StatusOr<int> fd = FetchFd(offer->name(), ::getpid() + 1, 10);
+  EXPECT_EQ(fd.status().code(), absl::StatusCode::kPermissionDenied) << fd.status();
+  EXPECT_NE(fd.status().message().find("not believed"), std::string::npos) << fd.status();
+}
+
 TEST(FdPassing, FetchingWhereNothingListensFailsNamingTheSocket) {
-  absl::StatusOr<int> fd = FetchFd("graphshard-fd-nobody-listens-here", 1);
+  absl::StatusOr<int> fd = FetchFd("graphshard-fd-nobody-listens-here", ::getpid(), 1);
   EXPECT_EQ(fd.status().code(), absl::StatusCode::kUnavailable) << fd.status();
   EXPECT_NE(fd.status().message().find("graphshard-fd-nobody-listens-here"), std::string::npos);
 }
@@ -101,7 +112,7 @@ TEST(FdPassing, FetchingFromASilentOfferEndsAtTheDeadline) {
   absl::StatusOr<FdOffer> offer = FdOffer::Listen();  // listens, never serves
   ASSERT_TRUE(offer.ok()) << offer.status();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<int> fd = FetchFd(offer->name(), 0.3);
+  absl::StatusOr<int> fd = FetchFd(offer->name(), ::getpid(), 0.3);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(fd.status().code(), absl::StatusCode::kDeadlineExceeded) << fd.status();
