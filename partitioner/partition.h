@@ -51,8 +51,8 @@ struct PartitionOptions {
   // NaN or Inf in a feature row is InvalidArgument naming the node type, input row and column
   // (a model trained on it only learns `loss nan`); true keeps such values as they are.
   bool allow_nonfinite = false;
-  // Worker threads for the edge passes (0 = the machine's hardware threads). The output does
-  // not depend on it.
+  // Worker threads for the edge passes and the feature rows (0 = the machine's hardware
+  // threads). The output does not depend on it.
   int threads = 0;
   // "stream": the most restreaming passes over the edges (>= 1; each is one scan of every edge
   // and one walk over the nodes); fewer when a pass moves at most 0.1% of the nodes (settled).

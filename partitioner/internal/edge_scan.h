@@ -32,13 +32,14 @@ void ScanEdges(const EdgeTypeData& t, Progress* progress, Fn&& fn) {
   }
 }
 
-// ScanEdges on `threads` workers: fn(e) is called once per edge, from any worker, in no
-// particular order (fn must be safe to call concurrently); progress advances under a lock.
+// ScanEdges on `threads` workers, a chunk at a time: fn(b, end) is called once per chunk of
+// edge ids [b, end), from any worker, in no particular order (fn must be safe to call
+// concurrently); progress advances under a lock.
 template <typename Fn>
-void ParallelScanEdges(const EdgeTypeData& t, Progress* progress, int threads, Fn&& fn) {
+void ParallelScanEdgeChunks(const EdgeTypeData& t, Progress* progress, int threads, Fn&& fn) {
   std::mutex mu;
   (void)ParallelChunks(t.num_edges(), kEdgeChunk, threads, [&](int64_t, int64_t b, int64_t end) {
-    for (int64_t e = b; e < end; ++e) fn(e);
+    fn(b, end);
     t.src_ids.ReleasePages(b, end);
     t.dst_ids.ReleasePages(b, end);
     if (progress != nullptr) {
@@ -46,6 +47,14 @@ void ParallelScanEdges(const EdgeTypeData& t, Progress* progress, int threads, F
       progress->Add(end - b);
     }
     return absl::OkStatus();
+  });
+}
+
+// ParallelScanEdgeChunks one edge at a time: fn(e) is called once per edge.
+template <typename Fn>
+void ParallelScanEdges(const EdgeTypeData& t, Progress* progress, int threads, Fn&& fn) {
+  ParallelScanEdgeChunks(t, progress, threads, [&](int64_t b, int64_t end) {
+    for (int64_t e = b; e < end; ++e) fn(e);
   });
 }
 

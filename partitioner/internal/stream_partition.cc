@@ -45,9 +45,16 @@ inline void Bump(uint32_t& count) {
 struct Layout {
   int num_parts = 0;
   std::vector<int64_t> offset;  // [types + 1]: first flat id of each type
-  std::vector<bool> train;      // [nodes]: in its type's "train" split
+  std::vector<uint64_t> train;  // bit v of [nodes / 64 words]: node v is in its type's "train" split
   std::vector<int64_t> cap;     // [classes]: nodes of class c = 2 x type + train per part
   int64_t capacity = 0;         // sum of cap: the most nodes a part can end with
+
+  bool InTrain(int64_t v) const { return (train[static_cast<size_t>(v) >> 6] >> (v & 63)) & 1; }
+  // The node type of flat id v.
+  size_t TypeOf(int64_t v) const {
+    return static_cast<size_t>(std::upper_bound(offset.begin(), offset.end(), v) -
+                               offset.begin() - 1);
+  }
 };
 
 absl::StatusOr<Layout> MakeLayout(const Graph& g, int num_parts) {
@@ -60,13 +67,16 @@ absl::StatusOr<Layout> MakeLayout(const Graph& g, int num_parts) {
     return absl::InvalidArgumentError(absl::StrCat("stream partition: ", n, " nodes x ", num_parts,
                                                    " parts overflows the counts"));
   }
-  l.train.assign(static_cast<size_t>(n), false);
+  l.train.assign(static_cast<size_t>(n + 63) / 64, 0);
   std::vector<int64_t> class_size(2 * g.node_types.size(), 0);
   for (size_t t = 0; t < g.node_types.size(); ++t) {
     const NodeTypeData& nt = g.node_types[t];
     int64_t in_train = 0;
     if (auto it = nt.splits.find("train"); it != nt.splits.end()) {
-      for (int64_t id : it->second.span()) l.train[l.offset[t] + id] = true;
+      for (int64_t id : it->second.span()) {
+        const int64_t v = l.offset[t] + id;
+        l.train[static_cast<size_t>(v) >> 6] |= uint64_t{1} << (v & 63);
+      }
       in_train = it->second.size();
     }
     class_size[2 * t] = nt.num_nodes - in_train;
@@ -93,11 +103,26 @@ void CountNeighbours(const Graph& g, const Layout& l, const std::vector<std::vec
     const std::vector<int>& src_part = parts[si];
     const std::vector<int>& dst_part = parts[di];
     const bool one_type = si == di;
-    ParallelScanEdges(t, &progress, threads, [&](int64_t e) {
-      const int64_t u = t.src_ids[e], v = t.dst_ids[e];
-      if (one_type && u == v) return;
-      Bump(count[static_cast<size_t>((os + u) * k + dst_part[v])]);
-      Bump(count[static_cast<size_t>((od + v) * k + src_part[u])]);
+    // Every edge bumps two counts at random places, and a locked add waits for its cache line:
+    // the parts are fetched kPartsAhead edges ahead and the counts they select kCountsAhead
+    // ahead, so the adds find their lines in cache.
+    constexpr int64_t kPartsAhead = 32, kCountsAhead = 16;
+    ParallelScanEdgeChunks(t, &progress, threads, [&](int64_t b, int64_t end) {
+      for (int64_t e = b; e < end; ++e) {
+        if (e + kPartsAhead < end) {
+          __builtin_prefetch(&dst_part[static_cast<size_t>(t.dst_ids[e + kPartsAhead])]);
+          __builtin_prefetch(&src_part[static_cast<size_t>(t.src_ids[e + kPartsAhead])]);
+        }
+        if (e + kCountsAhead < end) {
+          const int64_t ua = t.src_ids[e + kCountsAhead], va = t.dst_ids[e + kCountsAhead];
+          __builtin_prefetch(&count[static_cast<size_t>((os + ua) * k + dst_part[va])], 1);
+          __builtin_prefetch(&count[static_cast<size_t>((od + va) * k + src_part[ua])], 1);
+        }
+        const int64_t u = t.src_ids[e], v = t.dst_ids[e];
+        if (one_type && u == v) continue;
+        Bump(count[static_cast<size_t>((os + u) * k + dst_part[v])]);
+        Bump(count[static_cast<size_t>((od + v) * k + src_part[u])]);
+      }
     });
   }
 }
@@ -168,12 +193,29 @@ PassStats Assign(const Layout& l, const std::vector<uint32_t>& count, uint64_t s
   const WalkOrder order = MakeWalkOrder(n, seed);
   const uint64_t pass_seed = common::MixSeed(seed, kStayStream + static_cast<uint64_t>(pass));
   PassStats s;
+  // The walk reads each node's counts, part and train bit at effectively random places (the
+  // strided order): the node kWalkAhead steps ahead is fetched while this one is chosen.
+  // Memory latency bounded the walk: 223 ns a node on papers scale 0.25 (tests/bench/RESULTS.md,
+  // "The stream partition's walk, prefetched").
+  constexpr int64_t kWalkAhead = 16;
+  auto step = [&](int64_t v) {
+    v += order.stride;  // stride < n: one subtraction is the modulo
+    return v >= n ? v - n : v;
+  };
+  int64_t ahead = order.start;
+  for (int64_t i = 0; i < std::min(n, kWalkAhead); ++i) ahead = step(ahead);
   int64_t flat = order.start;
   for (int64_t i = 0; i < n; ++i) {
-    const size_t t = static_cast<size_t>(std::upper_bound(l.offset.begin(), l.offset.end(), flat) -
-                                         l.offset.begin() - 1);
+    if (i + kWalkAhead < n) {
+      const size_t ta = l.TypeOf(ahead);
+      __builtin_prefetch(&count[static_cast<size_t>(ahead * k)]);
+      __builtin_prefetch(&parts[ta][static_cast<size_t>(ahead - l.offset[ta])], 1);
+      __builtin_prefetch(&l.train[static_cast<size_t>(ahead) >> 6]);
+      ahead = step(ahead);
+    }
+    const size_t t = l.TypeOf(flat);
     int& part = parts[t][flat - l.offset[t]];
-    const size_t c = 2 * t + (l.train[flat] ? 1 : 0);
+    const size_t c = 2 * t + (l.InTrain(flat) ? 1 : 0);
     const uint32_t* cnt = &count[static_cast<size_t>(flat * k)];
     for (int p = 0; p < k; ++p) {
       s.endpoints += cnt[p];
@@ -187,8 +229,7 @@ PassStats Assign(const Layout& l, const std::vector<uint32_t>& count, uint64_t s
     ++loads.nodes[best];
     ++loads.by_class[c * k + best];
     if ((i + 1) % (int64_t{1} << 16) == 0 || i + 1 == n) progress.Set(i + 1);
-    flat += order.stride;  // stride < n: one subtraction is the modulo
-    if (flat >= n) flat -= n;
+    flat = step(flat);
   }
   return s;
 }

@@ -118,7 +118,7 @@ for method in $METHODS; do
       { tail -5 "$OUT/partition_${method}_$k.log" >&2; die "partition ($method, $k) failed"; }
     shape=$("$BIN_DIR/graphshard-partition" inspect "$dir" --json --no-verify 2>/dev/null)
     emit "$(python3 -c "
-import json, sys
+import json, re, sys
 a = json.loads(sys.argv[1])
 a.update(scale=float(sys.argv[2]), parts=int(sys.argv[3]), method=sys.argv[4])
 try:
@@ -128,7 +128,22 @@ try:
              train_balance=round(i.get('train_balance', 0), 4))
 except (ValueError, KeyError):
     pass
-print(json.dumps(a))" "$line" "$SCALE" "$k" "$method" "$shape")"
+# Where the time went, from the progress lines of the tool (WHAT: done (N) in S s).
+phases = {}
+for l in open(sys.argv[6], errors='replace'):
+    m = re.search(r'\] (.*): done \(.*\) in ([0-9.]+) s', l)
+    if not m:
+        continue
+    what = m.group(1)
+    key = ('stream_counts_s' if 'neighbour counts' in what else
+           'stream_walk_s' if what.startswith('stream:') else
+           'nodes_s' if re.match(r'part \d+/\d+ nodes', what) else
+           'edges_s' if re.match(r'part \d+/\d+ edges', what) else 'other_s')
+    phases[key] = round(phases.get(key, 0) + float(m.group(2)), 1)
+    if key == 'stream_walk_s':
+        phases['stream_passes'] = phases.get('stream_passes', 0) + 1
+a['phases'] = phases
+print(json.dumps(a))" "$line" "$SCALE" "$k" "$method" "$shape" "$OUT/partition_${method}_$k.log")"
     log "partition: $(du -sh "$dir" | cut -f1); disk left: $(df -h "$dir" | tail -1 | awk '{print $4}')"
   done
 done

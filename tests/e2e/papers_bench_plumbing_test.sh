@@ -32,6 +32,10 @@ random, stream = by["papers_partition_random_2"], by["papers_partition_stream_2"
 assert random["remote_fraction"] > 0.4, random
 assert stream["remote_fraction"] < random["remote_fraction"] - 0.1, (stream, random)
 assert stream["node_balance"] <= 1.06 and stream["peak_rss_mib"] > 0, stream
+# Where the time went, read from the tool's progress lines: every pass, both parts' files.
+assert stream["phases"]["stream_passes"] >= 2, stream
+assert all(k in stream["phases"] for k in ("stream_counts_s", "stream_walk_s", "nodes_s", "edges_s")), stream
+assert "stream_passes" not in random["phases"] and "edges_s" in random["phases"], random
 epoch = "not trained (no trainer in this build)"
 if sys.argv[2]:
     train = by["gpu_train_1gpu_2srv"]
