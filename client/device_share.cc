@@ -45,8 +45,8 @@ absl::Status SharesLoaded(const std::vector<std::string>& published, absl::strin
 
 absl::StatusOr<bool> WantVmmShares(const EnvLookup& env) {
   const absl::optional<std::string> v = env("GRAPHSHARD_SHARED_TIER_EXPORT");
-  if (!v.has_value() || v->empty() || *v == "ipc") return false;
-  if (*v == "vmm") return true;
+  if (!v.has_value() || v->empty() || *v == "vmm") return true;
+  if (*v == "ipc") return false;
   return absl::InvalidArgumentError(
       absl::StrCat("GRAPHSHARD_SHARED_TIER_EXPORT=", *v, ": not ipc or vmm"));
 }

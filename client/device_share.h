@@ -32,9 +32,11 @@ absl::Status SharesLoaded(const std::vector<std::string>& published, absl::strin
                           const absl::Status& own);
 
 // How the shares travel (GRAPHSHARD_SHARED_TIER_EXPORT, read by the trainer where it makes its
-// share): unset, "" or "ipc" -> CUDA IPC handles (false); "vmm" -> CUDA's virtual memory API,
-// the memory passed as a file descriptor over a Unix socket (true; trainer/vmm_share.h);
-// anything else: InvalidArgument naming the variable and the value.
+// share): unset, "" or "vmm" -> CUDA's virtual memory API, the memory passed as a file
+// descriptor over a Unix socket (true; trainer/vmm_share.h); "ipc" -> CUDA IPC handles
+// (false: at papers scale 1 a share mapped so read at ~27 GB/s against ~347 GB/s;
+// tests/bench/RESULTS.md, "VMM shares"); anything else: InvalidArgument naming the variable
+// and the value.
 absl::StatusOr<bool> WantVmmShares(const EnvLookup& env);
 
 // A VMM share's handle: where its file descriptor is offered (an abstract Unix socket's name),

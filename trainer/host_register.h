@@ -27,10 +27,11 @@ void* RegisterHostForDevice(void* base, size_t length, std::string* error);
 void UnregisterHost(void* base);
 
 // The shared device tier (feature_store.h, --device-tier): GPU memory that the other trainer
-// processes of the host read in place over peer access (NVLink or PCIe), through CUDA IPC (or
-// CUDA's virtual memory API: GRAPHSHARD_SHARED_TIER_EXPORT=vmm, below).
-// AllocateShareable: `bytes` on GPU `device` (cudaMalloc, its own allocation: an IPC handle
-// names a whole allocation) and its handle as bytes for the peers; nullptr with *error.
+// processes of the host read in place over peer access (NVLink or PCIe), made with CUDA's
+// virtual memory API (the default, below) or through CUDA IPC (GRAPHSHARD_SHARED_TIER_EXPORT=ipc).
+// AllocateShareable: `bytes` on GPU `device` (cuMemCreate, or with
+// GRAPHSHARD_SHARED_TIER_EXPORT=ipc its own cudaMalloc: an IPC handle names a whole allocation)
+// and its handle as bytes for the peers; nullptr with *error.
 void* AllocateShareable(int device, size_t bytes, std::string* handle, std::string* error);
 void FreeShareable(void* ptr);
 // The PCI bus id of GPU `device` ("0000:1b:00.0"), or "" (no CUDA).
@@ -43,7 +44,7 @@ bool CanReadPeer(int device, const std::string& peer_bus_id, std::string* why);
 // ClosePeer before the peer frees it.
 void* OpenPeer(int device, const std::string& handle, std::string* error);
 void ClosePeer(void* ptr);
-// With GRAPHSHARD_SHARED_TIER_EXPORT=vmm the shares are made with CUDA's virtual memory API and
+// By default (GRAPHSHARD_SHARED_TIER_EXPORT unset or vmm) the shares are made with CUDA's virtual memory API and
 // handed to the peers as file descriptors (vmm_share.h): between publishing the handles and
 // opening the peers' shares, StartServingShare starts handing this rank's `own` share to the
 // ranks whose handles are `peer_handles`, and FinishServingShare (after the peers' shares are

@@ -81,7 +81,12 @@ void* AllocateShareable(int device, size_t bytes, std::string* handle, std::stri
   const bool vmm_wanted = vmm::Wanted(error);
   if (!error->empty()) return nullptr;
   if (vmm_wanted) {
-    return OnDevice(device, [&]() -> void* { return vmm::Allocate(device, bytes, handle, error); });
+    void* ptr =
+        OnDevice(device, [&]() -> void* { return vmm::Allocate(device, bytes, handle, error); });
+    if (ptr == nullptr) {
+      *error += "; GRAPHSHARD_SHARED_TIER_EXPORT=ipc on every trainer shares through CUDA IPC";
+    }
+    return ptr;
   }
   return OnDevice(device, [&]() -> void* {
     void* ptr = nullptr;

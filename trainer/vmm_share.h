@@ -3,8 +3,8 @@
 
 // The shared device tier's shares made with CUDA's virtual memory API (cuMemCreate) and passed
 // to the host's other trainers as file descriptors over a Unix socket (common/fd_passing.h),
-// as NCCL passes its own peer buffers: the alternative to CUDA IPC handles that
-// GRAPHSHARD_SHARED_TIER_EXPORT=vmm selects (host_register.h; trainer/README.md). The driver's
+// as NCCL passes its own peer buffers: the default (GRAPHSHARD_SHARED_TIER_EXPORT unset or
+// "vmm"; "ipc" selects CUDA IPC handles instead: host_register.h; trainer/README.md). The driver's
 // functions are looked up at run time (cudaGetDriverEntryPointByVersion): the trainer does not
 // link libcuda, so it still starts where there is no GPU driver. Built with the CUDA toolkit.
 
@@ -14,7 +14,7 @@
 
 namespace graphshard::trainer::vmm {
 
-// GRAPHSHARD_SHARED_TIER_EXPORT: unset, "" or "ipc" -> false; "vmm" -> true; anything else:
+// GRAPHSHARD_SHARED_TIER_EXPORT: unset, "" or "vmm" -> true; "ipc" -> false; anything else:
 // false with *error naming the variable and its value.
 bool Wanted(std::string* error);
 

@@ -16,7 +16,9 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 NCCL_FLAGS=()
 NCCL_LIB=$(find "${NCCL_HOME:-/nonexistent}/lib" -maxdepth 1 -name "libnccl.so*" 2>/dev/null | sort | head -1 || true)
 if [[ -n $NCCL_LIB && -f $NCCL_HOME/include/nccl.h ]]; then
-  NCCL_FLAGS=(-DHGB_NCCL -I"$NCCL_HOME/include" "$NCCL_LIB" -Xlinker -rpath -Xlinker "$NCCL_HOME/lib")
+  # nvcc takes a library by -l, not by a versioned file name (libnccl.so.2 in PyTorch's wheel).
+  NCCL_FLAGS=(-DHGB_NCCL -I"$NCCL_HOME/include" -L"$NCCL_HOME/lib" "-l:$(basename "$NCCL_LIB")"
+    -Xlinker -rpath -Xlinker "$NCCL_HOME/lib")
 fi
 "$NVCC" -O2 -std=c++17 -arch="${CUDA_ARCH:-sm_90}" "$ROOT/tests/bench/host_gather_bench.cu" \
   "${NCCL_FLAGS[@]}" -lcuda -o "$OUT/host_gather_bench"

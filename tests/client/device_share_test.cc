@@ -51,14 +51,14 @@ TEST(SharesLoaded, AMalformedStringIsAFailureNotAHandle) {
   }
 }
 
-TEST(WantVmmShares, IpcUnlessAskedAndABadValueNamesTheVariable) {
+TEST(WantVmmShares, VmmUnlessIpcIsAskedAndABadValueNamesTheVariable) {
   const auto env = [](absl::optional<std::string> v) -> EnvLookup {
     return [v](absl::string_view) { return v; };
   };
-  EXPECT_FALSE(*WantVmmShares(env(absl::nullopt)));
-  EXPECT_FALSE(*WantVmmShares(env("")));
-  EXPECT_FALSE(*WantVmmShares(env("ipc")));
+  EXPECT_TRUE(*WantVmmShares(env(absl::nullopt)));
+  EXPECT_TRUE(*WantVmmShares(env("")));
   EXPECT_TRUE(*WantVmmShares(env("vmm")));
+  EXPECT_FALSE(*WantVmmShares(env("ipc")));
   const absl::StatusOr<bool> bad = WantVmmShares(env("VMM "));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("GRAPHSHARD_SHARED_TIER_EXPORT=VMM "));
