@@ -17,7 +17,9 @@
 #include "absl/types/optional.h"
 #include "client/communicator.h"
 #include "client/config_fingerprint.h"
+#include "client/device_share.h"
 #include "client/feature_rows.h"
+#include "client/rendezvous.h"
 #include "client/shards.h"
 #include "client/task.h"
 #include "common/status_macros.h"
@@ -216,11 +218,14 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
     log << absl::StrFormat(
         "rank %d feature store (%.1f MiB of rows, %.2f s to load): device tier shared by the "
         "host's %d GPUs (--device-tier), %s holds %.1f MiB, %.1f%% of rows; the others' read "
-        "over peer access\n",
+        "over peer access (shares made with %s)\n",
         rank, mib(table_bytes), absl::ToDoubleSeconds(absl::Now() - load_start), l.shared_by_gpus,
         device.name, mib(l.device_bytes),
         100 * static_cast<double>(l.device_rows) /
-            static_cast<double>(std::max<int64_t>(1, rows_with_features)));
+            static_cast<double>(std::max<int64_t>(1, rows_with_features)),
+        client::WantVmmShares(client::ProcessEnv()).value_or(true)
+            ? "CUDA's VMM API"
+            : "CUDA IPC, GRAPHSHARD_SHARED_TIER_EXPORT=ipc");
     return absl::OkStatus();
   }
   const double rows =

@@ -6,7 +6,9 @@
 # Prints one JSON line per graph: the three weights fingerprints, whether they are equal, and
 # the tiered runs' feature_tiers. Where the machine has 2 GPUs, also 2 trainers (one per GPU)
 # with rows in every batch against 2 trainers with --device-tier shared (the table split over
-# the two GPUs, each reading the other's half over peer access): a second line per graph.
+# the two GPUs, each reading the other's half over peer access), with the shares made by CUDA's
+# VMM API (the default) and through CUDA IPC (GRAPHSHARD_SHARED_TIER_EXPORT=ipc): a second line
+# per graph.
 # Exit 1 when a fingerprint differs. SHARED_ONLY=1: only the 2-GPU pair.
 #
 #   source .devdeps/use-deps.sh .devdeps && BIN=build-gpu/bin bash tests/bench/tiered_store_gpu_check.sh
@@ -48,15 +50,21 @@ PY
   a=$(TRAINERS=2 run "$graph-server2" "$part" "$@" --feature-store server)
   b=$(TRAINERS=2 run "$graph-shared2" "$part" "$@" --feature-store device --device-tier shared)
   grep "device tier shared\|peer" "$WORK/$graph-shared2.err" | head -4 >&2
-  python3 - "$graph" "$a" "$b" <<'PY' || status=1
+  # The same with the shares through CUDA IPC handles instead of the VMM API (the default).
+  c=$(GRAPHSHARD_SHARED_TIER_EXPORT=ipc TRAINERS=2 run "$graph-shared2ipc" "$part" "$@" \
+    --feature-store device --device-tier shared)
+  grep "device tier shared" "$WORK/$graph-shared2ipc.err" | head -2 >&2
+  python3 - "$graph" "$a" "$b" "$c" <<'PY' || status=1
 import json, sys
 graph, *runs = sys.argv[1:]
-a, b = (json.loads(r) for r in runs)
-fps = [r.get("weights_fingerprint") for r in (a, b)]
+a, b, c = (json.loads(r) for r in runs)
+fps = [r.get("weights_fingerprint") for r in (a, b, c)]
 tiers = b.get("feature_tiers") or {}
-same = fps[0] is not None and len(set(fps)) == 1 and tiers.get("peer_hit_rate", 0) > 0
+same = (fps[0] is not None and len(set(fps)) == 1 and tiers.get("peer_hit_rate", 0) > 0
+        and (c.get("feature_tiers") or {}).get("peer_hit_rate", 0) > 0)
 print(json.dumps({"name": f"tiered_store_gpu_shared_2gpu_bitwise_{graph}", "value": same,
-                  "fingerprints": fps, "shared_tiers": tiers}))
+                  "fingerprints": fps, "fingerprints_are": ["server", "shared (vmm)", "shared (ipc)"],
+                  "shared_tiers": tiers}))
 sys.exit(0 if same else 1)
 PY
 }
