@@ -243,7 +243,8 @@ absl::Status WriteEdges(const Plan& plan, const EdgeTypeData& t, int part, Folde
       }
       const int64_t v = t.dst_ids[e];
       if (owner[v] != part) continue;
-      std::atomic_ref<int64_t>(indptr[rd.new_of[v] - b + 1]).fetch_add(1, std::memory_order_relaxed);
+      std::atomic_ref<int64_t>(indptr[rd.new_of[v] - b + 1])
+          .fetch_add(1, std::memory_order_relaxed);
     }
   });
   std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());

@@ -44,11 +44,12 @@ bool CanReadPeer(int device, const std::string& peer_bus_id, std::string* why);
 // ClosePeer before the peer frees it.
 void* OpenPeer(int device, const std::string& handle, std::string* error);
 void ClosePeer(void* ptr);
-// By default (GRAPHSHARD_SHARED_TIER_EXPORT unset or vmm) the shares are made with CUDA's virtual memory API and
-// handed to the peers as file descriptors (vmm_share.h): between publishing the handles and
-// opening the peers' shares, StartServingShare starts handing this rank's `own` share to the
-// ranks whose handles are `peer_handles`, and FinishServingShare (after the peers' shares are
-// open) waits until each had it (at most a minute). No-ops for CUDA IPC handles.
+// By default (GRAPHSHARD_SHARED_TIER_EXPORT unset or vmm) the shares are made with CUDA's
+// virtual memory API and handed to the peers as file descriptors (vmm_share.h): between
+// publishing the handles and opening the peers' shares, StartServingShare starts handing this
+// rank's `own` share to the ranks whose handles are `peer_handles`, and FinishServingShare
+// (after the peers' shares are open) waits until each had it (at most a minute). No-ops for
+// CUDA IPC handles.
 bool StartServingShare(void* own, const std::vector<std::string>& peer_handles, std::string* error);
 bool FinishServingShare(void* own, std::string* error);
 

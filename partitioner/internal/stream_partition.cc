@@ -45,7 +45,7 @@ inline void Bump(uint32_t& count) {
 struct Layout {
   int num_parts = 0;
   std::vector<int64_t> offset;  // [types + 1]: first flat id of each type
-  std::vector<uint64_t> train;  // bit v of [nodes / 64 words]: node v is in its type's "train" split
+  std::vector<uint64_t> train;  // [(nodes + 63) / 64]: bit v set = node v in its type's "train"
   std::vector<int64_t> cap;     // [classes]: nodes of class c = 2 x type + train per part
   int64_t capacity = 0;         // sum of cap: the most nodes a part can end with
 
@@ -195,8 +195,8 @@ PassStats Assign(const Layout& l, const std::vector<uint32_t>& count, uint64_t s
   PassStats s;
   // The walk reads each node's counts, part and train bit at effectively random places (the
   // strided order): the node kWalkAhead steps ahead is fetched while this one is chosen.
-  // Memory latency bounded the walk: 223 ns a node on papers scale 0.25 (tests/bench/RESULTS.md,
-  // "The stream partition's walk, prefetched").
+  // Memory latency bounded the walk: 223 ns a node at papers scale 0.25 before, 72 ns at scale
+  // 1 since (tests/bench/RESULTS.md, "The partition's random reads fetched ahead").
   constexpr int64_t kWalkAhead = 16;
   auto step = [&](int64_t v) {
     v += order.stride;  // stride < n: one subtraction is the modulo
