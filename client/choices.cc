@@ -33,6 +33,8 @@ constexpr Choice<RemoteRows> kRemoteRows[] = {{RemoteRows::kHost, "host"},
                                               {RemoteRows::kOwner, "owner"}};
 constexpr Choice<StaticShapes> kStaticShapes[] = {{StaticShapes::kOff, "off"},
                                                   {StaticShapes::kOn, "on"}};
+constexpr Choice<Aggregation> kAggregation[] = {{Aggregation::kFused, "fused"},
+                                                {Aggregation::kTorch, "torch"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -81,6 +83,10 @@ absl::Span<const Choice<FeatureStoreKind>> ChoicesOf<FeatureStoreKind>() {
 template <>
 absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>() {
   return kStaticShapes;
+}
+template <>
+absl::Span<const Choice<Aggregation>> ChoicesOf<Aggregation>() {
+  return kAggregation;
 }
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {

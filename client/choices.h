@@ -49,6 +49,10 @@ enum class RemoteRows { kHost, kOwner };
 // the GPU machine it has not made an epoch faster (tests/bench/RESULTS.md, "Static shapes and
 // CUDA graphs").
 enum class StaticShapes { kOff, kOn };
+// --aggregation fused|torch: SAGE's mean aggregation on a GPU as one CUDA kernel each way
+// (trainer/mean_aggregate_kernel.h; atomic adds, so torch's operators under --deterministic and
+// on the CPU), or torch's index_select + index_add.
+enum class Aggregation { kFused, kTorch };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -59,7 +63,7 @@ struct Choice {
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
 // H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier,
-// DeviceTier, RemoteRows, StaticShapes and FeatureDtype.
+// DeviceTier, RemoteRows, StaticShapes, Aggregation and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -88,6 +92,8 @@ template <>
 absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>();
 template <>
 absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>();
+template <>
+absl::Span<const Choice<Aggregation>> ChoicesOf<Aggregation>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

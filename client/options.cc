@@ -236,6 +236,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "nodes and edges; padding never reaches a real node) so that on cuda\n"
           "the step's forward and backward pass are captured once as a CUDA\n"
           "graph and replayed (homogeneous node tasks)");
+  AddEnum(flags, "aggregation", &o.aggregation,
+          "sage's mean aggregation on cuda: fused = one CUDA kernel each way\n"
+          "(atomic adds; torch's operators under --deterministic); torch =\n"
+          "index_select + index_add");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"

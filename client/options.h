@@ -82,6 +82,7 @@ struct TrainerOptions {
   // --static-shapes on|off: training batches padded to fixed shapes, the GPU step a CUDA graph
   // (client/choices.h; trainer/static_shapes.h)
   StaticShapes static_shapes = StaticShapes::kOff;
+  Aggregation aggregation = Aggregation::kFused;  // --aggregation fused|torch (choices.h)
   Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
                                               // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)

@@ -35,6 +35,9 @@ inline torch::Tensor MatmulWt(const torch::Tensor& x, const torch::Tensor& weigh
 struct ComputeOptions {
   bool trim = true;  // per-layer trimming (tensors.h, LayerExtents) where the model has it
   MatmulDtype matmul = MatmulDtype::kFloat32;
+  // SAGE's mean aggregation as one CUDA kernel each way where it can run (a float32 CUDA input,
+  // not --deterministic, a build with the kernel: mean_aggregate_kernel.h); else torch's form.
+  bool fused_aggregation = true;
 };
 
 // One pass of full-graph inference (trainer/inference.h) over a block: the rows it computes

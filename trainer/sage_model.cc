@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "trainer/gpu_memory.h"
+#include "trainer/mean_aggregate_kernel.h"
 
 namespace graphshard::trainer {
 
@@ -15,13 +17,76 @@ torch::Tensor MeanDivisor(const torch::Tensor& edge_dst, int64_t num_dst,
   return deg.clamp_min(1).unsqueeze(1);
 }
 
+namespace {
+
+// MeanAggregate as one CUDA kernel each way (mean_aggregate_kernel.h), its backward by hand.
+// Inputs: x [S, D] float32, edge_src / edge_dst int64 [E], divisor [>= num_dst, 1] float32, all
+// contiguous on one GPU; the backward gives x's gradient only (edges and divisor have none).
+class FusedMeanAggregate : public torch::autograd::Function<FusedMeanAggregate> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+                               const torch::Tensor& divisor, int64_t num_dst) {
+    torch::Tensor out = torch::zeros({num_dst, x.size(1)}, x.options());
+    Launch(LaunchMeanAggregate, x, edge_src, edge_dst, divisor, out);
+    ctx->save_for_backward({edge_src, edge_dst, divisor});
+    ctx->saved_data["rows"] = x.size(0);
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const torch::autograd::variable_list saved = ctx->get_saved_variables();
+    const torch::Tensor grad_out = grads[0].contiguous();
+    torch::Tensor grad_x =
+        torch::zeros({ctx->saved_data["rows"].toInt(), grad_out.size(1)}, grad_out.options());
+    Launch(LaunchMeanAggregateBackward, grad_out, saved[0], saved[1], saved[2], grad_x);
+    return {grad_x, {}, {}, {}, {}};
+  }
+
+ private:
+  template <typename Launcher>
+  static void Launch(Launcher launcher, const torch::Tensor& in, const torch::Tensor& edge_src,
+                     const torch::Tensor& edge_dst, const torch::Tensor& divisor,
+                     torch::Tensor& out) {
+    std::string why;
+    const bool ok = launcher({.in = in.data_ptr<float>(),
+                              .src = edge_src.data_ptr<int64_t>(),
+                              .dst = edge_dst.data_ptr<int64_t>(),
+                              .divisor = divisor.data_ptr<float>(),
+                              .num_edges = edge_src.size(0),
+                              .dim = in.size(1),
+                              .out = out.data_ptr<float>()},
+                             CurrentCudaStream(in.get_device()), &why);
+    TORCH_CHECK(ok, why);  // a c10::Error, caught where the run catches torch's
+  }
+};
+
+// Whether FusedMeanAggregate can take this call: torch's form otherwise (on the CPU, other
+// dtypes, --deterministic: the kernel's atomic adds vary the order of a row's terms).
+bool CanFuse(const torch::Tensor& x, const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
+             const torch::Tensor& divisor) {
+  return x.is_cuda() && x.dim() == 2 && x.scalar_type() == torch::kFloat32 &&
+         edge_src.scalar_type() == torch::kInt64 && edge_dst.scalar_type() == torch::kInt64 &&
+         divisor.scalar_type() == torch::kFloat32 &&
+         !at::globalContext().deterministicAlgorithms() && MeanAggregateKernelBuilt();
+}
+
+}  // namespace
+
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
                             const torch::Tensor& edge_dst, int64_t num_dst,
-                            const torch::Tensor& divisor) {
+                            const torch::Tensor& divisor, bool fused) {
   const int64_t n = num_dst >= 0 ? num_dst : x.size(0);
+  const torch::Tensor div =
+      divisor.defined() ? divisor.slice(0, 0, n) : MeanDivisor(edge_dst, n, x.options());
+  if (fused && CanFuse(x, edge_src, edge_dst, div)) {
+    return FusedMeanAggregate::apply(x.contiguous(), edge_src.contiguous(), edge_dst.contiguous(),
+                                     div.contiguous(), n);
+  }
   torch::Tensor sum =
       torch::zeros({n, x.size(1)}, x.options()).index_add(0, edge_dst, x.index_select(0, edge_src));
-  return sum / (divisor.defined() ? divisor.slice(0, 0, n) : MeanDivisor(edge_dst, n, x.options()));
+  return sum / div;
 }
 
 SageConvImpl::SageConvImpl(int64_t in_channels, int64_t out_channels)
@@ -41,7 +106,8 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
 torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                     const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
-                                    MatmulDtype dtype, const torch::Tensor& divisor) {
+                                    MatmulDtype dtype, const torch::Tensor& divisor,
+                                    bool fused_aggregation) {
   const int64_t in = lin_l->weight.size(1);
   const int64_t out = lin_l->weight.size(0);
   const int64_t num_dst = x_dst.size(0);
@@ -51,14 +117,16 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
     // mean(x_j) W^T == mean(x_j W^T): project first, so the E-row gather moves `out` columns
     // instead of `in` (1433 -> 64 on Cora). Same function, fewer bytes.
     neigh =
-        MeanAggregate(MatmulWt(x_src, lin_l->weight, dtype), edge_src, edge_dst, num_dst, divisor) +
+        MeanAggregate(MatmulWt(x_src, lin_l->weight, dtype), edge_src, edge_dst, num_dst, divisor,
+                      fused_aggregation) +
         lin_l->bias;
   } else if (fp32) {
-    neigh = lin_l->forward(MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor));
+    neigh = lin_l->forward(
+        MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor, fused_aggregation));
   } else {
-    neigh =
-        MatmulWt(MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor), lin_l->weight, dtype) +
-        lin_l->bias;
+    neigh = MatmulWt(MeanAggregate(x_src, edge_src, edge_dst, num_dst, divisor, fused_aggregation),
+                     lin_l->weight, dtype) +
+            lin_l->bias;
   }
   return neigh + (fp32 ? lin_r->forward(x_dst) : MatmulWt(x_dst, lin_r->weight, dtype));
 }
@@ -77,7 +145,8 @@ torch::Tensor GraphSageImpl::Layer(size_t i, const torch::Tensor& x_src, const t
                                    const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
                                    const torch::Tensor& divisor) {
   torch::Tensor x = convs_[i]->as<SageConvImpl>()->forward(x_src, x_dst, edge_src, edge_dst,
-                                                           compute_.matmul, divisor);
+                                                           compute_.matmul, divisor,
+                                                           compute_.fused_aggregation);
   if (i + 1 < convs_->size()) {
     x = torch::relu(x);
     x = torch::dropout(x, options_.dropout, is_training());
@@ -236,9 +305,12 @@ std::vector<torch::Tensor> HeteroSageImpl::Run(const BatchTensors& batch) {
       if (!h[src].x.defined()) {
         y = MeanOfSharedRow(MatmulWt(h[src].row, w_l, dtype), edge_dst, num_dst);
       } else if (w_l.size(0) < w_l.size(1)) {  // project first: fewer columns to gather
-        y = MeanAggregate(MatmulWt(h[src].x, w_l, dtype), edge_src, edge_dst, num_dst);
+        y = MeanAggregate(MatmulWt(h[src].x, w_l, dtype), edge_src, edge_dst, num_dst, {},
+                          compute_.fused_aggregation);
       } else {
-        y = MatmulWt(MeanAggregate(h[src].x, edge_src, edge_dst, num_dst), w_l, dtype);
+        y = MatmulWt(
+            MeanAggregate(h[src].x, edge_src, edge_dst, num_dst, {}, compute_.fused_aggregation),
+            w_l, dtype);
       }
       neigh[dst] = neigh[dst].defined() ? neigh[dst] + y : y;
       root_weight[dst] =

@@ -33,7 +33,7 @@ class SageConvImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                         const torch::Tensor& edge_src, const torch::Tensor& edge_dst,
                         MatmulDtype dtype = MatmulDtype::kFloat32,
-                        const torch::Tensor& divisor = {});
+                        const torch::Tensor& divisor = {}, bool fused_aggregation = false);
   torch::nn::Linear lin_l{nullptr};
   torch::nn::Linear lin_r{nullptr};
 };
@@ -42,9 +42,10 @@ TORCH_MODULE(SageConv);
 // Mean over in-neighbours: row i (of num_dst, default x's rows) is the mean of x[edge_src[e]]
 // over edges e with edge_dst[e] == i, zero without in-edges. `divisor`: MeanDivisor of these
 // edges with at least num_dst rows (its first num_dst are used), or undefined (computed here).
+// `fused`: one CUDA kernel each way where it can run (ComputeOptions::fused_aggregation).
 torch::Tensor MeanAggregate(const torch::Tensor& x, const torch::Tensor& edge_src,
                             const torch::Tensor& edge_dst, int64_t num_dst = -1,
-                            const torch::Tensor& divisor = {});
+                            const torch::Tensor& divisor = {}, bool fused = false);
 // [num_dst, 1]: each destination's in-degree over `edge_dst`, at least 1 (MeanAggregate's
 // divisor). A trimmed model's layers read prefixes of one batch's edges that hold every edge
 // into the rows they compute, so one divisor over the first layer's edges serves them all.

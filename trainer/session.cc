@@ -62,7 +62,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
   state->model->set_compute({.trim = options.trim == client::Trimming::kOn,
                              .matmul = precision == client::Precision::kBf16
                                            ? MatmulDtype::kBFloat16
-                                           : MatmulDtype::kFloat32});
+                                           : MatmulDtype::kFloat32,
+                             .fused_aggregation =
+                                 options.aggregation == client::Aggregation::kFused});
   if (options.deterministic) {
     // --deterministic: torch.use_deterministic_algorithms(True). CUDA's index_add (SAGE and
     // GCN aggregation, index_select's backward) then sorts instead of using atomics; cuBLAS

@@ -90,6 +90,9 @@ std::vector<FieldCase> Fields() {
       // The same function over padded batches: float rounding and dropout draws only.
       {"static_shapes", false, None,
        [](TrainerOptions& o) { o.static_shapes = StaticShapes::kOn; }},
+      // The same mean, its terms added in another order: float rounding only.
+      {"aggregation", false, None,
+       [](TrainerOptions& o) { o.aggregation = Aggregation::kTorch; }},
       {"precision", true, None,
        [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;

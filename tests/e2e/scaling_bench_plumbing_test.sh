@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/scaling_bench.sh as a user runs it, on the CPU with a tiny products-shaped graph:
-# one round of two variants (queue depth 1; depth 3 with the servers niced), each with its
+# one round of two variants (queue depth 1; depth 3 with the servers niced and torch's
+# aggregation, which the CPU uses anyway), each with its
 # 1-GPU-config baseline, 2 CPU trainers standing in for the GPUs. Checks the per-run lines carry
 # their variant and round, that every variant has an epoch time and a speed-up over the same
 # round's baseline, and that an unknown variant part is refused before anything runs: the
@@ -22,7 +23,7 @@ ln -s "$(command -v "${GRAPHSHARD_PYTHON:-python3}")" "$WORK/py/python3"
 export PATH=$WORK/py:$PATH
 
 OUTDIR=$WORK/out
-ONE=1gpu_2srv MANY=2gpu_2srv DEVICE=cpu SHARE_GPU=1 VARIANTS="q1 q3_nice" ROUNDS=1 EPOCHS=3 \
+ONE=1gpu_2srv MANY=2gpu_2srv DEVICE=cpu SHARE_GPU=1 VARIANTS="q1 q3_nice_torchagg" ROUNDS=1 EPOCHS=3 \
   GEN_ARGS="--num-nodes 3000 --num-edges 30000" BIN_DIR=$BIN WORK=$WORK/bench OUT=$OUTDIR \
   TOTAL_BUDGET=400 timeout 420 bash "$SRC/tests/bench/scaling_bench.sh" >"$WORK/stdout" \
   2>"$WORK/stderr" || { tail -20 "$WORK/stderr" >&2; fail "scaling_bench.sh exited $?"; }
@@ -33,13 +34,16 @@ summary = json.loads(open(sys.argv[2]).read().splitlines()[-1])
 assert not [r for r in runs if "error" in r], runs
 seen = {(r["variant"], r["name"]) for r in runs}
 assert seen == {("q1", "gpu_train_1gpu_2srv"), ("q1", "gpu_train_2gpu_2srv"),
-                ("q3_nice", "gpu_train_1gpu_2srv"), ("q3_nice", "gpu_train_2gpu_2srv")}, seen
+                ("q3_nice_torchagg", "gpu_train_1gpu_2srv"),
+                ("q3_nice_torchagg", "gpu_train_2gpu_2srv")}, seen
+assert {r["aggregation"] for r in runs if r["variant"] == "q1"} == {"fused"}, runs
+assert {r["aggregation"] for r in runs if r["variant"] != "q1"} == {"torch"}, runs
 assert all(r["round"] == 1 and r["steady_epoch_time_s"] > 0 for r in runs), runs
 assert summary["name"] == "scaling_bench" and summary["errors"] == 0, summary
-for v in ("q1", "q3_nice"):
+for v in ("q1", "q3_nice_torchagg"):
     e = summary["variants"][v]
     assert e["many_median_s"] > 0 and len(e["speedup_vs_one_same_setting"]) == 1, e
-assert set(summary["one_s"]) == {"free/off round 1", "nice/off round 1"}, summary["one_s"]
+assert set(summary["one_s"]) == {"free/off/fused round 1", "nice/off/torch round 1"}, summary["one_s"]
 print("scaling_bench plumbing ok:", {v: e["speedup_vs_one_same_setting"]
                                      for v, e in summary["variants"].items()})
 PY
