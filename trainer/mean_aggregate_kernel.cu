@@ -10,18 +10,26 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int64_t kEdgesPerWarp = 32;
 
+// Calls body(begin, end, lane) for each run of 32 consecutive edges [begin, end) this thread's
+// warp takes (a grid-stride loop over the runs), lane: the thread's lane in its warp.
+template <typename Body>
+__device__ void ForEachWarpOfEdges(int64_t num_edges, Body body) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       w * kEdgesPerWarp < num_edges; w += warps) {
+    const int64_t begin = w * kEdgesPerWarp;
+    body(begin, min(num_edges, begin + kEdgesPerWarp), lane);
+  }
+}
+
 // One warp per 32 consecutive edges, the lanes over the columns (coalesced row reads). Each
 // lane sums a run of edges into the same destination in a register and adds the run's mean
 // share once: with a batch's edges grouped by destination (fanout 5-15 per row) that is one
 // atomic add per destination row and column instead of one per edge. Edges in any order are
 // still right (more, shorter runs).
 __global__ void MeanAggregateKernel(MeanAggregateArgs a) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       w * kEdgesPerWarp < a.num_edges; w += warps) {
-    const int64_t begin = w * kEdgesPerWarp;
-    const int64_t end = min(a.num_edges, begin + kEdgesPerWarp);
+  ForEachWarpOfEdges(a.num_edges, [&](int64_t begin, int64_t end, int lane) {
     for (int64_t c = lane; c < a.dim; c += 32) {
       float sum = 0.0f;
       int64_t row = a.dst[begin];
@@ -36,18 +44,13 @@ __global__ void MeanAggregateKernel(MeanAggregateArgs a) {
       }
       atomicAdd(a.out + row * a.dim + c, sum / a.divisor[row]);
     }
-  }
+  });
 }
 
 // The transpose: each edge adds its destination's gradient share to its source's row. Sources
 // rarely repeat within 32 edges, so no runs; a warp's adds to one row are 32 consecutive words.
 __global__ void MeanAggregateBackwardKernel(MeanAggregateArgs a) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       w * kEdgesPerWarp < a.num_edges; w += warps) {
-    const int64_t begin = w * kEdgesPerWarp;
-    const int64_t end = min(a.num_edges, begin + kEdgesPerWarp);
+  ForEachWarpOfEdges(a.num_edges, [&](int64_t begin, int64_t end, int lane) {
     for (int64_t e = begin; e < end; ++e) {
       const int64_t d = a.dst[e];
       const float scale = 1.0f / a.divisor[d];
@@ -55,7 +58,7 @@ __global__ void MeanAggregateBackwardKernel(MeanAggregateArgs a) {
       float* to = a.out + a.src[e] * a.dim;
       for (int64_t c = lane; c < a.dim; c += 32) atomicAdd(to + c, from[c] * scale);
     }
-  }
+  });
 }
 
 unsigned Blocks(int64_t num_edges) {
