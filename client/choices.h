@@ -46,8 +46,9 @@ enum class DeviceTier { kAuto, kOwn, kShared };
 enum class RemoteRows { kHost, kOwner };
 // --static-shapes on|off: training batches padded to capacities that only grow, the GPU step
 // replayed as a CUDA graph (trainer/static_shapes.h, trainer/graph_step.h). Off by default: on
-// the GPU machine it has not made an epoch faster (tests/bench/RESULTS.md, "Static shapes and
-// CUDA graphs").
+// the GPU machine it is faster on one GPU (1.15x with the fused aggregation) but not on two,
+// where the servers' batches bound the epoch (tests/bench/RESULTS.md, "One kernel for SAGE's
+// mean").
 enum class StaticShapes { kOff, kOn };
 // --aggregation fused|torch: SAGE's mean aggregation on a GPU as one CUDA kernel each way
 // (trainer/mean_aggregate_kernel.h; atomic adds, so torch's operators under --deterministic and
