@@ -12,6 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/read_ahead_stream.h"
 #include "client/rendezvous_store.h"
 #include "gtest/gtest.h"
@@ -191,7 +193,15 @@ TEST_F(CoraTrainTest, TrainerReadsTheRingWithoutStalls) {
   o.prefetch = 2;
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
-  const v1::Stats after = totals();
+  // A server counts a stream when its handler returns, which can be after the trainer has
+  // read what it needs and moved on (a stream it ends early is cancelled): wait up to 5 s for
+  // the last one to be counted.
+  v1::Stats after = totals();
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(5);
+       streams(after) - streams(before) < 2 * 3 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(20));
+    after = totals();
+  }
   const int64_t reused = after.shm_segments_reused() - before.shm_segments_reused();
   EXPECT_GT(reused, 0);
   // A stall is a server waiting a whole second for the trainer: none on an idle machine; a
