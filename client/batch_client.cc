@@ -251,6 +251,66 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
   return std::string(segment->data() + rows.shm_offset(), static_cast<size_t>(want));
 }
 
+absl::StatusOr<PartitionClient::InEdges> PartitionClient::AllInEdges(
+    const std::string& edge_type, absl::Span<const int64_t> ids) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::SampleOneHopRequest req;
+  v1::HopItem* item = req.add_items();
+  item->set_edge_type(edge_type);
+  item->set_seeds(common::ToBytes<int64_t>(ids));
+  item->set_fanout(-1);
+  v1::SampleOneHopResponse resp;
+  const std::string call = absl::StrCat("SampleOneHop(all in-edges of ", ids.size(), " '",
+                                        edge_type, "' nodes)");
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->SampleOneHop(&ctx, req, &resp), call, Label()));
+  const auto malformed = [&](absl::string_view why) {
+    return absl::DataLossError(
+        absl::StrCat(call, " from ", Label(), ": a malformed answer (", why, ")"));
+  };
+  if (resp.items_size() != 1) return malformed("not one item");
+  auto counts = common::FromBytes<int64_t>(resp.items(0).counts(), "counts",
+                                           absl::StatusCode::kDataLoss);
+  auto neighbors = common::FromBytes<int64_t>(resp.items(0).neighbors(), "neighbors",
+                                              absl::StatusCode::kDataLoss);
+  if (!counts.ok()) return malformed(counts.status().message());
+  if (!neighbors.ok()) return malformed(neighbors.status().message());
+  if (counts->size() != ids.size()) return malformed("not one count per node");
+  int64_t sum = 0;
+  for (int64_t c : *counts) {
+    if (c < 0 || c > std::ssize(*neighbors) - sum) return malformed("counts past the neighbours");
+    sum += c;
+  }
+  if (sum != std::ssize(*neighbors)) return malformed("counts short of the neighbours");
+  return InEdges{*std::move(counts), *std::move(neighbors)};
+}
+
+absl::StatusOr<std::vector<int64_t>> PartitionClient::GatherLabels(const std::string& node_type,
+                                                                   absl::Span<const int64_t> ids) {
+  grpc::ClientContext ctx;
+  impl_->SetDeadline(ctx);
+  v1::GatherFeaturesRequest req;
+  v1::TypedIds* item = req.add_items();
+  item->set_node_type(node_type);
+  item->set_ids(common::ToBytes<int64_t>(ids));
+  req.set_dtype(rpc::FeatureDtypeToProto(FeatureDtype::kFloat16));
+  v1::GatherFeaturesResponse resp;
+  const std::string call = absl::StrCat("GatherFeatures(labels of ", ids.size(), " '",
+                                        node_type, "' nodes)");
+  RETURN_IF_ERROR(FromGrpc(impl_->stub->GatherFeatures(&ctx, req, &resp), call, Label()));
+  if (resp.items_size() != 1) {
+    return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": not one item"));
+  }
+  auto labels = common::FromBytes<int64_t>(resp.items(0).labels(), "labels",
+                                           absl::StatusCode::kDataLoss);
+  if (!labels.ok()) return Annotate(labels.status(), call, Label());
+  if (labels->size() != ids.size()) {
+    return absl::DataLossError(absl::StrCat(call, " from ", Label(), ": ", labels->size(),
+                                            " labels for ", ids.size(), " nodes"));
+  }
+  return labels;
+}
+
 std::string PartitionClient::HostProof() {
   bool named = false;
   {

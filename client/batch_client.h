@@ -134,6 +134,20 @@ class PartitionClient {
   absl::StatusOr<std::string> GatherRows(const std::string& node_type,
                                          absl::Span<const int64_t> ids, int64_t feat_dim,
                                          FeatureDtype dtype, const GatherRowsOptions& options = {});
+  // Every in-edge of `ids` (destination ids of `edge_type`, owned here): SampleOneHop with
+  // fanout -1, so each node's in-neighbours come in the order of the part's CSC. The trainer's
+  // GPU sampler reads the graph's topology with this (client/graph_topology.h). DataLoss when
+  // the answer is not one count per id adding up to its neighbours.
+  struct InEdges {
+    std::vector<int64_t> counts;     // [ids]
+    std::vector<int64_t> neighbors;  // [sum(counts)], grouped by id in request order
+  };
+  absl::StatusOr<InEdges> AllInEdges(const std::string& edge_type, absl::Span<const int64_t> ids);
+  // The labels of `ids` of `node_type` (owned here; -1 = unlabelled), through GatherFeatures
+  // (whose answer carries them beside the rows, asked in float16, the smallest). DataLoss for
+  // an answer without one label per id.
+  absl::StatusOr<std::vector<int64_t>> GatherLabels(const std::string& node_type,
+                                                    absl::Span<const int64_t> ids);
   // Opens an epoch stream. `metadata` (of this graph) validates the batches. Each batch must
   // arrive within stall_timeout_s of asking for it.
   // Hooks for every ring segment this client's streams map (trainer/host_register.h); before

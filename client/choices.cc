@@ -35,6 +35,7 @@ constexpr Choice<StaticShapes> kStaticShapes[] = {{StaticShapes::kOff, "off"},
                                                   {StaticShapes::kOn, "on"}};
 constexpr Choice<Aggregation> kAggregation[] = {{Aggregation::kFused, "fused"},
                                                 {Aggregation::kTorch, "torch"}};
+constexpr Choice<Sampler> kSamplers[] = {{Sampler::kServer, "server"}, {Sampler::kGpu, "gpu"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -87,6 +88,10 @@ absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>() {
 template <>
 absl::Span<const Choice<Aggregation>> ChoicesOf<Aggregation>() {
   return kAggregation;
+}
+template <>
+absl::Span<const Choice<Sampler>> ChoicesOf<Sampler>() {
+  return kSamplers;
 }
 template <>
 absl::Span<const Choice<HostTier>> ChoicesOf<HostTier>() {

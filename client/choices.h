@@ -54,6 +54,10 @@ enum class StaticShapes { kOff, kOn };
 // (trainer/mean_aggregate_kernel.h; atomic adds, so torch's operators under --deterministic and
 // on the CPU), or torch's index_select + index_add.
 enum class Aggregation { kFused, kTorch };
+// --sampler server|gpu: who samples the training batches: the servers (their epoch streams), or
+// the trainer on its GPU over the whole topology read from them (trainer/gpu_sampler.h: the
+// same batches, drawn alike; homogeneous node tasks with the rows on the GPU).
+enum class Sampler { kServer, kGpu };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -64,7 +68,7 @@ struct Choice {
 
 // The spellings of an enum's values, in declaration order. Defined for Task, DeviceKind,
 // H2dMode, Backend, Trimming, Precision, EvalMode, Assignment, FeatureStoreKind, HostTier,
-// DeviceTier, RemoteRows, StaticShapes, Aggregation and FeatureDtype.
+// DeviceTier, RemoteRows, StaticShapes, Aggregation, Sampler and FeatureDtype.
 template <typename E>
 absl::Span<const Choice<E>> ChoicesOf();
 template <>
@@ -95,6 +99,8 @@ template <>
 absl::Span<const Choice<StaticShapes>> ChoicesOf<StaticShapes>();
 template <>
 absl::Span<const Choice<Aggregation>> ChoicesOf<Aggregation>();
+template <>
+absl::Span<const Choice<Sampler>> ChoicesOf<Sampler>();
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>();
 

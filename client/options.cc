@@ -240,6 +240,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "sage's mean aggregation on cuda: fused = one CUDA kernel each way\n"
           "(atomic adds; torch's operators under --deterministic); torch =\n"
           "index_select + index_add");
+  AddEnum(flags, "sampler", &o.sampler,
+          "who samples the training batches: server = the partition servers;\n"
+          "gpu = this trainer on its GPU, over the graph's whole topology read\n"
+          "from the servers at start (the same batches; homogeneous node tasks,\n"
+          "--device cuda, rows on the GPU: --feature-store device)");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
@@ -428,6 +433,17 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (o.static_shapes == StaticShapes::kOn && o.task != Task::kNode) {
     return absl::InvalidArgumentError(
         absl::StrCat("--static-shapes on: ", StaticShapesUnsupported(o.task, false)));
+  }
+  if (o.sampler == Sampler::kGpu) {
+    const char* why = o.task != Task::kNode             ? "node tasks (--task node)"
+                      : o.device != DeviceKind::kCuda   ? "a GPU (--device cuda)"
+                      : o.temporal                      ? "sampling without --temporal"
+                      : o.feature_store == FeatureStoreKind::kServer
+                          ? "the rows on the GPU (--feature-store device or auto)"
+                          : nullptr;
+    if (why != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--sampler gpu is for ", why));
+    }
   }
   if (o.temporal && o.task == Task::kGraph) {
     return absl::InvalidArgumentError("--temporal does not apply to --task graph");

@@ -14,12 +14,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/epoch_plan.h"
+#include "client/graph_topology.h"
 #include "client/read_ahead_stream.h"
 #include "client/resuming_stream.h"
 #include "common/status_macros.h"
 #include "shm/ring.h"
 #include "trainer/feature_store.h"
 #include "trainer/gpu_memory.h"
+#include "trainer/gpu_sampler.h"
 #include "trainer/graph_step.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/internal/session_state.h"
@@ -255,21 +257,82 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
     ASSIGN_OR_RETURN(hotness, Presample());
     o.hotness = hotness.get();
   }
-  ASSIGN_OR_RETURN(store_,
-                   FeatureStore::Load(
-                       md,
-                       // A live replica of the part (registry read anew), as a broken stream
-                       // resumes on one.
-                       [this](int part) -> absl::StatusOr<client::PartitionClient*> {
-                         ASSIGN_OR_RETURN(
-                             client::PartDirectory::LiveServer live,
-                             servers_.directory->Live(
-                                 part, comm_.rank(), &servers_.metadata,
-                                 absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
-                         return live.client;
-                       },
-                       o));
+  ASSIGN_OR_RETURN(store_, FeatureStore::Load(md, LiveClientOf(), o));
   return store_->layout();
+}
+
+client::ClientOf EpochLoop::LiveClientOf() {
+  return [this](int part) -> absl::StatusOr<client::PartitionClient*> {
+    ASSIGN_OR_RETURN(client::PartDirectory::LiveServer live,
+                     servers_.directory->Live(part, comm_.rank(), &servers_.metadata,
+                                              absl::Now() + absl::Seconds(options_.server_wait_s),
+                                              host_id_));
+    return live.client;
+  };
+}
+
+absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
+    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
+    int64_t first_step, int64_t epoch, int64_t num_epochs) {
+  const client::ServerMetadata& md = servers_.metadata;
+  if (md.heterogeneous() || !plan_.link_edge_type.empty() || plan_.redraw_train_shards) {
+    return absl::FailedPreconditionError(
+        "--sampler gpu samples homogeneous graphs for node tasks; this graph has several node or "
+        "edge types, or the task is not a node task: use --sampler server");
+  }
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "--sampler gpu needs the feature rows on the GPU, but the feature store holds none "
+        "(--feature-store auto resolved to server: the table does not fit); use --sampler "
+        "server, or --feature-store device with --device-cache-mib");
+  }
+  const client::ClientOf client_of = LiveClientOf();
+  if (gpu_graph_ == nullptr) {
+    const auto t0 = Clock::now();
+    ASSIGN_OR_RETURN(client::GraphTopology topology, client::ReadTopology(md, client_of));
+    const double read_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(topology, session_.state().device));
+    std::cerr << absl::StrFormat(
+        "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s, %.0f MiB on %s\n",
+        comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s,
+        static_cast<double>(gpu_graph_->bytes()) / (1 << 20), session_.state().device.str());
+  }
+  std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);
+  std::vector<std::unique_ptr<TensorSource>> sources(shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (schedule.stream_batches[i] * num_epochs <= first[i]) continue;
+    GpuStreamPlan plan;
+    plan.seeds = shards[i].ids;
+    ASSIGN_OR_RETURN(plan.labels, client::ReadLabels(md, client_of, plan.seeds));
+    for (size_t j = 0; j < plan.labels.size(); ++j) {
+      if (plan.labels[j] < 0 || plan.labels[j] >= md.num_classes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "seed ", plan.seeds[j], " (", md.target_type, ") has label ", plan.labels[j],
+            ", outside [0, num_classes ", md.num_classes, ")"));
+      }
+    }
+    plan.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards[i].part);
+    plan.batch_size = options_.batch_size;
+    plan.epoch = epoch;
+    plan.first_batch = first[i];
+    plan.num_batches = schedule.stream_batches[i];
+    plan.num_epochs = num_epochs;
+    plan.fanouts = plan_.fanouts;
+    plan.replace = options_.replace;
+    sources[i] = std::make_unique<GpuSampledStream>(gpu_graph_, std::move(plan));
+  }
+  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
+  for (int64_t e = 1; e < num_epochs; ++e) {
+    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
+  }
+  PipelineOptions po;
+  po.depth = options_.prefetch;
+  po.device = session_.state().device;
+  po.normalize_features = options_.normalize_features;
+  po.num_classes = md.num_classes;
+  po.store = store_;
+  po.static_shapes = static_shapes_;
+  return std::make_unique<InputPipeline>(std::move(sources), std::move(steps), po);
 }
 
 absl::StatusOr<std::unique_ptr<client::VisitCounts>> EpochLoop::Presample() {
@@ -341,6 +404,9 @@ absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
     int64_t first_step, bool train, int64_t epoch, int64_t num_epochs) {
+  if (train && options_.sampler == client::Sampler::kGpu) {
+    return OpenGpuPipeline(shards, schedule, first_step, epoch, num_epochs);
+  }
   std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<client::BatchStream>> streams(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {

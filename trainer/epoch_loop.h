@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "client/communicator.h"
 #include "client/epoch_plan.h"
+#include "client/feature_rows.h"
 #include "client/feature_tiers.h"
 #include "client/link_task.h"
 #include "client/metrics.h"
@@ -34,6 +35,7 @@ struct DeviceTierGroup;  // feature_store.h
 class StepProfiler;      // step_profiler.h
 class StaticShapes;      // static_shapes.h
 class GraphedStep;       // graph_step.h
+class GpuGraph;          // gpu_sampler.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -115,6 +117,15 @@ class EpochLoop {
   absl::StatusOr<std::unique_ptr<client::BatchStream>> OpenStream(
       const client::ShardSeeds& shard, size_t index, bool train, int64_t epoch, int64_t first_batch,
       int64_t num_batches, int64_t num_epochs, bool without_features);
+  // --sampler gpu: the training pipeline over batches sampled on this rank's GPU
+  // (gpu_sampler.h), the same as OpenPipeline's streams would carry. Reads the topology from the
+  // servers the first time. FailedPrecondition for what the GPU sampler does not do
+  // (heterogeneous graphs, rows not on the GPU, a build without its kernels).
+  absl::StatusOr<std::unique_ptr<InputPipeline>> OpenGpuPipeline(
+      const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
+      int64_t first_step, int64_t epoch, int64_t num_epochs);
+  // A live server of a part (the registry read anew), as a broken stream resumes on one.
+  client::ClientOf LiveClientOf();
   // How often this rank's first-epoch training batches visit each node.
   absl::StatusOr<std::unique_ptr<client::VisitCounts>> Presample();
 
@@ -132,6 +143,7 @@ class EpochLoop {
   std::unique_ptr<StepProfiler> profiler_;       // --profile-dir
   std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
   std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
+  std::shared_ptr<GpuGraph> gpu_graph_;          // --sampler gpu
 };
 
 }  // namespace graphshard::trainer

@@ -27,6 +27,13 @@ InputPipeline::InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> s
       options_(options),
       thread_([this] { Run(); }) {}
 
+InputPipeline::InputPipeline(std::vector<std::unique_ptr<TensorSource>> sources,
+                             std::vector<int> step_stream, const PipelineOptions& options)
+    : sources_(std::move(sources)),
+      step_stream_(std::move(step_stream)),
+      options_(options),
+      thread_([this] { Run(); }) {}
+
 InputPipeline::~InputPipeline() {
   {
     absl::MutexLock lock(&mu_);
@@ -111,15 +118,13 @@ void InputPipeline::RunSteps(const absl::optional<c10::Stream>& copy_stream) {
   }
 }
 
-absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step,
-                                                                    double* stream_wait_s,
-                                                                    PipelineTimings* parts) {
+absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Read(int64_t step, int s,
+                                                                 double* stream_wait_s,
+                                                                 PipelineTimings* parts) {
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  const int s = step_stream_[static_cast<size_t>(step)];
-  if (s < 0) return absl::optional<BatchTensors>();
   const auto read_start = std::chrono::steady_clock::now();
   absl::StatusOr<absl::optional<client::MinibatchData>> read =
       streams_[static_cast<size_t>(s)]->Next();
@@ -166,6 +171,32 @@ absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step
     ReleaseCopiedSources(kMaxInFlightCopies);
   }
   parts->h2d_s += since(h2d_start);
+  return absl::optional<BatchTensors>(std::move(t));
+}
+
+absl::StatusOr<absl::optional<BatchTensors>> InputPipeline::Produce(int64_t step,
+                                                                    double* stream_wait_s,
+                                                                    PipelineTimings* parts) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  const int s = step_stream_[static_cast<size_t>(step)];
+  if (s < 0) return absl::optional<BatchTensors>();
+  absl::optional<BatchTensors> read;
+  if (sources_.empty()) {
+    ASSIGN_OR_RETURN(read, Read(step, s, stream_wait_s, parts));
+  } else {
+    // Made on the device, on the current (copy) stream: no copy to queue.
+    const auto sample_start = Clock::now();
+    ASSIGN_OR_RETURN(read, sources_[static_cast<size_t>(s)]->Next());
+    *stream_wait_s = since(sample_start);
+    if (!read.has_value()) {
+      return absl::DataLossError(
+          absl::StrCat("a batch source ended before step ", step, " (it made too few)"));
+    }
+  }
+  BatchTensors t = *std::move(read);
   if (options_.static_shapes != nullptr) {
     // Where the batch now is (the copy stream), ids before their rows are gathered.
     const auto pad_start = Clock::now();

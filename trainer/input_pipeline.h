@@ -55,11 +55,23 @@ struct PipelineOptions {
   std::shared_ptr<StaticShapes> static_shapes;
 };
 
+// Batches made on the pipeline's device in place of a server's stream (gpu_sampler.h): called
+// on the pipeline thread with its copy stream current; nullopt at the end.
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  virtual absl::StatusOr<absl::optional<BatchTensors>> Next() = 0;
+};
+
 class InputPipeline {
  public:
   // Step s takes the next batch of streams[step_stream[s]]; -1 = a step without a batch.
   InputPipeline(std::vector<std::unique_ptr<client::BatchStream>> streams,
                 std::vector<int> step_stream, const PipelineOptions& options);
+  // The same over sources that make their batches on the device (null where a stream has no
+  // batches); their time counts as stream_wait_s.
+  InputPipeline(std::vector<std::unique_ptr<TensorSource>> sources, std::vector<int> step_stream,
+                const PipelineOptions& options);
   ~InputPipeline();
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;
@@ -75,6 +87,9 @@ class InputPipeline {
   struct Ready;
   void Run();
   void RunSteps(const absl::optional<c10::Stream>& copy_stream);
+  // The tensors of `step`'s batch, before padding and gathering: from its stream, on the device.
+  absl::StatusOr<absl::optional<BatchTensors>> Read(int64_t step, int s, double* stream_wait_s,
+                                                    PipelineTimings* parts);
   // The batch of `step`; `stream_wait_s`: the time spent in the stream's Next().
   // Adds its parts of the staging time to `parts` (h2d_s, pad_s, gather_s).
   absl::StatusOr<absl::optional<BatchTensors>> Produce(int64_t step, double* stream_wait_s,
@@ -92,6 +107,7 @@ class InputPipeline {
   void ReleaseCopiedSources(size_t keep);
 
   std::vector<std::unique_ptr<client::BatchStream>> streams_;
+  std::vector<std::unique_ptr<TensorSource>> sources_;  // or these
   const std::vector<int> step_stream_;
   const PipelineOptions options_;
   int64_t handed_out_ = 0;

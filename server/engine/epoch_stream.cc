@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/rng.h"
+#include "common/batch_order.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/build_minibatch.h"
 #include "server/engine/internal/link_seeds.h"
@@ -17,8 +17,6 @@
 
 namespace graphshard::engine {
 namespace {
-
-constexpr uint64_t kSamplingSalt = 0x5a3c9e1f00d2b7a1ULL;
 
 // Everything a batch would check, once for the whole stream: every batch's seeds are a piece of
 // this shard (at most batch_size of them, distinct), so BuildCheckedMinibatch skips the checks.
@@ -87,34 +85,17 @@ absl::StatusOr<int> Validate(const LocalPart& local, const StreamRequest& r, int
 
 std::vector<int64_t> ShuffledSeeds(const StreamRequest& request, int64_t epoch) {
   std::vector<int64_t> order = request.seeds;
-  if (!request.shuffle) return order;
-  common::SplitMix64 rng(common::MixSeed(request.shuffle_seed, static_cast<uint64_t>(epoch)));
-  for (size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[rng.Below(i)]);
-  }
+  if (request.shuffle) common::ShuffleForEpoch(order, request.shuffle_seed, epoch);
   return order;
 }
 
 std::vector<int64_t> BatchSeeds(const std::vector<int64_t>& shuffled, int64_t batch_size,
                                 int64_t b) {
-  const int64_t n = std::ssize(shuffled);
-  const int64_t natural = (n + batch_size - 1) / batch_size;
-  std::vector<int64_t> out;
-  if (b < natural) {
-    out.assign(shuffled.begin() + b * batch_size,
-               shuffled.begin() + std::min(n, (b + 1) * batch_size));
-    return out;
-  }
-  // Wrap-around batches: full size (at most n, so no seed repeats inside a batch).
-  const int64_t size = std::min(batch_size, n);
-  for (int64_t i = 0; i < size; ++i) out.push_back(shuffled[(b * batch_size + i) % n]);
-  return out;
+  return common::BatchOfOrder(shuffled, batch_size, b);
 }
 
 uint64_t BatchSamplingSeed(const StreamRequest& request, int64_t epoch, int64_t b) {
-  return common::MixSeed(
-      common::MixSeed(request.shuffle_seed ^ kSamplingSalt, static_cast<uint64_t>(epoch)),
-      static_cast<uint64_t>(b));
+  return common::BatchSamplingSeed(request.shuffle_seed, epoch, b);
 }
 
 // What the stream and its jobs share; jobs hold it by shared_ptr, so the stream can go away

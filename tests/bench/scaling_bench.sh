@@ -15,9 +15,12 @@
 #   static   --static-shapes on
 #   torchagg --aggregation torch: SAGE's mean aggregation as torch's operators, not the fused
 #            CUDA kernels (trainer/mean_aggregate_kernel.h)
+#   gpusample --sampler gpu: the trainers sample their batches on their GPUs
+#            (trainer/gpu_sampler.h), not the servers
 #   nice     the servers at nice 10 (tests/bench/pin_bin_dir.sh nice): the trainers' threads
 #            first where the two compete for cores
-# The 1-GPU run of a round is made once per placement, static-shapes and aggregation setting (the queue
+# The 1-GPU run of a round is made once per placement, static-shapes, aggregation and sampler
+# setting (the queue
 # depth does not apply to it). Every run's JSON line goes to $OUT/runs.jsonl with "variant" and
 # "round"; the last line printed is the summary: per variant the median steady epoch of ONE and
 # MANY over the rounds, and MANY's speedup over the same round's ONE of the same placement and
@@ -41,8 +44,8 @@ mkdir -p "$OUT"
 # Every variant checked before anything runs.
 for variant in $VARIANTS; do
   for part in ${variant//_/ }; do
-    [[ $part =~ ^(q[0-9]+|cores|nice|static|torchagg)$ ]] ||
-      { echo "scaling_bench.sh: unknown part '$part' of variant '$variant' (known: q<N>, cores, nice, static, torchagg)" >&2; exit 2; }
+    [[ $part =~ ^(q[0-9]+|cores|nice|static|torchagg|gpusample)$ ]] ||
+      { echo "scaling_bench.sh: unknown part '$part' of variant '$variant' (known: q<N>, cores, nice, static, torchagg, gpusample)" >&2; exit 2; }
   done
 done
 
@@ -61,7 +64,7 @@ python3 tests/bench/physical_cores.py describe >"$OUT/physical_cores.txt"
 for round in $(seq 1 "$ROUNDS"); do
   declare -A ONE_DONE=()
   for variant in $VARIANTS; do
-    depth=1 bin=$BIN_DIR extra="" placement=free shapes=off agg=fused
+    depth=1 bin=$BIN_DIR extra="" placement=free shapes=off agg=fused sampler=server
     for part in ${variant//_/ }; do
       case $part in
         q[0-9]*) depth=${part#q} ;;
@@ -69,13 +72,14 @@ for round in $(seq 1 "$ROUNDS"); do
         nice) bin=$NICED placement=nice ;;
         static) extra="$extra --static-shapes on" shapes=on ;;
         torchagg) extra="$extra --aggregation torch" agg=torch ;;
+        gpusample) extra="$extra --sampler gpu" sampler=gpu ;;
         *) echo "unknown variant part '$part' in $variant" >&2; exit 2 ;;
       esac
     done
     configs=$MANY
-    if [[ -z ${ONE_DONE[$placement-$shapes-$agg]:-} ]]; then
+    if [[ -z ${ONE_DONE[$placement-$shapes-$agg-$sampler]:-} ]]; then
       configs="$ONE $MANY"
-      ONE_DONE[$placement-$shapes-$agg]=1
+      ONE_DONE[$placement-$shapes-$agg-$sampler]=1
     fi
     dir="$OUT/$variant-$round"
     left=$((${TOTAL_BUDGET:-560} - SECONDS))
@@ -87,10 +91,10 @@ for round in $(seq 1 "$ROUNDS"); do
     GRAPHSHARD_NCCL_QUEUE_DEPTH=$depth BIN_DIR=$bin EPOCHS=$EPOCHS CONFIGS=$configs OUT=$dir \
       TOTAL_BUDGET=$left TRAINER_EXTRA="$extra ${TRAINER_EXTRA:-}" \
       bash tests/bench/gpu_train_bench.sh >"$dir.log" 2>&1
-    "$PYTHON" - "$dir/results.jsonl" "$variant" "$round" "$placement" "$shapes" "$agg" \
+    "$PYTHON" - "$dir/results.jsonl" "$variant" "$round" "$placement" "$shapes" "$agg" "$sampler" \
       >>"$OUT/runs.jsonl" <<'PY'
 import json, sys
-path, variant, rnd, placement, shapes, agg = sys.argv[1:]
+path, variant, rnd, placement, shapes, agg, sampler = sys.argv[1:]
 try:
     lines = open(path).read().splitlines()
 except OSError as e:
@@ -99,7 +103,7 @@ for line in lines:
     if line.startswith("{") and ('"config"' in line or '"error"' in line):
         r = json.loads(line)
         r.update(variant=variant, round=int(rnd), placement=placement, static_shapes=shapes,
-                 aggregation=agg)
+                 aggregation=agg, sampler=sampler)
         print(json.dumps(r))
 PY
   done
@@ -113,16 +117,16 @@ runs = [json.loads(l) for l in open(path) if l.strip()]
 ok = [r for r in runs if "error" not in r and "steady_epoch_time_s" in r]
 summary = {"name": "scaling_bench", "unit": "s/epoch (steady, median over rounds)",
            "errors": len(runs) - len(ok), "variants": {}}
-def one_of(rnd, placement, shapes, agg):
+def one_of(rnd, placement, shapes, agg, sampler):
     return [r["steady_epoch_time_s"] for r in ok if r["name"] == one and r["round"] == rnd
             and r["placement"] == placement and r["static_shapes"] == shapes
-            and r.get("aggregation", "fused") == agg]
+            and r.get("aggregation", "fused") == agg and r.get("sampler", "server") == sampler]
 for v in dict.fromkeys(r["variant"] for r in ok):
     mine = [r for r in ok if r["variant"] == v and r["name"] == many]
     same, best = [], []
     for r in mine:
         base = one_of(r["round"], r["placement"], r["static_shapes"],
-                      r.get("aggregation", "fused"))
+                      r.get("aggregation", "fused"), r.get("sampler", "server"))
         fastest = [x["steady_epoch_time_s"] for x in ok if x["name"] == one
                    and x["round"] == r["round"]]
         if base:
@@ -139,8 +143,8 @@ for v in dict.fromkeys(r["variant"] for r in ok):
     if best:
         entry["speedup_vs_fastest_one"] = [round(x, 2) for x in best]
     summary["variants"][v] = entry
-summary["one_s"] = {f'{r["placement"]}/{r["static_shapes"]}/{r.get("aggregation", "fused")} '
-                    f'round {r["round"]}':
+summary["one_s"] = {f'{r["placement"]}/{r["static_shapes"]}/{r.get("aggregation", "fused")}/'
+                    f'{r.get("sampler", "server")} round {r["round"]}':
                     r["steady_epoch_time_s"] for r in ok if r["name"] == one}
 if ok:
     summary["gpu"] = ok[0]["config"].get("gpu")

@@ -93,6 +93,8 @@ std::vector<FieldCase> Fields() {
       // The same mean, its terms added in another order: float rounding only.
       {"aggregation", false, None,
        [](TrainerOptions& o) { o.aggregation = Aggregation::kTorch; }},
+      // The same batches, sampled on the GPU (trainer/gpu_sampler.h).
+      {"sampler", false, None, [](TrainerOptions& o) { o.sampler = Sampler::kGpu; }},
       {"precision", true, None,
        [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;

@@ -71,7 +71,7 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
     --normalize-features --threads --prefetch --device --h2d --backend --feature-dtype \
     --checkpoint-dir --checkpoint-every --resume --metrics-file --tensorboard --progress-every-s \
     --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s \
-    --deterministic --profile-dir --static-shapes --aggregation
+    --deterministic --profile-dir --static-shapes --aggregation --sampler
   check_help graphshard-trainer "${SECURITY_FLAGS[@]}"
   # --task link.
   check_help graphshard-trainer --target-edge-type --neg-ratio --neg-sampling --eval-neg-ratio \

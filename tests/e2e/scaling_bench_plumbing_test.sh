@@ -43,7 +43,9 @@ assert summary["name"] == "scaling_bench" and summary["errors"] == 0, summary
 for v in ("q1", "q3_nice_torchagg"):
     e = summary["variants"][v]
     assert e["many_median_s"] > 0 and len(e["speedup_vs_one_same_setting"]) == 1, e
-assert set(summary["one_s"]) == {"free/off/fused round 1", "nice/off/torch round 1"}, summary["one_s"]
+assert {r["sampler"] for r in runs} == {"server"}, runs
+assert set(summary["one_s"]) == {"free/off/fused/server round 1",
+                                 "nice/off/torch/server round 1"}, summary["one_s"]
 print("scaling_bench plumbing ok:", {v: e["speedup_vs_one_same_setting"]
                                      for v, e in summary["variants"].items()})
 PY

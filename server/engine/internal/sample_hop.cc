@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "common/rng.h"
+#include "common/batch_order.h"
 #include "common/status_macros.h"
 #include "server/engine/internal/ask_parts.h"
 #include "server/engine/internal/minibatch_steps.h"
@@ -39,7 +39,7 @@ struct HopRequests {
 // Adds edge type e's frontier to the requests: one item per owner part with the frontier nodes
 // it owns (and their trees' times when temporal), one slot per frontier node.
 void AddEdgeTypeItems(const LocalPart& local, const MinibatchRequest& request,
-                      const std::vector<int64_t>& seed_times, uint64_t hop_seed, int32_t fanout,
+                      const std::vector<int64_t>& seed_times, int hop, int32_t fanout,
                       size_t e, const std::vector<NodeIndex>& types, HopRequests& out) {
   const bool temporal = request.sampling.temporal != TemporalMode::kOff;
   const EdgeType& etype = local.edge_types()[e];
@@ -53,7 +53,7 @@ void AddEdgeTypeItems(const LocalPart& local, const MinibatchRequest& request,
     std::vector<HopItem>& items = out.requests[p].items;
     if (item_of[p] < 0) {
       item_of[p] = static_cast<int>(items.size());
-      const uint64_t item_seed = common::MixSeed(hop_seed, static_cast<uint64_t>(e));
+      const uint64_t item_seed = common::HopItemSeed(request.seed, hop, e);
       items.push_back({etype.name, {}, fanout, item_seed});
       out.asked[p] = true;
     }
@@ -76,12 +76,11 @@ HopRequests SplitFrontier(const LocalPart& local, const MinibatchRequest& reques
   out.requests.resize(k);
   out.asked.assign(k, false);
   out.slots.resize(etypes.size());
-  const uint64_t hop_seed = common::MixSeed(request.seed, static_cast<uint64_t>(hop));
   for (size_t e = 0; e < etypes.size(); ++e) {
     const int32_t fanout = FanoutOf(request.sampling, etypes[e].name, hop);
     const NodeIndex& dst = types[etypes[e].dst];
     if (fanout == 0 || dst.frontier_begin == out.frontier_end[etypes[e].dst]) continue;
-    AddEdgeTypeItems(local, request, seed_times, hop_seed, fanout, e, types, out);
+    AddEdgeTypeItems(local, request, seed_times, hop, fanout, e, types, out);
   }
   out.item_sizes.resize(k);
   for (int p = 0; p < k; ++p) {

@@ -1,0 +1,138 @@
+#include "client/graph_topology.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace graphshard::client {
+namespace {
+
+// Asked once more of a fresh client when the server is gone (as feature_rows.cc).
+template <typename Call>
+auto AskPart(const ClientOf& client_of, int part, const Call& call)
+    -> decltype(call(std::declval<PartitionClient&>())) {
+  ASSIGN_OR_RETURN(PartitionClient * client, client_of(part));
+  auto result = call(*client);
+  if (absl::IsUnavailable(result.status()) || absl::IsDeadlineExceeded(result.status())) {
+    ASSIGN_OR_RETURN(client, client_of(part));  // another replica, or the error again
+    result = call(*client);
+  }
+  return result;
+}
+
+// Part `part`'s in-edges of destinations [begin, end): counts per node and their sources.
+absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part,
+                      int64_t begin, int64_t end, int64_t nodes_per_call,
+                      std::vector<int64_t>& counts, std::vector<int64_t>& sources) {
+  const std::string& edge_type = md.edge_types[0].name;
+  const int64_t num_nodes = md.node_types[0].num_nodes;
+  std::vector<int64_t> ids;
+  int64_t chunk = std::max<int64_t>(nodes_per_call, 1);
+  for (int64_t first = begin; first < end;) {
+    const int64_t last = std::min(end, first + chunk);
+    ids.resize(static_cast<size_t>(last - first));
+    for (int64_t v = first; v < last; ++v) ids[static_cast<size_t>(v - first)] = v;
+    absl::StatusOr<PartitionClient::InEdges> got = AskPart(
+        client_of, part, [&](PartitionClient& c) { return c.AllInEdges(edge_type, ids); });
+    if (absl::IsResourceExhausted(got.status()) && chunk > 1) {
+      chunk = std::max<int64_t>(chunk / 2, 1);  // a hub: ask for fewer nodes at a time
+      continue;
+    }
+    RETURN_IF_ERROR(got.status());
+    for (int64_t src : got->neighbors) {
+      if (src < 0 || src >= num_nodes) {
+        return absl::DataLossError(absl::StrCat("part ", part, " answered in-neighbour ", src,
+                                                " outside the graph's ", num_nodes, " nodes"));
+      }
+    }
+    counts.insert(counts.end(), got->counts.begin(), got->counts.end());
+    sources.insert(sources.end(), got->neighbors.begin(), got->neighbors.end());
+    first = last;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const ClientOf& client_of,
+                                           int64_t nodes_per_call) {
+  if (md.node_types.size() != 1 || md.edge_types.size() != 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the graph has ", md.node_types.size(), " node types and ", md.edge_types.size(),
+        " edge types; reading its whole topology needs one of each (a homogeneous graph)"));
+  }
+  const std::vector<int64_t>& off = md.node_types[0].part_offsets;
+  if (std::ssize(off) != md.num_parts + 1) {
+    return absl::FailedPreconditionError(
+        "the servers do not say which ids each part owns (Metadata part_offsets)");
+  }
+  const int k = md.num_parts;
+  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(k)), sources(counts.size());
+  std::vector<absl::Status> status(counts.size());
+  {
+    std::vector<std::thread> threads;
+    for (int p = 0; p < k; ++p) {
+      threads.emplace_back([&, p] {
+        const auto i = static_cast<size_t>(p);
+        status[i] = ReadPart(md, client_of, p, off[i], off[i + 1], nodes_per_call, counts[i],
+                             sources[i]);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (const absl::Status& s : status) RETURN_IF_ERROR(s);
+  GraphTopology out;
+  out.indptr.reserve(static_cast<size_t>(md.node_types[0].num_nodes) + 1);
+  out.indptr.push_back(0);
+  size_t edges = 0;
+  for (const auto& s : sources) edges += s.size();
+  out.indices.reserve(edges);
+  for (int p = 0; p < k; ++p) {
+    const auto i = static_cast<size_t>(p);
+    for (int64_t c : counts[i]) out.indptr.push_back(out.indptr.back() + c);
+    out.indices.insert(out.indices.end(), sources[i].begin(), sources[i].end());
+    std::vector<int64_t>().swap(sources[i]);  // the peak is one copy of the edges, not two
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadLabels(const ServerMetadata& md, const ClientOf& client_of,
+                                                absl::Span<const int64_t> ids, int64_t per_call) {
+  const NodeTypeInfo& t = md.node_types[static_cast<size_t>(md.target)];
+  if (std::ssize(t.part_offsets) != md.num_parts + 1) {
+    return absl::FailedPreconditionError(
+        "the servers do not say which ids each part owns (Metadata part_offsets)");
+  }
+  // Positions of the ids, grouped by owner.
+  std::vector<std::vector<size_t>> of_part(static_cast<size_t>(md.num_parts));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= t.num_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", ids[i], " is outside the ",
+                                                     t.num_nodes, " '", t.name, "' nodes"));
+    }
+    of_part[static_cast<size_t>(PartOfId(t.part_offsets, ids[i]))].push_back(i);
+  }
+  std::vector<int64_t> out(ids.size(), -1);
+  std::vector<int64_t> asked;
+  for (int p = 0; p < md.num_parts; ++p) {
+    const std::vector<size_t>& pos = of_part[static_cast<size_t>(p)];
+    const size_t step = static_cast<size_t>(std::max<int64_t>(per_call, 1));
+    for (size_t first = 0; first < pos.size(); first += step) {
+      const size_t last = std::min(pos.size(), first + step);
+      asked.clear();
+      for (size_t j = first; j < last; ++j) asked.push_back(ids[pos[j]]);
+      ASSIGN_OR_RETURN(std::vector<int64_t> labels,
+                       AskPart(client_of, p, [&](PartitionClient& c) {
+                         return c.GatherLabels(t.name, asked);
+                       }));
+      for (size_t j = first; j < last; ++j) out[pos[j]] = labels[j - first];
+    }
+  }
+  return out;
+}
+
+}  // namespace graphshard::client

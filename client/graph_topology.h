@@ -1,0 +1,44 @@
+#ifndef GRAPHSHARD_CLIENT_GRAPH_TOPOLOGY_H_
+#define GRAPHSHARD_CLIENT_GRAPH_TOPOLOGY_H_
+
+// Reading a homogeneous graph's whole topology (every node's in-edges, as one CSC over global
+// ids) and the labels of chosen nodes from the servers that own them: what the trainer's GPU
+// sampler holds (trainer/gpu_sampler.h). No Torch. Thread-safe if `client_of` is.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "client/data_types.h"
+#include "client/feature_rows.h"
+
+namespace graphshard::client {
+
+struct GraphTopology {
+  std::vector<int64_t> indptr;   // [num_nodes + 1]: node v's in-edges are [indptr[v], indptr[v+1])
+  std::vector<int64_t> indices;  // [num_edges]: their sources, in the order of v's part's CSC
+};
+
+// Every in-edge of the graph's one edge type, part by part (the target type's part_offsets), at
+// most `nodes_per_call` destinations per SampleOneHop (fanout -1), one thread per part. A call
+// the server refuses as too costly (ResourceExhausted: a hub's in-edges) is asked again in
+// halves; one that fails UNAVAILABLE or DEADLINE_EXCEEDED once more of client_of(part) (a live
+// replica). FailedPrecondition for a graph that is not homogeneous (one node type, one edge
+// type) or servers that do not report part offsets; the servers' errors naming them; DataLoss
+// for a neighbour id outside the graph.
+absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& metadata,
+                                           const ClientOf& client_of,
+                                           int64_t nodes_per_call = 1 << 14);
+
+// The labels (-1 = unlabelled) of `ids` of the target type, in order (ids of any parts; each
+// asked of its owner, at most `per_call` at a time). InvalidArgument for an id outside the
+// type; the servers' errors naming them.
+absl::StatusOr<std::vector<int64_t>> ReadLabels(const ServerMetadata& metadata,
+                                                const ClientOf& client_of,
+                                                absl::Span<const int64_t> ids,
+                                                int64_t per_call = 1 << 16);
+
+}  // namespace graphshard::client
+
+#endif  // GRAPHSHARD_CLIENT_GRAPH_TOPOLOGY_H_

@@ -1,0 +1,120 @@
+// What the trainer's GPU sampler reads from the servers (client/graph_topology.h), against real
+// in-process servers on Cora (2 parts, no Torch): every in-edge of the graph, once, each node's
+// in order of its part's CSC, however many nodes a call asks for and when the servers refuse
+// large calls; and the labels of chosen nodes.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "client/graph_topology.h"
+#include "client/server_set.h"
+#include "tests/server/test_cluster.h"
+
+namespace graphshard::client {
+namespace {
+
+class GraphTopologyTest : public ::testing::Test {
+ protected:
+  void Start(engine::Limits limits = {}) {
+    graph_ = graphshard::testing::ReadCora();
+    cluster_ = std::make_unique<graphshard::testing::TestCluster>(graph_, 2, limits);
+    DiscoveryOptions o;
+    o.registry_dir = cluster_->registry_dir();
+    o.server_wait_s = 10;
+    auto set = ConnectServers(o);
+    ASSERT_TRUE(set.ok()) << set.status();
+    servers_ = std::make_unique<ServerSet>(*std::move(set));
+    client_of_ = [this](int part) -> absl::StatusOr<PartitionClient*> {
+      return servers_->clients[static_cast<size_t>(part)];
+    };
+    // The input graph's id of every global id (parts own consecutive ranges, in part order).
+    for (PartitionClient* c : servers_->clients) {
+      auto orig = c->GetOrigIds();
+      ASSERT_TRUE(orig.ok()) << orig.status();
+      orig_.insert(orig_.end(), orig->begin(), orig->end());
+    }
+    ASSERT_EQ(std::ssize(orig_), graph_.node_types[0].num_nodes);
+  }
+  const ServerMetadata& md() const { return servers_->metadata; }
+
+  // The topology's edges as (input src, input dst), sorted, against the input graph's.
+  void ExpectTheInputGraphsEdges(const GraphTopology& t) const {
+    const int64_t n = graph_.node_types[0].num_nodes;
+    ASSERT_EQ(std::ssize(t.indptr), n + 1);
+    ASSERT_EQ(t.indptr.back(), std::ssize(t.indices));
+    std::vector<std::pair<int64_t, int64_t>> got, want;
+    for (int64_t v = 0; v < n; ++v) {
+      ASSERT_LE(t.indptr[v], t.indptr[v + 1]);
+      for (int64_t e = t.indptr[v]; e < t.indptr[v + 1]; ++e) {
+        got.emplace_back(orig_[static_cast<size_t>(t.indices[e])], orig_[static_cast<size_t>(v)]);
+      }
+    }
+    const auto& et = graph_.edge_types[0];
+    for (int64_t e = 0; e < et.src_ids.size(); ++e) want.emplace_back(et.src_ids[e], et.dst_ids[e]);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+  }
+
+  partitioner::Graph graph_;
+  std::unique_ptr<graphshard::testing::TestCluster> cluster_;
+  std::unique_ptr<ServerSet> servers_;
+  ClientOf client_of_;
+  std::vector<int64_t> orig_;
+};
+
+TEST_F(GraphTopologyTest, ReadsEveryInEdgeOnceWhateverTheCallSize) {
+  Start();
+  auto whole = ReadTopology(md(), client_of_);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ExpectTheInputGraphsEdges(*whole);
+  // Small calls cut parts in many pieces: the same arrays, in the same order.
+  auto pieces = ReadTopology(md(), client_of_, 7);
+  ASSERT_TRUE(pieces.ok()) << pieces.status();
+  EXPECT_EQ(pieces->indptr, whole->indptr);
+  EXPECT_EQ(pieces->indices, whole->indices);
+}
+
+TEST_F(GraphTopologyTest, AsksAgainInHalvesWhenTheServersRefuseALargeCall) {
+  // Cora's largest in-degree is 168: calls of many nodes exceed 300 edges, one node never does.
+  engine::Limits limits;
+  limits.max_request_edges = 300;
+  Start(limits);
+  auto t = ReadTopology(md(), client_of_, 1 << 14);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ExpectTheInputGraphsEdges(*t);
+}
+
+TEST_F(GraphTopologyTest, ANodeAboveTheServersBudgetIsAnErrorNamingIt) {
+  engine::Limits limits;
+  limits.max_request_edges = 100;  // below the largest in-degree
+  Start(limits);
+  auto t = ReadTopology(md(), client_of_);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(t.status())) << t.status();
+  EXPECT_NE(t.status().message().find("max-request-edges"), std::string::npos) << t.status();
+}
+
+TEST_F(GraphTopologyTest, ReadsTheLabelsOfAnyNodesInTheirOrder) {
+  Start();
+  const int64_t n = graph_.node_types[0].num_nodes;
+  std::vector<int64_t> ids = {n - 1, 0, 5, n / 2, 3, n - 2};
+  auto labels = ReadLabels(md(), client_of_, ids, 2);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ((*labels)[i], graph_.node_types[0].labels[orig_[static_cast<size_t>(ids[i])]])
+        << "node " << ids[i];
+  }
+  auto outside = ReadLabels(md(), client_of_, {n});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(outside.status())) << outside.status();
+}
+
+}  // namespace
+}  // namespace graphshard::client

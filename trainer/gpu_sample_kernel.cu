@@ -1,0 +1,147 @@
+#include <cuda_runtime.h>
+
+#include <climits>
+
+#include "common/batch_order.h"
+#include "common/rng.h"
+#include "trainer/gpu_sample_kernel.h"
+
+namespace graphshard::trainer {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned Blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+bool Launched(const char* what, std::string* error) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return true;
+  *error = std::string(what) + ": " + cudaGetErrorString(e);
+  return false;
+}
+
+// One thread per frontier node: its picks, as positions in its in-edge list first (Floyd's
+// algorithm checks the positions drawn before it), then as source ids.
+__global__ void SampleHopKernel(SampleHopArgs a) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= a.n) return;
+  const int64_t v = a.frontier[i];
+  const int64_t first = a.indptr[v];
+  const int64_t deg = a.indptr[v + 1] - first;
+  const int64_t base = a.offsets[i];
+  const int64_t count = a.offsets[i + 1] - base;
+  int64_t* out = a.out_src + base;
+  const int64_t k = a.fanout;
+  if (k < 0 || (!a.replace && deg <= k)) {
+    for (int64_t p = 0; p < count; ++p) out[p] = p;
+  } else {
+    common::SplitMix64 rng(common::MixSeed(a.item_seed, static_cast<uint64_t>(v)));
+    if (a.replace) {
+      for (int64_t j = 0; j < count; ++j) {
+        out[j] = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(deg)));
+      }
+    } else {
+      int64_t drawn = 0;
+      for (int64_t j = deg - k; j < deg; ++j) {
+        const int64_t t = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(j + 1)));
+        bool seen = false;
+        for (int64_t q = 0; q < drawn && !seen; ++q) seen = out[q] == t;
+        out[drawn++] = seen ? j : t;
+      }
+    }
+  }
+  const int64_t row = a.frontier_begin + i;
+  for (int64_t p = 0; p < count; ++p) {
+    out[p] = a.indices[first + out[p]];
+    a.out_dst[base + p] = row;
+  }
+}
+
+__global__ void SetRowsKernel(RelabelTables t, const int64_t* ids, int64_t n, int64_t first_row) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  t.row_of[ids[i]] = first_row < 0 ? -1 : static_cast<int32_t>(first_row + i);
+}
+
+__global__ void MarkFirstKernel(RelabelTables t, const int64_t* src, int64_t n) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n) return;
+  const int64_t v = src[e];
+  if (t.row_of[v] < 0) atomicMin(t.first_edge + v, static_cast<int32_t>(e));
+}
+
+__global__ void FlagNewKernel(RelabelTables t, const int64_t* src, int64_t n, int32_t* is_new) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n) return;
+  const int64_t v = src[e];
+  is_new[e] = t.row_of[v] < 0 && t.first_edge[v] == static_cast<int32_t>(e) ? 1 : 0;
+}
+
+__global__ void AssignKernel(RelabelTables t, const int64_t* src, int64_t n, const int32_t* is_new,
+                             const int64_t* position, int64_t first_row, int64_t* new_ids) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n || is_new[e] == 0) return;
+  const int64_t v = src[e];
+  const int64_t k = position[e] - 1;
+  t.row_of[v] = static_cast<int32_t>(first_row + k);
+  t.first_edge[v] = INT_MAX;
+  new_ids[k] = v;
+}
+
+__global__ void RowsKernel(RelabelTables t, const int64_t* src, int64_t n, int64_t* rows) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n) return;
+  rows[e] = t.row_of[src[e]];
+}
+
+cudaStream_t StreamOf(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+}  // namespace
+
+bool GpuSampleKernelsBuilt() { return true; }
+
+bool LaunchSampleHop(const SampleHopArgs& args, void* stream, std::string* error) {
+  if (args.n == 0) return true;
+  SampleHopKernel<<<Blocks(args.n), kThreads, 0, StreamOf(stream)>>>(args);
+  return Launched("sampling a hop on the GPU", error);
+}
+
+bool LaunchSetRows(RelabelTables tables, const int64_t* ids, int64_t n, int64_t first_row,
+                   void* stream, std::string* error) {
+  if (n == 0) return true;
+  SetRowsKernel<<<Blocks(n), kThreads, 0, StreamOf(stream)>>>(tables, ids, n, first_row);
+  return Launched("setting batch rows on the GPU", error);
+}
+
+bool LaunchMarkFirst(RelabelTables tables, const int64_t* src, int64_t num_edges, void* stream,
+                     std::string* error) {
+  if (num_edges == 0) return true;
+  MarkFirstKernel<<<Blocks(num_edges), kThreads, 0, StreamOf(stream)>>>(tables, src, num_edges);
+  return Launched("relabelling on the GPU (first edges)", error);
+}
+
+bool LaunchFlagNew(RelabelTables tables, const int64_t* src, int64_t num_edges, int32_t* is_new,
+                   void* stream, std::string* error) {
+  if (num_edges == 0) return true;
+  FlagNewKernel<<<Blocks(num_edges), kThreads, 0, StreamOf(stream)>>>(tables, src, num_edges,
+                                                                       is_new);
+  return Launched("relabelling on the GPU (new sources)", error);
+}
+
+bool LaunchAssign(RelabelTables tables, const int64_t* src, int64_t num_edges,
+                  const int32_t* is_new, const int64_t* position, int64_t first_row,
+                  int64_t* new_ids, void* stream, std::string* error) {
+  if (num_edges == 0) return true;
+  AssignKernel<<<Blocks(num_edges), kThreads, 0, StreamOf(stream)>>>(
+      tables, src, num_edges, is_new, position, first_row, new_ids);
+  return Launched("relabelling on the GPU (new rows)", error);
+}
+
+bool LaunchRows(RelabelTables tables, const int64_t* src, int64_t num_edges, int64_t* rows,
+                void* stream, std::string* error) {
+  if (num_edges == 0) return true;
+  RowsKernel<<<Blocks(num_edges), kThreads, 0, StreamOf(stream)>>>(tables, src, num_edges, rows);
+  return Launched("relabelling on the GPU (edge rows)", error);
+}
+
+}  // namespace graphshard::trainer
