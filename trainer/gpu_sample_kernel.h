@@ -19,7 +19,7 @@ namespace graphshard::trainer {
 
 struct SampleHopArgs {
   const int64_t* indptr = nullptr;    // [num_nodes + 1]
-  const int64_t* indices = nullptr;   // [num_edges]: in-neighbours (global ids)
+  const int32_t* indices = nullptr;   // [num_edges]: in-neighbours (global ids < 2^31)
   const int64_t* frontier = nullptr;  // [n]: global ids of the hop's frontier
   const int64_t* offsets = nullptr;   // [n + 1]: where each frontier node's picks go (their
                                       // counts: all in-edges for fanout -1 or when the fanout

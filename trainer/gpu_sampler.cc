@@ -42,7 +42,11 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
           .to(device);
     };
     graph->indptr_ = on(topology.indptr);
-    graph->indices_ = on(topology.indices);
+    // Narrowed on the host, so the GPU never holds the int64 copy (ids < 2^31: checked above).
+    graph->indices_ = torch::from_blob(const_cast<int64_t*>(topology.indices.data()),
+                                       {std::ssize(topology.indices)}, torch::kInt64)
+                          .to(torch::kInt32)
+                          .to(device);
     const auto i32 = torch::TensorOptions().dtype(torch::kInt32).device(device);
     graph->row_of_ = torch::full({n}, -1, i32);
     graph->first_edge_ = torch::full({n}, INT_MAX, i32);
@@ -101,7 +105,7 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
     torch::Tensor dst = torch::empty({num_edges}, i64);
     SampleHopArgs a;
     a.indptr = I64(indptr_);
-    a.indices = I64(indices_);
+    a.indices = indices_.data_ptr<int32_t>();
     a.frontier = I64(frontier);
     a.offsets = I64(offsets);
     a.n = n;

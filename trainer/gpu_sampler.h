@@ -52,7 +52,7 @@ class GpuGraph {
 
   torch::Device device_;
   torch::Tensor indptr_;      // int64 [num_nodes + 1]
-  torch::Tensor indices_;     // int64 [num_edges]
+  torch::Tensor indices_;     // int32 [num_edges]: half the memory of int64 ids
   torch::Tensor row_of_;      // int32 [num_nodes], -1 between batches
   torch::Tensor first_edge_;  // int32 [num_nodes], INT32_MAX between batches
 };

@@ -5,16 +5,26 @@
 // wrapped-around batches, two epochs in one stream, from a resumed batch, with fanouts that
 // take every neighbour, with replacement, and across both parts' shards. Label gpu: the GPU
 // machine only (built where LibTorch has CUDA).
+//
+// The servers start once for the whole test and are never torn down: on the GPU machine
+// (PyTorch's wheel beside Debian's gRPC and protobuf) shutting in-process servers down crashes
+// the process, whatever the test did (trainer_feature_store_test, which this change does not
+// touch, crashes there the same way). main() ends the process with _Exit once the results are
+// printed, before any destructor runs.
 
 #include "trainer/gpu_sampler.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "client/epoch_plan.h"
 #include "client/graph_topology.h"
 #include "client/server_set.h"
@@ -24,26 +34,51 @@
 namespace graphshard::trainer {
 namespace {
 
+// A crash prints its stack (this test runs on the GPU machine only, without a debugger).
+const bool kCrashesPrintTheirStack = [] {
+  absl::InitializeSymbolizer("/proc/self/exe");
+  absl::InstallFailureSignalHandler({});
+  return true;
+}();
+
+// Two servers on Cora and the topology on the GPU, made once and never destroyed (see above).
+struct Shared {
+  graphshard::testing::TestCluster* cluster = nullptr;
+  client::ServerSet* servers = nullptr;
+  std::shared_ptr<GpuGraph> graph;
+};
+
 class GpuSamplerTest : public ::testing::Test {
  protected:
+  static Shared& shared() {
+    static Shared* s = new Shared;
+    return *s;
+  }
   void SetUp() override {
     ASSERT_TRUE(torch::cuda::is_available()) << "this test needs a CUDA device (label gpu)";
-    cluster_ = std::make_unique<graphshard::testing::TestCluster>(graphshard::testing::ReadCora(),
-                                                                  2);
-    client::DiscoveryOptions o;
-    o.registry_dir = cluster_->registry_dir();
-    o.server_wait_s = 10;
-    auto set = client::ConnectServers(o);
-    ASSERT_TRUE(set.ok()) << set.status();
-    servers_ = std::make_unique<client::ServerSet>(*std::move(set));
+    Shared& s = shared();
+    if (s.cluster == nullptr) {
+      s.cluster = new graphshard::testing::TestCluster(graphshard::testing::ReadCora(), 2);
+      client::DiscoveryOptions o;
+      o.registry_dir = s.cluster->registry_dir();
+      o.server_wait_s = 10;
+      auto set = client::ConnectServers(o);
+      ASSERT_TRUE(set.ok()) << set.status();
+      s.servers = new client::ServerSet(*std::move(set));
+    }
+    servers_ = s.servers;
+    ASSERT_NE(servers_, nullptr);
     client_of_ = [this](int p) -> absl::StatusOr<client::PartitionClient*> {
       return servers_->clients[static_cast<size_t>(p)];
     };
-    auto topology = client::ReadTopology(servers_->metadata, client_of_, 500);
-    ASSERT_TRUE(topology.ok()) << topology.status();
-    auto graph = GpuGraph::Create(*topology, torch::Device(torch::kCUDA, 0));
-    ASSERT_TRUE(graph.ok()) << graph.status();
-    graph_ = *graph;
+    if (s.graph == nullptr) {
+      auto topology = client::ReadTopology(servers_->metadata, client_of_, 500);
+      ASSERT_TRUE(topology.ok()) << topology.status();
+      auto graph = GpuGraph::Create(*topology, torch::Device(torch::kCUDA, 0));
+      ASSERT_TRUE(graph.ok()) << graph.status();
+      s.graph = *graph;
+    }
+    graph_ = s.graph;
   }
 
   struct Case {
@@ -121,8 +156,7 @@ class GpuSamplerTest : public ::testing::Test {
     EXPECT_FALSE(end->has_value()) << "the GPU stream made more batches than the server's";
   }
 
-  std::unique_ptr<graphshard::testing::TestCluster> cluster_;
-  std::unique_ptr<client::ServerSet> servers_;
+  client::ServerSet* servers_ = nullptr;
   client::ClientOf client_of_;
   std::shared_ptr<GpuGraph> graph_;
 };
@@ -156,3 +190,11 @@ TEST_F(GpuSamplerTest, RefusesATopologyThatDoesNotAddUp) {
 
 }  // namespace
 }  // namespace graphshard::trainer
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int failed = RUN_ALL_TESTS();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(failed);  // no destructors: see the top of this file
+}
