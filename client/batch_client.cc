@@ -36,6 +36,17 @@ absl::Status Annotate(const absl::Status& s, absl::string_view rpc, absl::string
   return absl::Status(s.code(), absl::StrCat(rpc, " from ", label, ": ", s.message()));
 }
 
+// A GatherFeatures request for the rows of `ids` of one node type, in `dtype`.
+v1::GatherFeaturesRequest GatherRequest(const std::string& node_type, absl::Span<const int64_t> ids,
+                                        FeatureDtype dtype) {
+  v1::GatherFeaturesRequest req;
+  v1::TypedIds* item = req.add_items();
+  item->set_node_type(node_type);
+  item->set_ids(common::ToBytes<int64_t>(ids));
+  req.set_dtype(rpc::FeatureDtypeToProto(dtype));
+  return req;
+}
+
 // The hostname in a host id "<boot id>/<hostname>/net:[<inode>]" (shm::HostId); else all of it.
 std::string HostOf(const std::string& host_id) {
   std::vector<std::string> parts = absl::StrSplit(host_id, '/');
@@ -202,11 +213,7 @@ absl::StatusOr<std::string> PartitionClient::GatherRows(const std::string& node_
                                                         const GatherRowsOptions& options) {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
-  v1::GatherFeaturesRequest req;
-  v1::TypedIds* item = req.add_items();
-  item->set_node_type(node_type);
-  item->set_ids(common::ToBytes<int64_t>(ids));
-  req.set_dtype(rpc::FeatureDtypeToProto(dtype));
+  v1::GatherFeaturesRequest req = GatherRequest(node_type, ids, dtype);
   req.set_any_part(options.any_part);
   if (!options.client_host_id.empty()) {
     req.set_client_host_id(options.client_host_id);
@@ -289,11 +296,7 @@ absl::StatusOr<std::vector<int64_t>> PartitionClient::GatherLabels(const std::st
                                                                    absl::Span<const int64_t> ids) {
   grpc::ClientContext ctx;
   impl_->SetDeadline(ctx);
-  v1::GatherFeaturesRequest req;
-  v1::TypedIds* item = req.add_items();
-  item->set_node_type(node_type);
-  item->set_ids(common::ToBytes<int64_t>(ids));
-  req.set_dtype(rpc::FeatureDtypeToProto(FeatureDtype::kFloat16));
+  const v1::GatherFeaturesRequest req = GatherRequest(node_type, ids, FeatureDtype::kFloat16);
   v1::GatherFeaturesResponse resp;
   const std::string call = absl::StrCat("GatherFeatures(labels of ", ids.size(), " '",
                                         node_type, "' nodes)");

@@ -56,7 +56,10 @@ enum class StaticShapes { kOff, kOn };
 enum class Aggregation { kFused, kTorch };
 // --sampler server|gpu: who samples the training batches: the servers (their epoch streams), or
 // the trainer on its GPU over the whole topology read from them (trainer/gpu_sampler.h: the
-// same batches, drawn alike; homogeneous node tasks with the rows on the GPU).
+// same batches, drawn alike; homogeneous node tasks with the rows on the GPU). server by
+// default: the GPU sampler holds the topology on every GPU and is measured on the
+// products-shaped graph only (1 -> 2 GPUs 1.77-1.94x against 1.22-1.53x; RESULTS.md,
+// "Sampling on the GPU").
 enum class Sampler { kServer, kGpu };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 

@@ -187,6 +187,17 @@ absl::StatusOr<torch::Tensor> Step(SessionState& st, client::Communicator& comm,
   return loss;
 }
 
+// The steps of a pass over `num_epochs` epochs: the schedule's from `first_step` in the first,
+// all of them in the others.
+std::vector<int> PassSteps(const client::EpochSchedule& schedule, int64_t first_step,
+                           int64_t num_epochs) {
+  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
+  for (int64_t e = 1; e < num_epochs; ++e) {
+    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
+  }
+  return steps;
+}
+
 }  // namespace
 
 // The training input of epochs [first epoch, last_epoch]: one pipeline over one stream per shard
@@ -271,6 +282,17 @@ client::ClientOf EpochLoop::LiveClientOf() {
   };
 }
 
+PipelineOptions EpochLoop::PipelineOptionsFor(bool train) const {
+  PipelineOptions po;
+  po.depth = options_.prefetch;
+  po.device = session_.state().device;
+  po.normalize_features = options_.normalize_features;
+  po.num_classes = servers_.metadata.num_classes;
+  po.store = store_;
+  if (train) po.static_shapes = static_shapes_;
+  return po;
+}
+
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
     const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
     int64_t first_step, int64_t epoch, int64_t num_epochs) {
@@ -321,18 +343,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
     plan.replace = options_.replace;
     sources[i] = std::make_unique<GpuSampledStream>(gpu_graph_, std::move(plan));
   }
-  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
-  for (int64_t e = 1; e < num_epochs; ++e) {
-    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
-  }
-  PipelineOptions po;
-  po.depth = options_.prefetch;
-  po.device = session_.state().device;
-  po.normalize_features = options_.normalize_features;
-  po.num_classes = md.num_classes;
-  po.store = store_;
-  po.static_shapes = static_shapes_;
-  return std::make_unique<InputPipeline>(std::move(sources), std::move(steps), po);
+  return std::make_unique<InputPipeline>(std::move(sources),
+                                         PassSteps(schedule, first_step, num_epochs),
+                                         PipelineOptionsFor(/*train=*/true));
 }
 
 absl::StatusOr<std::unique_ptr<client::VisitCounts>> EpochLoop::Presample() {
@@ -417,18 +430,8 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     // Each stream's batches read and checked by a thread of its own, beside the pipeline's.
     streams[i] = std::make_unique<client::ReadAheadStream>(std::move(stream), kReadAhead);
   }
-  std::vector<int> steps(schedule.step_stream.begin() + first_step, schedule.step_stream.end());
-  for (int64_t e = 1; e < num_epochs; ++e) {
-    steps.insert(steps.end(), schedule.step_stream.begin(), schedule.step_stream.end());
-  }
-  PipelineOptions po;
-  po.depth = options_.prefetch;
-  po.device = session_.state().device;
-  po.normalize_features = options_.normalize_features;
-  po.num_classes = servers_.metadata.num_classes;
-  po.store = store_;
-  if (train) po.static_shapes = static_shapes_;
-  return std::make_unique<InputPipeline>(std::move(streams), std::move(steps), po);
+  return std::make_unique<InputPipeline>(
+      std::move(streams), PassSteps(schedule, first_step, num_epochs), PipelineOptionsFor(train));
 }
 
 absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {

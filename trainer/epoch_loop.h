@@ -36,6 +36,7 @@ class StepProfiler;      // step_profiler.h
 class StaticShapes;      // static_shapes.h
 class GraphedStep;       // graph_step.h
 class GpuGraph;          // gpu_sampler.h
+struct PipelineOptions;  // input_pipeline.h
 
 // An epoch's training sums over all ranks: sum of loss * seeds, correct predictions, seeds.
 struct TrainingSums {
@@ -124,6 +125,8 @@ class EpochLoop {
   absl::StatusOr<std::unique_ptr<InputPipeline>> OpenGpuPipeline(
       const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
       int64_t first_step, int64_t epoch, int64_t num_epochs);
+  // The input pipeline's options for a training (`train`) or evaluation pass.
+  PipelineOptions PipelineOptionsFor(bool train) const;
   // A live server of a part (the registry read anew), as a broken stream resumes on one.
   client::ClientOf LiveClientOf();
   // How often this rank's first-epoch training batches visit each node.
