@@ -31,9 +31,9 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
   }
   const int64_t n = std::ssize(topology.indptr) - 1;
   if (n < 0 || n >= INT_MAX || topology.indptr.back() != std::ssize(topology.indices)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--sampler gpu: a topology of ", n, " nodes and ", topology.indices.size(),
-        " edges (up to 2^31 - 1 nodes, indptr ending at the edge count)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sampler gpu: a topology of ", n, " nodes and ", topology.indices.size(),
+                     " edges (up to 2^31 - 1 nodes, indptr ending at the edge count)"));
   }
   auto graph = std::shared_ptr<GpuGraph>(new GpuGraph(device));
   try {
@@ -51,9 +51,9 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
     graph->row_of_ = torch::full({n}, -1, i32);
     graph->first_edge_ = torch::full({n}, INT_MAX, i32);
   } catch (const c10::Error& e) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "--sampler gpu: copying the topology (", topology.indices.size(), " edges) to ",
-        device.str(), ": ", e.what_without_backtrace()));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--sampler gpu: copying the topology (", topology.indices.size(),
+                     " edges) to ", device.str(), ": ", e.what_without_backtrace()));
   }
   return graph;
 }
@@ -71,8 +71,7 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
   const RelabelTables tables{row_of_.data_ptr<int32_t>(), first_edge_.data_ptr<int32_t>()};
   std::string why;
   auto host = [](const std::vector<int64_t>& v) {
-    return torch::from_blob(const_cast<int64_t*>(v.data()), {std::ssize(v)}, torch::kInt64)
-        .clone();
+    return torch::from_blob(const_cast<int64_t*>(v.data()), {std::ssize(v)}, torch::kInt64).clone();
   };
   BatchTensors t;
   t.batch_size = std::ssize(seeds);
@@ -83,7 +82,8 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
   std::vector<torch::Tensor> node_parts = {host(seeds).to(device_, /*non_blocking=*/true)};
   std::vector<torch::Tensor> src_parts, dst_parts;
   std::vector<int64_t> sampled_nodes = {t.batch_size}, sampled_edges;
-  RETURN_IF_ERROR(Launched(LaunchSetRows(tables, I64(node_parts[0]), t.batch_size, 0, stream, &why), why));
+  RETURN_IF_ERROR(
+      Launched(LaunchSetRows(tables, I64(node_parts[0]), t.batch_size, 0, stream, &why), why));
   int64_t rows = t.batch_size;
   int64_t frontier_begin = 0;
   for (size_t hop = 0; hop < fanouts.size(); ++hop) {
@@ -91,13 +91,16 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
     const int64_t n = frontier.size(0);
     const int32_t k = fanouts[hop];
     torch::Tensor deg = indptr_.index_select(0, frontier + 1) - indptr_.index_select(0, frontier);
-    torch::Tensor count = k < 0 ? deg
+    torch::Tensor count = k < 0     ? deg
                           : replace ? torch::where(deg > 0, torch::full_like(deg, k), deg)
                                     : deg.clamp_max(k);
     torch::Tensor offsets = torch::zeros({n + 1}, i64);
     offsets.slice(0, 1).copy_(count.cumsum(0));
     const int64_t num_edges = n == 0 ? 0 : offsets[n].item<int64_t>();  // waits for the counts
     if (num_edges >= INT_MAX) {
+      // The rows set so far go back to -1, as the next batch expects them.
+      const torch::Tensor so_far = torch::cat(node_parts);
+      LaunchSetRows(tables, I64(so_far), so_far.size(0), -1, stream, &why);
       return absl::ResourceExhaustedError(absl::StrCat(
           "--sampler gpu: hop ", hop, " of a batch samples ", num_edges, " edges (at most 2^31)"));
     }
@@ -119,8 +122,8 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
     // Relabel: the sources new to the batch take the next rows, in order of first meeting.
     torch::Tensor is_new = torch::empty({num_edges}, i64.dtype(torch::kInt32));
     RETURN_IF_ERROR(Launched(LaunchMarkFirst(tables, I64(src), num_edges, stream, &why), why));
-    RETURN_IF_ERROR(
-        Launched(LaunchFlagNew(tables, I64(src), num_edges, is_new.data_ptr<int32_t>(), stream, &why), why));
+    RETURN_IF_ERROR(Launched(
+        LaunchFlagNew(tables, I64(src), num_edges, is_new.data_ptr<int32_t>(), stream, &why), why));
     torch::Tensor position = is_new.cumsum(0, torch::kInt64);
     const int64_t added = num_edges == 0 ? 0 : position[num_edges - 1].item<int64_t>();
     torch::Tensor new_ids = torch::empty({added}, i64);
@@ -128,7 +131,8 @@ absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
                                           I64(position), rows, I64(new_ids), stream, &why),
                              why));
     torch::Tensor src_rows = torch::empty({num_edges}, i64);
-    RETURN_IF_ERROR(Launched(LaunchRows(tables, I64(src), num_edges, I64(src_rows), stream, &why), why));
+    RETURN_IF_ERROR(
+        Launched(LaunchRows(tables, I64(src), num_edges, I64(src_rows), stream, &why), why));
     src_parts.push_back(src_rows);
     dst_parts.push_back(dst);
     sampled_edges.push_back(num_edges);
