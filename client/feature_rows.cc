@@ -46,13 +46,9 @@ absl::StatusOr<std::string> GatherFromPart(const NodeTypeInfo& t, int part, Feat
                                            const ClientOf& client_of,
                                            absl::Span<const int64_t> ids,
                                            const GatherRowsOptions& options = {}) {
-  ASSIGN_OR_RETURN(PartitionClient * client, client_of(part));
-  absl::StatusOr<std::string> rows = client->GatherRows(t.name, ids, t.feat_dim, dtype, options);
-  if (absl::IsUnavailable(rows.status()) || absl::IsDeadlineExceeded(rows.status())) {
-    ASSIGN_OR_RETURN(client, client_of(part));  // another replica, or the error again
-    rows = client->GatherRows(t.name, ids, t.feat_dim, dtype, options);
-  }
-  return rows;
+  return AskLivePart(client_of, part, [&](PartitionClient& client) {
+    return client.GatherRows(t.name, ids, t.feat_dim, dtype, options);
+  });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,23 @@ namespace graphshard::client {
 
 // A client of a live server of `part` (e.g. PartDirectory::Live's, or a fixed one).
 using ClientOf = std::function<absl::StatusOr<PartitionClient*>(int part)>;
+
+// `call(client)` on client_of(part)'s server, asked once more of client_of(part) again (a live
+// replica, looked up anew) when it fails UNAVAILABLE or DEADLINE_EXCEEDED (its server gone).
+// `call` returns an absl::StatusOr.
+template <typename Call>
+auto AskLivePart(const ClientOf& client_of, int part, const Call& call)
+    -> decltype(call(std::declval<PartitionClient&>())) {
+  absl::StatusOr<PartitionClient*> client = client_of(part);
+  if (!client.ok()) return client.status();
+  auto result = call(**client);
+  if (absl::IsUnavailable(result.status()) || absl::IsDeadlineExceeded(result.status())) {
+    client = client_of(part);  // another replica, or the error again
+    if (!client.ok()) return client.status();
+    result = call(**client);
+  }
+  return result;
+}
 
 // Node type `type`'s rows (metadata.node_types[type]) in `dtype`, part by part (the type's
 // part_offsets), `rows_per_call` at a time (GatherFeatures, each on the client's RPC deadline):

@@ -11,19 +11,6 @@
 namespace graphshard::client {
 namespace {
 
-// Asked once more of a fresh client when the server is gone (as feature_rows.cc).
-template <typename Call>
-auto AskPart(const ClientOf& client_of, int part, const Call& call)
-    -> decltype(call(std::declval<PartitionClient&>())) {
-  ASSIGN_OR_RETURN(PartitionClient * client, client_of(part));
-  auto result = call(*client);
-  if (absl::IsUnavailable(result.status()) || absl::IsDeadlineExceeded(result.status())) {
-    ASSIGN_OR_RETURN(client, client_of(part));  // another replica, or the error again
-    result = call(*client);
-  }
-  return result;
-}
-
 // Part `part`'s in-edges of destinations [begin, end): counts per node and their sources.
 absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part,
                       int64_t begin, int64_t end, int64_t nodes_per_call,
@@ -36,7 +23,7 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
     const int64_t last = std::min(end, first + chunk);
     ids.resize(static_cast<size_t>(last - first));
     for (int64_t v = first; v < last; ++v) ids[static_cast<size_t>(v - first)] = v;
-    absl::StatusOr<PartitionClient::InEdges> got = AskPart(
+    absl::StatusOr<PartitionClient::InEdges> got = AskLivePart(
         client_of, part, [&](PartitionClient& c) { return c.AllInEdges(edge_type, ids); });
     if (absl::IsResourceExhausted(got.status()) && chunk > 1) {
       chunk = std::max<int64_t>(chunk / 2, 1);  // a hub: ask for fewer nodes at a time
@@ -126,7 +113,7 @@ absl::StatusOr<std::vector<int64_t>> ReadLabels(const ServerMetadata& md, const 
       asked.clear();
       for (size_t j = first; j < last; ++j) asked.push_back(ids[pos[j]]);
       ASSIGN_OR_RETURN(std::vector<int64_t> labels,
-                       AskPart(client_of, p, [&](PartitionClient& c) {
+                       AskLivePart(client_of, p, [&](PartitionClient& c) {
                          return c.GatherLabels(t.name, asked);
                        }));
       for (size_t j = first; j < last; ++j) out[pos[j]] = labels[j - first];
