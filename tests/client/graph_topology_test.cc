@@ -1,7 +1,8 @@
 // What the trainer's GPU sampler reads from the servers (client/graph_topology.h), against real
 // in-process servers on Cora (2 parts, no Torch): every in-edge of the graph, once, each node's
 // in order of its part's CSC, however many nodes a call asks for and when the servers refuse
-// large calls; and the labels of chosen nodes.
+// large calls; a part's server gone is an error naming the part, or, with a live replica, the
+// same topology; and the labels of chosen nodes.
 
 #include <gtest/gtest.h>
 
@@ -10,8 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "client/graph_topology.h"
+#include "client/part_directory.h"
 #include "client/server_set.h"
+#include "common/status_macros.h"
 #include "tests/server/test_cluster.h"
 
 namespace graphshard::client {
@@ -98,6 +103,43 @@ TEST_F(GraphTopologyTest, ANodeAboveTheServersBudgetIsAnErrorNamingIt) {
   ASSERT_FALSE(t.ok());
   EXPECT_TRUE(absl::IsResourceExhausted(t.status())) << t.status();
   EXPECT_NE(t.status().message().find("max-request-edges"), std::string::npos) << t.status();
+}
+
+TEST_F(GraphTopologyTest, AServerGoneIsAnErrorNamingItsPartOrALiveReplicaAnswers) {
+  Start();
+  auto before = ReadTopology(md(), client_of_);
+  ASSERT_TRUE(before.ok()) << before.status();
+  cluster_->server(1).Shutdown(absl::Seconds(1));
+  // No replica: part 1's error, within the RPC deadline (the test's own timeout otherwise).
+  auto gone = ReadTopology(md(), client_of_);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kUnavailable) << gone.status();
+  EXPECT_TRUE(absl::StrContains(gone.status().message(), "part 1")) << gone.status();
+  auto labels = ReadLabels(md(), client_of_, {md().node_types[0].num_nodes - 1});
+  ASSERT_FALSE(labels.ok());
+  EXPECT_TRUE(absl::StrContains(labels.status().message(), "part 1")) << labels.status();
+  // A replica of part 1: the call that found its server gone is asked of it, the same arrays.
+  server::ServerOptions so;
+  so.partition_dir = cluster_->partition_dir();
+  so.part = 1;
+  so.replica = 1;
+  so.registry_dir = cluster_->registry_dir();
+  so.threads = 2;
+  auto replica = server::PartitionServer::Start(so);
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  int asked_part1 = 0;
+  auto after = ReadTopology(md(), [&](int p) -> absl::StatusOr<PartitionClient*> {
+    if (p == 1 && asked_part1++ == 0) return servers_->clients[1];  // the one now gone
+    ASSIGN_OR_RETURN(PartDirectory::LiveServer live,
+                     servers_->directory->Live(p, 0, &servers_->metadata,
+                                               absl::Now() + absl::Seconds(10)));
+    return live.client;
+  });
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(asked_part1, 2) << "part 1 was not asked again after its server went away";
+  EXPECT_EQ(after->indptr, before->indptr);
+  EXPECT_EQ(after->indices, before->indices);
+  (*replica)->Shutdown(absl::Seconds(1));
 }
 
 TEST_F(GraphTopologyTest, ReadsTheLabelsOfAnyNodesInTheirOrder) {
