@@ -82,7 +82,7 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
     const auto i = static_cast<size_t>(p);
     for (int64_t c : counts[i]) out.indptr.push_back(out.indptr.back() + c);
     out.indices.insert(out.indices.end(), sources[i].begin(), sources[i].end());
-    std::vector<int64_t>().swap(sources[i]);  // the peak is one copy of the edges, not two
+    std::vector<int64_t>().swap(sources[i]);  // freed as copied: resident peak ~ edges + 1 part
   }
   return out;
 }
