@@ -274,10 +274,10 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
 
 client::ClientOf EpochLoop::LiveClientOf() {
   return [this](int part) -> absl::StatusOr<client::PartitionClient*> {
-    ASSIGN_OR_RETURN(client::PartDirectory::LiveServer live,
-                     servers_.directory->Live(part, comm_.rank(), &servers_.metadata,
-                                              absl::Now() + absl::Seconds(options_.server_wait_s),
-                                              host_id_));
+    ASSIGN_OR_RETURN(
+        client::PartDirectory::LiveServer live,
+        servers_.directory->Live(part, comm_.rank(), &servers_.metadata,
+                                 absl::Now() + absl::Seconds(options_.server_wait_s), host_id_));
     return live.client;
   };
 }
@@ -328,9 +328,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
     ASSIGN_OR_RETURN(plan.labels, client::ReadLabels(md, client_of, plan.seeds));
     for (size_t j = 0; j < plan.labels.size(); ++j) {
       if (plan.labels[j] < 0 || plan.labels[j] >= md.num_classes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "seed ", plan.seeds[j], " (", md.target_type, ") has label ", plan.labels[j],
-            ", outside [0, num_classes ", md.num_classes, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("seed ", plan.seeds[j], " (", md.target_type, ") has label ",
+                         plan.labels[j], ", outside [0, num_classes ", md.num_classes, ")"));
       }
     }
     plan.shuffle_seed = client::StreamShuffleSeed(options_.seed, shards[i].part);
@@ -341,7 +341,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
     plan.num_epochs = num_epochs;
     plan.fanouts = plan_.fanouts;
     plan.replace = options_.replace;
-    sources[i] = std::make_unique<GpuSampledStream>(gpu_graph_, std::move(plan));
+    ASSIGN_OR_RETURN(sources[i], GpuSampledStream::Create(gpu_graph_, std::move(plan)));
   }
   return std::make_unique<InputPipeline>(std::move(sources),
                                          PassSteps(schedule, first_step, num_epochs),

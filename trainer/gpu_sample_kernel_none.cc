@@ -13,6 +13,13 @@ bool NoKernels(std::string* error) {
 // No CUDA compiler at build time: --sampler gpu is refused (gpu_sampler.h).
 bool GpuSampleKernelsBuilt() { return false; }
 
+bool LaunchHopCounts(const SampleHopArgs& /*args*/, int64_t* /*counts*/, void* /*stream*/,
+                     std::string* error) {
+  return NoKernels(error);
+}
+bool LaunchHopEdges(const SampleHopArgs& /*args*/, void* /*stream*/, std::string* error) {
+  return NoKernels(error);
+}
 bool LaunchSampleHop(const SampleHopArgs& /*args*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
@@ -20,21 +27,25 @@ bool LaunchSetRows(RelabelTables /*tables*/, const int64_t* /*ids*/, int64_t /*n
                    int64_t /*first_row*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
-bool LaunchMarkFirst(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*num_edges*/,
-                     void* /*stream*/, std::string* error) {
+bool LaunchClearRows(RelabelTables /*tables*/, const int64_t* /*ids*/, int64_t /*capacity*/,
+                     const int64_t* /*count*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
-bool LaunchFlagNew(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*num_edges*/,
-                   int32_t* /*is_new*/, void* /*stream*/, std::string* error) {
+bool LaunchMarkFirst(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*capacity*/,
+                     HopSizes /*sizes*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
-bool LaunchAssign(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*num_edges*/,
-                  const int32_t* /*is_new*/, const int64_t* /*position*/, int64_t /*first_row*/,
+bool LaunchFlagNew(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*capacity*/,
+                   HopSizes /*sizes*/, int32_t* /*is_new*/, void* /*stream*/, std::string* error) {
+  return NoKernels(error);
+}
+bool LaunchAssign(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*capacity*/,
+                  HopSizes /*sizes*/, const int32_t* /*is_new*/, const int64_t* /*position*/,
                   int64_t* /*new_ids*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
-bool LaunchRows(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*num_edges*/,
-                int64_t* /*rows*/, void* /*stream*/, std::string* error) {
+bool LaunchRows(RelabelTables /*tables*/, const int64_t* /*src*/, int64_t /*capacity*/,
+                HopSizes /*sizes*/, int64_t* /*rows*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
 

@@ -1,5 +1,8 @@
 #include "trainer/gpu_sampler.h"
 
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include <algorithm>
 #include <climits>
 #include <numeric>
 #include <string>
@@ -19,6 +22,25 @@ const int64_t* I64(const torch::Tensor& t) { return t.data_ptr<int64_t>(); }
 
 absl::Status Launched(bool ok, const std::string& why) {
   return ok ? absl::OkStatus() : absl::InternalError(why);
+}
+
+// A hop's arrays are sized to a bound of its count (its frontier's bound times the fanout) so
+// that the host need not wait for the count; past this many entries, or for fanout -1, the
+// host reads the true count first and sizes them to it.
+constexpr int64_t kMaxBoundEntries = int64_t{1} << 24;
+
+// The first counts[i] entries of each part (int64 on `device`), one after the other, made on
+// the current stream; the parts are marked as read there.
+torch::Tensor Trimmed(const std::vector<torch::Tensor>& parts, const std::vector<int64_t>& counts,
+                      torch::Device device, const c10::Stream& current) {
+  std::vector<torch::Tensor> kept;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].numel() > 0) parts[i].record_stream(current);
+    kept.push_back(parts[i].slice(0, 0, counts[i]));
+  }
+  return kept.empty()
+             ? torch::empty({0}, torch::TensorOptions().dtype(torch::kInt64).device(device))
+             : torch::cat(kept);
 }
 
 }  // namespace
@@ -47,9 +69,6 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
                                        {std::ssize(topology.indices)}, torch::kInt64)
                           .to(torch::kInt32)
                           .to(device);
-    const auto i32 = torch::TensorOptions().dtype(torch::kInt32).device(device);
-    graph->row_of_ = torch::full({n}, -1, i32);
-    graph->first_edge_ = torch::full({n}, INT_MAX, i32);
   } catch (const c10::Error& e) {
     return absl::ResourceExhaustedError(
         absl::StrCat("--sampler gpu: copying the topology (", topology.indices.size(),
@@ -58,115 +77,218 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
   return graph;
 }
 
-int64_t GpuGraph::bytes() const {
-  return indptr_.nbytes() + indices_.nbytes() + row_of_.nbytes() + first_edge_.nbytes();
+absl::StatusOr<std::unique_ptr<GpuSampleLane>> GpuSampleLane::Create(
+    std::shared_ptr<GpuGraph> graph) {
+  const torch::Device device = graph->device();
+  try {
+    c10::impl::VirtualGuardImpl impl(device.type());
+    // High priority, as the pipeline's copy stream: a batch's chain of small kernels runs as
+    // soon as the GPU has room, not behind the training step's kernels.
+    const c10::Stream stream = impl.getStreamFromGlobalPool(device, /*isHighPriority=*/true);
+    auto lane = std::unique_ptr<GpuSampleLane>(new GpuSampleLane(graph, stream));
+    const auto i32 = torch::TensorOptions().dtype(torch::kInt32).device(device);
+    lane->row_of_ = torch::full({graph->num_nodes()}, -1, i32);
+    lane->first_edge_ = torch::full({graph->num_nodes()}, INT_MAX, i32);
+    return lane;
+  } catch (const c10::Error& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("--sampler gpu: relabelling tables for ",
+                                                     graph->num_nodes(), " nodes on ", device.str(),
+                                                     ": ", e.what_without_backtrace()));
+  }
 }
 
-absl::StatusOr<BatchTensors> GpuGraph::Sample(const std::vector<int64_t>& seeds,
-                                              const std::vector<int64_t>& labels,
-                                              uint64_t batch_seed,
-                                              const std::vector<int32_t>& fanouts, bool replace) {
-  const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device_);
-  void* stream = CurrentCudaStream(device_.index());
+absl::Status GpuSampleLane::Launch(const std::vector<int64_t>& seeds,
+                                   const std::vector<int64_t>& labels, uint64_t batch_seed,
+                                   const std::vector<int32_t>& fanouts, bool replace) {
+  const torch::Device device = graph_->device();
+  c10::StreamGuard on_lane(stream_);  // torch's work and ours go on the lane's stream
+  if (launched_) {
+    // The last batch was not finished (its launch failed): let it drain before reuse.
+    stream_.synchronize();
+    launched_ = false;
+  }
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  void* stream = CurrentCudaStream(device.index());
   const RelabelTables tables{row_of_.data_ptr<int32_t>(), first_edge_.data_ptr<int32_t>()};
   std::string why;
-  auto host = [](const std::vector<int64_t>& v) {
-    return torch::from_blob(const_cast<int64_t*>(v.data()), {std::ssize(v)}, torch::kInt64).clone();
+  const int64_t hops = std::ssize(fanouts);
+  const int64_t batch = std::ssize(seeds);
+  // The batch's sizes on the GPU (gpu_sample_kernel.h, HopSizes): nodes[0 .. hops] (the seeds,
+  // then each hop's new sources), edges[0 .. hops - 1], rows[0 .. hops] (after the seeds, then
+  // after each hop). Seeds, labels and initial sizes go over in one copy from page-locked
+  // memory; the last batch's copy is done (Finish waited for it).
+  const int64_t num_sizes = 3 * hops + 2;
+  const int64_t staged = 2 * batch + num_sizes;
+  if (!staging_.defined() || staging_.size(0) < staged) {
+    staging_ =
+        torch::empty({staged}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
+  }
+  if (!sizes_back_.defined() || sizes_back_.size(0) < num_sizes) {
+    sizes_back_ =
+        torch::empty({num_sizes}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(true));
+  }
+  int64_t* h = staging_.data_ptr<int64_t>();
+  std::copy(seeds.begin(), seeds.end(), h);
+  std::copy(labels.begin(), labels.end(), h + batch);
+  std::fill(h + 2 * batch, h + staged, 0);
+  h[2 * batch] = batch;                 // nodes[0]
+  h[2 * batch + 2 * hops + 1] = batch;  // rows[0]
+  on_device_ = staging_.slice(0, 0, staged).to(device, /*non_blocking=*/true);
+  launched_ = true;
+  batch_ = batch;
+  hops_ = hops;
+  torch::Tensor sizes = on_device_.slice(0, 2 * batch, staged);
+  auto hop_sizes = [base = I64(sizes), hops](int64_t hop) {
+    return HopSizes{base + hop, base + hops + 1 + hop, base + 2 * hops + 1 + hop};
   };
-  BatchTensors t;
-  t.batch_size = std::ssize(seeds);
-  t.seeds = t.batch_size;
-  t.seed_type = 0;
-  t.x_are_ids = true;
-  t.y = host(labels).to(device_, /*non_blocking=*/true);
-  std::vector<torch::Tensor> node_parts = {host(seeds).to(device_, /*non_blocking=*/true)};
-  std::vector<torch::Tensor> src_parts, dst_parts;
-  std::vector<int64_t> sampled_nodes = {t.batch_size}, sampled_edges;
+  // Each sized to a bound of its count (the frontier's bound times the fanout).
+  node_parts_ = {on_device_.slice(0, 0, batch)};
+  src_parts_.clear();
+  dst_parts_.clear();
   RETURN_IF_ERROR(
-      Launched(LaunchSetRows(tables, I64(node_parts[0]), t.batch_size, 0, stream, &why), why));
-  int64_t rows = t.batch_size;
-  int64_t frontier_begin = 0;
-  for (size_t hop = 0; hop < fanouts.size(); ++hop) {
-    const torch::Tensor& frontier = node_parts.back();
-    const int64_t n = frontier.size(0);
-    const int32_t k = fanouts[hop];
-    torch::Tensor deg = indptr_.index_select(0, frontier + 1) - indptr_.index_select(0, frontier);
-    torch::Tensor count = k < 0     ? deg
-                          : replace ? torch::where(deg > 0, torch::full_like(deg, k), deg)
-                                    : deg.clamp_max(k);
-    torch::Tensor offsets = torch::zeros({n + 1}, i64);
-    offsets.slice(0, 1).copy_(count.cumsum(0));
-    const int64_t num_edges = n == 0 ? 0 : offsets[n].item<int64_t>();  // waits for the counts
-    if (num_edges >= INT_MAX) {
-      // The rows set so far go back to -1, as the next batch expects them.
-      const torch::Tensor so_far = torch::cat(node_parts);
-      LaunchSetRows(tables, I64(so_far), so_far.size(0), -1, stream, &why);
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "--sampler gpu: hop ", hop, " of a batch samples ", num_edges, " edges (at most 2^31)"));
-    }
-    torch::Tensor src = torch::empty({num_edges}, i64);
-    torch::Tensor dst = torch::empty({num_edges}, i64);
+      Launched(LaunchSetRows(tables, I64(node_parts_[0]), batch, 0, stream, &why), why));
+  int64_t capacity = batch;
+  for (int64_t hop = 0; hop < hops; ++hop) {
+    const int32_t k = fanouts[static_cast<size_t>(hop)];
     SampleHopArgs a;
-    a.indptr = I64(indptr_);
-    a.indices = indices_.data_ptr<int32_t>();
-    a.frontier = I64(frontier);
-    a.offsets = I64(offsets);
-    a.n = n;
-    a.frontier_begin = frontier_begin;
+    a.indptr = graph_->indptr().data_ptr<int64_t>();
+    a.indices = graph_->indices().data_ptr<int32_t>();
+    a.frontier = I64(node_parts_.back());
+    a.capacity = capacity;
     a.fanout = k;
     a.replace = replace;
     a.item_seed = common::HopItemSeed(batch_seed, static_cast<int>(hop), 0);
+    a.sizes = hop_sizes(hop);
+    torch::Tensor counts = torch::empty({capacity}, i64);
+    RETURN_IF_ERROR(Launched(LaunchHopCounts(a, I64(counts), stream, &why), why));
+    const torch::Tensor ends = counts.cumsum(0);
+    a.ends = I64(ends);
+    RETURN_IF_ERROR(Launched(LaunchHopEdges(a, stream, &why), why));
+    int64_t edge_capacity = k < 0 ? -1 : capacity * k;
+    if (edge_capacity < 0 || edge_capacity > kMaxBoundEntries) {
+      // Every neighbour, or a bound too large to allocate: the hop's true count (a wait).
+      edge_capacity = sizes[hops + 1 + hop].item<int64_t>();
+      if (edge_capacity >= INT_MAX) {
+        ClearRows();
+        return absl::ResourceExhaustedError(absl::StrCat("--sampler gpu: hop ", hop,
+                                                         " of a batch samples ", edge_capacity,
+                                                         " edges (at most 2^31)"));
+      }
+    }
+    torch::Tensor src = torch::empty({edge_capacity}, i64);
+    torch::Tensor dst = torch::empty({edge_capacity}, i64);
     a.out_src = I64(src);
     a.out_dst = I64(dst);
     RETURN_IF_ERROR(Launched(LaunchSampleHop(a, stream, &why), why));
     // Relabel: the sources new to the batch take the next rows, in order of first meeting.
-    torch::Tensor is_new = torch::empty({num_edges}, i64.dtype(torch::kInt32));
-    RETURN_IF_ERROR(Launched(LaunchMarkFirst(tables, I64(src), num_edges, stream, &why), why));
-    RETURN_IF_ERROR(Launched(
-        LaunchFlagNew(tables, I64(src), num_edges, is_new.data_ptr<int32_t>(), stream, &why), why));
-    torch::Tensor position = is_new.cumsum(0, torch::kInt64);
-    const int64_t added = num_edges == 0 ? 0 : position[num_edges - 1].item<int64_t>();
-    torch::Tensor new_ids = torch::empty({added}, i64);
-    RETURN_IF_ERROR(Launched(LaunchAssign(tables, I64(src), num_edges, is_new.data_ptr<int32_t>(),
-                                          I64(position), rows, I64(new_ids), stream, &why),
-                             why));
-    torch::Tensor src_rows = torch::empty({num_edges}, i64);
+    torch::Tensor is_new = torch::empty({edge_capacity}, i64.dtype(torch::kInt32));
     RETURN_IF_ERROR(
-        Launched(LaunchRows(tables, I64(src), num_edges, I64(src_rows), stream, &why), why));
-    src_parts.push_back(src_rows);
-    dst_parts.push_back(dst);
-    sampled_edges.push_back(num_edges);
-    sampled_nodes.push_back(added);
-    frontier_begin = rows;
-    rows += added;
-    node_parts.push_back(new_ids);
+        Launched(LaunchMarkFirst(tables, I64(src), edge_capacity, a.sizes, stream, &why), why));
+    RETURN_IF_ERROR(Launched(LaunchFlagNew(tables, I64(src), edge_capacity, a.sizes,
+                                           is_new.data_ptr<int32_t>(), stream, &why),
+                             why));
+    const torch::Tensor position = is_new.cumsum(0, torch::kInt64);
+    torch::Tensor new_ids = torch::empty({edge_capacity}, i64);
+    RETURN_IF_ERROR(
+        Launched(LaunchAssign(tables, I64(src), edge_capacity, a.sizes, is_new.data_ptr<int32_t>(),
+                              I64(position), I64(new_ids), stream, &why),
+                 why));
+    torch::Tensor src_rows = torch::empty({edge_capacity}, i64);
+    RETURN_IF_ERROR(Launched(
+        LaunchRows(tables, I64(src), edge_capacity, a.sizes, I64(src_rows), stream, &why), why));
+    src_parts_.push_back(src_rows);
+    dst_parts_.push_back(dst);
+    node_parts_.push_back(new_ids);
+    capacity = edge_capacity;
   }
-  torch::Tensor ids = torch::cat(node_parts);
-  // Every row this batch set goes back to -1 for the next batch (first_edge already is back).
-  RETURN_IF_ERROR(Launched(LaunchSetRows(tables, I64(ids), rows, -1, stream, &why), why));
-  t.x = {ids};
-  t.num_nodes = {rows};
-  t.edges.push_back({0, 0, src_parts.empty() ? torch::empty({0}, i64) : torch::cat(src_parts),
-                     dst_parts.empty() ? torch::empty({0}, i64) : torch::cat(dst_parts)});
+  // Every row this batch set goes back to -1, counted on the GPU (first_edge already is back):
+  // the lane's next batch may be queued behind this one at once.
+  for (int64_t hop = 0; hop <= hops; ++hop) {
+    torch::Tensor& part = node_parts_[static_cast<size_t>(hop)];
+    RETURN_IF_ERROR(Launched(
+        LaunchClearRows(tables, I64(part), part.size(0), I64(sizes) + hop, stream, &why), why));
+  }
+  sizes_back_.slice(0, 0, num_sizes).copy_(sizes, /*non_blocking=*/true);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BatchTensors> GpuSampleLane::Finish() {
+  if (!launched_) return absl::FailedPreconditionError("GpuSampleLane::Finish: no batch launched");
+  // The batch's one wait: the lane's stream holds only this batch (its next one is launched
+  // after this returns), up to the copy of its sizes back.
+  stream_.synchronize();
+  launched_ = false;
+  const torch::Device device = graph_->device();
+  const c10::Stream current = c10::impl::VirtualGuardImpl(device.type()).getStream(device);
+  const int64_t hops = hops_;
+  const int64_t* got = sizes_back_.data_ptr<int64_t>();
+  const std::vector<int64_t> sampled_nodes(got, got + hops + 1);
+  const std::vector<int64_t> sampled_edges(got + hops + 1, got + 2 * hops + 1);
+  BatchTensors t;
+  t.batch_size = batch_;
+  t.seeds = batch_;
+  t.seed_type = 0;
+  t.x_are_ids = true;
+  on_device_.record_stream(current);
+  t.y = on_device_.slice(0, batch_, 2 * batch_);
+  t.x = {Trimmed(node_parts_, sampled_nodes, device, current)};
+  t.num_nodes = {got[3 * hops + 1]};
+  t.edges.push_back({0, 0, Trimmed(src_parts_, sampled_edges, device, current),
+                     Trimmed(dst_parts_, sampled_edges, device, current)});
   t.nodes_before_hop = {PrefixSums(sampled_nodes)};
   t.edges_before_hop = {PrefixSums(sampled_edges)};
+  node_parts_.clear();
+  src_parts_.clear();
+  dst_parts_.clear();
+  on_device_ = torch::Tensor();
   return t;
 }
 
-GpuSampledStream::GpuSampledStream(std::shared_ptr<GpuGraph> graph, GpuStreamPlan plan)
-    : graph_(std::move(graph)),
-      plan_(std::move(plan)),
-      epoch_(plan_.epoch),
-      batch_(plan_.first_batch) {}
+void GpuSampleLane::ClearRows() {
+  const torch::Tensor sizes = on_device_.slice(0, 2 * batch_).to(torch::kCPU);  // waits
+  const std::vector<int64_t> counts(sizes.data_ptr<int64_t>(),
+                                    sizes.data_ptr<int64_t>() + std::ssize(node_parts_));
+  const torch::Tensor so_far = Trimmed(node_parts_, counts, graph_->device(), stream_);
+  std::string ignored;  // a launch that fails here fails the run's next batch too
+  LaunchSetRows({row_of_.data_ptr<int32_t>(), first_edge_.data_ptr<int32_t>()}, I64(so_far),
+                so_far.size(0), -1, CurrentCudaStream(graph_->device().index()), &ignored);
+  stream_.synchronize();
+  launched_ = false;
+}
+
+absl::StatusOr<std::unique_ptr<GpuSampledStream>> GpuSampledStream::Create(
+    std::shared_ptr<GpuGraph> graph, GpuStreamPlan plan) {
+  auto stream = std::unique_ptr<GpuSampledStream>(new GpuSampledStream(std::move(plan)));
+  for (int i = 0; i < kLanes; ++i) {
+    ASSIGN_OR_RETURN(std::unique_ptr<GpuSampleLane> lane, GpuSampleLane::Create(graph));
+    stream->lanes_.push_back(std::move(lane));
+  }
+  return stream;
+}
+
+GpuSampledStream::GpuSampledStream(GpuStreamPlan plan)
+    : plan_(std::move(plan)), epoch_(plan_.epoch), batch_(plan_.first_batch) {}
 
 absl::StatusOr<absl::optional<BatchTensors>> GpuSampledStream::Next() {
+  while (launched_ - finished_ < kLanes) {
+    ASSIGN_OR_RETURN(const bool more, LaunchNext());
+    if (!more) break;
+  }
+  if (finished_ == launched_) return absl::optional<BatchTensors>();
+  GpuSampleLane& lane = *lanes_[static_cast<size_t>(finished_ % kLanes)];
+  ++finished_;
+  ASSIGN_OR_RETURN(BatchTensors t, lane.Finish());
+  return absl::optional<BatchTensors>(std::move(t));
+}
+
+absl::StatusOr<bool> GpuSampledStream::LaunchNext() {
   if (batch_ >= plan_.num_batches) {
     ++epoch_;
     batch_ = 0;
     order_.clear();
   }
   if (epoch_ >= plan_.epoch + plan_.num_epochs || plan_.num_batches <= 0 || plan_.seeds.empty()) {
-    return absl::optional<BatchTensors>();
+    return false;
   }
   if (order_.empty()) {
     order_.resize(plan_.seeds.size());
@@ -183,9 +305,10 @@ absl::StatusOr<absl::optional<BatchTensors>> GpuSampledStream::Next() {
   }
   const uint64_t batch_seed = common::BatchSamplingSeed(plan_.shuffle_seed, epoch_, batch_);
   ++batch_;
-  ASSIGN_OR_RETURN(BatchTensors t,
-                   graph_->Sample(seeds, labels, batch_seed, plan_.fanouts, plan_.replace));
-  return absl::optional<BatchTensors>(std::move(t));
+  GpuSampleLane& lane = *lanes_[static_cast<size_t>(launched_ % kLanes)];
+  RETURN_IF_ERROR(lane.Launch(seeds, labels, batch_seed, plan_.fanouts, plan_.replace));
+  ++launched_;
+  return true;
 }
 
 }  // namespace graphshard::trainer

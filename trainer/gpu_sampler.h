@@ -11,7 +11,9 @@
 // sampling CPU bounded the epoch (tests/bench/RESULTS.md, "what bounds 1 -> 2 GPUs now").
 // Homogeneous graphs, node classification, no temporal or disjoint sampling (EpochLoop refuses
 // the others). Includes Torch. Not thread-safe: one pipeline thread samples.
+// Tables: GpuSampleLane's two int32 per node, per lane, per stream of the trainer.
 
+#include <c10/core/Stream.h>
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -26,7 +28,7 @@
 
 namespace graphshard::trainer {
 
-// The topology and the relabelling tables on one GPU.
+// The topology on one GPU, shared by the trainer's sampling lanes.
 class GpuGraph {
  public:
   // Copies `topology` to `device` (a CUDA device). FailedPrecondition where this build has no
@@ -34,27 +36,63 @@ class GpuGraph {
   static absl::StatusOr<std::shared_ptr<GpuGraph>> Create(const client::GraphTopology& topology,
                                                           torch::Device device);
 
-  // The batch of `seeds` (distinct global ids) labelled `labels`, sampled with `batch_seed`
-  // over `fanouts` (one per hop, -1 = all): x[0] holds the batch's global ids (x_are_ids), y
-  // the labels, the edges and hop counts as a server's batch carries them. Queued on the
-  // current CUDA stream (it waits for the counts of each hop). InternalError when a kernel
-  // cannot be launched.
-  absl::StatusOr<BatchTensors> Sample(const std::vector<int64_t>& seeds,
-                                      const std::vector<int64_t>& labels, uint64_t batch_seed,
-                                      const std::vector<int32_t>& fanouts, bool replace);
-
   int64_t num_nodes() const { return indptr_.size(0) - 1; }
-  // GPU memory held: the CSC and the tables.
-  int64_t bytes() const;
+  torch::Device device() const { return device_; }
+  // GPU memory held by the CSC (each lane adds 8 bytes per node: GpuSampleLane).
+  int64_t bytes() const { return indptr_.nbytes() + indices_.nbytes(); }
+  const torch::Tensor& indptr() const { return indptr_; }    // int64 [num_nodes + 1]
+  const torch::Tensor& indices() const { return indices_; }  // int32 [num_edges]
 
  private:
   explicit GpuGraph(torch::Device device) : device_(device) {}
 
   torch::Device device_;
-  torch::Tensor indptr_;      // int64 [num_nodes + 1]
-  torch::Tensor indices_;     // int32 [num_edges]: half the memory of int64 ids
+  torch::Tensor indptr_;
+  torch::Tensor indices_;  // int32: half the memory of int64 ids
+};
+
+// Samples one batch at a time on a CUDA stream of its own, with relabelling tables of its own
+// (row_of, first_edge: int32 per node of the graph), so that several lanes sample at once:
+// a batch is a chain of ~40 small kernels, and on a GPU busy with training steps each waits
+// its turn; two chains at once keep the sampler ahead of the steps.
+class GpuSampleLane {
+ public:
+  // ResourceExhausted when the tables do not fit on the GPU.
+  static absl::StatusOr<std::unique_ptr<GpuSampleLane>> Create(std::shared_ptr<GpuGraph> graph);
+
+  // Queues the batch of `seeds` (distinct global ids) labelled `labels`, sampled with
+  // `batch_seed` over `fanouts` (one per hop, -1 = all), on the lane's stream, and returns
+  // without waiting (except for a hop with fanout -1 or a bound of 2^24 edges or more: then
+  // for its count). InternalError when a kernel cannot be launched; ResourceExhausted for a
+  // hop of 2^31 edges or more.
+  absl::Status Launch(const std::vector<int64_t>& seeds, const std::vector<int64_t>& labels,
+                      uint64_t batch_seed, const std::vector<int32_t>& fanouts, bool replace);
+  // Waits for the launched batch and returns it, made on the current stream: x[0] holds the
+  // batch's global ids (x_are_ids), y the labels, the edges and hop counts as a server's batch
+  // carries them. FailedPrecondition when no batch was launched.
+  absl::StatusOr<BatchTensors> Finish();
+
+ private:
+  GpuSampleLane(std::shared_ptr<GpuGraph> graph, c10::Stream stream)
+      : graph_(std::move(graph)), stream_(stream) {}
+  // After a refused hop: the rows set so far back to -1 (waits for their counts).
+  void ClearRows();
+
+  const std::shared_ptr<GpuGraph> graph_;
+  const c10::Stream stream_;
   torch::Tensor row_of_;      // int32 [num_nodes], -1 between batches
   torch::Tensor first_edge_;  // int32 [num_nodes], INT32_MAX between batches
+  // Page-locked: the batch's seeds, labels and initial sizes (one copy to the GPU), and its
+  // sizes back (one copy to the host).
+  torch::Tensor staging_;
+  torch::Tensor sizes_back_;
+
+  // The launched batch (Launch to Finish): its tensors at their bounds, on the lane's stream.
+  bool launched_ = false;
+  int64_t batch_ = 0;
+  int64_t hops_ = 0;
+  torch::Tensor on_device_;  // seeds, labels, sizes (gpu_sample_kernel.h, HopSizes)
+  std::vector<torch::Tensor> node_parts_, src_parts_, dst_parts_;
 };
 
 // One trainer shard's training batches over epochs, cut and sampled as a server's epoch
@@ -73,17 +111,28 @@ struct GpuStreamPlan {
   bool replace = false;
 };
 
+// Batches are launched kLanes ahead on as many lanes, in order, and finished in order.
 class GpuSampledStream : public TensorSource {
  public:
-  GpuSampledStream(std::shared_ptr<GpuGraph> graph, GpuStreamPlan plan);
+  static constexpr int kLanes = 2;
+
+  // ResourceExhausted when the lanes' tables do not fit on the GPU.
+  static absl::StatusOr<std::unique_ptr<GpuSampledStream>> Create(std::shared_ptr<GpuGraph> graph,
+                                                                  GpuStreamPlan plan);
   absl::StatusOr<absl::optional<BatchTensors>> Next() override;
 
  private:
-  std::shared_ptr<GpuGraph> graph_;
+  explicit GpuSampledStream(GpuStreamPlan plan);
+  // Launches the next batch of the plan on the next lane; false past the plan's end.
+  absl::StatusOr<bool> LaunchNext();
+
   const GpuStreamPlan plan_;
+  std::vector<std::unique_ptr<GpuSampleLane>> lanes_;
   int64_t epoch_;
   int64_t batch_;
   std::vector<int64_t> order_;  // positions into plan_.seeds, shuffled for epoch_
+  int64_t launched_ = 0;        // batches launched; batch j went to lane j % kLanes
+  int64_t finished_ = 0;
 };
 
 }  // namespace graphshard::trainer

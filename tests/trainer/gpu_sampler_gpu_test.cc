@@ -12,8 +12,6 @@
 // touch, crashes there the same way). main() ends the process with _Exit once the results are
 // printed, before any destructor runs.
 
-#include "trainer/gpu_sampler.h"
-
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -29,6 +27,7 @@
 #include "client/graph_topology.h"
 #include "client/server_set.h"
 #include "tests/server/test_cluster.h"
+#include "trainer/gpu_sampler.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
@@ -126,7 +125,9 @@ class GpuSamplerTest : public ::testing::Test {
     plan.num_epochs = c.num_epochs;
     plan.fanouts = c.fanouts;
     plan.replace = c.replace;
-    GpuSampledStream gpu(graph_, plan);
+    auto created = GpuSampledStream::Create(graph_, plan);
+    ASSERT_TRUE(created.ok()) << created.status();
+    GpuSampledStream& gpu = **created;
 
     const int64_t total = per_epoch * c.num_epochs - c.first_batch;
     for (int64_t b = 0; b < total; ++b) {
@@ -175,8 +176,8 @@ TEST_F(GpuSamplerTest, ThreeHopsEveryNeighbourAndReplacementEqualTheServers) {
 TEST_F(GpuSamplerTest, WrappedResumedAndMultiEpochStreamsEqualTheServers) {
   // More batches than the shard cuts into (the last ones wrap around), from batch 2 of epoch 5,
   // then all of epoch 6.
-  ExpectSameBatches({.batch_size = 50, .epoch = 5, .first_batch = 2, .num_batches = 4,
-                     .num_epochs = 2});
+  ExpectSameBatches(
+      {.batch_size = 50, .epoch = 5, .first_batch = 2, .num_batches = 4, .num_epochs = 2});
 }
 
 TEST_F(GpuSamplerTest, RefusesATopologyThatDoesNotAddUp) {
