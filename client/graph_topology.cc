@@ -12,9 +12,9 @@ namespace graphshard::client {
 namespace {
 
 // Part `part`'s in-edges of destinations [begin, end): counts per node and their sources.
-absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part,
-                      int64_t begin, int64_t end, int64_t nodes_per_call,
-                      std::vector<int64_t>& counts, std::vector<int64_t>& sources) {
+absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part, int64_t begin,
+                      int64_t end, int64_t nodes_per_call, std::vector<int64_t>& counts,
+                      std::vector<int64_t>& sources) {
   const std::string& edge_type = md.edge_types[0].name;
   const int64_t num_nodes = md.node_types[0].num_nodes;
   std::vector<int64_t> ids;
@@ -46,7 +46,7 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
 }  // namespace
 
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const ClientOf& client_of,
-                                           int64_t nodes_per_call) {
+                                           int64_t nodes_per_call, int calls_in_flight) {
   if (md.node_types.size() != 1 || md.edge_types.size() != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the graph has ", md.node_types.size(), " node types and ", md.edge_types.size(),
@@ -57,32 +57,50 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
     return absl::FailedPreconditionError(
         "the servers do not say which ids each part owns (Metadata part_offsets)");
   }
-  const int k = md.num_parts;
-  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(k)), sources(counts.size());
-  std::vector<absl::Status> status(counts.size());
+  // Each part's range cut in up to `calls_in_flight / parts` pieces of whole calls, one thread
+  // each, so several calls per part are in flight (a call's time is mostly its message's
+  // encoding and decoding, not the server's work).
+  struct Piece {
+    int part = 0;
+    int64_t begin = 0, end = 0;
+    std::vector<int64_t> counts, sources;
+    absl::Status status;
+  };
+  const int64_t per_call = std::max<int64_t>(nodes_per_call, 1);
+  const int64_t per_part = std::max<int64_t>(calls_in_flight / std::max(md.num_parts, 1), 1);
+  std::vector<Piece> pieces;
+  for (int p = 0; p < md.num_parts; ++p) {
+    const int64_t begin = off[static_cast<size_t>(p)], end = off[static_cast<size_t>(p) + 1];
+    if (end <= begin) continue;
+    const int64_t calls = (end - begin + per_call - 1) / per_call;
+    const int64_t cut = std::min(calls, per_part);
+    const int64_t calls_per_piece = (calls + cut - 1) / cut;
+    for (int64_t first = begin, last; first < end; first = last) {
+      last = std::min(end, first + calls_per_piece * per_call);
+      pieces.push_back(Piece{.part = p, .begin = first, .end = last});
+    }
+  }
   {
     std::vector<std::thread> threads;
-    for (int p = 0; p < k; ++p) {
-      threads.emplace_back([&, p] {
-        const auto i = static_cast<size_t>(p);
-        status[i] = ReadPart(md, client_of, p, off[i], off[i + 1], nodes_per_call, counts[i],
-                             sources[i]);
+    for (Piece& piece : pieces) {
+      threads.emplace_back([&md, &client_of, per_call, mine = &piece] {
+        mine->status = ReadPart(md, client_of, mine->part, mine->begin, mine->end, per_call,
+                                mine->counts, mine->sources);
       });
     }
     for (std::thread& t : threads) t.join();
   }
-  for (const absl::Status& s : status) RETURN_IF_ERROR(s);
+  for (const Piece& piece : pieces) RETURN_IF_ERROR(piece.status);
   GraphTopology out;
   out.indptr.reserve(static_cast<size_t>(md.node_types[0].num_nodes) + 1);
   out.indptr.push_back(0);
   size_t edges = 0;
-  for (const auto& s : sources) edges += s.size();
+  for (const Piece& piece : pieces) edges += piece.sources.size();
   out.indices.reserve(edges);
-  for (int p = 0; p < k; ++p) {
-    const auto i = static_cast<size_t>(p);
-    for (int64_t c : counts[i]) out.indptr.push_back(out.indptr.back() + c);
-    out.indices.insert(out.indices.end(), sources[i].begin(), sources[i].end());
-    std::vector<int64_t>().swap(sources[i]);  // freed as copied: resident peak ~ edges + 1 part
+  for (Piece& piece : pieces) {
+    for (int64_t c : piece.counts) out.indptr.push_back(out.indptr.back() + c);
+    out.indices.insert(out.indices.end(), piece.sources.begin(), piece.sources.end());
+    std::vector<int64_t>().swap(piece.sources);  // freed as copied: peak ~ edges + 1 piece
   }
   return out;
 }
@@ -98,8 +116,8 @@ absl::StatusOr<std::vector<int64_t>> ReadLabels(const ServerMetadata& md, const 
   std::vector<std::vector<size_t>> of_part(static_cast<size_t>(md.num_parts));
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= t.num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", ids[i], " is outside the ",
-                                                     t.num_nodes, " '", t.name, "' nodes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", ids[i], " is outside the ", t.num_nodes, " '", t.name, "' nodes"));
     }
     of_part[static_cast<size_t>(PartOfId(t.part_offsets, ids[i]))].push_back(i);
   }

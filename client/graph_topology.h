@@ -21,7 +21,8 @@ struct GraphTopology {
 };
 
 // Every in-edge of the graph's one edge type, part by part (the target type's part_offsets), at
-// most `nodes_per_call` destinations per SampleOneHop (fanout -1), one thread per part. A call
+// most `nodes_per_call` destinations per SampleOneHop (fanout -1), up to `calls_in_flight`
+// calls at once (each part's range cut in pieces, one thread each; at least one per part). A call
 // the server refuses as too costly (ResourceExhausted: a hub's in-edges) is asked again in
 // halves; one that fails UNAVAILABLE or DEADLINE_EXCEEDED once more of client_of(part) (a live
 // replica). FailedPrecondition for a graph that is not homogeneous (one node type, one edge
@@ -29,7 +30,8 @@ struct GraphTopology {
 // for a neighbour id outside the graph.
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& metadata,
                                            const ClientOf& client_of,
-                                           int64_t nodes_per_call = 1 << 14);
+                                           int64_t nodes_per_call = 1 << 14,
+                                           int calls_in_flight = 8);
 
 // The labels (-1 = unlabelled) of `ids` of the target type, in order (ids of any parts; each
 // asked of its owner, at most `per_call` at a time). InvalidArgument for an id outside the

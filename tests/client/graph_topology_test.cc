@@ -1,8 +1,11 @@
 // What the trainer's GPU sampler reads from the servers (client/graph_topology.h), against real
 // in-process servers on Cora (2 parts, no Torch): every in-edge of the graph, once, each node's
-// in order of its part's CSC, however many nodes a call asks for and when the servers refuse
+// in order of its part's CSC, however many nodes a call asks for and how many calls are in
+// flight, and when the servers refuse
 // large calls; a part's server gone is an error naming the part, or, with a live replica, the
 // same topology; and the labels of chosen nodes.
+
+#include "client/graph_topology.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +16,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
-#include "client/graph_topology.h"
 #include "client/part_directory.h"
 #include "client/server_set.h"
 #include "common/status_macros.h"
@@ -78,11 +80,15 @@ TEST_F(GraphTopologyTest, ReadsEveryInEdgeOnceWhateverTheCallSize) {
   auto whole = ReadTopology(md(), client_of_);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ExpectTheInputGraphsEdges(*whole);
-  // Small calls cut parts in many pieces: the same arrays, in the same order.
-  auto pieces = ReadTopology(md(), client_of_, 7);
-  ASSERT_TRUE(pieces.ok()) << pieces.status();
-  EXPECT_EQ(pieces->indptr, whole->indptr);
-  EXPECT_EQ(pieces->indices, whole->indices);
+  // Small calls cut parts in many pieces, one call or many in flight per part (each part's
+  // range split between threads): the same arrays, in the same order.
+  for (int in_flight : {1, 2, 7, 64}) {
+    SCOPED_TRACE(in_flight);
+    auto pieces = ReadTopology(md(), client_of_, 7, in_flight);
+    ASSERT_TRUE(pieces.ok()) << pieces.status();
+    EXPECT_EQ(pieces->indptr, whole->indptr);
+    EXPECT_EQ(pieces->indices, whole->indices);
+  }
 }
 
 TEST_F(GraphTopologyTest, AsksAgainInHalvesWhenTheServersRefuseALargeCall) {
@@ -130,9 +136,9 @@ TEST_F(GraphTopologyTest, AServerGoneIsAnErrorNamingItsPartOrALiveReplicaAnswers
   int asked_part1 = 0;
   auto after = ReadTopology(md(), [&](int p) -> absl::StatusOr<PartitionClient*> {
     if (p == 1 && asked_part1++ == 0) return servers_->clients[1];  // the one now gone
-    ASSIGN_OR_RETURN(PartDirectory::LiveServer live,
-                     servers_->directory->Live(p, 0, &servers_->metadata,
-                                               absl::Now() + absl::Seconds(10)));
+    ASSIGN_OR_RETURN(
+        PartDirectory::LiveServer live,
+        servers_->directory->Live(p, 0, &servers_->metadata, absl::Now() + absl::Seconds(10)));
     return live.client;
   });
   ASSERT_TRUE(after.ok()) << after.status();
