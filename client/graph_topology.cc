@@ -1,6 +1,8 @@
 #include "client/graph_topology.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -14,7 +16,7 @@ namespace {
 // Part `part`'s in-edges of destinations [begin, end): counts per node and their sources.
 absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part, int64_t begin,
                       int64_t end, int64_t nodes_per_call, std::vector<int64_t>& counts,
-                      std::vector<int64_t>& sources) {
+                      std::vector<int32_t>& sources) {
   const std::string& edge_type = md.edge_types[0].name;
   const int64_t num_nodes = md.node_types[0].num_nodes;
   std::vector<int64_t> ids;
@@ -30,14 +32,15 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
       continue;
     }
     RETURN_IF_ERROR(got.status());
+    sources.reserve(sources.size() + got->neighbors.size());
     for (int64_t src : got->neighbors) {
       if (src < 0 || src >= num_nodes) {
         return absl::DataLossError(absl::StrCat("part ", part, " answered in-neighbour ", src,
                                                 " outside the graph's ", num_nodes, " nodes"));
       }
+      sources.push_back(static_cast<int32_t>(src));  // num_nodes < 2^31: checked before
     }
     counts.insert(counts.end(), got->counts.begin(), got->counts.end());
-    sources.insert(sources.end(), got->neighbors.begin(), got->neighbors.end());
     first = last;
   }
   return absl::OkStatus();
@@ -57,13 +60,19 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
     return absl::FailedPreconditionError(
         "the servers do not say which ids each part owns (Metadata part_offsets)");
   }
+  if (md.node_types[0].num_nodes > std::numeric_limits<int32_t>::max()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the graph has ", md.node_types[0].num_nodes,
+                     " nodes; its topology is read as int32 ids (fewer than 2^31 nodes)"));
+  }
   // Each part's range cut in up to `calls_in_flight / parts` pieces of whole calls, one thread
   // each, so several calls per part are in flight (a call's time is mostly its message's
   // encoding and decoding, not the server's work).
   struct Piece {
     int part = 0;
     int64_t begin = 0, end = 0;
-    std::vector<int64_t> counts, sources;
+    std::vector<int64_t> counts;
+    std::vector<int32_t> sources;
     absl::Status status;
   };
   const int64_t per_call = std::max<int64_t>(nodes_per_call, 1);
@@ -77,7 +86,10 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
     const int64_t calls_per_piece = (calls + cut - 1) / cut;
     for (int64_t first = begin, last; first < end; first = last) {
       last = std::min(end, first + calls_per_piece * per_call);
-      pieces.push_back(Piece{.part = p, .begin = first, .end = last});
+      pieces.emplace_back();
+      pieces.back().part = p;
+      pieces.back().begin = first;
+      pieces.back().end = last;
     }
   }
   {
@@ -100,7 +112,7 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
   for (Piece& piece : pieces) {
     for (int64_t c : piece.counts) out.indptr.push_back(out.indptr.back() + c);
     out.indices.insert(out.indices.end(), piece.sources.begin(), piece.sources.end());
-    std::vector<int64_t>().swap(piece.sources);  // freed as copied: peak ~ edges + 1 piece
+    std::vector<int32_t>().swap(piece.sources);  // freed as copied: peak ~ edges + 1 piece
   }
   return out;
 }

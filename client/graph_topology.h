@@ -16,8 +16,10 @@
 namespace graphshard::client {
 
 struct GraphTopology {
-  std::vector<int64_t> indptr;   // [num_nodes + 1]: node v's in-edges are [indptr[v], indptr[v+1])
-  std::vector<int64_t> indices;  // [num_edges]: their sources, in the order of v's part's CSC
+  std::vector<int64_t> indptr;  // [num_nodes + 1]: node v's in-edges are [indptr[v], indptr[v+1])
+  // [num_edges]: their sources, in the order of v's part's CSC; int32 (the GPU sampler's ids),
+  // half the host memory of int64 ids while it is read (3.2 B edges at papers scale 1: 13 GB).
+  std::vector<int32_t> indices;
 };
 
 // Every in-edge of the graph's one edge type, part by part (the target type's part_offsets), at
@@ -26,8 +28,8 @@ struct GraphTopology {
 // the server refuses as too costly (ResourceExhausted: a hub's in-edges) is asked again in
 // halves; one that fails UNAVAILABLE or DEADLINE_EXCEEDED once more of client_of(part) (a live
 // replica). FailedPrecondition for a graph that is not homogeneous (one node type, one edge
-// type) or servers that do not report part offsets; the servers' errors naming them; DataLoss
-// for a neighbour id outside the graph.
+// type) or servers that do not report part offsets, or a graph of 2^31 nodes or more; the
+// servers' errors naming them; DataLoss for a neighbour id outside the graph.
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& metadata,
                                            const ClientOf& client_of,
                                            int64_t nodes_per_call = 1 << 14,

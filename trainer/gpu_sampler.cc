@@ -64,10 +64,8 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
           .to(device);
     };
     graph->indptr_ = on(topology.indptr);
-    // Narrowed on the host, so the GPU never holds the int64 copy (ids < 2^31: checked above).
-    graph->indices_ = torch::from_blob(const_cast<int64_t*>(topology.indices.data()),
-                                       {std::ssize(topology.indices)}, torch::kInt64)
-                          .to(torch::kInt32)
+    graph->indices_ = torch::from_blob(const_cast<int32_t*>(topology.indices.data()),
+                                       {std::ssize(topology.indices)}, torch::kInt32)
                           .to(device);
   } catch (const c10::Error& e) {
     return absl::ResourceExhaustedError(
