@@ -33,7 +33,7 @@ struct GraphTopology {
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& metadata,
                                            const ClientOf& client_of,
                                            int64_t nodes_per_call = 1 << 14,
-                                           int calls_in_flight = 8);
+                                           int calls_in_flight = 16);
 
 // The labels (-1 = unlabelled) of `ids` of the target type, in order (ids of any parts; each
 // asked of its owner, at most `per_call` at a time). InvalidArgument for an id outside the
