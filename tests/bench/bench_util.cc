@@ -108,4 +108,14 @@ bool ParseFanouts(const std::string& text, std::vector<int32_t>* out) {
   return true;
 }
 
+bool ParseCounts(const std::string& text, std::vector<int>* out) {
+  out->clear();
+  for (absl::string_view s : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int x = 0;
+    if (!absl::SimpleAtoi(s, &x) || x < 1) return false;
+    out->push_back(x);
+  }
+  return !out->empty();
+}
+
 }  // namespace graphshard::bench

@@ -25,6 +25,9 @@ void PrintCompared(const std::string& name, double value, const std::string& uni
 // "15,10,5" -> {15, 10, 5} into *out (replaced); false on a value that is not an integer.
 bool ParseFanouts(const std::string& text, std::vector<int32_t>* out);
 
+// "1,8,16" -> {1, 8, 16} into *out (replaced); false on an empty list or a value below 1.
+bool ParseCounts(const std::string& text, std::vector<int>* out);
+
 }  // namespace graphshard::bench
 
 #endif  // GRAPHSHARD_TESTS_BENCH_BENCH_UTIL_H_

@@ -41,13 +41,7 @@ bool Parse(int argc, char** argv, Flags* f) {
     } else if (k == "--batches") {
       if (!absl::SimpleAtoi(v, &f->batches) || f->batches < 1) return false;
     } else if (k == "--parallel") {
-      f->parallel.clear();
-      for (absl::string_view p : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-        int n = 0;
-        if (!absl::SimpleAtoi(p, &n) || n < 1) return false;
-        f->parallel.push_back(n);
-      }
-      if (f->parallel.empty()) return false;
+      if (!ParseCounts(v, &f->parallel)) return false;
     } else if (k == "--per-call") {
       if (!absl::SimpleAtoi(v, &f->per_call) || f->per_call < 1) return false;
     } else {
@@ -89,13 +83,13 @@ int Run(const Flags& f) {
   std::vector<Route> routes;
   for (const int p : f.parallel) {
     const std::string x = f.parallel.size() > 1 ? "_x" + std::to_string(p) : "";
-    routes.push_back({"host_servers_shm" + x,
-                      {.gateway_parts = all_parts, .client_host_id = shm::HostId(),
-                       .parallel_calls = p}});
+    routes.push_back(
+        {"host_servers_shm" + x,
+         {.gateway_parts = all_parts, .client_host_id = shm::HostId(), .parallel_calls = p}});
     routes.push_back({"host_servers_inline" + x,
                       {.gateway_parts = all_parts, .client_host_id = "", .parallel_calls = p}});
-    routes.push_back({"owners_inline" + x,
-                      {.gateway_parts = {}, .client_host_id = "", .parallel_calls = p}});
+    routes.push_back(
+        {"owners_inline" + x, {.gateway_parts = {}, .client_host_id = "", .parallel_calls = p}});
   }
   for (const Route& r : routes) {
     // One warm-up batch, then the timed ones.

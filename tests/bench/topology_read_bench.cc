@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "client/graph_topology.h"
 #include "client/server_set.h"
+#include "tests/bench/bench_util.h"
 
 namespace graphshard::bench {
 namespace {
@@ -31,13 +32,7 @@ bool Parse(int argc, char** argv, Flags* f) {
     if (k == "--servers") {
       f->servers = absl::StrSplit(v, ',', absl::SkipEmpty());
     } else if (k == "--in-flight") {
-      f->in_flight.clear();
-      for (absl::string_view p : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-        int n = 0;
-        if (!absl::SimpleAtoi(p, &n) || n < 1) return false;
-        f->in_flight.push_back(n);
-      }
-      if (f->in_flight.empty()) return false;
+      if (!ParseCounts(v, &f->in_flight)) return false;
     } else if (k == "--per-call") {
       if (!absl::SimpleAtoi(v, &f->per_call) || f->per_call < 1) return false;
     } else if (k == "--rounds") {
