@@ -85,7 +85,8 @@
 # RUN_TIMEOUT seconds per run (200), SERVER_WAIT_S (120: how long the servers may take to load), TOTAL_BUDGET seconds for the whole script (560: a run
 # that would start with less than 60 s left is skipped and reported), JOBS (nproc), BUILD (build-gpu), WORK (/tmp/gs-gpu-bench),
 # EXTRA_TARGETS (more build targets, e.g. server_bench), GEN_ARGS (extra gen_products_like.py flags, e.g. "--num-nodes 200000 --num-edges 8000000"
-# for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv"). For a dry run of the
+# for a quick try), CONFIGS (default "1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"; set but empty:
+# build and generate the graph only, for later calls with BIN_DIR). For a dry run of the
 # plumbing elsewhere: BIN_DIR (use these binaries, no build), GRAPH_DIR (an existing .npy graph,
 # no generation), DEVICE=cpu.
 set -uo pipefail
@@ -105,7 +106,8 @@ SERVER_PREFETCH=${SERVER_PREFETCH:-0}  # 0: the server's default (auto)
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 SERVER_WAIT_S=${SERVER_WAIT_S:-120}  # graphshard-launch --server-wait-s: servers loading (and checking) large parts
 GEN_ARGS=${GEN_ARGS:-}
-CONFIGS=${CONFIGS:-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}  # <N>gpu_<M>srv[_f16]
+# <N>gpu_<M>srv[_f16]; unset: these four; set but empty: build and generate only (no runs)
+CONFIGS=${CONFIGS-"1gpu_1srv 1gpu_2srv 2gpu_2srv 1gpu_2srv_f16"}
 MATRIX=${MATRIX:-}
 MATRIX_BASES="1gpu_2srv_reg 2gpu_2srv_reg"
 case $MATRIX in
@@ -143,6 +145,7 @@ GRAPH=${GRAPH_DIR:-$WORK/products}
 # Every partition the configs need already in WORK (e.g. papers_bench.sh made them and dropped
 # its input): nothing to generate.
 have_parts=1
+[[ -n ${CONFIGS// /} ]] || have_parts=0  # build only: make the graph meanwhile, for later calls
 for c in $CONFIGS; do
   [[ $c =~ _([0-9]+)srv ]] || continue
   link=""; [[ $c == *_link ]] && link=_link
@@ -187,6 +190,10 @@ fi
 if [[ -n $GEN_PID ]]; then wait "$GEN_PID"; fi
 [[ $(cat "$WORK/generate.status") == 0 ]] || { tail -20 "$OUT/generate.log" >&2; die "generate failed"; }
 ((have_parts)) || log "graph ready: $(du -sh "$GRAPH" | cut -f1)"
+if [[ -z ${CONFIGS// /} ]]; then
+  log "CONFIGS empty: built and generated; no runs"
+  exit 0
+fi
 
 # 3. Partition into 1 and 2 parts, concurrently.
 partition() {
