@@ -66,8 +66,8 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
                      " nodes; its topology is read as int32 ids (fewer than 2^31 nodes)"));
   }
   // Each part's range cut in up to `calls_in_flight / parts` pieces of whole calls, one thread
-  // each, so several calls per part are in flight (a call's time is mostly its message's
-  // encoding and decoding, not the server's work).
+  // each: one call at a time per part was bound by each call's round trip, even on two cores
+  // (tests/bench/topology_read_bench.sh).
   struct Piece {
     int part = 0;
     int64_t begin = 0, end = 0;
