@@ -54,6 +54,9 @@
 #   _sh (last): --device-tier shared: the host's GPUs hold one device tier together, each
 #     1/G of the rows, reading the others' over peer access (with _dev: the whole table split
 #     over the GPUs); compare with the same config without _sh (every row on each GPU)
+#   _gs (after _sh): --sampler gpu: each trainer samples its training batches on its GPU from
+#     the topology it read at start (needs _dev or _auto); compared with the same config
+#     without _gs (the servers sampling) in a gpu_train_gpusampler_* line
 #   MATRIX=trim_precision: CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
@@ -239,7 +242,7 @@ run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
   local link=${10:-} assignment=${11:-} store=${12:-} cache_pct=${13:-} host_tier=${14:-}
-  local remote_rows=${15:-} host_cache_pct=${16:-} device_tier=${17:-}
+  local remote_rows=${15:-} host_cache_pct=${16:-} device_tier=${17:-} sampler=${18:-}
   local model_flags=() server_flags=()
   [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   case $store in
@@ -257,6 +260,7 @@ run_config() {
   fi
   [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
   [[ -n $device_tier ]] && model_flags+=(--device-tier "$device_tier")
+  [[ -n $sampler ]] && model_flags+=(--sampler "$sampler")
   [[ -n $remote_rows ]] && model_flags+=(--remote-rows "$remote_rows")
   if [[ -n $host_cache_pct ]]; then
     model_flags+=(--host-cache-mib
@@ -558,7 +562,7 @@ run_netns() {
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?(_gs)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -573,7 +577,7 @@ for config in $CONFIGS; do
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
     "${BASH_REMATCH[17]}" "${BASH_REMATCH[18]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
     "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}" "${BASH_REMATCH[16]:+owner}" \
-    "${BASH_REMATCH[15]}" "${BASH_REMATCH[19]:+shared}"
+    "${BASH_REMATCH[15]}" "${BASH_REMATCH[19]:+shared}" "${BASH_REMATCH[20]:+gpu}"
 done
 
 # ratio_line NAME NUMERATOR DENOMINATOR BASELINE: emits {name, value = numerator / denominator
@@ -611,6 +615,16 @@ for c in $CONFIGS; do
   own=${c%_sh}
   [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
   ratio_line "gpu_train_shared_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
+    "${EPOCH_TIME[$own]}"
+done
+
+# The GPU sampler against the servers sampling, same config otherwise, in this run (value: the
+# GPU-sampled run's epoch time over the other's; _gs configs).
+for c in $CONFIGS; do
+  [[ $c == *_gs ]] || continue
+  own=${c%_gs}
+  [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
+  ratio_line "gpu_train_gpusampler_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
     "${EPOCH_TIME[$own]}"
 done
 

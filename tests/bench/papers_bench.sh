@@ -22,7 +22,7 @@
 # (where the partitions of the other methods go, e.g. /dev/shm), CONFIGS, EPOCHS (3), TOTAL_BUDGET seconds (560), WORK, OUT,
 # INPUT_ROOT (where the generated input goes, default WORK: e.g. /dev/shm when the disk holds
 # only the partitions),
-# BIN_DIR, DEVICE (cuda; cpu for a dry run of the plumbing), THREADS (generate/partition
+# BIN_DIR, EXTRA_TARGETS (more build targets, word-split), DEVICE (cuda; cpu for a dry run of the plumbing), THREADS (generate/partition
 # workers, 0 = all), DROP_INPUT=1 (delete the generated input once partitioned, freeing its
 # memory when INPUT_ROOT is /dev/shm). Generation is skipped when every partition asked for
 # is already in WORK (a second call on a machine still warm). More knobs of
@@ -62,8 +62,9 @@ if [[ -z ${BIN_DIR:-} ]]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${DEVICE_CMAKE_ARGS:-} \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log" >&2; die "cmake configure failed"; }
+  # shellcheck disable=SC2086  # EXTRA_TARGETS is a word list
   cmake --build "$BUILD" -j"$(nproc)" --target graphshard-partition graphshard-server \
-    graphshard-health graphshard-trainer >"$OUT/build.log" 2>&1 ||
+    graphshard-health graphshard-trainer ${EXTRA_TARGETS:-} >"$OUT/build.log" 2>&1 ||
     { grep -E "error" -A3 "$OUT/build.log" | head -40 >&2; die "build failed"; }
   BIN_DIR=$BUILD/bin
 fi
