@@ -32,7 +32,8 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
       continue;
     }
     RETURN_IF_ERROR(got.status());
-    sources.reserve(sources.size() + got->neighbors.size());
+    // No reserve(size + n) here: an exact reserve each call reallocates and copies the whole
+    // piece every call (quadratic: minutes at 3.2 B edges); push_back grows it geometrically.
     for (int64_t src : got->neighbors) {
       if (src < 0 || src >= num_nodes) {
         return absl::DataLossError(absl::StrCat("part ", part, " answered in-neighbour ", src,
