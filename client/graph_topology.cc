@@ -67,8 +67,8 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
                      " nodes; its topology is read as int32 ids (fewer than 2^31 nodes)"));
   }
   // Each part's range cut in up to `calls_in_flight / parts` pieces of whole calls, one thread
-  // each: one call at a time per part was bound by each call's round trip, even on two cores
-  // (tests/bench/topology_read_bench.sh).
+  // each, so that a host with cores to spare reads on several (on two cores it is 1.0-1.5x of
+  // one call at a time per part: tests/bench/topology_read_bench.sh).
   struct Piece {
     int part = 0;
     int64_t begin = 0, end = 0;
