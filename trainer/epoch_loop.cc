@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -262,6 +263,11 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
   o.remote_route.client_host_id.clear();
   o.shared = shared;
   o.comm = &comm_;
+  // The GPU sampler's topology is read beside the rows (both from the servers, on threads).
+  if (options_.sampler == client::Sampler::kGpu && gpu_graph_ == nullptr &&
+      topology_read_ == nullptr && GpuSamplerApplies().ok()) {
+    StartTopologyRead();
+  }
   std::unique_ptr<client::VisitCounts> hotness;
   if (shared == nullptr &&
       device_cache_bytes < client::FeatureTableBytes(md, options_.feature_dtype)) {
@@ -293,15 +299,54 @@ PipelineOptions EpochLoop::PipelineOptionsFor(bool train) const {
   return po;
 }
 
-absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
-    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
-    int64_t first_step, int64_t epoch, int64_t num_epochs) {
-  const client::ServerMetadata& md = servers_.metadata;
-  if (md.heterogeneous() || !plan_.link_edge_type.empty() || plan_.redraw_train_shards) {
+struct EpochLoop::TopologyRead {
+  Clock::time_point start;
+  double seconds = 0;
+  absl::StatusOr<client::GraphTopology> result = absl::UnknownError("not read");
+  std::thread thread;
+  ~TopologyRead() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+absl::Status EpochLoop::GpuSamplerApplies() const {
+  if (servers_.metadata.heterogeneous() || !plan_.link_edge_type.empty() ||
+      plan_.redraw_train_shards) {
     return absl::FailedPreconditionError(
         "--sampler gpu samples homogeneous graphs for node tasks; this graph has several node or "
         "edge types, or the task is not a node task: use --sampler server");
   }
+  return absl::OkStatus();
+}
+
+void EpochLoop::StartTopologyRead() {
+  topology_read_ = std::make_unique<TopologyRead>();
+  TopologyRead* read = topology_read_.get();
+  read->start = Clock::now();
+  // The metadata and the live-server lookup are the ones the feature store's threads use too
+  // (the directory is thread-safe; nothing writes the metadata while the loop starts).
+  read->thread = std::thread([this, read] {
+    read->result = client::ReadTopology(servers_.metadata, LiveClientOf());
+    read->seconds = std::chrono::duration<double>(Clock::now() - read->start).count();
+  });
+}
+
+absl::StatusOr<client::GraphTopology> EpochLoop::TakeTopology(double& read_s, double& waited_s) {
+  if (topology_read_ == nullptr) StartTopologyRead();
+  const auto t0 = Clock::now();
+  topology_read_->thread.join();
+  waited_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  read_s = topology_read_->seconds;
+  absl::StatusOr<client::GraphTopology> topology = std::move(topology_read_->result);
+  topology_read_.reset();
+  return topology;
+}
+
+absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
+    const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
+    int64_t first_step, int64_t epoch, int64_t num_epochs) {
+  const client::ServerMetadata& md = servers_.metadata;
+  RETURN_IF_ERROR(GpuSamplerApplies());
   if (store_ == nullptr) {
     return absl::FailedPreconditionError(
         "--sampler gpu needs the feature rows on the GPU, but the feature store holds none "
@@ -310,13 +355,13 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
   }
   const client::ClientOf client_of = LiveClientOf();
   if (gpu_graph_ == nullptr) {
-    const auto t0 = Clock::now();
-    ASSIGN_OR_RETURN(client::GraphTopology topology, client::ReadTopology(md, client_of));
-    const double read_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    double read_s = 0, waited_s = 0;
+    ASSIGN_OR_RETURN(client::GraphTopology topology, TakeTopology(read_s, waited_s));
     ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(topology, session_.state().device));
     std::cerr << absl::StrFormat(
-        "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s, %.0f MiB on %s\n",
-        comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s,
+        "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s (%.1f s of it waited for at "
+        "the first training pass), %.0f MiB on %s\n",
+        comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s, waited_s,
         static_cast<double>(gpu_graph_->bytes()) / (1 << 20), session_.state().device.str());
   }
   std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);

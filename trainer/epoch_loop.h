@@ -17,6 +17,7 @@
 #include "client/epoch_plan.h"
 #include "client/feature_rows.h"
 #include "client/feature_tiers.h"
+#include "client/graph_topology.h"
 #include "client/link_task.h"
 #include "client/metrics.h"
 #include "client/options.h"
@@ -125,6 +126,14 @@ class EpochLoop {
   absl::StatusOr<std::unique_ptr<InputPipeline>> OpenGpuPipeline(
       const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
       int64_t first_step, int64_t epoch, int64_t num_epochs);
+  // OK when --sampler gpu can sample this graph and task (homogeneous, a node task, shards not
+  // redrawn per epoch), else FailedPrecondition saying so.
+  absl::Status GpuSamplerApplies() const;
+  // --sampler gpu: starts reading the topology on a thread of its own (before the feature
+  // store's load, so that both go at once); TakeTopology waits for it, or reads it now where
+  // it was not started. The read's errors.
+  void StartTopologyRead();
+  absl::StatusOr<client::GraphTopology> TakeTopology(double& read_s, double& waited_s);
   // The input pipeline's options for a training (`train`) or evaluation pass.
   PipelineOptions PipelineOptionsFor(bool train) const;
   // A live server of a part (the registry read anew), as a broken stream resumes on one.
@@ -147,6 +156,9 @@ class EpochLoop {
   std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
   std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
   std::shared_ptr<GpuGraph> gpu_graph_;          // --sampler gpu
+  struct TopologyRead;                           // --sampler gpu, until TakeTopology
+  // Last: destroyed first, its thread joined before anything it reads goes away.
+  std::unique_ptr<TopologyRead> topology_read_;
 };
 
 }  // namespace graphshard::trainer
