@@ -608,25 +608,23 @@ print(json.dumps({'name': 'gpu_train_tiered_' + sys.argv[4] + '_vs_' + sys.argv[
     "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$all]}" "${EPOCH_TIME[$rows]:-}" "$c" "$all")"
 done
 
-# The shared device tier against the same config with a tier per GPU in this run (value: the
-# shared run's epoch time over the other's; _sh configs).
-for c in $CONFIGS; do
-  [[ $c == *_sh ]] || continue
-  own=${c%_sh}
-  [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
-  ratio_line "gpu_train_shared_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
-    "${EPOCH_TIME[$own]}"
-done
-
-# The GPU sampler against the servers sampling, same config otherwise, in this run (value: the
-# GPU-sampled run's epoch time over the other's; _gs configs).
-for c in $CONFIGS; do
-  [[ $c == *_gs ]] || continue
-  own=${c%_gs}
-  [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
-  ratio_line "gpu_train_gpusampler_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
-    "${EPOCH_TIME[$own]}"
-done
+# suffix_ratios SUFFIX WHAT: each config of CONFIGS ending in SUFFIX against the same config
+# without it, in this run: a gpu_train_WHAT_<config>_vs_<other> line, value the config's epoch
+# time over the other's.
+suffix_ratios() {
+  local c own
+  for c in $CONFIGS; do
+    [[ $c == *"$1" ]] || continue
+    own=${c%"$1"}
+    [[ -n ${EPOCH_TIME[$c]:-} && -n ${EPOCH_TIME[$own]:-} ]] || continue
+    ratio_line "gpu_train_$2_${c}_vs_$own" "${EPOCH_TIME[$c]}" "${EPOCH_TIME[$own]}" \
+      "${EPOCH_TIME[$own]}"
+  done
+}
+# The shared device tier against a tier per GPU (_sh); the GPU sampler against the servers
+# sampling (_gs; a config with both, e.g. _dev_sh_gs, is compared with its _sh run).
+suffix_ratios _sh shared
+suffix_ratios _gs gpusampler
 
 # Link prediction next to node classification of the same config in this run (value: link
 # seeds/s over node seeds/s; link seeds are positive training edges).
