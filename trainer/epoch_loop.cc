@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
@@ -211,6 +212,16 @@ struct EpochLoop::TrainInput {
   std::unique_ptr<InputPipeline> pipeline;
 };
 
+struct EpochLoop::TopologyRead {
+  Clock::time_point start;
+  double seconds = 0;
+  absl::StatusOr<client::GraphTopology> result = absl::UnknownError("not read");
+  std::thread thread;
+  ~TopologyRead() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
 EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPlan& plan,
                      client::ServerSet& servers, client::Communicator& comm, Session& session,
                      const client::Shards& shards, client::ProgressReporter* progress)
@@ -299,16 +310,6 @@ PipelineOptions EpochLoop::PipelineOptionsFor(bool train) const {
   return po;
 }
 
-struct EpochLoop::TopologyRead {
-  Clock::time_point start;
-  double seconds = 0;
-  absl::StatusOr<client::GraphTopology> result = absl::UnknownError("not read");
-  std::thread thread;
-  ~TopologyRead() {
-    if (thread.joinable()) thread.join();
-  }
-};
-
 absl::Status EpochLoop::GpuSamplerApplies() const {
   if (servers_.metadata.heterogeneous() || !plan_.link_edge_type.empty() ||
       plan_.redraw_train_shards) {
@@ -326,7 +327,15 @@ void EpochLoop::StartTopologyRead() {
   // The metadata and the live-server lookup are the ones the feature store's threads use too
   // (the directory is thread-safe; nothing writes the metadata while the loop starts).
   read->thread = std::thread([this, read] {
-    read->result = client::ReadTopology(servers_.metadata, LiveClientOf());
+    try {
+      read->result = client::ReadTopology(servers_.metadata, LiveClientOf());
+    } catch (const std::bad_alloc&) {  // a thread's exception would end the process
+      read->result = absl::ResourceExhaustedError(absl::StrCat(
+          "--sampler gpu: out of host memory while reading the topology of ",
+          servers_.metadata.node_types[0].num_nodes,
+          " nodes (4 bytes per edge, 16 per node); use --sampler server or a host with more "
+          "memory"));
+    }
     read->seconds = std::chrono::duration<double>(Clock::now() - read->start).count();
   });
 }
