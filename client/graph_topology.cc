@@ -1,6 +1,7 @@
 #include "client/graph_topology.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <thread>
@@ -8,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 
 namespace graphshard::client {
@@ -15,8 +17,8 @@ namespace {
 
 // Part `part`'s in-edges of destinations [begin, end): counts per node and their sources.
 absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int part, int64_t begin,
-                      int64_t end, int64_t nodes_per_call, std::vector<int64_t>& counts,
-                      std::vector<int32_t>& sources) {
+                      int64_t end, int64_t nodes_per_call, std::atomic<int64_t>& nodes_done,
+                      std::vector<int64_t>& counts, std::vector<int32_t>& sources) {
   const std::string& edge_type = md.edge_types[0].name;
   const int64_t num_nodes = md.node_types[0].num_nodes;
   std::vector<int64_t> ids;
@@ -42,7 +44,9 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
       sources.push_back(static_cast<int32_t>(src));  // num_nodes < 2^31: checked before
     }
     counts.insert(counts.end(), got->counts.begin(), got->counts.end());
+    nodes_done.fetch_add(last - first, std::memory_order_relaxed);
     first = last;
+    chunk = std::min(chunk * 2, std::max<int64_t>(nodes_per_call, 1));  // past the hub
   }
   return absl::OkStatus();
 }
@@ -50,7 +54,8 @@ absl::Status ReadPart(const ServerMetadata& md, const ClientOf& client_of, int p
 }  // namespace
 
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const ClientOf& client_of,
-                                           int64_t nodes_per_call, int calls_in_flight) {
+                                           int64_t nodes_per_call, int calls_in_flight,
+                                           const TopologyProgress& progress) {
   if (md.node_types.size() != 1 || md.edge_types.size() != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the graph has ", md.node_types.size(), " node types and ", md.edge_types.size(),
@@ -94,14 +99,33 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
     }
   }
   {
+    const absl::Time start = absl::Now();
+    std::atomic<int64_t> nodes_done{0};
+    absl::Mutex mu;
+    size_t finished = 0;  // guarded by mu
     std::vector<std::thread> threads;
     for (Piece& piece : pieces) {
-      threads.emplace_back([&md, &client_of, per_call, mine = &piece] {
+      threads.emplace_back([&, per_call, mine = &piece] {
         mine->status = ReadPart(md, client_of, mine->part, mine->begin, mine->end, per_call,
-                                mine->counts, mine->sources);
+                                nodes_done, mine->counts, mine->sources);
+        absl::MutexLock lock(&mu);
+        ++finished;
       });
     }
+    const int64_t total = md.node_types[0].num_nodes;
+    {
+      absl::MutexLock lock(&mu);
+      const auto all_done = [&] {
+        mu.AssertHeld();
+        return finished == pieces.size();
+      };
+      const absl::Duration every = std::max(progress.every, absl::Milliseconds(1));
+      while (!mu.AwaitWithTimeout(absl::Condition(&all_done), every)) {
+        if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);
+      }
+    }
     for (std::thread& t : threads) t.join();
+    if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);
   }
   for (const Piece& piece : pieces) RETURN_IF_ERROR(piece.status);
   GraphTopology out;

@@ -328,7 +328,15 @@ void EpochLoop::StartTopologyRead() {
   // (the directory is thread-safe; nothing writes the metadata while the loop starts).
   read->thread = std::thread([this, read] {
     try {
-      read->result = client::ReadTopology(servers_.metadata, LiveClientOf());
+      client::TopologyProgress progress;
+      progress.report = [rank = comm_.rank()](int64_t done, int64_t total, absl::Duration t) {
+        if (done == total) return;  // the end is in the line that follows it
+        std::cerr << absl::StrFormat(
+            "rank %d: --sampler gpu: the topology read, %.0f%% of %d nodes after %.0f s\n", rank,
+            100.0 * static_cast<double>(done) / static_cast<double>(std::max<int64_t>(total, 1)),
+            total, absl::ToDoubleSeconds(t));
+      };
+      read->result = client::ReadTopology(servers_.metadata, LiveClientOf(), 1 << 14, 16, progress);
     } catch (const std::bad_alloc&) {  // a thread's exception would end the process
       read->result = absl::ResourceExhaustedError(absl::StrCat(
           "--sampler gpu: out of host memory while reading the topology of ",

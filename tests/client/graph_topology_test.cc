@@ -2,8 +2,8 @@
 // in-process servers on Cora (2 parts, no Torch): every in-edge of the graph, once, each node's
 // in order of its part's CSC, however many nodes a call asks for and how many calls are in
 // flight, and when the servers refuse
-// large calls; a part's server gone is an error naming the part, or, with a live replica, the
-// same topology; and the labels of chosen nodes.
+// large calls; its progress reported while it goes; a part's server gone is an error naming the
+// part, or, with a live replica, the same topology; and the labels of chosen nodes.
 
 #include "client/graph_topology.h"
 
@@ -89,6 +89,26 @@ TEST_F(GraphTopologyTest, ReadsEveryInEdgeOnceWhateverTheCallSize) {
     EXPECT_EQ(pieces->indptr, whole->indptr);
     EXPECT_EQ(pieces->indices, whole->indices);
   }
+}
+
+TEST_F(GraphTopologyTest, ReportsItsProgressUntilEveryNodeIsRead) {
+  Start();
+  std::vector<int64_t> done;
+  TopologyProgress progress;
+  progress.every = absl::Microseconds(200);
+  progress.report = [&](int64_t d, int64_t total, absl::Duration elapsed) {
+    EXPECT_EQ(total, md().node_types[0].num_nodes);
+    EXPECT_GE(elapsed, absl::ZeroDuration());
+    done.push_back(d);
+  };
+  // One node a call, one call at a time: long enough for reports while it goes.
+  auto t = ReadTopology(md(), client_of_, 1, 1, progress);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ExpectTheInputGraphsEdges(*t);
+  // Thousands of round trips take far longer than 200 us: reports came while it went too.
+  ASSERT_GE(done.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(done.back(), md().node_types[0].num_nodes);  // the last report: every node
 }
 
 TEST_F(GraphTopologyTest, AsksAgainInHalvesWhenTheServersRefuseALargeCall) {
