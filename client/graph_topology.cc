@@ -113,16 +113,18 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
       });
     }
     const int64_t total = md.node_types[0].num_nodes;
-    {
-      absl::MutexLock lock(&mu);
-      const auto all_done = [&] {
-        mu.AssertHeld();
-        return finished == pieces.size();
-      };
-      const absl::Duration every = std::max(progress.every, absl::Milliseconds(1));
-      while (!mu.AwaitWithTimeout(absl::Condition(&all_done), every)) {
-        if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);
+    const auto all_done = [&] {
+      mu.AssertHeld();
+      return finished == pieces.size();
+    };
+    const absl::Duration every = std::max(progress.every, absl::Milliseconds(1));
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu);
+        if (mu.AwaitWithTimeout(absl::Condition(&all_done), every)) break;
       }
+      // Reported without the lock: the readers finishing never wait for the report.
+      if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);
     }
     for (std::thread& t : threads) t.join();
     if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);

@@ -25,7 +25,8 @@ struct GraphTopology {
 };
 
 // How far a read has come: `report(nodes_done, nodes_total, elapsed)` is called on the calling
-// thread every `every` while it goes, and once when it ends (done == total unless it failed).
+// thread every `every` (at least 1 ms) while it goes, and once when it ends (done == total
+// unless it failed).
 struct TopologyProgress {
   absl::Duration every = absl::Seconds(10);
   std::function<void(int64_t done, int64_t total, absl::Duration elapsed)> report;
