@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/status_macros.h"
 
 namespace graphshard::client {
@@ -101,29 +101,20 @@ absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& md, const Clien
   {
     const absl::Time start = absl::Now();
     std::atomic<int64_t> nodes_done{0};
-    absl::Mutex mu;
-    size_t finished = 0;  // guarded by mu
+    std::atomic<size_t> reading{pieces.size()};
+    absl::Notification all_read;  // by the last piece's thread
+    if (pieces.empty()) all_read.Notify();
     std::vector<std::thread> threads;
     for (Piece& piece : pieces) {
       threads.emplace_back([&, per_call, mine = &piece] {
         mine->status = ReadPart(md, client_of, mine->part, mine->begin, mine->end, per_call,
                                 nodes_done, mine->counts, mine->sources);
-        absl::MutexLock lock(&mu);
-        ++finished;
+        if (reading.fetch_sub(1) == 1) all_read.Notify();
       });
     }
     const int64_t total = md.node_types[0].num_nodes;
-    const auto all_done = [&] {
-      mu.AssertHeld();
-      return finished == pieces.size();
-    };
     const absl::Duration every = std::max(progress.every, absl::Milliseconds(1));
-    for (;;) {
-      {
-        absl::MutexLock lock(&mu);
-        if (mu.AwaitWithTimeout(absl::Condition(&all_done), every)) break;
-      }
-      // Reported without the lock: the readers finishing never wait for the report.
+    while (!all_read.WaitForNotificationWithTimeout(every)) {
       if (progress.report) progress.report(nodes_done.load(), total, absl::Now() - start);
     }
     for (std::thread& t : threads) t.join();
