@@ -1,6 +1,11 @@
 #include "client/choices.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <iterator>
+#include <string>
+
+#include "absl/strings/str_format.h"
 
 #include "common/feature_dtype.h"
 
@@ -35,7 +40,8 @@ constexpr Choice<StaticShapes> kStaticShapes[] = {{StaticShapes::kOff, "off"},
                                                   {StaticShapes::kOn, "on"}};
 constexpr Choice<Aggregation> kAggregation[] = {{Aggregation::kFused, "fused"},
                                                 {Aggregation::kTorch, "torch"}};
-constexpr Choice<Sampler> kSamplers[] = {{Sampler::kServer, "server"}, {Sampler::kGpu, "gpu"}};
+constexpr Choice<Sampler> kSamplers[] = {
+    {Sampler::kAuto, "auto"}, {Sampler::kServer, "server"}, {Sampler::kGpu, "gpu"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
     {FeatureDtype::kFloat32, common::FeatureDtypeName(FeatureDtype::kFloat32)},
@@ -108,6 +114,49 @@ absl::Span<const Choice<RemoteRows>> ChoicesOf<RemoteRows>() {
 template <>
 absl::Span<const Choice<FeatureDtype>> ChoicesOf<FeatureDtype>() {
   return kDtypes;
+}
+
+int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges) {
+  // int64 offsets [num_nodes + 1] and int32 sources [num_edges] (trainer/gpu_sampler.h),
+  // saturating: a count past what int64 bytes hold is "too large" all the same.
+  const int64_t n = std::max<int64_t>(num_nodes, 0), e = std::max<int64_t>(num_edges, 0);
+  if (n >= INT64_MAX / 16 || e >= INT64_MAX / 8) return INT64_MAX;
+  return 8 * (n + 1) + 4 * e;
+}
+
+SamplerChoice ResolveAutoSampler(int64_t num_nodes, int64_t num_edges,
+                                 absl::optional<int64_t> free_device_bytes,
+                                 int64_t device_tier_bytes,
+                                 absl::optional<int64_t> available_host_bytes,
+                                 int trainers_on_host) {
+  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  if (num_nodes >= INT32_MAX) {
+    return {Sampler::kServer,
+            absl::StrFormat("%d nodes: the GPU sampler's ids are int32", num_nodes)};
+  }
+  if (!free_device_bytes) {
+    return {Sampler::kServer, "this build cannot tell the GPU's free memory"};
+  }
+  const int64_t topology = TopologyDeviceBytes(num_nodes, num_edges);
+  const int64_t beside = std::max<int64_t>(0, *free_device_bytes - device_tier_bytes);
+  if (topology > beside / 2) {
+    return {Sampler::kServer,
+            absl::StrFormat("the topology (%.0f MiB) takes more than half of the %.0f MiB of GPU "
+                            "memory free beside the device tier",
+                            mib(topology), mib(beside))};
+  }
+  const int64_t readers = std::max(trainers_on_host, 1);
+  const double host_need = 1.25 * static_cast<double>(topology) * readers;
+  if (available_host_bytes && host_need > static_cast<double>(*available_host_bytes) / 2) {
+    return {Sampler::kServer,
+            absl::StrFormat("reading the topology takes ~%.0f MiB of host memory for %d "
+                            "trainer(s) of this host, more than half of the %.0f MiB available",
+                            host_need / (1 << 20), readers, mib(*available_host_bytes))};
+  }
+  return {Sampler::kGpu,
+          absl::StrFormat("the topology, %.0f MiB, fits in the %.0f MiB free beside the device "
+                          "tier",
+                          mib(topology), mib(beside))};
 }
 
 }  // namespace graphshard::client

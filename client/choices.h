@@ -54,13 +54,14 @@ enum class StaticShapes { kOff, kOn };
 // (trainer/mean_aggregate_kernel.h; atomic adds, so torch's operators under --deterministic and
 // on the CPU), or torch's index_select + index_add.
 enum class Aggregation { kFused, kTorch };
-// --sampler server|gpu: who samples the training batches: the servers (their epoch streams), or
-// the trainer on its GPU over the whole topology read from them (trainer/gpu_sampler.h: the
-// same batches, drawn alike; homogeneous node tasks with the rows on the GPU). server by
-// default: the GPU sampler holds the topology on every GPU and is measured on the
-// products-shaped graph only (1 -> 2 GPUs 1.77-1.94x against 1.22-1.53x; RESULTS.md,
-// "Sampling on the GPU").
-enum class Sampler { kServer, kGpu };
+// --sampler auto|server|gpu: who samples the training batches: the servers (their epoch
+// streams), or the trainer on its GPU over the whole topology read from them
+// (trainer/gpu_sampler.h: the same batches, drawn alike; homogeneous node tasks with the rows on
+// the GPU). auto (the default): the GPU where it can take the run and the topology fits
+// (ResolveAutoSampler), else the servers. Measured: 1 -> 2 GPUs 1.77-1.97x against 1.5x on the
+// products-shaped graph, 1.92x against 1.05x at papers scale 1; one GPU 1.03-1.16x (products),
+// 1.56x (papers 0.25), 0.98x (papers 1) of the servers' epoch (tests/bench/RESULTS.md).
+enum class Sampler { kAuto, kServer, kGpu };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -192,6 +193,27 @@ inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
   if (host_tier == HostTier::kNone || !available_host_bytes) return 0;
   return std::max<int64_t>(0, *available_host_bytes / 4 / std::max(trainers_on_host, 1));
 }
+
+// What --sampler auto becomes where the GPU sampler can take the run (a CUDA trainer, a
+// homogeneous node task without --temporal, its rows on the GPU, a build with the sampler's
+// kernels: the trainer checks those, trainer/train.cc), and why, for the log. The topology of
+// `num_nodes` nodes and `num_edges` edges (the whole graph's) takes TopologyDeviceBytes on the
+// GPU and about 1.25x that in host memory while it is read (16.7 GB peak RSS for 13.8 GB at
+// papers scale 1). gpu when it takes at most half of the GPU memory left beside the device tier
+// (`free_device_bytes` before the store loads, less `device_tier_bytes`; the other half stays
+// for training), and the host's `trainers_on_host` reads at most half of its available memory
+// (`available_host_bytes`; not checked where unknown); a graph of 2^31 nodes or more (int32
+// ids), or unknown free GPU memory: server.
+struct SamplerChoice {
+  Sampler sampler = Sampler::kServer;
+  std::string why;
+};
+int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges);
+SamplerChoice ResolveAutoSampler(int64_t num_nodes, int64_t num_edges,
+                                 absl::optional<int64_t> free_device_bytes,
+                                 int64_t device_tier_bytes,
+                                 absl::optional<int64_t> available_host_bytes,
+                                 int trainers_on_host);
 
 template <typename E>
 absl::string_view NameOf(E value) {

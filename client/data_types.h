@@ -49,6 +49,7 @@ struct ServerMetadata {
   std::vector<int64_t> part_offsets;  // [num_parts + 1]
   int64_t feat_dim = 0;
   int64_t num_classes = 0;
+  int64_t num_local_edges = 0;  // this part's in-edges (those it stores, by destination)
   std::string target_type;
   int target = 0;                        // index of target_type in node_types
   std::vector<NodeTypeInfo> node_types;  // manifest order (the order of a batch's blocks)

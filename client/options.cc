@@ -244,7 +244,9 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "who samples the training batches: server = the partition servers;\n"
           "gpu = this trainer on its GPU, over the graph's whole topology read\n"
           "from the servers at start (the same batches; homogeneous node tasks,\n"
-          "--device cuda, rows on the GPU: --feature-store device)");
+          "--device cuda, rows on the GPU: --feature-store device); auto = gpu\n"
+          "where it applies and the topology takes at most half of the GPU\n"
+          "memory left beside the feature rows, else server (the log says which)");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"

@@ -83,7 +83,7 @@ struct TrainerOptions {
   // (client/choices.h; trainer/static_shapes.h)
   StaticShapes static_shapes = StaticShapes::kOff;
   Aggregation aggregation = Aggregation::kFused;  // --aggregation fused|torch (choices.h)
-  Sampler sampler = Sampler::kServer;              // --sampler server|gpu (choices.h)
+  Sampler sampler = Sampler::kAuto;                // --sampler auto|server|gpu (choices.h)
   Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
                                               // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)

@@ -1,5 +1,7 @@
 #include "client/server_set.h"
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -37,6 +39,10 @@ absl::StatusOr<ServerSet> ConnectServers(const DiscoveryOptions& options) {
     set.directory->LearnHosts(p);
     set.clients.push_back(live->client);
     set.host_ids.push_back(live->metadata.host_id);
+    // Each count is >= 0 (checked on arrival); a sum past int64 says "too many to hold".
+    set.num_edges = live->metadata.num_local_edges > INT64_MAX - set.num_edges
+                        ? INT64_MAX
+                        : set.num_edges + live->metadata.num_local_edges;
   }
   return set;
 }

@@ -34,6 +34,9 @@ struct ServerSet {
   // same on every rank); owned by `directory`.
   std::vector<PartitionClient*> clients;
   std::vector<std::string> host_ids;  // index = part: that replica's Metadata.host_id
+  // Every part's num_local_edges summed: the graph's directed edges (what a reader of the whole
+  // topology holds, client/graph_topology.h), as the servers report them.
+  int64_t num_edges = 0;
 };
 
 // The registry is read with common::LookupReplicas (DataLoss naming the file for a malformed

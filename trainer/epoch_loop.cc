@@ -232,9 +232,15 @@ EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPl
       session_(session),
       shards_(shards),
       progress_(progress),
-      host_id_(shm::HostId()) {}
+      host_id_(shm::HostId()),
+      gpu_sampler_(options.sampler == client::Sampler::kGpu) {}
 
 EpochLoop::~EpochLoop() = default;
+
+void EpochLoop::UseGpuSampler(bool on) {
+  gpu_sampler_ = on;
+  if (!on) topology_read_.reset();  // joins its thread
+}
 
 absl::Status EpochLoop::EnableProfiler(const std::string& dir) {
   ASSIGN_OR_RETURN(profiler_, StepProfiler::Create(dir, comm_.rank(), options_.epochs,
@@ -275,8 +281,8 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
   o.shared = shared;
   o.comm = &comm_;
   // The GPU sampler's topology is read beside the rows (both from the servers, on threads).
-  if (options_.sampler == client::Sampler::kGpu && gpu_graph_ == nullptr &&
-      topology_read_ == nullptr && GpuSamplerApplies().ok()) {
+  if (gpu_sampler_ && gpu_graph_ == nullptr && topology_read_ == nullptr &&
+      GpuSamplerApplies().ok()) {
     StartTopologyRead();
   }
   std::unique_ptr<client::VisitCounts> hotness;
@@ -359,6 +365,18 @@ absl::StatusOr<client::GraphTopology> EpochLoop::TakeTopology(double& read_s, do
   return topology;
 }
 
+absl::Status EpochLoop::LoadGpuGraph() {
+  double read_s = 0, waited_s = 0;
+  ASSIGN_OR_RETURN(client::GraphTopology topology, TakeTopology(read_s, waited_s));
+  ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(topology, session_.state().device));
+  std::cerr << absl::StrFormat(
+      "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s (%.1f s of it waited for at "
+      "the first training pass), %.0f MiB on %s\n",
+      comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s, waited_s,
+      static_cast<double>(gpu_graph_->bytes()) / (1 << 20), session_.state().device.str());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
     const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
     int64_t first_step, int64_t epoch, int64_t num_epochs) {
@@ -370,17 +388,18 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
         "(--feature-store auto resolved to server: the table does not fit); use --sampler "
         "server, or --feature-store device with --device-cache-mib");
   }
-  const client::ClientOf client_of = LiveClientOf();
   if (gpu_graph_ == nullptr) {
-    double read_s = 0, waited_s = 0;
-    ASSIGN_OR_RETURN(client::GraphTopology topology, TakeTopology(read_s, waited_s));
-    ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(topology, session_.state().device));
-    std::cerr << absl::StrFormat(
-        "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s (%.1f s of it waited for at "
-        "the first training pass), %.0f MiB on %s\n",
-        comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s, waited_s,
-        static_cast<double>(gpu_graph_->bytes()) / (1 << 20), session_.state().device.str());
+    const absl::Status loaded = LoadGpuGraph();
+    if (absl::IsResourceExhausted(loaded) && options_.sampler == client::Sampler::kAuto) {
+      std::cerr << "rank " << comm_.rank()
+                << ": training batches sampled by the servers (--sampler auto): "
+                << loaded.message() << "\n";
+      UseGpuSampler(false);
+      return OpenPipeline(shards, schedule, first_step, /*train=*/true, epoch, num_epochs);
+    }
+    RETURN_IF_ERROR(loaded);
   }
+  const client::ClientOf client_of = LiveClientOf();
   std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);
   std::vector<std::unique_ptr<TensorSource>> sources(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -479,7 +498,7 @@ absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
 absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
     int64_t first_step, bool train, int64_t epoch, int64_t num_epochs) {
-  if (train && options_.sampler == client::Sampler::kGpu) {
+  if (train && gpu_sampler_) {
     return OpenGpuPipeline(shards, schedule, first_step, epoch, num_epochs);
   }
   std::vector<int64_t> first = client::BatchesBefore(schedule, first_step);

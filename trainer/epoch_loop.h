@@ -81,6 +81,16 @@ class EpochLoop {
       int64_t device_cache_bytes, int64_t host_cache_bytes,
       const DeviceTierGroup* shared = nullptr);
 
+  // Whether this rank's training batches are sampled on its GPU (gpu_sampler.h): --sampler gpu,
+  // or auto where train.cc resolves it so; before LoadFeatureStore (which then reads the
+  // topology beside the rows). Switched off, a topology read already started is waited for and
+  // dropped.
+  void UseGpuSampler(bool on);
+  bool gpu_sampler() const { return gpu_sampler_; }
+  // OK when the GPU sampler can sample this graph and task (homogeneous, a node task, shards
+  // not redrawn per epoch), else FailedPrecondition saying so.
+  absl::Status GpuSamplerApplies() const;
+
   // --profile-dir: profiles a window of steps of this rank (step_profiler.h). InvalidArgument
   // naming the directory when it cannot be written.
   absl::Status EnableProfiler(const std::string& dir);
@@ -122,13 +132,14 @@ class EpochLoop {
   // --sampler gpu: the training pipeline over batches sampled on this rank's GPU
   // (gpu_sampler.h), the same as OpenPipeline's streams would carry. Reads the topology from the
   // servers the first time. FailedPrecondition for what the GPU sampler does not do
-  // (heterogeneous graphs, rows not on the GPU, a build without its kernels).
+  // (heterogeneous graphs, rows not on the GPU, a build without its kernels). Under --sampler
+  // auto, a topology that does not fit after all (ResourceExhausted, host or GPU memory) leaves
+  // the sampling to the servers, and the log says so.
   absl::StatusOr<std::unique_ptr<InputPipeline>> OpenGpuPipeline(
       const std::vector<client::ShardSeeds>& shards, const client::EpochSchedule& schedule,
       int64_t first_step, int64_t epoch, int64_t num_epochs);
-  // OK when --sampler gpu can sample this graph and task (homogeneous, a node task, shards not
-  // redrawn per epoch), else FailedPrecondition saying so.
-  absl::Status GpuSamplerApplies() const;
+  // The GPU's graph (gpu_graph_), read and copied the first time.
+  absl::Status LoadGpuGraph();
   // --sampler gpu: starts reading the topology on a thread of its own (before the feature
   // store's load, so that both go at once); TakeTopology waits for it, or reads it now where
   // it was not started. The read's errors.
@@ -155,6 +166,7 @@ class EpochLoop {
   std::unique_ptr<StepProfiler> profiler_;       // --profile-dir
   std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
   std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
+  bool gpu_sampler_ = false;                     // UseGpuSampler
   std::shared_ptr<GpuGraph> gpu_graph_;          // --sampler gpu
   struct TopologyRead;                           // --sampler gpu, until TakeTopology
   // Last: destroyed first, its thread joined before anything it reads goes away.

@@ -27,6 +27,7 @@
 #include "trainer/device_tier_group.h"
 #include "trainer/epoch_loop.h"
 #include "trainer/gpu_memory.h"
+#include "trainer/gpu_sample_kernel.h"
 #include "trainer/host_register.h"
 #include "trainer/inference.h"
 #include "trainer/session.h"
@@ -129,15 +130,57 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
   return absl::nullopt;
 }
 
+// --sampler auto on a GPU: this rank samples its training batches on its GPU where the GPU
+// sampler can take the run (a node task without --temporal on a homogeneous graph, the rows on
+// the GPU: `rows_on_gpu`, a build with its kernels) and the topology of `num_edges` edges fits
+// (client::ResolveAutoSampler: `free_bytes` before the store loads, `device_tier_bytes` of rows
+// on the GPU); every rank alike (collective where the rows are on the GPU: an all-reduce, as
+// every rank resolves the store alike). The log says which and why.
+absl::Status ChooseSampler(const client::TrainerOptions& options, const client::ServerMetadata& md,
+                           int64_t num_edges, const DeviceChoice& device, bool rows_on_gpu,
+                           absl::optional<int64_t> free_bytes, int64_t device_tier_bytes,
+                           int trainers_on_host, client::Communicator& comm, EpochLoop& loop,
+                           std::ostream& log) {
+  if (options.sampler != client::Sampler::kAuto || !device.cuda) return absl::OkStatus();
+  const absl::Status applies = loop.GpuSamplerApplies();
+  client::SamplerChoice choice;
+  if (!rows_on_gpu) {
+    choice.why = "the feature rows come with the batches";
+  } else if (options.task != client::Task::kNode || options.temporal || !applies.ok()) {
+    choice.why =
+        "the GPU sampler draws node-task batches of homogeneous graphs without --temporal";
+  } else if (!GpuSampleKernelsBuilt()) {
+    choice.why = "this build has no CUDA kernels for sampling";
+  } else {
+    choice = client::ResolveAutoSampler(md.num_nodes, num_edges, free_bytes, device_tier_bytes,
+                                        AvailableHostMemoryBytes(), trainers_on_host);
+  }
+  if (rows_on_gpu) {
+    int64_t want[1] = {choice.sampler == client::Sampler::kGpu ? 1 : 0};
+    RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(want), client::ReduceOp::kSum));
+    if (want[0] != comm.world_size() && choice.sampler == client::Sampler::kGpu) {
+      choice = {client::Sampler::kServer, "another rank cannot (its log says why)"};
+    }
+  }
+  const bool gpu = choice.sampler == client::Sampler::kGpu;
+  loop.UseGpuSampler(gpu);
+  log << "rank " << comm.rank() << ": training batches sampled "
+      << (gpu ? "on " + device.name : std::string("by the servers")) << " (--sampler auto: "
+      << choice.why << ")\n";
+  return absl::OkStatus();
+}
+
 // --feature-store: loads the tiered feature store where asked (device) or on a GPU (auto,
 // ResolveTieredFeatureStore), its device tier within --device-cache-mib (DeviceCacheBudget),
 // its host cache within --host-cache-mib (HostCacheBudget; `trainers_on_host` share the
 // host's memory), and says what each tier holds. With --device-tier auto, a shared device tier
 // whose share does not fit on some GPU becomes a device tier per GPU on every rank; with
 // --feature-store auto, a tier that turns out not to fit (ResourceExhausted) leaves the rows with
-// the batches, and the log says so.
+// the batches, and the log says so. Resolves --sampler auto before the load (ChooseSampler;
+// `num_edges`: the graph's), so that the GPU sampler's topology is read beside the rows.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
-                              const client::ServerMetadata& md, const DeviceChoice& device,
+                              const client::ServerMetadata& md, int64_t num_edges,
+                              const DeviceChoice& device,
                               client::Communicator& comm,
                               const std::vector<std::string>& rank_hosts, int trainers_on_host,
                               EpochLoop& loop, std::ostream& log) {
@@ -159,7 +202,8 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       log << "rank " << rank << ": feature rows come with each batch (--feature-store auto: "
           << (device.cuda ? "no feature rows" : "not a GPU") << ")\n";
     }
-    return absl::OkStatus();
+    return ChooseSampler(options, md, num_edges, device, /*rows_on_gpu=*/false, absl::nullopt, 0,
+                         trainers_on_host, comm, loop, log);
   }
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
@@ -190,6 +234,8 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
           << ")\n";
     }
   }
+  RETURN_IF_ERROR(ChooseSampler(options, md, num_edges, device, /*rows_on_gpu=*/true, free_bytes,
+                                std::min(budget, table_bytes), trainers_on_host, comm, loop, log));
   const absl::Time load_start = absl::Now();
   absl::StatusOr<client::FeatureStoreLayout> layout =
       loop.LoadFeatureStore(budget, host_cache, group ? &*group : nullptr);
@@ -206,6 +252,12 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       absl::IsResourceExhausted(layout.status())) {
     log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "
         << layout.status().message() << "\n";
+    if (options.sampler == client::Sampler::kAuto && loop.gpu_sampler()) {
+      loop.UseGpuSampler(false);
+      log << "rank " << rank
+          << ": training batches sampled by the servers (--sampler auto: the rows are not on "
+             "the GPU)\n";
+    }
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(layout.status());
@@ -308,7 +360,8 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
   const int trainers_on_host = static_cast<int>(
       std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
   RETURN_IF_ERROR(
-      PlaceFeatureRows(options, md, device, comm, rank_hosts, trainers_on_host, loop, log));
+      PlaceFeatureRows(options, md, servers.num_edges, device, comm, rank_hosts, trainers_on_host,
+                       loop, log));
   RETURN_IF_ERROR(UseStaticShapes(options, md, device, rank, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;

@@ -20,6 +20,7 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   out.part_offsets.assign(m.part_offsets().begin(), m.part_offsets().end());
   out.feat_dim = m.feat_dim();
   out.num_classes = m.num_classes();
+  out.num_local_edges = m.num_local_edges();
   out.target_type = m.target_type();
   out.host_id = m.host_id();
   out.shm_prefix = m.shm_prefix();
@@ -32,6 +33,10 @@ absl::StatusOr<ServerMetadata> DecodeMetadata(const v1::Metadata& m) {
   if (out.feat_dim < 0 || out.num_classes < 0) {
     return absl::DataLossError(absl::StrCat("metadata: feat_dim ", out.feat_dim, ", num_classes ",
                                             out.num_classes, " (classes must be >= 0)"));
+  }
+  if (out.num_local_edges < 0) {
+    return absl::DataLossError(
+        absl::StrCat("metadata: num_local_edges ", out.num_local_edges, " (must be >= 0)"));
   }
   if (!out.part_offsets.empty() &&
       out.part_offsets.size() != static_cast<size_t>(out.num_parts) + 1) {

@@ -49,7 +49,7 @@ if [[ ! -s $WORK/parts/graphshard.json ]]; then
 fi
 TRAINER=(--model sage --epochs "$EPOCHS" --eval-every 0 --hidden 256 --fanouts "15,10,5"
          --batch-size 1024 --seed 1 --device "$DEVICE" --stall-timeout-s 10 --server-wait-s 120
-         --deterministic)
+         --deterministic --sampler server)  # the servers' streams are what a kill breaks
 # shellcheck disable=SC2206  # word-split on purpose: more trainer flags (the later ones win)
 TRAINER+=(${TRAINER_EXTRA:-})
 

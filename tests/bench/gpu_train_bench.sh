@@ -56,7 +56,10 @@
 #     over the GPUs); compare with the same config without _sh (every row on each GPU)
 #   _gs (after _sh): --sampler gpu: each trainer samples its training batches on its GPU from
 #     the topology it read at start (needs _dev or _auto); compared with the same config
-#     without _gs (the servers sampling) in a gpu_train_gpusampler_* line
+#     without _gs (the servers sampling) in a gpu_train_gpusampler_* line. _ga instead:
+#     --sampler auto (the trainer's default: the GPU where the topology fits), compared alike
+#     in a gpu_train_autosampler_* line. A config without either passes --sampler server, so
+#     that its figures stay those of the servers sampling.
 #   MATRIX=trim_precision: CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
@@ -559,10 +562,15 @@ run_netns() {
   return "$status"
 }
 
+# sampler_of SUFFIX: the --sampler of a config ending in _gs (gpu), _ga (auto) or neither.
+sampler_of() {
+  case $1 in _gs) echo gpu ;; _ga) echo auto ;; *) echo server ;; esac
+}
+
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?(_gs)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?(_gs|_ga)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -577,7 +585,7 @@ for config in $CONFIGS; do
   run_config "$config" "$m" "$n" "$dtype" "$h2d" "$server_prefetch" "$trim" "$precision" \
     "${BASH_REMATCH[17]}" "${BASH_REMATCH[18]}" "${BASH_REMATCH[9]#_}" "${BASH_REMATCH[10]#_}" \
     "${BASH_REMATCH[12]}" "${BASH_REMATCH[13]:+none}" "${BASH_REMATCH[16]:+owner}" \
-    "${BASH_REMATCH[15]}" "${BASH_REMATCH[19]:+shared}" "${BASH_REMATCH[20]:+gpu}"
+    "${BASH_REMATCH[15]}" "${BASH_REMATCH[19]:+shared}" "$(sampler_of "${BASH_REMATCH[20]}")"
 done
 
 # ratio_line NAME NUMERATOR DENOMINATOR BASELINE: emits {name, value = numerator / denominator
@@ -621,10 +629,12 @@ suffix_ratios() {
       "${EPOCH_TIME[$own]}"
   done
 }
-# The shared device tier against a tier per GPU (_sh); the GPU sampler against the servers
-# sampling (_gs; a config with both, e.g. _dev_sh_gs, is compared with its _sh run).
+# The shared device tier against a tier per GPU (_sh); the GPU sampler (_gs) and --sampler auto
+# (_ga) against the servers sampling (a config with both, e.g. _dev_sh_gs, is compared with its
+# _sh run).
 suffix_ratios _sh shared
 suffix_ratios _gs gpusampler
+suffix_ratios _ga autosampler
 
 # Link prediction next to node classification of the same config in this run (value: link
 # seeds/s over node seeds/s; link seeds are positive training edges).

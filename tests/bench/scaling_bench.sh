@@ -16,7 +16,9 @@
 #   torchagg --aggregation torch: SAGE's mean aggregation as torch's operators, not the fused
 #            CUDA kernels (trainer/mean_aggregate_kernel.h)
 #   gpusample --sampler gpu: the trainers sample their batches on their GPUs
-#            (trainer/gpu_sampler.h), not the servers
+#            (trainer/gpu_sampler.h), not the servers (without it or autosample: --sampler
+#            server, gpu_train_bench.sh)
+#   autosample --sampler auto, the trainer's default (the GPU where the topology fits)
 #   nice     the servers at nice 10 (tests/bench/pin_bin_dir.sh nice): the trainers' threads
 #            first where the two compete for cores
 # The 1-GPU run of a round is made once per placement, static-shapes, aggregation and sampler
@@ -73,6 +75,7 @@ for round in $(seq 1 "$ROUNDS"); do
         static) extra="$extra --static-shapes on" shapes=on ;;
         torchagg) extra="$extra --aggregation torch" agg=torch ;;
         gpusample) extra="$extra --sampler gpu" sampler=gpu ;;
+        autosample) extra="$extra --sampler auto" sampler=auto ;;
         *) echo "unknown variant part '$part' in $variant" >&2; exit 2 ;;
       esac
     done

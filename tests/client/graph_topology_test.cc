@@ -80,6 +80,8 @@ TEST_F(GraphTopologyTest, ReadsEveryInEdgeOnceWhateverTheCallSize) {
   auto whole = ReadTopology(md(), client_of_);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ExpectTheInputGraphsEdges(*whole);
+  // What --sampler auto sizes the read by before it starts: the parts' edge counts summed.
+  EXPECT_EQ(servers_->num_edges, std::ssize(whole->indices));
   // Small calls cut parts in many pieces, one call or many in flight per part (each part's
   // range split between threads): the same arrays, in the same order.
   for (int in_flight : {1, 2, 7, 64}) {

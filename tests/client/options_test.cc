@@ -390,6 +390,65 @@ TEST(WantSharedDeviceTier, AskedOrAutoWhereOnlyAShareFits) {
   EXPECT_FALSE(WantSharedDeviceTier(DeviceTier::kAuto, false, 2, 100, 50));  // CPU trainers
 }
 
+// The GPU sampler's topology on the GPU: int64 offsets per node and one more, int32 sources.
+TEST(TopologyDeviceBytes, EightPerNodeAndOneFourPerEdgeSaturating) {
+  EXPECT_EQ(TopologyDeviceBytes(2, 3), 8 * 3 + 4 * 3);
+  EXPECT_EQ(TopologyDeviceBytes(0, 0), 8);
+  EXPECT_EQ(TopologyDeviceBytes(std::numeric_limits<int64_t>::max() / 2, 0),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(TopologyDeviceBytes(1, std::numeric_limits<int64_t>::max()),
+            std::numeric_limits<int64_t>::max());
+}
+
+// --sampler auto where the GPU sampler applies: gpu while the topology takes at most half of the
+// GPU memory beside the device tier and the host's readers at most half of its available memory;
+// unknown free GPU memory or int32-overflowing ids: server. Each answer says why.
+TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheRowsAndInHostMemory) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const int64_t nodes = 1000, edges = 1000000;
+  const int64_t topology = TopologyDeviceBytes(nodes, edges);
+  const int64_t tier = 10 * kMiB;
+  SamplerChoice c = ResolveAutoSampler(nodes, edges, tier + 2 * topology, tier, absl::nullopt, 1);
+  EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
+  EXPECT_NE(c.why.find("fits"), std::string::npos) << c.why;
+  c = ResolveAutoSampler(nodes, edges, tier + 2 * topology - 2, tier, absl::nullopt, 1);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("more than half"), std::string::npos) << c.why;
+  c = ResolveAutoSampler(nodes, edges, tier / 2, tier, absl::nullopt, 1);  // tier over the free
+  EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
+  c = ResolveAutoSampler(nodes, edges, absl::nullopt, tier, absl::nullopt, 1);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("free memory"), std::string::npos) << c.why;
+  // Host memory: 1.25x the topology per trainer of the host, within half of what is available.
+  const int64_t host = static_cast<int64_t>(2 * 1.25 * static_cast<double>(topology) * 2);
+  c = ResolveAutoSampler(nodes, edges, 100 * kMiB, tier, host, 2);
+  EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
+  c = ResolveAutoSampler(nodes, edges, 100 * kMiB, tier, host - 1000, 2);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("host memory for 2 trainer"), std::string::npos) << c.why;
+  c = ResolveAutoSampler(std::numeric_limits<int32_t>::max(), 0, int64_t{1} << 50, 0,
+                         absl::nullopt, 1);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
+}
+
+// --sampler: auto by default; auto is accepted wherever the trainer resolves it (the GPU
+// sampler's own conditions are checked only for an explicit gpu).
+TEST(ParseTrainerOptions, SamplerAutoByDefaultAndAcceptedAnywhere) {
+  EXPECT_EQ(Parse({"--registry", "r"}).value().sampler, Sampler::kAuto);
+  EXPECT_EQ(Parse({"--registry", "r", "--sampler", "server"}).value().sampler, Sampler::kServer);
+  for (const std::vector<const char*>& args : std::vector<std::vector<const char*>>{
+           {"--registry", "r", "--sampler", "auto"},
+           {"--registry", "r", "--sampler", "auto", "--device", "cuda", "--task", "link"},
+           {"--registry", "r", "--sampler", "auto", "--device", "cuda", "--temporal"},
+           {"--registry", "r", "--sampler", "auto", "--device", "cuda", "--feature-store",
+            "server"}}) {
+    absl::StatusOr<TrainerOptions> o = Parse(args);
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->sampler, Sampler::kAuto);
+  }
+}
+
 TEST(ParseTrainerOptions, DeviceTierParsesAndNeedsTheTieredStore) {
   EXPECT_EQ(Parse({"--registry", "/tmp/reg"}).value().device_tier, DeviceTier::kAuto);
   EXPECT_EQ(Parse({"--registry", "/tmp/reg", "--device-tier", "shared"}).value().device_tier,

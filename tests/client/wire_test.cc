@@ -321,6 +321,13 @@ TEST(DecodeMetadata, RejectsNonsense) {
   EXPECT_TRUE(DecodeMetadata(m).ok());
   m.set_num_classes(-1);
   EXPECT_FALSE(DecodeMetadata(m).ok());
+  m.set_num_classes(3);
+  m.set_num_local_edges(7);  // the part's in-edges (ServerSet::num_edges sums them)
+  EXPECT_EQ(DecodeMetadata(m)->num_local_edges, 7);
+  m.set_num_local_edges(-1);
+  const absl::Status negative = DecodeMetadata(m).status();
+  EXPECT_EQ(negative.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(negative.message().find("num_local_edges -1"), absl::string_view::npos) << negative;
 }
 
 // A stream seeded by another node type than the target (the Python loader's input_nodes): the

@@ -2,9 +2,10 @@
 # --sampler gpu end to end on Cora, on a GPU (label gpu: the GPU machine only; CI has none):
 # deploy/graphshard-launch with 2 servers and 1 GPU trainer, --deterministic, once with the
 # servers sampling (--feature-store device: batches as ids, rows on the GPU) and once with the
-# trainer sampling on its GPU (trainer/gpu_sampler.h). The GPU sampler draws the servers'
-# batches, so the weights must be the same bit for bit, test_acc >= 0.75, and the trainer must
-# say what it read; the servers must build no training batch in the GPU run.
+# trainer sampling on its GPU (trainer/gpu_sampler.h), then with --sampler left at auto (the
+# GPU: Cora's topology fits) and auto with the rows in the batches (the servers). The GPU
+# sampler draws the servers' batches, so the weights must be the same bit for bit in every run,
+# test_acc >= 0.75, and the trainer must say what it read and which sampler auto chose.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
@@ -16,7 +17,7 @@ run_one() {  # run_one NAME TRAINER_FLAGS...: 2 servers + 1 trainer, fingerprint
   shift
   timeout 300 "$LAUNCH" --partition "$WORK/cora2" --servers 2 --trainers 1 --bin-dir "$BIN" \
     --registry "$WORK/registry_$name" --server-wait-s 60 -- --device cuda --model sage \
-    --epochs 20 --eval-every 20 --seed 1 --deterministic --feature-store device \
+    --epochs 20 --eval-every 20 --seed 1 --deterministic \
     --metrics-file "$WORK/$name.metrics.jsonl" "$@" \
     >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || status=$?
   show "$WORK/$name.stdout"
@@ -27,11 +28,25 @@ run_one() {  # run_one NAME TRAINER_FLAGS...: 2 servers + 1 trainer, fingerprint
   FP[$name]=$fp
 }
 note "servers sample"
-run_one server --sampler server
+run_one server --sampler server --feature-store device
 note "the trainer samples on its GPU"
-run_one gpu --sampler gpu
-grep -q "^\[trainer 0\] rank 0: --sampler gpu: 2708 nodes, 10556 in-edges read in" "$WORK/gpu.stderr" ||
-  fail "the GPU run does not say it read Cora's 2708 nodes and 10556 in-edges"
-[[ ${FP[gpu]} == "${FP[server]}" ]] ||
-  fail "weights differ: --sampler gpu ${FP[gpu]}, --sampler server ${FP[server]} (the same batches must give the same weights)"
-note "ok: both runs end with weights ${FP[gpu]}"
+run_one gpu --sampler gpu --feature-store device
+note "--sampler auto (the default), rows on the GPU (--feature-store auto)"
+run_one auto
+note "--sampler auto with the rows in the batches"
+run_one auto_rows --feature-store server
+read_line="^\[trainer 0\] rank 0: --sampler gpu: 2708 nodes, 10556 in-edges read in"
+for name in gpu auto; do
+  grep -q "$read_line" "$WORK/$name.stderr" ||
+    fail "$name: the trainer does not say it read Cora's 2708 nodes and 10556 in-edges"
+done
+grep -q "^\[trainer 0\] rank 0: training batches sampled on cuda:0 (--sampler auto: the topology, .* fits" \
+  "$WORK/auto.stderr" || fail "auto: the trainer does not say it samples on its GPU, and why"
+grep -q "^\[trainer 0\] rank 0: training batches sampled by the servers (--sampler auto: the feature rows come with the batches)" \
+  "$WORK/auto_rows.stderr" || fail "auto_rows: the trainer does not say the servers sample, and why"
+! grep -q "$read_line" "$WORK/auto_rows.stderr" || fail "auto_rows: the trainer read the topology"
+for name in gpu auto auto_rows; do
+  [[ ${FP[$name]} == "${FP[server]}" ]] ||
+    fail "weights differ: $name ${FP[$name]}, --sampler server ${FP[server]} (the same batches must give the same weights)"
+done
+note "ok: every run ends with weights ${FP[gpu]}"
