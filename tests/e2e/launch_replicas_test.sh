@@ -11,8 +11,10 @@
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
 partition_cora "$WORK/cora2"
+# --sampler server: the servers' streams are what fails over (on a GPU, --sampler auto would
+# sample on the trainer and need no server once started).
 FLAGS=(--model sage --epochs 30 --eval-every 30 --hidden 16 --fanouts "5,5" --batch-size 8 --seed 5
-       --stall-timeout-s 2 --server-wait-s 30)
+       --stall-timeout-s 2 --server-wait-s 30 --sampler server)
 fingerprint() {  # fingerprint NAME RANK
   sed -n "s/^\[trainer [0-9]*\] rank $2 weights_fingerprint \([0-9a-f]*\)$/\1/p" "$WORK/$1.err"
 }

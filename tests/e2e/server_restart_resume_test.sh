@@ -29,8 +29,11 @@ start_server() {
     sleep 0.1
   done
 }
+# --sampler server: the servers' streams are what resumes (on a GPU, --sampler auto would
+# sample on the trainer and need no server once started).
 FLAGS=(--registry "$REG" --model sage --epochs 30 --eval-every 30 --hidden 16 --fanouts "5,5"
-       --batch-size 8 --seed 3 --stall-timeout-s 2 --server-wait-s 30 --deterministic)
+       --batch-size 8 --seed 3 --stall-timeout-s 2 --server-wait-s 30 --deterministic
+       --sampler server)
 fingerprint() { sed -n 's/^rank 0 weights_fingerprint \([0-9a-f]*\)$/\1/p' "$1"; }
 # wait_epoch LOG N: until the trainer has finished epoch N (bounded).
 wait_epoch() {

@@ -10,6 +10,8 @@
 # - the launcher exits non-zero within the detection bound plus the 2 s wait for a live server
 #   and its probes, and its teardown (it continues the stopped server so that it can take its
 #   SIGTERM): 15 s allowed on a loaded 2-core machine.
+# --sampler server: the servers' streams are what stalls. (On a GPU, --sampler auto samples on
+# the trainer, which needs no server after its start: that job trains on and exits 0.)
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
 need_bin graphshard-server graphshard-health graphshard-trainer
@@ -18,7 +20,7 @@ REG=$WORK/registry
 timeout 300 "$LAUNCH" --partition "$WORK/cora2" --trainers 2 --bin-dir "$BIN" --registry "$REG" \
   --server-arg=--stall-timeout-s=1 --server-arg=--peer-sampling=rpc \
   --server-arg=--peer-features=rpc -- --model sage --epochs 1000 --eval-every 0 --hidden 16 \
-  --fanouts 5,5 --batch-size 8 --stall-timeout-s 2 --server-wait-s 2 \
+  --fanouts 5,5 --batch-size 8 --stall-timeout-s 2 --server-wait-s 2 --sampler server \
   >"$WORK/out" 2>"$WORK/err" &
 launcher=$!
 deadline=$((SECONDS + 120))
