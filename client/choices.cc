@@ -6,7 +6,6 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-
 #include "common/feature_dtype.h"
 
 namespace graphshard::client {

@@ -147,8 +147,7 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const client::
   if (!rows_on_gpu) {
     choice.why = "the feature rows come with the batches";
   } else if (options.task != client::Task::kNode || options.temporal || !applies.ok()) {
-    choice.why =
-        "the GPU sampler draws node-task batches of homogeneous graphs without --temporal";
+    choice.why = "the GPU sampler draws node-task batches of homogeneous graphs without --temporal";
   } else if (!GpuSampleKernelsBuilt()) {
     choice.why = "this build has no CUDA kernels for sampling";
   } else {
@@ -165,8 +164,8 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const client::
   const bool gpu = choice.sampler == client::Sampler::kGpu;
   loop.UseGpuSampler(gpu);
   log << "rank " << comm.rank() << ": training batches sampled "
-      << (gpu ? "on " + device.name : std::string("by the servers")) << " (--sampler auto: "
-      << choice.why << ")\n";
+      << (gpu ? "on " + device.name : std::string("by the servers"))
+      << " (--sampler auto: " << choice.why << ")\n";
   return absl::OkStatus();
 }
 
@@ -180,8 +179,7 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const client::
 // `num_edges`: the graph's), so that the GPU sampler's topology is read beside the rows.
 absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                               const client::ServerMetadata& md, int64_t num_edges,
-                              const DeviceChoice& device,
-                              client::Communicator& comm,
+                              const DeviceChoice& device, client::Communicator& comm,
                               const std::vector<std::string>& rank_hosts, int trainers_on_host,
                               EpochLoop& loop, std::ostream& log) {
   const int rank = comm.rank();
@@ -359,9 +357,8 @@ absl::StatusOr<client::TrainSummary> RunTrainingImpl(const client::TrainerOption
   if (!options.profile_dir.empty()) RETURN_IF_ERROR(loop.EnableProfiler(options.profile_dir));
   const int trainers_on_host = static_cast<int>(
       std::count(rank_hosts.begin(), rank_hosts.end(), rank_hosts[static_cast<size_t>(rank)]));
-  RETURN_IF_ERROR(
-      PlaceFeatureRows(options, md, servers.num_edges, device, comm, rank_hosts, trainers_on_host,
-                       loop, log));
+  RETURN_IF_ERROR(PlaceFeatureRows(options, md, servers.num_edges, device, comm, rank_hosts,
+                                   trainers_on_host, loop, log));
   RETURN_IF_ERROR(UseStaticShapes(options, md, device, rank, loop, log));
   for (int64_t epoch = start.epoch; epoch <= options.epochs; ++epoch) {
     const int64_t first_step = epoch == start.epoch ? start.step : 0;

@@ -426,8 +426,8 @@ TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheRowsAndInHostMemory) {
   c = ResolveAutoSampler(nodes, edges, 100 * kMiB, tier, host - 1000, 2);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("host memory for 2 trainer"), std::string::npos) << c.why;
-  c = ResolveAutoSampler(std::numeric_limits<int32_t>::max(), 0, int64_t{1} << 50, 0,
-                         absl::nullopt, 1);
+  c = ResolveAutoSampler(std::numeric_limits<int32_t>::max(), 0, int64_t{1} << 50, 0, absl::nullopt,
+                         1);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
 }
