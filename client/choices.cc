@@ -123,34 +123,35 @@ int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges) {
   return 8 * (n + 1) + 4 * e;
 }
 
-SamplerChoice ResolveAutoSampler(int64_t num_nodes, int64_t num_edges,
-                                 absl::optional<int64_t> free_device_bytes,
-                                 int64_t device_tier_bytes,
-                                 absl::optional<int64_t> available_host_bytes,
-                                 int trainers_on_host) {
+SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
-  if (num_nodes >= INT32_MAX) {
+  if (!in.every_row_on_gpu) {
     return {Sampler::kServer,
-            absl::StrFormat("%d nodes: the GPU sampler's ids are int32", num_nodes)};
+            "the device tier holds only part of the rows: the other tiers' reads bound the "
+            "epoch, not the sampling, and the GPU's memory stays the tier's"};
   }
-  if (!free_device_bytes) {
+  if (in.num_nodes >= INT32_MAX) {
+    return {Sampler::kServer,
+            absl::StrFormat("%d nodes: the GPU sampler's ids are int32", in.num_nodes)};
+  }
+  if (!in.free_device_bytes) {
     return {Sampler::kServer, "this build cannot tell the GPU's free memory"};
   }
-  const int64_t topology = TopologyDeviceBytes(num_nodes, num_edges);
-  const int64_t beside = std::max<int64_t>(0, *free_device_bytes - device_tier_bytes);
+  const int64_t topology = TopologyDeviceBytes(in.num_nodes, in.num_edges);
+  const int64_t beside = std::max<int64_t>(0, *in.free_device_bytes - in.device_tier_bytes);
   if (topology > beside / 2) {
     return {Sampler::kServer,
             absl::StrFormat("the topology (%.0f MiB) takes more than half of the %.0f MiB of GPU "
                             "memory free beside the device tier",
                             mib(topology), mib(beside))};
   }
-  const int64_t readers = std::max(trainers_on_host, 1);
-  const double host_need = 1.25 * static_cast<double>(topology) * readers;
-  if (available_host_bytes && host_need > static_cast<double>(*available_host_bytes) / 2) {
+  const int64_t readers = std::max(in.trainers_on_host, 1);
+  const double host_need = 1.25 * static_cast<double>(topology) * static_cast<double>(readers);
+  if (in.available_host_bytes && host_need > static_cast<double>(*in.available_host_bytes) / 2) {
     return {Sampler::kServer,
             absl::StrFormat("reading the topology takes ~%.0f MiB of host memory for %d "
                             "trainer(s) of this host, more than half of the %.0f MiB available",
-                            host_need / (1 << 20), readers, mib(*available_host_bytes))};
+                            host_need / (1 << 20), readers, mib(*in.available_host_bytes))};
   }
   return {Sampler::kGpu,
           absl::StrFormat("the topology, %.0f MiB, fits in the %.0f MiB free beside the device "

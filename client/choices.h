@@ -57,8 +57,8 @@ enum class Aggregation { kFused, kTorch };
 // --sampler auto|server|gpu: who samples the training batches: the servers (their epoch
 // streams), or the trainer on its GPU over the whole topology read from them
 // (trainer/gpu_sampler.h: the same batches, drawn alike; homogeneous node tasks with the rows on
-// the GPU). auto (the default): the GPU where it can take the run and the topology fits
-// (ResolveAutoSampler), else the servers. Measured: 1 -> 2 GPUs 1.77-1.97x against 1.5x on the
+// the GPU). auto (the default): the GPU where it can take the run, every row is on a GPU and
+// the topology fits (ResolveAutoSampler), else the servers. Measured: 1 -> 2 GPUs 1.77-1.97x against 1.5x on the
 // products-shaped graph, 1.92x against 1.05x at papers scale 1; one GPU 1.03-1.16x (products),
 // 1.56x (papers 0.25), 0.98x (papers 1) of the servers' epoch (tests/bench/RESULTS.md).
 enum class Sampler { kAuto, kServer, kGpu };
@@ -196,24 +196,32 @@ inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
 
 // What --sampler auto becomes where the GPU sampler can take the run (a CUDA trainer, a
 // homogeneous node task without --temporal, its rows on the GPU, a build with the sampler's
-// kernels: the trainer checks those, trainer/train.cc), and why, for the log. The topology of
-// `num_nodes` nodes and `num_edges` edges (the whole graph's) takes TopologyDeviceBytes on the
-// GPU and about 1.25x that in host memory while it is read (16.7 GB peak RSS for 13.8 GB at
-// papers scale 1). gpu when it takes at most half of the GPU memory left beside the device tier
-// (`free_device_bytes` before the store loads, less `device_tier_bytes`; the other half stays
-// for training), and the host's `trainers_on_host` reads at most half of its available memory
-// (`available_host_bytes`; not checked where unknown); a graph of 2^31 nodes or more (int32
-// ids), or unknown free GPU memory: server.
+// kernels: the trainer checks those, trainer/train.cc), and why, for the log:
+// - server unless every feature row is on a GPU (the device tier holds the whole table, or the
+//   host's GPUs share it): where the host or remote tiers serve rows their reads bound the
+//   epoch, not the sampling (products-shaped, 10% of the rows on the GPU, 1 x H200: 0.710 s
+//   sampled on the GPU against 0.709 s by the servers), and a capped device tier was asked to
+//   leave the GPU's memory alone;
+// - server for a graph of 2^31 nodes or more (int32 ids), or unknown free GPU memory;
+// - else gpu when the topology (TopologyDeviceBytes; ~1.25x it in host memory while it is read:
+//   16.7 GB peak RSS for 13.8 GB at papers scale 1) takes at most half of the GPU memory left
+//   beside the device tier (the other half stays for training) and the host's trainers' reads
+//   at most half of its available memory (not checked where unknown).
+struct AutoSamplerInputs {
+  int64_t num_nodes = 0;  // the whole graph's
+  int64_t num_edges = 0;
+  bool every_row_on_gpu = false;
+  absl::optional<int64_t> free_device_bytes = absl::nullopt;  // before the store loads
+  int64_t device_tier_bytes = 0;  // what the store will hold on this GPU
+  absl::optional<int64_t> available_host_bytes = absl::nullopt;
+  int trainers_on_host = 1;
+};
 struct SamplerChoice {
   Sampler sampler = Sampler::kServer;
   std::string why;
 };
 int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges);
-SamplerChoice ResolveAutoSampler(int64_t num_nodes, int64_t num_edges,
-                                 absl::optional<int64_t> free_device_bytes,
-                                 int64_t device_tier_bytes,
-                                 absl::optional<int64_t> available_host_bytes,
-                                 int trainers_on_host);
+SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in);
 
 template <typename E>
 absl::string_view NameOf(E value) {

@@ -132,15 +132,13 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
 
 // --sampler auto on a GPU: this rank samples its training batches on its GPU where the GPU
 // sampler can take the run (a node task without --temporal on a homogeneous graph, the rows on
-// the GPU: `rows_on_gpu`, a build with its kernels) and the topology of `num_edges` edges fits
-// (client::ResolveAutoSampler: `free_bytes` before the store loads, `device_tier_bytes` of rows
-// on the GPU); every rank alike (collective where the rows are on the GPU: an all-reduce, as
-// every rank resolves the store alike). The log says which and why.
-absl::Status ChooseSampler(const client::TrainerOptions& options, const client::ServerMetadata& md,
-                           int64_t num_edges, const DeviceChoice& device, bool rows_on_gpu,
-                           absl::optional<int64_t> free_bytes, int64_t device_tier_bytes,
-                           int trainers_on_host, client::Communicator& comm, EpochLoop& loop,
-                           std::ostream& log) {
+// the GPU: `rows_on_gpu`, a build with its kernels) and client::ResolveAutoSampler says so
+// (`fit`: every row on a GPU, the topology's size against the memory; the host's memory and
+// trainers are filled in here); every rank alike (collective where the rows are on the GPU: an
+// all-reduce, as every rank resolves the store alike). The log says which and why.
+absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceChoice& device,
+                           bool rows_on_gpu, client::AutoSamplerInputs fit,
+                           client::Communicator& comm, EpochLoop& loop, std::ostream& log) {
   if (options.sampler != client::Sampler::kAuto || !device.cuda) return absl::OkStatus();
   const absl::Status applies = loop.GpuSamplerApplies();
   client::SamplerChoice choice;
@@ -151,8 +149,8 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const client::
   } else if (!GpuSampleKernelsBuilt()) {
     choice.why = "this build has no CUDA kernels for sampling";
   } else {
-    choice = client::ResolveAutoSampler(md.num_nodes, num_edges, free_bytes, device_tier_bytes,
-                                        AvailableHostMemoryBytes(), trainers_on_host);
+    fit.available_host_bytes = AvailableHostMemoryBytes();
+    choice = client::ResolveAutoSampler(fit);
   }
   if (rows_on_gpu) {
     int64_t want[1] = {choice.sampler == client::Sampler::kGpu ? 1 : 0};
@@ -200,8 +198,7 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       log << "rank " << rank << ": feature rows come with each batch (--feature-store auto: "
           << (device.cuda ? "no feature rows" : "not a GPU") << ")\n";
     }
-    return ChooseSampler(options, md, num_edges, device, /*rows_on_gpu=*/false, absl::nullopt, 0,
-                         trainers_on_host, comm, loop, log);
+    return ChooseSampler(options, device, /*rows_on_gpu=*/false, {}, comm, loop, log);
   }
   const absl::optional<int64_t> free_bytes =
       device.cuda ? FreeGpuMemoryBytes(device.index) : absl::nullopt;
@@ -232,8 +229,14 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
           << ")\n";
     }
   }
-  RETURN_IF_ERROR(ChooseSampler(options, md, num_edges, device, /*rows_on_gpu=*/true, free_bytes,
-                                std::min(budget, table_bytes), trainers_on_host, comm, loop, log));
+  RETURN_IF_ERROR(ChooseSampler(options, device, /*rows_on_gpu=*/true,
+                                {.num_nodes = md.num_nodes,
+                                 .num_edges = num_edges,
+                                 .every_row_on_gpu = group.has_value() || budget >= table_bytes,
+                                 .free_device_bytes = free_bytes,
+                                 .device_tier_bytes = std::min(budget, table_bytes),
+                                 .trainers_on_host = trainers_on_host},
+                                comm, loop, log));
   const absl::Time load_start = absl::Now();
   absl::StatusOr<client::FeatureStoreLayout> layout =
       loop.LoadFeatureStore(budget, host_cache, group ? &*group : nullptr);
@@ -244,6 +247,12 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
     log << "rank " << rank
         << ": each GPU holds its own device tier (--device-tier auto: " << layout.status().message()
         << ")\n";
+    if (options.sampler == client::Sampler::kAuto && loop.gpu_sampler() && budget < table_bytes) {
+      loop.UseGpuSampler(false);
+      log << "rank " << rank
+          << ": training batches sampled by the servers (--sampler auto: the device tier holds "
+             "only part of the rows)\n";
+    }
     layout = loop.LoadFeatureStore(budget, host_cache, nullptr);
   }
   if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&

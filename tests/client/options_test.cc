@@ -400,34 +400,51 @@ TEST(TopologyDeviceBytes, EightPerNodeAndOneFourPerEdgeSaturating) {
             std::numeric_limits<int64_t>::max());
 }
 
-// --sampler auto where the GPU sampler applies: gpu while the topology takes at most half of the
-// GPU memory beside the device tier and the host's readers at most half of its available memory;
-// unknown free GPU memory or int32-overflowing ids: server. Each answer says why.
-TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheRowsAndInHostMemory) {
+// --sampler auto where the GPU sampler applies: server unless every row is on a GPU; then gpu
+// while the topology takes at most half of the GPU memory beside the device tier and the host's
+// readers at most half of its available memory; unknown free GPU memory or int32-overflowing
+// ids: server. Each answer says why.
+TEST(ResolveAutoSampler, GpuWhereEveryRowIsOnAGpuAndTheTopologyFitsBesideThem) {
   constexpr int64_t kMiB = int64_t{1} << 20;
   const int64_t nodes = 1000, edges = 1000000;
   const int64_t topology = TopologyDeviceBytes(nodes, edges);
   const int64_t tier = 10 * kMiB;
-  SamplerChoice c = ResolveAutoSampler(nodes, edges, tier + 2 * topology, tier, absl::nullopt, 1);
+  AutoSamplerInputs in{.num_nodes = nodes,
+                       .num_edges = edges,
+                       .every_row_on_gpu = true,
+                       .free_device_bytes = tier + 2 * topology,
+                       .device_tier_bytes = tier};
+  SamplerChoice c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
   EXPECT_NE(c.why.find("fits"), std::string::npos) << c.why;
-  c = ResolveAutoSampler(nodes, edges, tier + 2 * topology - 2, tier, absl::nullopt, 1);
+  in.every_row_on_gpu = false;  // a capped device tier: the other tiers bound the epoch
+  c = ResolveAutoSampler(in);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("only part of the rows"), std::string::npos) << c.why;
+  in.every_row_on_gpu = true;
+  in.free_device_bytes = tier + 2 * topology - 2;
+  c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("more than half"), std::string::npos) << c.why;
-  c = ResolveAutoSampler(nodes, edges, tier / 2, tier, absl::nullopt, 1);  // tier over the free
-  EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
-  c = ResolveAutoSampler(nodes, edges, absl::nullopt, tier, absl::nullopt, 1);
+  in.free_device_bytes = tier / 2;  // the tier over the free memory
+  EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kServer);
+  in.free_device_bytes = absl::nullopt;
+  c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("free memory"), std::string::npos) << c.why;
   // Host memory: 1.25x the topology per trainer of the host, within half of what is available.
-  const int64_t host = static_cast<int64_t>(2 * 1.25 * static_cast<double>(topology) * 2);
-  c = ResolveAutoSampler(nodes, edges, 100 * kMiB, tier, host, 2);
+  in.free_device_bytes = 100 * kMiB;
+  in.trainers_on_host = 2;
+  in.available_host_bytes = static_cast<int64_t>(2 * 1.25 * static_cast<double>(topology) * 2);
+  c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
-  c = ResolveAutoSampler(nodes, edges, 100 * kMiB, tier, host - 1000, 2);
+  *in.available_host_bytes -= 1000;
+  c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("host memory for 2 trainer"), std::string::npos) << c.why;
-  c = ResolveAutoSampler(std::numeric_limits<int32_t>::max(), 0, int64_t{1} << 50, 0, absl::nullopt,
-                         1);
+  c = ResolveAutoSampler({.num_nodes = std::numeric_limits<int32_t>::max(),
+                          .every_row_on_gpu = true,
+                          .free_device_bytes = int64_t{1} << 50});
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
 }
