@@ -242,6 +242,13 @@ void EpochLoop::UseGpuSampler(bool on) {
   if (!on) topology_read_.reset();  // joins its thread
 }
 
+void EpochLoop::SampleOnServersAfterAll(absl::string_view why) {
+  if (options_.sampler != client::Sampler::kAuto || !gpu_sampler_) return;
+  UseGpuSampler(false);
+  std::cerr << "rank " << comm_.rank()
+            << ": training batches sampled by the servers (--sampler auto: " << why << ")\n";
+}
+
 absl::Status EpochLoop::EnableProfiler(const std::string& dir) {
   ASSIGN_OR_RETURN(profiler_, StepProfiler::Create(dir, comm_.rank(), options_.epochs,
                                                    session_.state().device.is_cuda()));
@@ -391,10 +398,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
   if (gpu_graph_ == nullptr) {
     const absl::Status loaded = LoadGpuGraph();
     if (absl::IsResourceExhausted(loaded) && options_.sampler == client::Sampler::kAuto) {
-      std::cerr << "rank " << comm_.rank()
-                << ": training batches sampled by the servers (--sampler auto): "
-                << loaded.message() << "\n";
-      UseGpuSampler(false);
+      SampleOnServersAfterAll(loaded.message());
       return OpenPipeline(shards, schedule, first_step, /*train=*/true, epoch, num_epochs);
     }
     RETURN_IF_ERROR(loaded);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/communicator.h"
 #include "client/epoch_plan.h"
 #include "client/feature_rows.h"
@@ -87,6 +88,9 @@ class EpochLoop {
   // dropped.
   void UseGpuSampler(bool on);
   bool gpu_sampler() const { return gpu_sampler_; }
+  // --sampler auto, after it chose the GPU: the servers sample after all (UseGpuSampler(false)),
+  // and the log says why. Nothing otherwise.
+  void SampleOnServersAfterAll(absl::string_view why);
   // OK when the GPU sampler can sample this graph and task (homogeneous, a node task, shards
   // not redrawn per epoch), else FailedPrecondition saying so.
   absl::Status GpuSamplerApplies() const;

@@ -247,11 +247,8 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
     log << "rank " << rank
         << ": each GPU holds its own device tier (--device-tier auto: " << layout.status().message()
         << ")\n";
-    if (options.sampler == client::Sampler::kAuto && loop.gpu_sampler() && budget < table_bytes) {
-      loop.UseGpuSampler(false);
-      log << "rank " << rank
-          << ": training batches sampled by the servers (--sampler auto: the device tier holds "
-             "only part of the rows)\n";
+    if (budget < table_bytes) {
+      loop.SampleOnServersAfterAll("the device tier holds only part of the rows");
     }
     layout = loop.LoadFeatureStore(budget, host_cache, nullptr);
   }
@@ -259,12 +256,7 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
       absl::IsResourceExhausted(layout.status())) {
     log << "rank " << rank << ": feature rows come with each batch (--feature-store auto): "
         << layout.status().message() << "\n";
-    if (options.sampler == client::Sampler::kAuto && loop.gpu_sampler()) {
-      loop.UseGpuSampler(false);
-      log << "rank " << rank
-          << ": training batches sampled by the servers (--sampler auto: the rows are not on "
-             "the GPU)\n";
-    }
+    loop.SampleOnServersAfterAll("the rows are not on the GPU");
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(layout.status());
