@@ -8,11 +8,13 @@
 #
 # Stages (docs/DEVELOPERS.md, "Sanitizers, fuzzing, thread-safety analysis"), in this order:
 #   default        deploy/build.sh, then the suite
-#   asan           the `asan-ubsan` preset (build-asan/, no LibTorch trainer), the same suite
+#   asan           the `asan-ubsan` preset (build-asan/: clang, no LibTorch trainer), the same suite
 #   thread-safety  clang -Wthread-safety over the default build's sources (tests/ci/thread_safety.py)
+#                  that the asan stage's build (clang, -Wthread-safety) did not compile
 #   tsan           the `tsan` preset (build-tsan/): the shm ring tests under ThreadSanitizer
-#   fuzz           the `fuzz` preset (build-fuzz/): every libFuzzer target for
-#                  GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/)
+#   fuzz           build-asan/ again (its libraries carry libFuzzer's coverage): every libFuzzer target for
+#                  GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/),
+#                  GRAPHSHARD_JOBS (default 2) targets at a time
 # GRAPHSHARD_STAGES="..." picks them (space-separated); the default is "default", and with CI=1
 # $ci_stages below (what .ci/run runs).
 set -euo pipefail
@@ -88,7 +90,11 @@ if [[ "$stages" == *" asan "* ]]; then
 fi
 
 if [[ "$stages" == *" thread-safety "* ]]; then
-  python3 tests/ci/thread_safety.py "$build_dir" -j "${GRAPHSHARD_JOBS:-2}"
+  # The asan stage's clang build compiled its files with -Wthread-safety (-Werror under CI):
+  # those are not parsed again.
+  checked_by=()
+  [[ "$stages" == *" asan "* ]] && checked_by=(--checked-by build-asan)
+  python3 tests/ci/thread_safety.py "$build_dir" -j "${GRAPHSHARD_JOBS:-2}" "${checked_by[@]}"
   stage_done thread-safety
 fi
 
@@ -101,9 +107,11 @@ if [[ "$stages" == *" tsan "* ]]; then
 fi
 
 if [[ "$stages" == *" fuzz "* ]]; then
-  cmake --preset fuzz >/dev/null
-  cmake --build build-fuzz "${jobs[@]}" --target fuzz_all
-  tests/fuzz/run_long.sh --build build-fuzz --seconds "${GRAPHSHARD_FUZZ_SECONDS:-60}"
+  # The asan stage's tree (already built when that stage ran): one instrumented build serves both.
+  cmake --preset asan-ubsan "${werror[@]}" >/dev/null
+  cmake --build build-asan "${jobs[@]}" --target fuzz_all
+  tests/fuzz/run_long.sh --build build-asan --seconds "${GRAPHSHARD_FUZZ_SECONDS:-60}" \
+    --jobs "${GRAPHSHARD_JOBS:-2}"
   stage_done fuzz
 fi
 exit 0

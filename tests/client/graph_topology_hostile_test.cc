@@ -9,12 +9,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/choices.h"
 #include "client/graph_topology.h"
 #include "client/server_set.h"
 #include "common/bytes.h"
@@ -30,6 +33,7 @@ enum class Lie {
   kCountsPastTheNeighbours,   // a node's count raised by one
   kOneLabelShort,             // one label fewer than the nodes asked
   kHang,                      // no answer until the caller gives up
+  kEdgesNearInt64Max,         // metadata: num_local_edges = INT64_MAX - 1
 };
 
 class LyingServer final : public v1::PartitionService::Service {
@@ -46,6 +50,15 @@ class LyingServer final : public v1::PartitionService::Service {
   void set_lie(Lie lie) { lie_ = lie; }
   int calls() const { return calls_; }
 
+  grpc::Status GetMetadata(grpc::ServerContext* /*ctx*/, const v1::GetMetadataRequest* request,
+                           v1::Metadata* response) override {
+    grpc::ClientContext relay;
+    grpc::Status s = real_->GetMetadata(&relay, *request, response);
+    if (s.ok() && lie_ == Lie::kEdgesNearInt64Max) {
+      response->set_num_local_edges(std::numeric_limits<int64_t>::max() - 1);
+    }
+    return s;
+  }
   grpc::Status SampleOneHop(grpc::ServerContext* ctx, const v1::SampleOneHopRequest* request,
                             v1::SampleOneHopResponse* response) override {
     ++calls_;
@@ -183,6 +196,32 @@ TEST_F(GraphTopologyHostileTest, AHungServerCostsTheDeadlineTwiceNotAHang) {
   auto labels = ReadLabels(md(), client_of_, std::vector<int64_t>{0, 1});
   ASSERT_FALSE(labels.ok());
   EXPECT_EQ(labels.status().code(), absl::StatusCode::kDeadlineExceeded) << labels.status();
+}
+
+// A part that claims (nearly) INT64_MAX edges: the sum over the parts saturates rather than
+// wrapping negative, and --sampler auto then leaves the sampling to the servers (the topology
+// cannot fit) instead of sizing a read from a wrapped count.
+TEST_F(GraphTopologyHostileTest, AnEdgeCountPastInt64SaturatesAndAutoKeepsTheServers) {
+  liar_->set_lie(Lie::kEdgesNearInt64Max);
+  DiscoveryOptions o;
+  o.servers = {liar_->address(), servers_->clients[1]->address()};
+  o.server_wait_s = 10;
+  auto set = ConnectServers(o);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->num_edges, std::numeric_limits<int64_t>::max());
+  EXPECT_GT(servers_->num_edges, 0);
+  EXPECT_LT(servers_->num_edges, 100000) << "Cora's honest count";
+  EXPECT_EQ(TopologyDeviceBytes(set->metadata.num_nodes, set->num_edges),
+            std::numeric_limits<int64_t>::max());
+  AutoSamplerInputs in;
+  in.num_nodes = set->metadata.num_nodes;
+  in.num_edges = set->num_edges;
+  in.every_row_on_gpu = true;
+  in.free_device_bytes = int64_t{141} << 30;
+  const SamplerChoice choice = ResolveAutoSampler(in);
+  EXPECT_EQ(choice.sampler, Sampler::kServer) << choice.why;
+  in.num_edges = servers_->num_edges;  // the honest parts: Cora's topology fits
+  EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kGpu);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets of tests/fuzz (built with the `fuzz` preset: `cmake --preset fuzz &&
-# cmake --build build-fuzz --target fuzz_all`), each for SECONDS, one after the other, and
-# prints one JSON line per target:
+# Runs the libFuzzer targets of tests/fuzz (built by the `asan-ubsan` preset: `cmake --preset
+# asan-ubsan && cmake --build build-asan --target fuzz_all`), each for SECONDS, and
+# prints one JSON line per target (in the order given, whatever the order they finish in):
 #   {"name": "fuzz_<t>", "seconds": S, "execs": N, "execs_per_s": R, "coverage": C,
 #    "features": F, "corpus": K, "new_units": U, "peak_rss_mb": M, "crashes": 0|1,
 #    "artifact": "<path of the crashing input>"|null}
@@ -10,37 +10,46 @@
 # found (<build>/fuzz-corpus/<t>/, kept between runs). A target stops at its first crash
 # (a sanitizer report, an abort from a broken invariant, a timeout of 10 s or 2 GB of RSS);
 # the input is saved under <build>/fuzz-artifacts/ and the log's tail printed on stderr.
-#   tests/fuzz/run_long.sh [--build DIR] [--seconds S] [target ...]   (default: all, 600 s)
+#   tests/fuzz/run_long.sh [--build DIR] [--seconds S] [--jobs N] [target ...]
+# (default: all targets, 600 s each, one at a time). --jobs N runs N targets at once (each
+# libFuzzer process uses one core): the same seconds per target in 1/N of the wall time.
 # Exit status: 0 if no target crashed, 1 otherwise, 2 on bad use (e.g. targets not built).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-build=build-fuzz
+build=build-asan
 seconds=600
+jobs=1
 targets=()
 while (($#)); do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "run_long.sh: unknown flag $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 ((${#targets[@]})) || targets=(npy_manifest partition_folder bulk_frame requests tu_reader ogb_reader)
-
-crashed=0
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "run_long.sh: --seconds must be a positive integer, got '$seconds'" >&2; exit 2; }
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run_long.sh: --jobs must be a positive integer, got '$jobs'" >&2; exit 2; }
 for t in "${targets[@]}"; do
-  bin="$build/bin/fuzz_$t"
-  if [[ ! -x "$bin" ]]; then
-    echo "run_long.sh: $bin not built (cmake --preset fuzz && cmake --build $build --target fuzz_all)" >&2
+  if [[ ! -x "$build/bin/fuzz_$t" ]]; then
+    echo "run_long.sh: $build/bin/fuzz_$t not built (cmake --preset asan-ubsan && cmake --build $build --target fuzz_all)" >&2
     exit 2
   fi
-  work="$build/fuzz-corpus/$t"
-  artifacts="$build/fuzz-artifacts"
+done
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+# run_target T: fuzzes T for $seconds; its JSON line goes to $results/T.json, and
+# $results/T.crashed exists if it crashed.
+run_target() {
+  local t=$1 bin="$build/bin/fuzz_$1" work="$build/fuzz-corpus/$1" artifacts="$build/fuzz-artifacts"
+  local log status=0 last artifact crash execs
   mkdir -p "$work" "$artifacts"
   log=$(mktemp)
-  status=0
   # The scratch folders the targets write go under TMPDIR: keep them off the repository.
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -dict=tests/fuzz/fuzz.dict -artifact_prefix="$artifacts/$t-" "$work" "tests/fuzz/corpus/$t" \
@@ -52,7 +61,7 @@ for t in "${targets[@]}"; do
   crash=0
   if ((status != 0)); then
     crash=1
-    crashed=1
+    : >"$results/$t.crashed"
     echo "run_long.sh: fuzz_$t failed (exit $status); log tail:" >&2
     tail -40 "$log" >&2
   fi
@@ -60,7 +69,24 @@ for t in "${targets[@]}"; do
   printf '{"name": "fuzz_%s", "seconds": %s, "execs": %s, "execs_per_s": %s, "coverage": %s, "features": %s, "corpus": %s, "new_units": %s, "peak_rss_mb": %s, "crashes": %s, "artifact": %s}\n' \
     "$t" "$seconds" "${execs:-0}" "$(stat average_exec_per_sec)" "$(field cov)" "$(field ft)" \
     "$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")" "$(stat new_units_added)" \
-    "$(stat peak_rss_mb)" "$crash" "$([[ -n "$artifact" ]] && echo "\"$artifact\"" || echo null)"
+    "$(stat peak_rss_mb)" "$crash" "$([[ -n "$artifact" ]] && echo "\"$artifact\"" || echo null)" \
+    >"$results/$t.json"
   rm -f "$log"
+}
+
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+crashed=0
+for t in "${targets[@]}"; do
+  cat "$results/$t.json" 2>/dev/null || { echo "run_long.sh: fuzz_$t left no result" >&2; crashed=1; }
+  [[ ! -e "$results/$t.crashed" ]] || crashed=1
 done
 exit "$crashed"
