@@ -8,13 +8,13 @@
 #
 # Stages (docs/DEVELOPERS.md, "Sanitizers, fuzzing, thread-safety analysis"), in this order:
 #   default        deploy/build.sh, then the suite
-#   asan           the `asan-ubsan` preset (build-asan/: clang, no LibTorch trainer), the same suite
+#   asan           the `asan-ubsan` preset (build-asan/: clang, no LibTorch trainer): the suite
 #   thread-safety  clang -Wthread-safety over the default build's sources (tests/ci/thread_safety.py)
 #                  that the asan stage's build (clang, -Wthread-safety) did not compile
 #   tsan           the `tsan` preset (build-tsan/): the shm ring tests under ThreadSanitizer
-#   fuzz           build-asan/ again (its libraries carry libFuzzer's coverage): every libFuzzer target for
-#                  GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/),
-#                  GRAPHSHARD_JOBS (default 2) targets at a time
+#   fuzz           build-asan/ again (its libraries carry libFuzzer's coverage): every libFuzzer
+#                  target for GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus
+#                  (tests/fuzz/), GRAPHSHARD_JOBS (default 2) targets at a time
 # GRAPHSHARD_STAGES="..." picks them (space-separated); the default is "default", and with CI=1
 # $ci_stages below (what .ci/run runs).
 set -euo pipefail

@@ -32,12 +32,13 @@ while (($#)); do
   esac
 done
 ((${#targets[@]})) || targets=(npy_manifest partition_folder bulk_frame requests tu_reader ogb_reader)
-[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "run_long.sh: --seconds must be a positive integer, got '$seconds'" >&2; exit 2; }
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run_long.sh: --jobs must be a positive integer, got '$jobs'" >&2; exit 2; }
+usage_error() { echo "run_long.sh: $1" >&2; exit 2; }
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || usage_error "--seconds must be a positive integer, got '$seconds'"
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || usage_error "--jobs must be a positive integer, got '$jobs'"
 for t in "${targets[@]}"; do
   if [[ ! -x "$build/bin/fuzz_$t" ]]; then
-    echo "run_long.sh: $build/bin/fuzz_$t not built (cmake --preset asan-ubsan && cmake --build $build --target fuzz_all)" >&2
-    exit 2
+    usage_error "$build/bin/fuzz_$t not built (cmake --preset asan-ubsan && cmake --build \
+$build --target fuzz_all)"
   fi
 done
 results=$(mktemp -d)
@@ -86,7 +87,10 @@ done
 wait
 crashed=0
 for t in "${targets[@]}"; do
-  cat "$results/$t.json" 2>/dev/null || { echo "run_long.sh: fuzz_$t left no result" >&2; crashed=1; }
+  if ! cat "$results/$t.json" 2>/dev/null; then
+    echo "run_long.sh: fuzz_$t left no result" >&2
+    crashed=1
+  fi
   [[ ! -e "$results/$t.crashed" ]] || crashed=1
 done
 exit "$crashed"
