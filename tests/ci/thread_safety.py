@@ -50,12 +50,19 @@ def clang_command(entry, clang, source_root):
     args = entry.get("arguments") or shlex.split(entry["command"])
     out = [clang]
     skip = False
-    for a in args[1:]:
+    for i, a in enumerate(args):
+        if i == 0:
+            continue
         if skip:
             skip = False
             continue
         if a == "-o":
             skip = True
+            continue
+        if a == "-include" and i + 1 < len(args) and args[i + 1].endswith("cmake_pch.hxx"):
+            skip = True  # gcc's precompiled <torch/torch.h> (trainer/CMakeLists.txt): not clang's
+            continue
+        if a == "-Winvalid-pch":
             continue
         if a in ("-c", "-MD") or a.startswith(DROP_PREFIXES):
             continue
