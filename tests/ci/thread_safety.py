@@ -195,8 +195,8 @@ def main():
     print(f"thread_safety: {len(entries) - len(failed) - len(unparsed)}/{len(entries)} files "
           f"that use locks pass -Wthread-safety, {len(unparsed)} not checked "
           f"({skipped} compile commands without any; "
-          f"{len(already)} more passed it in {a.checked_by}'s build; "
-          f"{time.time() - start:.0f} s)", file=sys.stderr)
+          + (f"{len(already)} more passed it in {a.checked_by}'s build; " if a.checked_by else "")
+          + f"{time.time() - start:.0f} s)", file=sys.stderr)
     if failed:
         print("thread_safety: FAILED: " + " ".join(failed), file=sys.stderr)
         return 1
