@@ -116,6 +116,16 @@ def output_of(entry):
     return args[args.index("-o") + 1] if "-o" in args else None
 
 
+def read_compile_commands(path):
+    """The entries of a compile_commands.json; None (said on stderr) if it cannot be read."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"thread_safety: cannot read {path}: {e}", file=sys.stderr)
+        return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("build_dir")
@@ -126,20 +136,14 @@ def main():
     source_root = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
     build_dir = os.path.realpath(a.build_dir)
     db_path = os.path.join(build_dir, "compile_commands.json")
-    try:
-        with open(db_path) as f:
-            db = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"thread_safety: cannot read {db_path}: {e}", file=sys.stderr)
+    db = read_compile_commands(db_path)
+    if db is None:
         return 2
     checked_elsewhere = set()
     if a.checked_by:
-        other = os.path.join(os.path.realpath(a.checked_by), "compile_commands.json")
-        try:
-            with open(other) as f:
-                other_db = json.load(f)
-        except (OSError, ValueError) as e:
-            print(f"thread_safety: cannot read {other}: {e}", file=sys.stderr)
+        other_db = read_compile_commands(
+            os.path.join(os.path.realpath(a.checked_by), "compile_commands.json"))
+        if other_db is None:
             return 2
         for e in other_db:
             args = e.get("arguments") or shlex.split(e["command"])
