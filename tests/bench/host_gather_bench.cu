@@ -31,8 +31,10 @@
 // "sharded_pages": the same over shares of 2 MiB pages, of one allocation, and cudaMalloc'd into
 // a fragmented GPU (ShardedPages);
 // --ids-files A,B --share-rows R: only "sharded_replay", a trainer's own ids (ShardedReplay).
-// Rows are 512 bytes (128 float32, as the papers-shaped graph's) and the ids uniform over the
-// table; each case gathers --batches batches after one warm-up batch. Prints one JSON line per
+// "host_busy": the host gather beside stand-ins for the step's kernels on another stream, per
+// way of gathering (HostBusy says which).
+// Rows are 512 bytes (128 float32, as the papers-shaped graph's; -DHGB_ROW_BYTES=400 for the
+// products-shaped graph's 100 float32) and the ids uniform over the table; each case gathers --batches batches after one warm-up batch. Prints one JSON line per
 // case: GB/s of rows and its ratio to the DMA of the same bytes.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -51,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -58,7 +61,10 @@
 
 namespace {
 
-constexpr int64_t kRowBytes = 512;
+#ifndef HGB_ROW_BYTES
+#define HGB_ROW_BYTES 512
+#endif
+constexpr int64_t kRowBytes = HGB_ROW_BYTES;  // a multiple of 16
 constexpr int64_t kWords = kRowBytes / 16;
 
 #define CHECK_CUDA(expr)                                                             \
@@ -857,6 +863,167 @@ void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d, bool vmm) {
   std::fflush(stdout);
 }
 
+// host_busy: the host tier's zero-copy gather (a cudaHostAlloc'd table) beside a stand-in for
+// the step's kernels on another stream, as the trainer runs it (the gather on a high-priority
+// stream). Two stand-ins: ScatterAdd (memory-bound atomics, the aggregation) and BusyFma (every
+// SM full of arithmetic, the matmuls). Per gather way and stand-in: ms per batch of the gather
+// alone, the stand-in alone and both at once; "extra_ms" = both - stand-in alone, what the
+// gather adds to a step that keeps the GPU busy. Gather ways: the trainer's kernel (one warp a
+// row, n/8 blocks), the same on a 264-block grid, R rows a warp loaded before any is stored on
+// a G-block grid (ilpR_gG), and a DMA of every row (cudaMemcpyBatchAsync: the copy engines, no
+// SM), with and without its overlap-with-compute hint.
+template <int R>
+__global__ void GatherIlp(const int64_t* ids, int64_t n, const uint4* table, uint4* out) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  for (int64_t base = warp * R; base < n; base += warps * R) {
+    constexpr int kPerLane = (kWords + 31) / 32;
+    uint4 v[R][kPerLane];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (base + r < n) {
+        const uint4* src = table + ids[base + r] * kWords;
+#pragma unroll
+        for (int w = 0; w < kPerLane; ++w) {
+          if (lane + 32 * w < kWords) v[r][w] = src[lane + 32 * w];
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (base + r < n) {
+#pragma unroll
+        for (int w = 0; w < kPerLane; ++w) {
+          if (lane + 32 * w < kWords) out[(base + r) * kWords + lane + 32 * w] = v[r][w];
+        }
+      }
+    }
+  }
+}
+
+__global__ void BusyFma(float* sink, int iters) {
+  float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f, d = blockIdx.x * 1e-3f;
+  for (int i = 0; i < iters; ++i) {
+    a = fmaf(a, b, c);
+    d = fmaf(d, c, b);
+    b = fmaf(b, a, d);
+    c = fmaf(c, d, a);
+  }
+  if (a + b + c + d == 0.123f) sink[threadIdx.x] = a;
+}
+
+void HostBusy(const Options& o, const std::vector<int64_t>& ids, const int64_t* d_ids, uint4* d_out,
+              size_t bytes, double dma) {
+  void* host;
+  CHECK_CUDA(cudaHostAlloc(&host, bytes, cudaHostAllocMapped));
+  FillPages(static_cast<char*>(host), bytes, o.threads);
+  void* dev;
+  CHECK_CUDA(cudaHostGetDevicePointer(&dev, host, 0));
+  const auto* table = static_cast<const uint4*>(dev);
+  int sms = 0, least = 0, greatest = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t hi, lo;
+  CHECK_CUDA(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
+  CHECK_CUDA(cudaStreamCreateWithPriority(&lo, cudaStreamNonBlocking, least));
+  constexpr int64_t kEdges = 1 << 20, kF4 = 64, kOutRows = 150000;
+  float4* x;
+  int32_t* dst;
+  float* agg;
+  CHECK_CUDA(cudaMalloc(&x, kEdges * kF4 * sizeof(float4)));
+  CHECK_CUDA(cudaMemset(x, 0, kEdges * kF4 * sizeof(float4)));
+  CHECK_CUDA(cudaMalloc(&dst, kEdges * sizeof(int32_t)));
+  CHECK_CUDA(cudaMalloc(&agg, kOutRows * kF4 * sizeof(float4)));
+  {
+    std::vector<int32_t> h_dst(kEdges);
+    std::mt19937 rng(2);
+    for (auto& d : h_dst) d = static_cast<int32_t>(rng() % kOutRows);
+    CHECK_CUDA(cudaMemcpy(dst, h_dst.data(), kEdges * sizeof(int32_t), cudaMemcpyHostToDevice));
+  }
+  // The DMA way's arguments: one 512-byte copy per row, built once (the trainer would build
+  // them per batch on the host).
+  const size_t n = ids.size();
+  std::vector<void*> dsts(n);
+  std::vector<const void*> srcs(n);
+  std::vector<size_t> sizes(n, kRowBytes);
+  for (size_t i = 0; i < n; ++i) {
+    dsts[i] = reinterpret_cast<char*>(d_out) + i * kRowBytes;
+    srcs[i] = static_cast<const char*>(host) + ids[i] * kRowBytes;
+  }
+  const auto batch_dma = [&](cudaStream_t st, bool hint) {
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    attr.flags = hint ? cudaMemcpyFlagPreferOverlapWithCompute : 0;
+    size_t idx = 0;
+    CHECK_CUDA(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), n, &attr, &idx, 1, st));
+  };
+  struct Way {
+    std::string name;
+    std::function<void(cudaStream_t)> launch;
+  };
+  const int64_t rows = static_cast<int64_t>(n);
+  const int full = static_cast<int>(std::min<int64_t>((rows + 7) / 8, 1 << 20));
+  std::vector<Way> ways = {
+      {"warp", [&](cudaStream_t st) { Gather<<<full, 256, 0, st>>>(d_ids, rows, table, d_out); }},
+      {"warp_g" + std::to_string(2 * sms),
+       [&](cudaStream_t st) { Gather<<<2 * sms, 256, 0, st>>>(d_ids, rows, table, d_out); }},
+  };
+  for (const int g : {sms / 4, sms / 2, sms, 2 * sms}) {
+    ways.push_back({"ilp8_g" + std::to_string(g), [&, g](cudaStream_t st) {
+                      GatherIlp<8><<<g, 256, 0, st>>>(d_ids, rows, table, d_out);
+                    }});
+  }
+  ways.push_back({"ilp16_g" + std::to_string(sms / 2), [&](cudaStream_t st) {
+                    GatherIlp<16><<<sms / 2, 256, 0, st>>>(d_ids, rows, table, d_out);
+                  }});
+  ways.push_back({"dma_batch", [&](cudaStream_t st) { batch_dma(st, false); }});
+  ways.push_back({"dma_batch_overlap", [&](cudaStream_t st) { batch_dma(st, true); }});
+  const int fma_iters = 4000;
+  const std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> standins = {
+      {"scatter",
+       [&](cudaStream_t st) { ScatterAdd<<<2048, 256, 0, st>>>(x, dst, kEdges, kF4, agg); }},
+      {"fma", [&](cudaStream_t st) { BusyFma<<<8 * sms, 256, 0, st>>>(agg, fma_iters); }},
+  };
+  const int reps = 4 * o.batches;
+  const auto time = [&](const std::function<void()>& one) {
+    one();  // warm-up
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const double t = Seconds();
+    for (int r = 0; r < reps; ++r) one();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaGetLastError());
+    return (Seconds() - t) / reps * 1e3;
+  };
+  const double batch_bytes = static_cast<double>(n) * kRowBytes;
+  for (const auto& entry : standins) {
+    const std::string& sname = entry.first;
+    const auto& standin = entry.second;
+    const double standin_ms = time([&] { standin(lo); });
+    for (const Way& w : ways) {
+      const double gather_ms = time([&] { w.launch(hi); });
+      const double both_ms = time([&] {
+        w.launch(hi);
+        standin(lo);
+      });
+      std::printf(
+          "{\"name\": \"host_gather_busy\", \"way\": \"%s\", \"standin\": \"%s\", "
+          "\"gather_ms\": %.3f, \"gather_gbps\": %.2f, \"standin_ms\": %.3f, \"both_ms\": %.3f, "
+          "\"extra_ms\": %.3f, \"dma_gbps\": %.2f, \"rows_per_batch\": %lld, \"table_gib\": "
+          "%.1f}\n",
+          w.name.c_str(), sname.c_str(), gather_ms, batch_bytes / (gather_ms * 1e-3) / 1e9,
+          standin_ms, both_ms, both_ms - standin_ms, dma, static_cast<long long>(n), o.table_gib);
+      std::fflush(stdout);
+    }
+  }
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(dst));
+  CHECK_CUDA(cudaFree(agg));
+  CHECK_CUDA(cudaStreamDestroy(hi));
+  CHECK_CUDA(cudaStreamDestroy(lo));
+  CHECK_CUDA(cudaFreeHost(host));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1063,6 +1230,7 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaHostGetDevicePointer(&dev, host, 0));
     Emit(kind, o, TimeGather(static_cast<uint4*>(dev), d_ids, d_out, o, s), dma, setup);
   };
+  if (Want(o, "host_busy")) HostBusy(o, ids, d_ids, d_out, bytes, dma);
   if (Want(o, "alloc")) {
     t = Seconds();
     void* host;

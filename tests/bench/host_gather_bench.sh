@@ -4,6 +4,7 @@
 # ("1 32"), the "file" case in FILE_DIR (/dev/shm; a disk's folder for its page cache).
 # Prints the JSON lines and appends them to $OUT/results.jsonl (OUT: ./host-gather-out).
 # CASES: a comma-separated subset (e.g. "dma,device,peer,peer_ipc,sharded_both"; default all).
+# ROW_BYTES: the bytes of a row (512; 400 for the products-shaped graph's; a multiple of 16).
 # The sharded_ipc_nccl case is built where NCCL_HOME holds NCCL (source .devdeps/use-deps.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,7 +22,7 @@ if [[ -n $NCCL_LIB && -f $NCCL_HOME/include/nccl.h ]]; then
     -Xlinker -rpath -Xlinker "$NCCL_HOME/lib")
 fi
 "$NVCC" -O2 -std=c++17 -arch="${CUDA_ARCH:-sm_90}" "$ROOT/tests/bench/host_gather_bench.cu" \
-  "${NCCL_FLAGS[@]}" -lcuda -o "$OUT/host_gather_bench"
+  -DHGB_ROW_BYTES="${ROW_BYTES:-512}" "${NCCL_FLAGS[@]}" -lcuda -o "$OUT/host_gather_bench"
 echo "[host-gather] $(nproc) cores, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >&2
 for gib in ${TABLES_GIB:-1 32}; do
   "$OUT/host_gather_bench" --table-gib "$gib" --rows-per-batch "${ROWS:-332000}" \

@@ -1,0 +1,321 @@
+// Which ranking of rows fills the tiered feature store's device tier best (docs/DESIGN.md, "Why
+// pre-sampling, not in-degree"): the share of gathered rows a device tier of a given fraction of
+// each node type's rows answers, for each ranking, on batches the ranking has not seen.
+//   hotness_bench --partition DIR [--batch-size 1024] [--fanouts 15,10,5]
+//                 [--fractions 0.05,0.1,0.25] [--eval-epochs 2] [--threads T]
+// Batches are built in process (BuildMinibatch over InProcessPeers, no rows), as the servers
+// build them: epoch e batches every part's training seeds, shuffled per (e, part), at the part
+// that owns them, each batch with its own request seed. Epochs 1 and 2 are the pre-sampling
+// passes, epochs 3 .. 2 + E the evaluation. A row is one node of a batch's node block (a batch
+// gathers each of its distinct nodes once). Rankings, hottest first, ties by the lower id:
+//   presample          visits in epoch 1 (what the trainer does: client/visit_counts.h)
+//   presample_degree   the same, ties by out-degree, then id
+//   presample2         visits in epochs 1 and 2 (two passes)
+//   in_degree          in-edges (the rows a seed's own hop reads)
+//   out_degree         edges that leave the node (how many nodes can sample it: PaGraph's)
+//   oracle             visits in the evaluation epochs themselves (the bound no ranking passes)
+// JSON lines on stdout: hit_rate_<pct>pct_<ranking> against the presample ranking's (baseline);
+// presample_in_sample_hit_rate_<pct>pct (epoch 1's own ranking on epoch 1: what the first epoch
+// of training sees); seconds_per_presample_epoch (wall, `threads` builders).
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "common/partition_part.h"
+#include "common/rng.h"
+#include "server/engine/in_process_peers.h"
+#include "server/engine/minibatch_builder.h"
+#include "server/malloc_tuning.h"
+#include "tests/bench/bench_util.h"
+
+namespace graphshard::bench {
+namespace {
+
+struct Flags {
+  std::string partition;
+  int batch_size = 1024;
+  std::vector<int32_t> fanouts = {15, 10, 5};
+  std::vector<double> fractions = {0.05, 0.1, 0.25};
+  int eval_epochs = 2;
+  int threads = 1;
+};
+
+using Counts = std::vector<std::vector<uint32_t>>;  // [node type][id]
+
+struct Graph {
+  std::vector<std::unique_ptr<engine::LocalPart>> locals;
+  std::unique_ptr<engine::InProcessPeers> peers;
+  std::vector<int64_t> num_nodes;  // per node type
+};
+
+Counts ZeroCounts(const Graph& g) {
+  Counts c;
+  for (const int64_t n : g.num_nodes) c.emplace_back(static_cast<size_t>(n), 0);
+  return c;
+}
+
+void Accumulate(const Counts& from, Counts& into) {
+  for (size_t t = 0; t < from.size(); ++t) {
+    for (size_t i = 0; i < from[t].size(); ++i) into[t][i] += from[t][i];
+  }
+}
+
+struct BatchJob {
+  int part = 0;
+  std::vector<int64_t> seeds;
+  uint64_t request_seed = 0;
+};
+
+// Every batch of epoch `epoch`: each part's training seeds, shuffled per (epoch, part).
+std::vector<BatchJob> EpochJobs(const Graph& g, int epoch, int batch_size) {
+  std::vector<BatchJob> jobs;
+  for (const auto& local : g.locals) {
+    const auto& split = local->node_types()[local->target_type()].shard->splits.at("train");
+    std::vector<int64_t> seeds(split.begin(), split.end());
+    common::SplitMix64 rng(static_cast<uint64_t>(epoch) * 1000003ULL +
+                           static_cast<uint64_t>(local->part_index()));
+    for (size_t i = seeds.size(); i > 1; --i) std::swap(seeds[i - 1], seeds[rng.Below(i)]);
+    for (size_t b = 0; b * static_cast<size_t>(batch_size) < seeds.size(); ++b) {
+      const size_t begin = b * static_cast<size_t>(batch_size);
+      const size_t end = std::min(seeds.size(), begin + static_cast<size_t>(batch_size));
+      jobs.push_back({.part = local->part_index(),
+                      .seeds = {seeds.begin() + static_cast<std::ptrdiff_t>(begin),
+                                seeds.begin() + static_cast<std::ptrdiff_t>(end)},
+                      .request_seed = (static_cast<uint64_t>(epoch) << 40) ^
+                                      (static_cast<uint64_t>(local->part_index()) << 32) ^ b});
+    }
+  }
+  return jobs;
+}
+
+// Visits of one epoch's batches (each node of a batch's node blocks once), built on `threads`.
+bool CountEpoch(const Graph& g, const Flags& f, int epoch, Counts* out, double* seconds) {
+  const std::vector<BatchJob> jobs = EpochJobs(g, epoch, f.batch_size);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<Counts> per_thread(static_cast<size_t>(f.threads));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto work = [&](Counts* counts) {
+    *counts = ZeroCounts(g);
+    for (size_t j = next++; j < jobs.size() && !failed; j = next++) {
+      engine::MinibatchRequest r;
+      r.seeds = jobs[j].seeds;
+      r.sampling.fanouts = f.fanouts;
+      r.sampling.without_features = true;
+      r.seed = jobs[j].request_seed;
+      auto batch =
+          engine::BuildMinibatch(*g.locals[static_cast<size_t>(jobs[j].part)], *g.peers, r);
+      if (!batch.ok()) {
+        std::fprintf(stderr, "hotness_bench: epoch %d batch %zu: %s\n", epoch, j,
+                     std::string(batch.status().message()).c_str());
+        failed = true;
+        return;
+      }
+      for (size_t t = 0; t < batch->nodes.size() && t < counts->size(); ++t) {
+        for (const int64_t id : batch->nodes[t].ids) ++(*counts)[t][static_cast<size_t>(id)];
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < f.threads; ++t) pool.emplace_back(work, &per_thread[static_cast<size_t>(t)]);
+  work(&per_thread[0]);
+  for (std::thread& t : pool) t.join();
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (failed) return false;
+  *out = ZeroCounts(g);
+  for (const Counts& c : per_thread) Accumulate(c, *out);
+  return true;
+}
+
+// In- and out-degree of each node over every edge type and part.
+void Degrees(const Graph& g, Counts* in, Counts* out) {
+  *in = ZeroCounts(g);
+  *out = ZeroCounts(g);
+  for (const auto& local : g.locals) {
+    for (const engine::EdgeType& et : local->edge_types()) {
+      const common::CscView& csc = et.shard->csc;
+      const int64_t begin = local->node_types()[static_cast<size_t>(et.dst)].shard->begin;
+      std::vector<uint32_t>& in_t = (*in)[static_cast<size_t>(et.dst)];
+      std::vector<uint32_t>& out_t = (*out)[static_cast<size_t>(et.src)];
+      for (int64_t v = 0; v < csc.num_dst_nodes(); ++v) {
+        in_t[static_cast<size_t>(begin + v)] +=
+            static_cast<uint32_t>(csc.EdgeEnd(v) - csc.EdgeBegin(v));
+        for (const int64_t u : csc.InNeighbors(v)) ++out_t[static_cast<size_t>(u)];
+      }
+    }
+  }
+}
+
+// One node type's ids, hottest first: by `key` descending, then `tie` descending (if given),
+// then the lower id.
+std::vector<int64_t> Ranked(const std::vector<uint32_t>& key, const std::vector<uint32_t>* tie) {
+  std::vector<int64_t> ids(key.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+  std::sort(ids.begin(), ids.end(), [&](int64_t a, int64_t b) {
+    const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
+    if (key[ua] != key[ub]) return key[ua] > key[ub];
+    if (tie != nullptr && (*tie)[ua] != (*tie)[ub]) return (*tie)[ua] > (*tie)[ub];
+    return a < b;
+  });
+  return ids;
+}
+
+// Share of `eval`'s visits that fall on the first `fraction` of each type's ranked ids.
+double HitRate(const std::vector<std::vector<int64_t>>& ranked, const Counts& eval,
+               double fraction) {
+  double hits = 0, visits = 0;
+  for (size_t t = 0; t < eval.size(); ++t) {
+    const auto k =
+        static_cast<size_t>(std::llround(fraction * static_cast<double>(eval[t].size())));
+    for (size_t i = 0; i < ranked[t].size(); ++i) {
+      const double v = eval[t][static_cast<size_t>(ranked[t][i])];
+      visits += v;
+      if (i < k) hits += v;
+    }
+  }
+  return visits > 0 ? hits / visits : 0;
+}
+
+std::string Pct(double fraction) {
+  const double pct = 100 * fraction;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pct == std::floor(pct) ? "%.0f" : "%.1f", pct);
+  return buf;
+}
+
+absl::StatusOr<Graph> Load(const std::string& dir) {
+  Graph g;
+  auto manifest = common::ReadManifest(dir);
+  if (!manifest.ok()) return manifest.status();
+  std::vector<const engine::LocalPart*> views;
+  for (int p = 0; p < manifest->num_parts; ++p) {
+    auto part = common::PartitionPart::Load(dir, p, {.verify_checksums = false});
+    if (!part.ok()) return part.status();
+    auto local = engine::LocalPart::Create(*std::move(part), engine::Limits{});
+    if (!local.ok()) return local.status();
+    g.locals.push_back(*std::move(local));
+    views.push_back(g.locals.back().get());
+  }
+  g.peers = std::make_unique<engine::InProcessPeers>(views);
+  for (const engine::NodeType& t : g.locals[0]->node_types()) {
+    g.num_nodes.push_back(t.book->num_nodes());
+  }
+  return g;
+}
+
+int Run(const Flags& f) {
+  absl::StatusOr<Graph> loaded = Load(f.partition);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "hotness_bench: %s\n", std::string(loaded.status().message()).c_str());
+    return 1;
+  }
+  const Graph& g = *loaded;
+  int64_t rows = 0;
+  for (const int64_t n : g.num_nodes) rows += n;
+  std::fprintf(stderr, "hotness_bench: %zu parts, %zu node types, %lld rows\n", g.locals.size(),
+               g.num_nodes.size(), static_cast<long long>(rows));
+  PrintResult("num_rows", static_cast<double>(rows), "rows");
+
+  Counts epoch1, epoch2, eval = ZeroCounts(g);
+  double s1 = 0, s2 = 0;
+  if (!CountEpoch(g, f, 1, &epoch1, &s1) || !CountEpoch(g, f, 2, &epoch2, &s2)) return 1;
+  PrintResult("seconds_per_presample_epoch", 0.5 * (s1 + s2), "s");
+  for (int e = 0; e < f.eval_epochs; ++e) {
+    Counts c;
+    double s = 0;
+    if (!CountEpoch(g, f, 3 + e, &c, &s)) return 1;
+    Accumulate(c, eval);
+  }
+  Counts in_degree, out_degree;
+  Degrees(g, &in_degree, &out_degree);
+  Counts both = epoch1;
+  Accumulate(epoch2, both);
+
+  struct Ranking {
+    std::string name;
+    std::vector<std::vector<int64_t>> ids;  // per node type
+  };
+  auto rank = [&](const std::string& name, const Counts& key, const Counts* tie) {
+    Ranking r{name, {}};
+    for (size_t t = 0; t < key.size(); ++t) {
+      r.ids.push_back(Ranked(key[t], tie != nullptr ? &(*tie)[t] : nullptr));
+    }
+    return r;
+  };
+  std::vector<Ranking> rankings;
+  rankings.push_back(rank("presample", epoch1, nullptr));
+  rankings.push_back(rank("presample_degree", epoch1, &out_degree));
+  rankings.push_back(rank("presample2", both, nullptr));
+  rankings.push_back(rank("in_degree", in_degree, nullptr));
+  rankings.push_back(rank("out_degree", out_degree, nullptr));
+  rankings.push_back(rank("oracle", eval, nullptr));
+  for (const double fraction : f.fractions) {
+    const std::string pct = Pct(fraction);
+    const std::string base = "hit_rate_" + pct + "pct_presample";
+    const double base_rate = HitRate(rankings[0].ids, eval, fraction);
+    PrintResult(base, base_rate, "share");
+    for (size_t r = 1; r < rankings.size(); ++r) {
+      PrintCompared("hit_rate_" + pct + "pct_" + rankings[r].name,
+                    HitRate(rankings[r].ids, eval, fraction), "share", base, base_rate);
+    }
+    PrintResult("presample_in_sample_hit_rate_" + pct + "pct",
+                HitRate(rankings[0].ids, epoch1, fraction), "share");
+  }
+  return 0;
+}
+
+bool ParseFractions(const std::string& text, std::vector<double>* out) {
+  out->clear();
+  for (const absl::string_view s : absl::StrSplit(text, ',')) {
+    double v = 0;
+    if (!absl::SimpleAtod(s, &v) || !(v > 0 && v <= 1)) return false;
+    out->push_back(v);
+  }
+  return !out->empty();
+}
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  if (argc % 2 != 1) return false;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--partition") {
+      f->partition = v;
+    } else if (k == "--batch-size" && absl::SimpleAtoi(v, &f->batch_size)) {
+    } else if (k == "--eval-epochs" && absl::SimpleAtoi(v, &f->eval_epochs)) {
+    } else if (k == "--threads" && absl::SimpleAtoi(v, &f->threads)) {
+    } else if (k == "--fanouts") {
+      if (!ParseFanouts(v, &f->fanouts)) return false;
+    } else if (k == "--fractions") {
+      if (!ParseFractions(v, &f->fractions)) return false;
+    } else {
+      std::fprintf(stderr, "hotness_bench: bad flag %s %s\n", k.c_str(), v.c_str());
+      return false;
+    }
+  }
+  return !f->partition.empty() && f->batch_size > 0 && f->eval_epochs > 0 && f->threads > 0 &&
+         f->threads <= 256 && !f->fanouts.empty();
+}
+
+}  // namespace
+}  // namespace graphshard::bench
+
+int main(int argc, char** argv) {
+  graphshard::bench::Flags f;
+  if (!graphshard::bench::ParseFlags(argc, argv, &f)) {
+    std::fprintf(stderr,
+                 "usage: hotness_bench --partition DIR [--batch-size 1024] [--fanouts 15,10,5] "
+                 "[--fractions 0.05,0.1,0.25] [--eval-epochs 2] [--threads T]\n");
+    return 2;
+  }
+  graphshard::server::ReexecWithMallocTunables(argv, 256);
+  return graphshard::bench::Run(f);
+}
