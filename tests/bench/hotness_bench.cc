@@ -32,10 +32,10 @@
 #include "absl/strings/str_split.h"
 #include "common/partition_part.h"
 #include "common/rng.h"
-#include "server/engine/in_process_peers.h"
 #include "server/engine/minibatch_builder.h"
 #include "server/malloc_tuning.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/in_process_parts.h"
 
 namespace graphshard::bench {
 namespace {
@@ -51,9 +51,7 @@ struct Flags {
 
 using Counts = std::vector<std::vector<uint32_t>>;  // [node type][id]
 
-struct Graph {
-  std::vector<std::unique_ptr<engine::LocalPart>> locals;
-  std::unique_ptr<engine::InProcessPeers> peers;
+struct Graph : InProcessParts {
   std::vector<int64_t> num_nodes;  // per node type
 };
 
@@ -193,19 +191,10 @@ std::string Pct(double fraction) {
 }
 
 absl::StatusOr<Graph> Load(const std::string& dir) {
+  absl::StatusOr<InProcessParts> parts = LoadInProcessParts(dir);
+  if (!parts.ok()) return parts.status();
   Graph g;
-  auto manifest = common::ReadManifest(dir);
-  if (!manifest.ok()) return manifest.status();
-  std::vector<const engine::LocalPart*> views;
-  for (int p = 0; p < manifest->num_parts; ++p) {
-    auto part = common::PartitionPart::Load(dir, p, {.verify_checksums = false});
-    if (!part.ok()) return part.status();
-    auto local = engine::LocalPart::Create(*std::move(part), engine::Limits{});
-    if (!local.ok()) return local.status();
-    g.locals.push_back(*std::move(local));
-    views.push_back(g.locals.back().get());
-  }
-  g.peers = std::make_unique<engine::InProcessPeers>(views);
+  static_cast<InProcessParts&>(g) = *std::move(parts);
   for (const engine::NodeType& t : g.locals[0]->node_types()) {
     g.num_nodes.push_back(t.book->num_nodes());
   }

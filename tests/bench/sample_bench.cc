@@ -38,6 +38,7 @@
 #include "server/engine/minibatch_builder.h"
 #include "server/malloc_tuning.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/in_process_parts.h"
 
 namespace graphshard::bench {
 namespace {
@@ -228,27 +229,17 @@ double Percentile(std::vector<double> v, double q) {
 }
 
 int Run(const Flags& f) {
-  auto manifest = common::ReadManifest(f.partition);
-  if (!manifest.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(manifest.status().message()).c_str());
+  absl::StatusOr<InProcessParts> parts = LoadInProcessParts(f.partition);
+  if (!parts.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(parts.status().message()).c_str());
     return 1;
   }
-  std::vector<std::unique_ptr<engine::LocalPart>> locals;
-  std::vector<const engine::LocalPart*> views;
-  for (int p = 0; p < manifest->num_parts; ++p) {
-    auto part = common::PartitionPart::Load(f.partition, p, {.verify_checksums = false});
-    if (!part.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(part.status().message()).c_str());
-      return 1;
-    }
-    locals.push_back(*engine::LocalPart::Create(*std::move(part), engine::Limits{}));
-    views.push_back(locals.back().get());
-  }
-  engine::InProcessPeers peers(views);
+  const std::vector<std::unique_ptr<engine::LocalPart>>& locals = parts->locals;
+  engine::InProcessPeers& peers = *parts->peers;
   const std::vector<int64_t> seeds = ShuffledTrainSeeds(*locals[0]);
   const engine::NodeType& target = locals[0]->node_types()[locals[0]->target_type()];
-  std::fprintf(stderr, "sample_bench: %d parts, %lld '%s' nodes, %zu train seeds in part 0\n",
-               manifest->num_parts, static_cast<long long>(target.book->num_nodes()),
+  std::fprintf(stderr, "sample_bench: %zd parts, %lld '%s' nodes, %zu train seeds in part 0\n",
+               std::ssize(locals), static_cast<long long>(target.book->num_nodes()),
                target.name.c_str(), seeds.size());
   PrintResult("num_nodes", static_cast<double>(target.book->num_nodes()), "nodes");
 
