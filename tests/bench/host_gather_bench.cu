@@ -34,8 +34,9 @@
 // "host_busy": the host gather beside stand-ins for the step's kernels on another stream, per
 // way of gathering (HostBusy says which).
 // Rows are 512 bytes (128 float32, as the papers-shaped graph's; -DHGB_ROW_BYTES=400 for the
-// products-shaped graph's 100 float32) and the ids uniform over the table; each case gathers --batches batches after one warm-up batch. Prints one JSON line per
-// case: GB/s of rows and its ratio to the DMA of the same bytes.
+// products-shaped graph's 100 float32) and the ids uniform over the table; each case gathers
+// --batches batches after one warm-up batch. Prints one JSON line per case: GB/s of rows and
+// its ratio to the DMA of the same bytes.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #ifdef HGB_NCCL
@@ -64,7 +65,8 @@ namespace {
 #ifndef HGB_ROW_BYTES
 #define HGB_ROW_BYTES 512
 #endif
-constexpr int64_t kRowBytes = HGB_ROW_BYTES;  // a multiple of 16
+constexpr int64_t kRowBytes = HGB_ROW_BYTES;
+static_assert(kRowBytes > 0 && kRowBytes % 16 == 0, "HGB_ROW_BYTES: a multiple of 16 bytes");
 constexpr int64_t kWords = kRowBytes / 16;
 
 #define CHECK_CUDA(expr)                                                             \
