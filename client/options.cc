@@ -265,9 +265,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "by id per batch; auto = device on cuda (node and link tasks), else\n"
           "server");
   flags.AddCustom("device-cache-mib", "auto|N",
-                  "--feature-store device: MiB of feature rows held on the device, the\n"
-                  "rows the first epoch's batches visit most; auto = every row where\n"
-                  "they take at most half of the device's free memory, else that half",
+                  "--feature-store device: MiB the device tier takes on the device: the\n"
+                  "rows the first epoch's batches visit most and, unless every row fits,\n"
+                  "its map (4 bytes a node); auto = every row where they take at most\n"
+                  "half of the device's free memory, else that half",
                   "auto", AutoOrMib(&o.device_cache_mib));
   AddEnum(flags, "device-tier", &o.device_tier,
           "--feature-store device on GPUs: shared = the GPUs of a host hold one\n"

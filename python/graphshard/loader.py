@@ -64,11 +64,11 @@ class Loader:
         loader.feature_store. The default stays "server": batches then look like
         NeighborLoader's (x and y of every node).
     device_cache_mib: with feature_store="device" (or auto's choice of it), the tiered store of
-        graphshard-trainer --device-cache-mib: where every row does not fit this many MiB, only
-        the rows this rank's batches visit most (counted in a pre-sampling pass over its own
-        first-epoch batches, ids only, at construction) are put on `device`; every row stays in
-        host memory (page-locked on a GPU) and the rest of each batch's x is gathered there and
-        copied. x is the same as with every row on the device. loader.feature_tiers reports
+        graphshard-trainer --device-cache-mib: where every row does not fit this many MiB (they
+        include the tier's map, 4 bytes a node), only the rows this rank's batches visit most
+        (counted in a pre-sampling pass over its own first-epoch batches, ids only, at
+        construction) are put on `device`; every row stays in host memory (page-locked on a
+        GPU) and the rest of each batch's x is gathered there and copied. x is the same as with every row on the device. loader.feature_tiers reports
         the device hit rate and the MiB read from host memory. None (default): every row on
         the device.
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
