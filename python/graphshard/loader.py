@@ -66,11 +66,11 @@ class Loader:
     device_cache_mib: with feature_store="device" (or auto's choice of it), the tiered store of
         graphshard-trainer --device-cache-mib: where every row does not fit this many MiB (they
         include the tier's map, 4 bytes a node), only the rows this rank's batches visit most
-        (counted in a pre-sampling pass over its own first-epoch batches, ids only, at
-        construction) are put on `device`; every row stays in host memory (page-locked on a
-        GPU) and the rest of each batch's x is gathered there and copied. x is the same as with every row on the device. loader.feature_tiers reports
-        the device hit rate and the MiB read from host memory. None (default): every row on
-        the device.
+        (counted in a pre-sampling pass over its own first-epoch batches, ids only, at construction)
+        are put on `device`; every row stays in host memory (page-locked on a GPU) and the rest of
+        each batch's x is gathered there and copied. x is the same as with every row on the device.
+        loader.feature_tiers reports the device hit rate and the MiB read from host memory. None
+        (default): every row on the device.
     max_held_batches: batches of this loader alive at once (each is a shared-memory segment of
         the server's ring; keep more and the server waits up to 1 s per batch for one back).
     output: "auto" (PyG's Data / HeteroData when torch_geometric imports, else graphshard's
