@@ -11,6 +11,7 @@
 //   presample          visits in epoch 1 (what the trainer does: client/visit_counts.h)
 //   presample_degree   the same, ties by out-degree, then id
 //   presample2         visits in epochs 1 and 2 (two passes)
+//   presample_plus_degree  visits in epoch 1 plus out-degree x (the type's visits / edges)
 //   in_degree          in-edges (the rows a seed's own hop reads)
 //   out_degree         edges that leave the node (how many nodes can sample it: PaGraph's)
 //   oracle             visits in the evaluation epochs themselves (the bound no ranking passes)
@@ -155,7 +156,8 @@ void Degrees(const Graph& g, Counts* in, Counts* out) {
 
 // One node type's ids, hottest first: by `key` descending, then `tie` descending (if given),
 // then the lower id.
-std::vector<int64_t> Ranked(const std::vector<uint32_t>& key, const std::vector<uint32_t>* tie) {
+template <typename Key>
+std::vector<int64_t> Ranked(const std::vector<Key>& key, const std::vector<uint32_t>* tie) {
   std::vector<int64_t> ids(key.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
   std::sort(ids.begin(), ids.end(), [&](int64_t a, int64_t b) {
@@ -165,6 +167,22 @@ std::vector<int64_t> Ranked(const std::vector<uint32_t>& key, const std::vector<
     return a < b;
   });
   return ids;
+}
+
+// Epoch 1's visits plus each node's out-degree scaled to one epoch's worth of visits (the
+// type's visits over its edges): degree as a prior that the counts outweigh where they are many.
+std::vector<std::vector<double>> Blend(const Counts& visits, const Counts& degree) {
+  std::vector<std::vector<double>> out;
+  for (size_t t = 0; t < visits.size(); ++t) {
+    double v = 0, d = 0;
+    for (const uint32_t x : visits[t]) v += x;
+    for (const uint32_t x : degree[t]) d += x;
+    const double per_edge = d > 0 ? v / d : 0;
+    std::vector<double> key(visits[t].size());
+    for (size_t i = 0; i < key.size(); ++i) key[i] = visits[t][i] + per_edge * degree[t][i];
+    out.push_back(std::move(key));
+  }
+  return out;
 }
 
 // Share of `eval`'s visits that fall on the first `fraction` of each type's ranked ids.
@@ -233,7 +251,7 @@ int Run(const Flags& f) {
     std::string name;
     std::vector<std::vector<int64_t>> ids;  // per node type
   };
-  auto rank = [&](const std::string& name, const Counts& key, const Counts* tie) {
+  auto rank = [&](const std::string& name, const auto& key, const Counts* tie) {
     Ranking r{name, {}};
     for (size_t t = 0; t < key.size(); ++t) {
       r.ids.push_back(Ranked(key[t], tie != nullptr ? &(*tie)[t] : nullptr));
@@ -244,6 +262,7 @@ int Run(const Flags& f) {
   rankings.push_back(rank("presample", epoch1, nullptr));
   rankings.push_back(rank("presample_degree", epoch1, &out_degree));
   rankings.push_back(rank("presample2", both, nullptr));
+  rankings.push_back(rank("presample_plus_degree", Blend(epoch1, out_degree), nullptr));
   rankings.push_back(rank("in_degree", in_degree, nullptr));
   rankings.push_back(rank("out_degree", out_degree, nullptr));
   rankings.push_back(rank("oracle", eval, nullptr));
