@@ -6,6 +6,7 @@
 // build without CUDA and NCCL). The interface they implement, and the world-of-one, are
 // Torch-free (client/communicator.h).
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,11 @@ struct NcclOptions {
   // Gradient all-reduces left running before QueueAllReduce waits for the oldest (0: wait for
   // each; client::ParseNcclQueueDepth).
   int queue_depth = client::kDefaultNcclQueueDepth;
+  // The CUDA stream (a cudaStream_t) the collectives go on, asked at each call: the stream the
+  // calling thread's training step computes on (gpu_memory.h, CurrentCudaStream), so that
+  // gradients are complete before their all-reduce starts and the optimizer step runs after
+  // it. Unset or nullptr: the device's legacy default stream.
+  std::function<void*(int device)> stream_of;
 };
 
 // ncclCommInitRank over a unique id that rank 0 publishes in `store`; the communicator keeps the

@@ -30,6 +30,14 @@ absl::optional<int64_t> FreeGpuMemoryBytes(int device);
 // tiered_gather.h, to queue behind torch's work); nullptr where this build has no c10 CUDA.
 void* CurrentCudaStream(int device);
 
+// Makes a high-priority stream from c10's pool the calling thread's current stream on CUDA
+// device `device`: the training step's kernels then run there, and the input pipeline's work
+// (its copy stream, the tiered gather; normal priority) fills the SMs the step leaves idle
+// instead of holding the step's next kernel back (tests/bench/RESULTS.md, "The 10% tier: the
+// gather holds the step back"). Per thread, as c10's current stream is. No-op where this build
+// has no c10 CUDA.
+void UseHighPriorityComputeStream(int device);
+
 }  // namespace graphshard::trainer
 
 #endif  // GRAPHSHARD_TRAINER_GPU_MEMORY_H_

@@ -36,4 +36,9 @@ void* CurrentCudaStream(int device) {
   return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
 }
 
+void UseHighPriorityComputeStream(int device) {
+  const auto index = static_cast<c10::DeviceIndex>(device);
+  c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index));
+}
+
 }  // namespace graphshard::trainer

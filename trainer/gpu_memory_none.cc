@@ -11,4 +11,6 @@ absl::optional<int64_t> FreeGpuMemoryBytes(int /*device*/) { return absl::nullop
 
 void* CurrentCudaStream(int /*device*/) { return nullptr; }
 
+void UseHighPriorityComputeStream(int /*device*/) {}
+
 }  // namespace graphshard::trainer

@@ -46,14 +46,16 @@ InputPipeline::~InputPipeline() {
 }
 
 void InputPipeline::Run() {
-  // The device's copy stream (a pooled stream, not the default one the model computes on).
+  // The device's copy stream (a pooled stream, not the one the model computes on).
   absl::optional<c10::Stream> copy_stream;
   if (options_.device.is_cuda()) {
     try {
       c10::impl::VirtualGuardImpl impl(options_.device.type());
-      // High priority: its copies and gathers run as soon as the GPU has room, not behind the
-      // training step's kernels (the step waits for them; the pipeline thread does too).
-      copy_stream = impl.getStreamFromGlobalPool(options_.device, /*isHighPriority=*/true);
+      // Normal priority, below the step's compute stream (gpu_memory.h,
+      // UseHighPriorityComputeStream): the next batches' copies and gathers fill the SMs the
+      // step leaves idle. At high priority the tiered gather's blocks took every SM and the
+      // step's next kernel waited for them (tests/bench/RESULTS.md, "The 10% tier").
+      copy_stream = impl.getStreamFromGlobalPool(options_.device, /*isHighPriority=*/false);
     } catch (const c10::Error& e) {
       auto ready = std::make_unique<Ready>();
       ready->batch = absl::InternalError(absl::StrCat("copy stream: ", e.what_without_backtrace()));

@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "rpc/security.h"
 #include "trainer/communicators.h"
+#include "trainer/gpu_memory.h"
 #include "trainer/inference.h"
 #include "trainer/model_registry.h"
 #include "trainer/train.h"
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> MakeCommunicator(
     return CreateNcclCommunicator(rdv, *std::move(store),
                                   NcclOptions{.local_rank = rdv.local_rank,
                                               .timeout_s = options.collective_timeout_s,
-                                              .queue_depth = queue_depth});
+                                              .queue_depth = queue_depth,
+                                              .stream_of = CurrentCudaStream});
   }
   return CreateGlooCommunicator(rdv, *std::move(store),
                                 GlooOptions{.timeout_s = options.collective_timeout_s});

@@ -1,7 +1,8 @@
 // The NCCL side of communicator.h (built only where CUDA and NCCL are found; see
 // nccl_unavailable.cc). No Torch here: the CUDA runtime and NCCL's C API only. Collectives run
-// on the device's legacy default stream, where LibTorch queues its kernels, so gradients are
-// complete before the all-reduce starts and the optimizer step sees its result. Each call waits
+// on the stream the caller's training step computes on (NcclOptions::stream_of; the legacy
+// default stream without one), so gradients are complete before the all-reduce starts and the
+// optimizer step sees its result. Each call waits
 // for completion by polling, so that a dead or late peer becomes an error after timeout_s
 // (ncclCommAbort) instead of a hang. QueueAllReduce (the gradients) waits only until NCCL has
 // put the all-reduce on the stream, and leaves the wait for its completion to a later call, so
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,13 +43,14 @@ ncclRedOp_t ToNccl(client::ReduceOp op) { return op == client::ReduceOp::kMax ? 
 
 class NcclCommunicator final : public client::Communicator {
  public:
-  NcclCommunicator(int rank, int world_size, int device, double timeout_s, int queue_depth,
+  NcclCommunicator(int rank, int world_size, int device, const NcclOptions& options,
                    ncclComm_t comm, std::unique_ptr<client::KeyValueStore> store)
       : rank_(rank),
         world_size_(world_size),
         device_(device),
-        timeout_s_(timeout_s),
-        queue_depth_(queue_depth),
+        timeout_s_(options.timeout_s),
+        queue_depth_(options.queue_depth),
+        stream_of_(options.stream_of),
         comm_(comm),
         store_(std::move(store)) {}
   ~NcclCommunicator() override {
@@ -67,7 +70,7 @@ class NcclCommunicator final : public client::Communicator {
     if (data.empty()) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
     RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
-                                             ToNccl(op), comm_, cudaStreamLegacy),
+                                             ToNccl(op), comm_, Stream()),
                                "ncclAllReduce"));
     return Wait("all-reduce");
   }
@@ -97,17 +100,18 @@ class NcclCommunicator final : public client::Communicator {
       RETURN_IF_ERROR(Poll("queued all-reduce", [oldest] { return cudaEventQuery(oldest); }));
       --queued_;
     }
+    const cudaStream_t stream = Stream();
     RETURN_IF_ERROR(NcclStatus(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
-                                             ToNccl(op), comm_, cudaStreamLegacy),
+                                             ToNccl(op), comm_, stream),
                                "ncclAllReduce"));
     RETURN_IF_ERROR(Enqueued("all-reduce"));
-    RETURN_IF_ERROR(
-        CudaStatus(cudaEventRecord(queued_done_[next_], cudaStreamLegacy), "cudaEventRecord"));
+    RETURN_IF_ERROR(CudaStatus(cudaEventRecord(queued_done_[next_], stream), "cudaEventRecord"));
     next_ = (next_ + 1) % queued_done_.size();
     ++queued_;
     return absl::OkStatus();
   }
-  // Waits for every queued all-reduce: the newest is on the same stream after the others.
+  // Waits for every queued all-reduce: the newest is on the same stream after the others (the
+  // training thread's compute stream, which does not change during a run).
   absl::Status Flush() override {
     if (queued_ == 0) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
@@ -125,9 +129,9 @@ class NcclCommunicator final : public client::Communicator {
   absl::Status Broadcast(absl::Span<float> data, int root) override {
     if (data.empty()) return absl::OkStatus();
     RETURN_IF_ERROR(Usable());
-    RETURN_IF_ERROR(NcclStatus(ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32,
-                                             root, comm_, cudaStreamLegacy),
-                               "ncclBroadcast"));
+    RETURN_IF_ERROR(NcclStatus(
+        ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32, root, comm_, Stream()),
+        "ncclBroadcast"));
     return Wait("broadcast");
   }
 
@@ -148,19 +152,26 @@ class NcclCommunicator final : public client::Communicator {
       RETURN_IF_ERROR(CudaStatus(cudaMalloc(&scratch_, bytes), "cudaMalloc"));
       scratch_bytes_ = bytes;
     }
+    const cudaStream_t stream = Stream();
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(scratch_, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync"));
     RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpyAsync(scratch_, host, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
-                   "cudaMemcpyAsync"));
-    RETURN_IF_ERROR(NcclStatus(
-        ncclAllReduce(scratch_, scratch_, count, type, ToNccl(op), comm_, cudaStreamLegacy),
-        "ncclAllReduce"));
+        NcclStatus(ncclAllReduce(scratch_, scratch_, count, type, ToNccl(op), comm_, stream),
+                   "ncclAllReduce"));
     RETURN_IF_ERROR(Wait("all-reduce"));
     return CudaStatus(cudaMemcpy(host, scratch_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   }
 
-  // Waits for everything queued on the default stream (a queued all-reduce too).
+  // The caller's compute stream (NcclOptions::stream_of), else the legacy default stream.
+  cudaStream_t Stream() const {
+    void* s = stream_of_ ? stream_of_(device_) : nullptr;
+    return s != nullptr ? static_cast<cudaStream_t>(s) : cudaStreamLegacy;
+  }
+
+  // Waits for everything queued on the compute stream (a queued all-reduce too).
   absl::Status Wait(absl::string_view what) {
-    RETURN_IF_ERROR(Poll(what, [] { return cudaStreamQuery(cudaStreamLegacy); }));
+    const cudaStream_t stream = Stream();
+    RETURN_IF_ERROR(Poll(what, [stream] { return cudaStreamQuery(stream); }));
     queued_ = 0;
     return absl::OkStatus();
   }
@@ -206,6 +217,7 @@ class NcclCommunicator final : public client::Communicator {
   int device_;
   double timeout_s_;
   int queue_depth_;  // all-reduces QueueAllReduce may leave running (0: none)
+  std::function<void*(int)> stream_of_;
   ncclComm_t comm_;
   std::unique_ptr<client::KeyValueStore> store_;  // kept: rank 0 hosts it for the others
   void* scratch_ = nullptr;
@@ -270,9 +282,8 @@ absl::StatusOr<std::unique_ptr<client::Communicator>> CreateNcclCommunicator(
     ncclCommAbort(comm);
     return NcclStatus(state, what);
   }
-  return std::unique_ptr<client::Communicator>(
-      new NcclCommunicator(config.rank, config.world_size, device, options.timeout_s,
-                           options.queue_depth, comm, std::move(store)));
+  return std::unique_ptr<client::Communicator>(new NcclCommunicator(
+      config.rank, config.world_size, device, options, comm, std::move(store)));
 }
 
 }  // namespace graphshard::trainer

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "common/status_macros.h"
+#include "trainer/gpu_memory.h"
 #include "trainer/internal/session_state.h"
 #include "trainer/tensors.h"
 
@@ -35,6 +36,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const client::TrainerOp
                                                          client::Communicator& comm,
                                                          std::string config) {
   torch::set_num_threads(options.threads);
+  // Before any of the session's work: its kernels, and the collectives that follow them
+  // (NcclOptions::stream_of), go on this thread's high-priority compute stream.
+  if (device.cuda) UseHighPriorityComputeStream(device.index);
   auto state = std::make_unique<SessionState>(
       device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index))
                   : torch::Device(torch::kCPU));

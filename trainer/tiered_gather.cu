@@ -9,8 +9,19 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 
-// One warp per row: the row's words copied by the warp's lanes (consecutive lanes, consecutive
-// words: coalesced reads, over PCIe for host rows).
+// The tiered gather runs beside the training step, on few SMs: a block of kGatherWarps warps
+// for every eighth SM (16 on an H100 or H200), each warp with kRowsInFlight rows' reads in
+// flight (a host row takes microseconds to come over PCIe). A grid of a warp per row took every
+// SM, and the step's next kernel waited for it; on 16 SMs host rows still come at the rate of
+// PCIe, and the step keeps the other SMs (tests/bench/RESULTS.md, "The 10% tier: the gather
+// holds the step back": 8 or 4 blocks of 8 warps were slower, 16-66 blocks about even).
+constexpr int kGatherWarps = 16;
+constexpr int kRowsInFlight = 8;
+constexpr int kSmsPerGatherBlock = 8;
+
+// A warp per kRowsInFlight consecutive rows: the rows' addresses first, then the rows' words
+// copied by the warp's lanes (consecutive lanes, consecutive words: coalesced reads, over PCIe
+// for host rows), every row's loads issued before its stores.
 template <typename Word>
 __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t* code,
                                    const Word* device_rows, const Word* host_rows, Word* out,
@@ -18,18 +29,30 @@ __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t*
   const int lane = threadIdx.x % 32;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
-  for (int64_t i = warp; i < n; i += warps) {
-    const int32_t c = code[ids[i]];
-    const Word* src;
-    if (c >= 0) {
-      src = device_rows + static_cast<int64_t>(c) * words;
-    } else if (c <= -2) {
-      src = host_rows + (-2 - static_cast<int64_t>(c)) * words;
-    } else {
-      continue;  // remote: the caller fills it
+  for (int64_t first = warp * kRowsInFlight; first < n; first += warps * kRowsInFlight) {
+    const Word* src[kRowsInFlight];
+#pragma unroll
+    for (int r = 0; r < kRowsInFlight; ++r) {
+      src[r] = nullptr;  // past the end, or remote: the caller fills it
+      if (first + r >= n) continue;
+      const int32_t c = code[ids[first + r]];
+      if (c >= 0) {
+        src[r] = device_rows + static_cast<int64_t>(c) * words;
+      } else if (c <= -2) {
+        src[r] = host_rows + (-2 - static_cast<int64_t>(c)) * words;
+      }
     }
-    Word* dst = out + i * words;
-    for (int64_t w = lane; w < words; w += 32) dst[w] = src[w];
+    for (int64_t w = lane; w < words; w += 32) {
+      Word v[kRowsInFlight];
+#pragma unroll
+      for (int r = 0; r < kRowsInFlight; ++r) {
+        if (src[r] != nullptr) v[r] = src[r][w];
+      }
+#pragma unroll
+      for (int r = 0; r < kRowsInFlight; ++r) {
+        if (src[r] != nullptr) out[(first + r) * words + w] = v[r];
+      }
+    }
   }
 }
 
@@ -62,9 +85,24 @@ cudaError_t LaunchSharded(const ShardedGatherArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// The tiered gather's grid (see kGatherWarps): no more blocks than the rows need.
+unsigned GatherBlocks(int64_t n) {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();  // clear it: the launch then uses a fixed grid
+    sms = 128;
+  }
+  const int64_t rows_per_block = int64_t{kGatherWarps} * kRowsInFlight;
+  const int64_t needed = (n + rows_per_block - 1) / rows_per_block;
+  return static_cast<unsigned>(
+      std::clamp<int64_t>(needed, 1, std::max(1, sms / kSmsPerGatherBlock)));
+}
+
 template <typename Word>
 cudaError_t Launch(const TieredGatherArgs& a, cudaStream_t stream) {
-  TieredGatherKernel<Word><<<Blocks(a.n), kWarpsPerBlock * 32, 0, stream>>>(
+  TieredGatherKernel<Word><<<GatherBlocks(a.n), kGatherWarps * 32, 0, stream>>>(
       a.ids, a.n, a.code, static_cast<const Word*>(a.device_rows),
       static_cast<const Word*>(a.host_rows), static_cast<Word*>(a.out),
       a.row_bytes / static_cast<int64_t>(sizeof(Word)));

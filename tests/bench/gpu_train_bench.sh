@@ -37,7 +37,8 @@
 #   _dev (before _xhost): trainer --feature-store device (every feature row loaded onto each
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
 #   _c<PCT> (instead of _dev, before _xhost): the tiered store with its device tier capped at
-#     PCT % of the feature table (--device-cache-mib); the rest of the host's parts in the host
+#     PCT % of the feature rows (--device-cache-mib: PCT % of the table plus the tier's map, 4
+#     bytes a node; before 2026-12-02 the map came out of PCT %, 9.0 % of the rows at 10); the rest of the host's parts in the host
 #     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id);
 #     _hc<PCT> after that: --host-cache-mib at PCT % of the table (other hosts' hottest rows
 #     kept in host memory; with _hnone it stands in for another host's parts on one machine);
@@ -241,6 +242,19 @@ rows = sum(math.prod(f["shape"]) for p, f in files.items() if p.endswith("/feat.
 print(rows * elem >> 20)
 PY
 }
+# tier_mib PARTITION DTYPE PCT: the --device-cache-mib that holds PCT % of every node type's
+# rows: PCT % of the table, plus the tier's map (4 bytes a node; the budget includes it),
+# rounded up to whole MiB.
+tier_mib() {
+  python3 - "$1/graphshard.json" "$2" "$3" <<'PY'
+import json, math, sys
+files = json.load(open(sys.argv[1]))["files"]
+elem = 4 if sys.argv[2] == "float32" else 2
+feats = [f["shape"] for p, f in files.items() if p.endswith("/feat.npy")]
+want = sum(math.prod(s) for s in feats) * elem * int(sys.argv[3]) // 100 + 4 * sum(s[0] for s in feats)
+print(-(-want >> 20))
+PY
+}
 run_config() {
   local name=$1 servers=$2 trainers=$3 dtype=${4:-$FEATURE_DTYPE} h2d=${5:-staged}
   local server_prefetch=${6:-$SERVER_PREFETCH} trim=${7:-} precision=${8:-} peers=${9:-}
@@ -254,11 +268,9 @@ run_config() {
     auto) ;;  # the trainer's default (--feature-store auto)
     *) die "unknown feature store $store" ;;
   esac
-  if [[ -n $cache_pct ]]; then  # the tiered store, its device tier at cache_pct % of the table
-    local table_mib
-    table_mib=$(table_mib "$WORK/p${servers}_$METHOD$link" "$dtype")
+  if [[ -n $cache_pct ]]; then  # the tiered store, its device tier at cache_pct % of the rows
     store=device model_flags=(--feature-store device
-      --device-cache-mib $((table_mib * cache_pct / 100)))
+      --device-cache-mib "$(tier_mib "$WORK/p${servers}_$METHOD$link" "$dtype" "$cache_pct")")
     [[ -n $assignment ]] && model_flags+=(--assignment "$assignment")
   fi
   [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
