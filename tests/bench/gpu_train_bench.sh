@@ -38,8 +38,9 @@
 #     trainer's GPU at start; batches stream as ids and labels, rows gathered on the GPU)
 #   _c<PCT> (instead of _dev, before _xhost): the tiered store with its device tier capped at
 #     PCT % of the feature rows (--device-cache-mib: PCT % of the table plus the tier's map, 4
-#     bytes a node; before 2026-12-02 the map came out of PCT %, 9.0 % of the rows at 10); the rest of the host's parts in the host
-#     tier; _hnone after it: --host-tier none (every row outside the cache fetched by id);
+#     bytes a node; in figures recorded before a56ef83 the map came out of PCT %: 9.0 % of
+#     the rows at 10); the rest of the host's parts in the host tier; _hnone after it:
+#     --host-tier none (every row outside the cache fetched by id);
 #     _hc<PCT> after that: --host-cache-mib at PCT % of the table (other hosts' hottest rows
 #     kept in host memory; with _hnone it stands in for another host's parts on one machine);
 #     _howner after that: --remote-rows owner (remote rows asked of their owners, not of the
