@@ -12,6 +12,8 @@
 //   presample_degree   the same, ties by out-degree, then id
 //   presample2         visits in epochs 1 and 2 (two passes)
 //   presample_plus_degree  visits in epoch 1 plus out-degree x (the type's visits / edges)
+//   presample_plus_in_degree  the same with in-degree (what a server knows of its own nodes
+//                      without a pass over the edges: its CSC's row lengths)
 //   in_degree          in-edges (the rows a seed's own hop reads)
 //   out_degree         edges that leave the node (how many nodes can sample it: PaGraph's)
 //   oracle             visits in the evaluation epochs themselves (the bound no ranking passes)
@@ -169,8 +171,9 @@ std::vector<int64_t> Ranked(const std::vector<Key>& key, const std::vector<uint3
   return ids;
 }
 
-// Epoch 1's visits plus each node's out-degree scaled to one epoch's worth of visits (the
-// type's visits over its edges): degree as a prior that the counts outweigh where they are many.
+// Epoch 1's visits plus each node's degree (out- or in-) scaled to one epoch's worth of visits
+// (the type's visits over its edges): degree as a prior that the counts outweigh where they are
+// many.
 std::vector<std::vector<double>> Blend(const Counts& visits, const Counts& degree) {
   std::vector<std::vector<double>> out;
   for (size_t t = 0; t < visits.size(); ++t) {
@@ -263,6 +266,7 @@ int Run(const Flags& f) {
   rankings.push_back(rank("presample_degree", epoch1, &out_degree));
   rankings.push_back(rank("presample2", both, nullptr));
   rankings.push_back(rank("presample_plus_degree", Blend(epoch1, out_degree), nullptr));
+  rankings.push_back(rank("presample_plus_in_degree", Blend(epoch1, in_degree), nullptr));
   rankings.push_back(rank("in_degree", in_degree, nullptr));
   rankings.push_back(rank("out_degree", out_degree, nullptr));
   rankings.push_back(rank("oracle", eval, nullptr));

@@ -35,7 +35,8 @@ def rates(path):
 und, directed = rates(sys.argv[1]), rates(sys.argv[2])
 for got in (und, directed):
     assert set(got) == {"presample", "presample_degree", "presample2", "presample_plus_degree",
-                        "in_degree", "out_degree", "oracle"}, sorted(got)
+                        "presample_plus_in_degree", "in_degree", "out_degree",
+                        "oracle"}, sorted(got)
     for ranking, by_pct in got.items():
         assert sorted(by_pct) == [5.0, 10.0, 25.0], (ranking, by_pct)
         values = [by_pct[p] for p in sorted(by_pct)]
