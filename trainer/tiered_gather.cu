@@ -13,8 +13,8 @@ constexpr int kWarpsPerBlock = 8;
 // for every eighth SM (16 on an H100 or H200), each warp with kRowsInFlight rows' reads in
 // flight (a host row takes microseconds to come over PCIe). A grid of a warp per row took every
 // SM, and the step's next kernel waited for it; on 16 SMs host rows still come at the rate of
-// PCIe, and the step keeps the other SMs (tests/bench/RESULTS.md, "The 10% tier: the gather
-// holds the step back": 8 or 4 blocks of 8 warps were slower, 16-66 blocks about even).
+// PCIe, and the step keeps the other SMs (tests/bench/RESULTS.md, "The gather beside the
+// step": 8 or 4 blocks of 8 warps were slower, 16-66 blocks about even).
 constexpr int kGatherWarps = 16;
 constexpr int kRowsInFlight = 8;
 constexpr int kSmsPerGatherBlock = 8;
