@@ -2,11 +2,13 @@
 # Bulk transport benchmark: the bulk transport against raw TCP loopback (one stream, same run) and
 # against the gRPC peer path, on the GPU machine's CPUs (no GPU needed). Builds transport_bench
 # (no Torch), reuses (or generates and partitions in 2) the ogbn-products-shaped graph of
-# device_cross_host_bench.sh, then runs tests/bench/transport_bench.cc: raw TCP loopback, the
-# transport's request/response with PAYLOAD_MIB answers at IN_FLIGHT requests in flight, and
-# GatherFeatures of ROWS rows through GrpcPeers and BulkPeers against two real servers.
-# Knobs: PAYLOAD_MIB (64), REPS (20), IN_FLIGHT (1,4,8), ROWS (200000), SMALL=1 (200k-node
-#   random graph), BUILD_DIR (build-dev; SKIP_BUILD=1 uses it), BENCH_DATA (/tmp/gsdata).
+# device_cross_host_bench.sh, then runs tests/bench/transport_bench.cc once per answer size in
+# PAYLOADS_MIB: raw TCP loopback, the transport's request/response with answers of that size at
+# IN_FLIGHT requests in flight; with the first size also GatherFeatures of ROWS rows through
+# GrpcPeers and BulkPeers against two real servers.
+# Knobs: PAYLOADS_MIB ("16 64"; from 64 MiB on an answer arrives in fresh pages), REPS (20),
+#   IN_FLIGHT (1,4,8), ROWS (200000), SMALL=1 (200k-node random graph), BUILD_DIR (build-dev;
+#   SKIP_BUILD=1 uses it), BENCH_DATA (/tmp/gsdata).
 # Results: JSON lines in $OUT/transport.jsonl; logs in $OUT.
 #   device: source .devdeps/use-deps.sh .devdeps && tests/bench/device_transport_bench.sh
 set -euo pipefail
@@ -47,8 +49,13 @@ else
 fi
 log "partition $P2"
 set -x
-timeout 1200 "$BIN/transport_bench" --payload-mib "${PAYLOAD_MIB:-64}" --reps "${REPS:-20}" \
-  --in-flight "${IN_FLIGHT:-1,4,8}" --partition "$P2" --rows "${ROWS:-200000}" \
-  2>"$OUT/transport.err" | tee "$OUT/transport.jsonl"
+: >"$OUT/transport.jsonl"
+peer=(--partition "$P2" --rows "${ROWS:-200000}")
+for mib in ${PAYLOADS_MIB:-16 64}; do
+  timeout 1200 "$BIN/transport_bench" --payload-mib "$mib" --reps "${REPS:-20}" \
+    --in-flight "${IN_FLIGHT:-1,4,8}" "${peer[@]}" 2>>"$OUT/transport.err" |
+    sed "s/^{/{\"payload_mib\": $mib, /" | tee -a "$OUT/transport.jsonl"
+  peer=()
+done
 { set +x; } 2>/dev/null
 log "done: $OUT/transport.jsonl"

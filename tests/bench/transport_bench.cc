@@ -11,6 +11,9 @@
 //     rows, float32) through GrpcPeers (protobuf bytes inline, no shared memory) and through
 //     BulkPeers (the bulk transport); feature bytes per second, each against raw TCP, and bulk
 //     against gRPC.
+// Both sides run with the allocator settings graphshard-server starts with (server/malloc_tuning.h:
+// freed frame buffers kept for the next frame); GRAPHSHARD_MALLOC_TUNED=1 in the environment
+// keeps glibc's defaults (every frame above 32 MiB then arrives in fresh, faulted-in pages).
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +31,7 @@
 #include "common/flags.h"
 #include "common/partition_part.h"
 #include "server/bulk_peers.h"
+#include "server/malloc_tuning.h"
 #include "server/partition_server.h"
 #include "tests/bench/bench_util.h"
 #include "transport/asio_transport.h"
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
     std::fputs(flags.Usage().c_str(), stdout);
     return 0;
   }
+  graphshard::server::ReexecWithMallocTunables(argv, 256);
   const double tcp_bps = graphshard::bench::TcpLoopbackBytesPerSecond(size_t{4} << 30);
   graphshard::bench::PrintResult("tcp_loopback_bytes_per_s", tcp_bps, "B/s");
   int rc = graphshard::bench::RawTransport(f, tcp_bps);
