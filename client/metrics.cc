@@ -1,8 +1,5 @@
 #include "client/metrics.h"
 
-#include <cerrno>
-#include <cstring>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,22 +7,16 @@
 namespace graphshard::client {
 
 absl::StatusOr<std::unique_ptr<MetricsFile>> MetricsFile::Open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("--metrics-file ", path, ": cannot open: ", std::strerror(errno)));
+  absl::StatusOr<std::unique_ptr<common::AppendFile>> file =
+      common::AppendFile::Open(path, /*truncate=*/false);
+  if (!file.ok()) {
+    return absl::InternalError(absl::StrCat("--metrics-file ", file.status().message()));
   }
-  return std::unique_ptr<MetricsFile>(new MetricsFile(path, f));
+  return std::unique_ptr<MetricsFile>(new MetricsFile(*std::move(file)));
 }
 
-MetricsFile::~MetricsFile() { std::fclose(f_); }
-
 absl::Status MetricsFile::Write(const nlohmann::ordered_json& record) {
-  const std::string line = record.dump() + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0) {
-    return absl::InternalError(absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return file_->Append(record.dump() + "\n");
 }
 
 ProgressReporter::ProgressReporter(std::ostream& out, bool terminal, double every_s)

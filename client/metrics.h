@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/file_util.h"
 #include "nlohmann/json.hpp"
 
 namespace graphshard::client {
@@ -21,16 +22,13 @@ class MetricsFile {
   // Opens `path` for appending (a resumed run continues the same file). Internal naming the
   // path when it cannot be opened.
   static absl::StatusOr<std::unique_ptr<MetricsFile>> Open(const std::string& path);
-  ~MetricsFile();
-  MetricsFile(const MetricsFile&) = delete;
-  MetricsFile& operator=(const MetricsFile&) = delete;
-  // One line; Internal naming the path on a write error.
+  // One line, written through, or none (common::AppendFile: a full disk leaves no half line);
+  // Internal naming the path and the reason on a write error.
   absl::Status Write(const nlohmann::ordered_json& record);
 
  private:
-  MetricsFile(std::string path, std::FILE* f) : path_(std::move(path)), f_(f) {}
-  std::string path_;
-  std::FILE* f_;
+  explicit MetricsFile(std::unique_ptr<common::AppendFile> file) : file_(std::move(file)) {}
+  std::unique_ptr<common::AppendFile> file_;
 };
 
 // Step progress within an epoch, with the epoch's rate and an ETA for the run. On a terminal one

@@ -288,9 +288,10 @@ absl::Status RunReport::EndEpoch(const EpochReport& r, const EpochMeasurements& 
   log_ << RankEpochLine(comm_.rank(), r, m);
   if (comm_.rank() != 0) return absl::OkStatus();
   out_ << EpochLine(r) << std::endl;
-  if (metrics_ != nullptr) RETURN_IF_ERROR(metrics_->Write(EpochRecord(r)));
+  if (metrics_ != nullptr) KeepOrDrop(metrics_->Write(EpochRecord(r)), "--metrics-file", metrics_);
   if (tensorboard_ != nullptr) {
-    RETURN_IF_ERROR(tensorboard_->WriteScalars(r.epoch, TensorBoardScalars(r)));
+    KeepOrDrop(tensorboard_->WriteScalars(r.epoch, TensorBoardScalars(r)), "--tensorboard",
+               tensorboard_);
   }
   return absl::OkStatus();
 }
@@ -310,7 +311,7 @@ absl::StatusOr<TrainSummary> RunReport::Finish(std::string weights_fingerprint) 
     if (metrics_ != nullptr) {
       nlohmann::ordered_json rec = j;
       rec["event"] = "summary";
-      RETURN_IF_ERROR(metrics_->Write(rec));
+      KeepOrDrop(metrics_->Write(rec), "--metrics-file", metrics_);
     }
   }
   return summary_;

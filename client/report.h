@@ -166,7 +166,9 @@ class RunReport {
                                     EpochReport& report);
 
   // Every rank: its timing line on `log`; rank 0 also the epoch line on `out` and the `epoch`
-  // record. Internal when the metrics file cannot be written.
+  // record (and TensorBoard's scalars). A metrics file or event file that cannot be written
+  // any more (the disk filled up) is not an error: a warning on `log` names it and why, no more
+  // records go to it, and the run goes on (its epoch lines stay on `out`).
   absl::Status EndEpoch(const EpochReport& report, const EpochMeasurements& local);
 
   // Every rank (one collective): the run's totals, the weights fingerprint on `log`; rank 0 the
@@ -176,6 +178,15 @@ class RunReport {
  private:
   RunReport(Communicator& comm, std::ostream& out, std::ostream& log)
       : comm_(comm), out_(out), log_(log) {}
+  // After a write to a metrics sink mid-run: on an error, the warning on log_, and the sink
+  // is dropped.
+  template <typename Sink>
+  void KeepOrDrop(absl::Status written, const char* flag, std::unique_ptr<Sink>& sink) {
+    if (written.ok()) return;
+    log_ << "warning: " << flag << ": " << written.message()
+         << "; no more records are written to it, the training goes on" << std::endl;
+    sink.reset();
+  }
 
   Communicator& comm_;
   std::ostream& out_;

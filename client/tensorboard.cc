@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -109,19 +108,17 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const s
   gethostname(host, sizeof(host) - 1);
   const std::string path = absl::StrCat(dir, "/events.out.tfevents.",
                                         absl::ToUnixSeconds(absl::Now()), ".", host, ".", getpid());
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("--tensorboard: cannot create ", path, ": ", std::strerror(errno)));
+  absl::StatusOr<std::unique_ptr<common::AppendFile>> file =
+      common::AppendFile::Open(path, /*truncate=*/true);
+  if (!file.ok()) {
+    return absl::InternalError(absl::StrCat("--tensorboard: ", file.status().message()));
   }
-  std::unique_ptr<EventFileWriter> w(new EventFileWriter(path, f));
+  std::unique_ptr<EventFileWriter> w(new EventFileWriter(*std::move(file)));
   std::string version = EventHeader(WallTime(), 0);
   PutBytes(version, 3, "brain.Event:2");
   if (absl::Status s = w->Append(version); !s.ok()) return s;
   return w;
 }
-
-EventFileWriter::~EventFileWriter() { std::fclose(f_); }
 
 absl::Status EventFileWriter::WriteScalars(
     int64_t step, const std::vector<std::pair<std::string, float>>& scalars) {
@@ -129,11 +126,7 @@ absl::Status EventFileWriter::WriteScalars(
 }
 
 absl::Status EventFileWriter::Append(absl::string_view payload) {
-  const std::string record = TfRecord(payload);
-  if (std::fwrite(record.data(), 1, record.size(), f_) != record.size() || std::fflush(f_) != 0) {
-    return absl::InternalError(absl::StrCat("writing ", path_, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return file_->Append(TfRecord(payload));
 }
 
 }  // namespace graphshard::client

@@ -9,7 +9,6 @@
 // Not thread-safe.
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/file_util.h"
 
 namespace graphshard::client {
 
@@ -36,20 +36,19 @@ class EventFileWriter {
   // Creates `dir` (and parents) and DIR/events.out.tfevents.<unix seconds>.<hostname>.<pid>,
   // starting with the file_version event TensorBoard expects. Internal naming the path.
   static absl::StatusOr<std::unique_ptr<EventFileWriter>> Create(const std::string& dir);
-  ~EventFileWriter();
   EventFileWriter(const EventFileWriter&) = delete;
   EventFileWriter& operator=(const EventFileWriter&) = delete;
 
-  // One event of scalars at `step` (the epoch), flushed. Internal naming the path.
+  // One event of scalars at `step` (the epoch), written through or not at all (a full disk
+  // leaves no partial record). Internal naming the path and the reason.
   absl::Status WriteScalars(int64_t step,
                             const std::vector<std::pair<std::string, float>>& scalars);
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_->path(); }
 
  private:
-  EventFileWriter(std::string path, std::FILE* f) : path_(std::move(path)), f_(f) {}
+  explicit EventFileWriter(std::unique_ptr<common::AppendFile> file) : file_(std::move(file)) {}
   absl::Status Append(absl::string_view payload);
-  std::string path_;
-  std::FILE* f_;
+  std::unique_ptr<common::AppendFile> file_;
 };
 
 }  // namespace graphshard::client

@@ -171,8 +171,9 @@ absl::StatusOr<std::unique_ptr<NpyWriter>> NpyWriter::Create(const std::string& 
   }
   std::string header = EncodeNpyHeader(dtype, shape);
   if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) {
+    const int err = errno;
     std::fclose(f);
-    return absl::InternalError(absl::StrCat(path, ": write failed"));
+    return absl::InternalError(absl::StrCat(path, ": write failed: ", std::strerror(err)));
   }
   uint64_t n = 1;
   for (int64_t d : shape) n *= static_cast<uint64_t>(d);

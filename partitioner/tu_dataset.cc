@@ -3,6 +3,8 @@
 #include "partitioner/tu_dataset.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -90,7 +92,7 @@ absl::Status WriteLines(const std::string& path, int64_t rows, Fn&& row) {
     f.write(line.data(), static_cast<std::streamsize>(line.size()));
   }
   f.close();
-  if (!f) return absl::InternalError(absl::StrCat(path, ": write failed"));
+  if (!f) return absl::InternalError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
   return absl::OkStatus();
 }
 

@@ -76,9 +76,14 @@ GzWriter::~GzWriter() {
 
 absl::Status GzWriter::Flush() {
   if (buf_.empty()) return absl::OkStatus();
+  errno = 0;
   int n = gzwrite(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
   if (n != static_cast<int>(buf_.size())) {
-    return absl::InternalError(absl::StrCat(path_, ": write failed"));
+    // zlib's own message, or (Z_ERRNO) the system's: "No space left on device".
+    int code = Z_OK;
+    const char* why = gzerror(file_, &code);
+    return absl::InternalError(
+        absl::StrCat(path_, ": write failed: ", code == Z_ERRNO ? std::strerror(errno) : why));
   }
   buf_.clear();
   return absl::OkStatus();
@@ -92,10 +97,14 @@ absl::Status GzWriter::Write(absl::string_view data) {
 
 absl::Status GzWriter::Close() {
   absl::Status s = Flush();
-  int rc = gzclose(file_);
+  errno = 0;
+  int rc = gzclose(file_);  // writes what zlib still holds
   file_ = nullptr;
   if (!s.ok()) return s;
-  if (rc != Z_OK) return absl::InternalError(absl::StrCat(path_, ": close failed"));
+  if (rc != Z_OK) {
+    return absl::InternalError(absl::StrCat(
+        path_, ": close failed: ", rc == Z_ERRNO ? std::strerror(errno) : "zlib error"));
+  }
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "tests/testing/file_size_limit.h"
 
 namespace graphshard::client {
 namespace {
@@ -313,6 +314,56 @@ TEST(RunReport, UnwritableMetricsFileIsAnError) {
   std::ostringstream out, log;
   EXPECT_EQ(RunReport::Create(o, comm, out, log, false, {}).status().code(),
             absl::StatusCode::kInternal);
+}
+
+TEST(RunReport, AMetricsFileThatFillsUpMidRunIsAWarningAndTheRunGoesOn) {
+  const std::string metrics =
+      ::testing::TempDir() + "/report_full_" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(metrics.c_str());
+  TrainerOptions o;
+  o.metrics_file = metrics;
+  TwinCommunicator comm(0);
+  std::ostringstream out, log;
+  absl::StatusOr<std::unique_ptr<RunReport>> report =
+      RunReport::Create(o, comm, out, log, false, {.config = "cfg", .device = "cpu"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const EpochMeasurements m{.steps = 4, .seeds = 100, .time_s = 2};
+  {
+    std::ifstream in(metrics, std::ios::ate);
+    // Room for a few more bytes than the `run` record: the epoch record is cut short.
+    testing::FileSizeLimit disk(static_cast<rlim_t>(in.tellg()) + 10);
+    ASSERT_TRUE(disk.ok());
+    for (int epoch = 1; epoch <= 2; ++epoch) {
+      EpochReport r{.epoch = epoch, .global_step = 4 * epoch};
+      ASSERT_TRUE((*report)->ReduceEpoch(m, r).ok());
+      ASSERT_TRUE((*report)->EndEpoch(r, m).ok());  // not an error: the training goes on
+    }
+  }
+  ASSERT_TRUE((*report)->Finish("00000000000000ff").ok());
+  // Both epoch lines and the summary on stdout; one warning naming the file and why.
+  EXPECT_TRUE(absl::StrContains(out.str(), "epoch 1 loss"));
+  EXPECT_TRUE(absl::StrContains(out.str(), "epoch 2 loss"));
+  EXPECT_TRUE(absl::StrContains(out.str(), "\"weights_fingerprint\":\"00000000000000ff\""));
+  EXPECT_TRUE(absl::StrContains(log.str(), "warning: --metrics-file: " + metrics +
+                                               ": write failed: File too large; no "
+                                               "more records are written to it"))
+      << log.str();
+  const std::string logged = log.str();
+  size_t warnings = 0;
+  for (size_t at = logged.find("warning:"); at != std::string::npos;
+       at = logged.find("warning:", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << logged;
+  // The file holds whole records only: the `run` record; nothing after the failure (the summary
+  // was not written to it although the disk had room again).
+  std::ifstream in(metrics);
+  std::vector<std::string> events;
+  for (std::string line; std::getline(in, line);) {
+    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"run"}));
+  std::remove(metrics.c_str());
 }
 
 }  // namespace
