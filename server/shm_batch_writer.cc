@@ -1,6 +1,7 @@
 #include "server/shm_batch_writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
@@ -48,6 +49,17 @@ struct PackedBatch final : engine::BatchPayload {
   std::string Release() { return std::exchange(segment, std::string()); }
 };
 
+// A batch that found no shared memory (e.g. /dev/shm full): said on stderr for the 1st, 2nd,
+// 4th, 8th... such batch of the process, so that a full /dev/shm under a long job does not
+// flood the log.
+void SayNoSharedMemory(const absl::Status& why, const char* instead) {
+  static std::atomic<int64_t> times{0};
+  const int64_t n = ++times;
+  if ((n & (n - 1)) != 0) return;
+  std::fprintf(stderr, "graphshard-server: %s; %s (%lld batch(es) without shared memory so far)\n",
+               std::string(why.message()).c_str(), instead, static_cast<long long>(n));
+}
+
 }  // namespace
 
 struct ShmBatchWriter::Shared {
@@ -94,8 +106,7 @@ absl::StatusOr<std::vector<absl::Span<char>>> ShmBatchWriter::Shared::Place(
     }
   } else {
     // No shared memory (e.g. /dev/shm full): gather into the heap; Pack falls back to inline.
-    std::fprintf(stderr, "graphshard-server: %s; gathering the batch into the heap\n",
-                 std::string(segment.status().message()).c_str());
+    SayNoSharedMemory(segment.status(), "gathering the batch into the heap");
     size_t total = 0;
     for (size_t bytes : feature_bytes) total += bytes;
     placement->heap.resize(total);
@@ -145,8 +156,7 @@ std::string ShmBatchWriter::Shared::Pack(const engine::Minibatch& batch, bool sh
       return name;
     }
     // No shared memory (e.g. /dev/shm full): fall back to bytes over gRPC for this batch.
-    std::fprintf(stderr, "graphshard-server: %s; sending the batch inline\n",
-                 std::string(segment.status().message()).c_str());
+    SayNoSharedMemory(segment.status(), "sending the batch inline");
   }
   ToProto(batch, msg);
   return "";

@@ -30,15 +30,25 @@
 namespace graphshard::shm {
 namespace {
 
-// Creates `name` (exclusive) of `length` bytes; the descriptor, read-write. On failure nothing
-// is left behind.
+// Sizes `fd` to `length` bytes with every page allocated: /dev/shm is a tmpfs, where a size
+// alone reserves nothing, and a page that the full file system cannot give when it is first
+// written is a SIGBUS, the server's end (Docker's /dev/shm is 64 MiB). Allocated here, a full
+// /dev/shm is an error (ENOSPC) the caller can answer (the batch goes inline). 0 or the errno.
+int SizeAndAllocate(int fd, size_t length) {
+  if (::ftruncate(fd, static_cast<off_t>(length)) != 0) return errno;
+  const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length));
+  // A file system without fallocate leaves the pages to the first write, as before.
+  return err == EOPNOTSUPP || err == ENOSYS ? 0 : err;
+}
+
+// Creates `name` (exclusive) of `length` bytes, every page allocated; the descriptor,
+// read-write. On failure nothing is left behind.
 absl::StatusOr<int> CreateSized(const std::string& name, size_t length) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("shm ", name, ": create failed: ", std::strerror(errno)));
   }
-  if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
-    int err = errno;
+  if (const int err = SizeAndAllocate(fd, length); err != 0) {
     ::close(fd);
     ::shm_unlink(name.c_str());
     return absl::InternalError(absl::StrCat("shm ", name, ": resize to ", length, " failed: ",
@@ -245,9 +255,9 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmRing::Acquire(size_t size, bool* 
     ShmSegment& s = *grow;
     const size_t capacity = RingCapacity(size);
     absl::Status grown = absl::OkStatus();
-    if (::ftruncate(s.fd_, static_cast<off_t>(kShmControlBytes + capacity)) != 0) {
+    if (const int err = SizeAndAllocate(s.fd_, kShmControlBytes + capacity); err != 0) {
       grown = absl::InternalError(absl::StrCat("shm ", s.name(), ": resize to ", capacity,
-                                               " failed: ", std::strerror(errno)));
+                                               " failed: ", std::strerror(err)));
     } else {
       ::munmap(s.base_, s.mapped_);
       s.base_ = nullptr;

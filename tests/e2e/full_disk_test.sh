@@ -8,6 +8,9 @@
 #    (on a disk with room) finishes;
 # 3. a metrics file whose disk fills up mid-run is a warning: the run trains every epoch and
 #    exits 0, the file keeps whole JSON lines only.
+# 4. a full /dev/shm (Docker's default is 64 MiB): the servers send the batches inline instead
+#    of in shared memory (they crashed with SIGBUS before), and the weights are those of the same
+#    run with room.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 if [[ -z ${GRAPHSHARD_MOUNT_NS:-} ]]; then
   ns=(unshare --mount --propagation private)
@@ -97,5 +100,25 @@ assert [r["epoch"] for r in records[1:]] == list(range(1, len(records))), record
 print(f"metrics file: the run record and epochs 1-{len(records) - 1}", file=sys.stderr)
 PY
 release "$WORK/disk3"
-[[ -z $(procs_in_work) ]] || fail "processes left behind"
 note "ok: a full disk under the metrics file is a warning; the run trains on"
+
+# 4. /dev/shm. The run with room first, then the same run with 64 KiB of /dev/shm (room for
+# the servers' same-host proofs, not for a batch).
+SHM_FLAGS=(--epochs 2 --eval-every 2 --fanouts "10,10" --batch-size 256 --seed 1)
+launch_named shm_room "$WORK/cora2" "${SHM_FLAGS[@]}"
+((STATUS == 0)) || { show "$WORK/shm_room.stderr"; fail "run with room in /dev/shm exited $STATUS"; }
+expect_same_weights "$WORK/shm_room.stderr"
+with_room=$FINGERPRINT
+grep -q "shared memory" "$WORK/shm_room.stderr" &&
+  { show "$WORK/shm_room.stderr"; fail "a run with room in /dev/shm went without it"; }
+mount -t tmpfs -o size=64k tmpfs /dev/shm || fail "cannot mount a 64k tmpfs at /dev/shm"
+launch_named shm_full "$WORK/cora2" "${SHM_FLAGS[@]}"
+umount /dev/shm || fail "cannot unmount the small /dev/shm"
+((STATUS == 0)) || { show "$WORK/shm_full.stderr"; fail "run with a full /dev/shm exited $STATUS"; }
+grep -q "No space left on device; \(sending the batch inline\|gathering the batch into the heap\)" \
+  "$WORK/shm_full.stderr" || { show "$WORK/shm_full.stderr"; fail "no server said it went inline"; }
+expect_same_weights "$WORK/shm_full.stderr"
+[[ $FINGERPRINT == "$with_room" ]] ||
+  fail "weights $FINGERPRINT with a full /dev/shm, $with_room with room"
+[[ -z $(procs_in_work) ]] || fail "processes left behind"
+note "ok: a full /dev/shm sends batches inline, same weights ($with_room)"
