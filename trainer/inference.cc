@@ -181,8 +181,10 @@ absl::Status WriteShare(const std::string& out_dir, client::PartitionClient& cli
     const std::string path = absl::StrCat(dir, "/", name);
     const std::string tmp = absl::StrCat(path, ".tmp");
     absl::StatusOr<uint32_t> crc = common::WriteNpy(tmp, shape, absl::MakeConstSpan(values));
-    if (!crc.ok())
+    if (!crc.ok()) {
+      std::filesystem::remove(tmp, ec);  // e.g. a full disk: no partial file left taking room
       return absl::FailedPreconditionError(absl::StrCat("--out: ", crc.status().message()));
+    }
     std::filesystem::rename(tmp, path, ec);
     if (ec) return absl::FailedPreconditionError(absl::StrCat("--out: ", path, ": ", ec.message()));
     return absl::OkStatus();

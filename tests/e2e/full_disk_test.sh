@@ -5,7 +5,8 @@
 #    space left on device", and leave nothing behind (no half-written folder);
 # 2. a checkpoint that no longer fits stops the run (non-zero) naming the file and the reason;
 #    the checkpoint before it stays whole, no temporary is left, and a --resume run from it
-#    (on a disk with room) finishes;
+#    (on a disk with room) finishes; --infer's outputs that do not fit are an error, and no
+#    partial file is left;
 # 3. a metrics file whose disk fills up mid-run is a warning: the run trains every epoch and
 #    exits 0, the file keeps whole JSON lines only.
 # 4. a full /dev/shm (Docker's default is 64 MiB): the servers send the batches inline instead
@@ -76,6 +77,16 @@ grep -q "resuming from .* at epoch" "$WORK/resumed.stderr" ||
   { show "$WORK/resumed.stderr"; fail "the run did not resume from the kept checkpoint"; }
 expect_same_weights "$WORK/resumed.stderr"
 note "ok: a checkpoint that does not fit stops the run; the one before it resumes"
+# ... and --infer's outputs on a full disk: an error naming the file, no partial file left.
+small_disk "$WORK/disk4" 16k
+launch_named infer "$WORK/cora2" "${FLAGS[@]}" --infer --checkpoint-dir "$WORK/ck_room" \
+  --out "$WORK/disk4/out"
+((STATUS != 0)) || { show "$WORK/infer.stderr"; fail "--infer onto a full disk exited 0"; }
+expect_no_space "$WORK/infer.stderr" "$WORK/disk4/out/"
+[[ -z $(find "$WORK/disk4" -name "*.tmp") ]] ||
+  fail "--infer left $(find "$WORK/disk4" -name "*.tmp") on the full disk"
+release "$WORK/disk4"
+note "ok: --infer onto a full disk fails naming the file, no partial file left"
 
 # 3. The metrics file: one page of disk holds the `run` record and a few epochs' records.
 small_disk "$WORK/disk3" 4k
