@@ -36,7 +36,10 @@ namespace {
 // /dev/shm is an error (ENOSPC) the caller can answer (the batch goes inline). 0 or the errno.
 int SizeAndAllocate(int fd, size_t length) {
   if (::ftruncate(fd, static_cast<off_t>(length)) != 0) return errno;
-  const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length));
+  int err = EINTR;
+  for (int tries = 0; err == EINTR && tries < 8; ++tries) {  // a signal (e.g. SIGTERM's drain)
+    err = ::posix_fallocate(fd, 0, static_cast<off_t>(length));
+  }
   // A file system without fallocate leaves the pages to the first write, as before.
   return err == EOPNOTSUPP || err == ENOSYS ? 0 : err;
 }
