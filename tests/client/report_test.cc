@@ -238,16 +238,38 @@ TEST(PeakGpuMemory, IsTheMaximumOverRanksAndEpochs) {
   EXPECT_EQ(summary->peak_gpu_memory_bytes, static_cast<double>(int64_t{7} << 20));
 }
 
-TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
-  const std::string metrics =
-      ::testing::TempDir() + "/report_test_" + std::to_string(::getpid()) + ".jsonl";
-  std::remove(metrics.c_str());
-  TrainerOptions o;
-  o.metrics_file = metrics;
-  TwinCommunicator comm(0);
+// Rank 0 of two, its report writing --metrics-file to a fresh file (removed at the end).
+struct RankZeroWithMetrics {
+  explicit RankZeroWithMetrics(const std::string& name)
+      : path(::testing::TempDir() + "/" + name + "_" + std::to_string(::getpid()) + ".jsonl") {
+    std::remove(path.c_str());
+    TrainerOptions o;
+    o.metrics_file = path;
+    report = RunReport::Create(o, comm, out, log, false, {.config = "cfg", .device = "cpu"});
+  }
+  ~RankZeroWithMetrics() { std::remove(path.c_str()); }
+  RankZeroWithMetrics(const RankZeroWithMetrics&) = delete;
+  RankZeroWithMetrics& operator=(const RankZeroWithMetrics&) = delete;
+
+  // The `event` of each line of the metrics file, in order.
+  std::vector<std::string> Events() const {
+    std::ifstream in(path);
+    std::vector<std::string> events;
+    for (std::string line; std::getline(in, line);) {
+      events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
+    }
+    return events;
+  }
+
+  const std::string path;
+  TwinCommunicator comm{0};
   std::ostringstream out, log;
-  absl::StatusOr<std::unique_ptr<RunReport>> report =
-      RunReport::Create(o, comm, out, log, false, {.config = "cfg", .device = "cpu"});
+  absl::StatusOr<std::unique_ptr<RunReport>> report;
+};
+
+TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
+  RankZeroWithMetrics run("report_test");
+  auto& [metrics, comm, out, log, report] = run;
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_NE((*report)->progress(), nullptr);
 
@@ -281,13 +303,7 @@ TEST(RunReport, RankZeroWritesLinesRecordsAndSummaryOverBothRanks) {
                 SummaryJson(*summary, 2).dump() + "\n");
   EXPECT_TRUE(absl::StrContains(log.str(), "rank 0 epoch 1: 4 steps, train 2.000s"));
   EXPECT_TRUE(absl::StrContains(log.str(), "rank 0 weights_fingerprint 00000000000000ff\n"));
-  std::ifstream in(metrics);
-  std::vector<std::string> events;
-  for (std::string line; std::getline(in, line);) {
-    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
-  }
-  EXPECT_EQ(events, (std::vector<std::string>{"run", "epoch", "summary"}));
-  std::remove(metrics.c_str());
+  EXPECT_EQ(run.Events(), (std::vector<std::string>{"run", "epoch", "summary"}));
 }
 
 TEST(RunReport, OtherRanksOnlyLog) {
@@ -317,15 +333,8 @@ TEST(RunReport, UnwritableMetricsFileIsAnError) {
 }
 
 TEST(RunReport, AMetricsFileThatFillsUpMidRunIsAWarningAndTheRunGoesOn) {
-  const std::string metrics =
-      ::testing::TempDir() + "/report_full_" + std::to_string(::getpid()) + ".jsonl";
-  std::remove(metrics.c_str());
-  TrainerOptions o;
-  o.metrics_file = metrics;
-  TwinCommunicator comm(0);
-  std::ostringstream out, log;
-  absl::StatusOr<std::unique_ptr<RunReport>> report =
-      RunReport::Create(o, comm, out, log, false, {.config = "cfg", .device = "cpu"});
+  RankZeroWithMetrics run("report_full");
+  auto& [metrics, comm, out, log, report] = run;
   ASSERT_TRUE(report.ok()) << report.status();
   const EpochMeasurements m{.steps = 4, .seeds = 100, .time_s = 2};
   {
@@ -357,13 +366,7 @@ TEST(RunReport, AMetricsFileThatFillsUpMidRunIsAWarningAndTheRunGoesOn) {
   EXPECT_EQ(warnings, 1u) << logged;
   // The file holds whole records only: the `run` record; nothing after the failure (the summary
   // was not written to it although the disk had room again).
-  std::ifstream in(metrics);
-  std::vector<std::string> events;
-  for (std::string line; std::getline(in, line);) {
-    events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
-  }
-  EXPECT_EQ(events, (std::vector<std::string>{"run"}));
-  std::remove(metrics.c_str());
+  EXPECT_EQ(run.Events(), (std::vector<std::string>{"run"}));
 }
 
 }  // namespace
