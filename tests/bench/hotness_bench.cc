@@ -3,6 +3,7 @@
 // each node type's rows answers, for each ranking, on batches the ranking has not seen.
 //   hotness_bench --partition DIR [--batch-size 1024] [--fanouts 15,10,5]
 //                 [--fractions 0.05,0.1,0.25] [--eval-epochs 2] [--threads T]
+//                 [--reuse-windows 1,2,4|none]
 // Batches are built in process (BuildMinibatch over InProcessPeers, no rows), as the servers
 // build them: epoch e batches every part's training seeds, shuffled per (e, part), at the part
 // that owns them, each batch with its own request seed. Epochs 1 and 2 are the pre-sampling
@@ -19,7 +20,11 @@
 //   oracle             visits in the evaluation epochs themselves (the bound no ranking passes)
 // JSON lines on stdout: hit_rate_<pct>pct_<ranking> against the presample ranking's (baseline);
 // presample_in_sample_hit_rate_<pct>pct (epoch 1's own ranking on epoch 1: what the first epoch
-// of training sees); seconds_per_presample_epoch (wall, `threads` builders).
+// of training sees); seconds_per_presample_epoch (wall, `threads` builders);
+// reuse_<pct>pct_within_<k>: of the rows a device tier of that fraction (presample ranking) does
+// not hold, the share that one of the k batches before it also gathers (epoch 3, the parts'
+// batches taken in turn, as a trainer of two servers takes them): what a gather could copy
+// from batches already on the GPU (--prefetch of them wait there) instead of over PCIe.
 
 #include <algorithm>
 #include <atomic>
@@ -50,6 +55,7 @@ struct Flags {
   std::vector<double> fractions = {0.05, 0.1, 0.25};
   int eval_epochs = 2;
   int threads = 1;
+  std::vector<int> reuse_windows = {1, 2, 4};
 };
 
 using Counts = std::vector<std::vector<uint32_t>>;  // [node type][id]
@@ -98,15 +104,13 @@ std::vector<BatchJob> EpochJobs(const Graph& g, int epoch, int batch_size) {
   return jobs;
 }
 
-// Visits of one epoch's batches (each node of a batch's node blocks once), built on `threads`.
-bool CountEpoch(const Graph& g, const Flags& f, int epoch, Counts* out, double* seconds) {
-  const std::vector<BatchJob> jobs = EpochJobs(g, epoch, f.batch_size);
+// Builds every batch of epoch `epoch` on `threads` and hands each, with its job index, to
+// `use(thread, job, batch)` (called from the builder threads). False when a batch fails.
+template <typename Use>
+bool ForEachBatch(const Graph& g, const Flags& f, const std::vector<BatchJob>& jobs, Use use) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  std::vector<Counts> per_thread(static_cast<size_t>(f.threads));
-  const auto t0 = std::chrono::steady_clock::now();
-  auto work = [&](Counts* counts) {
-    *counts = ZeroCounts(g);
+  auto work = [&](int thread) {
     for (size_t j = next++; j < jobs.size() && !failed; j = next++) {
       engine::MinibatchRequest r;
       r.seeds = jobs[j].seeds;
@@ -116,25 +120,89 @@ bool CountEpoch(const Graph& g, const Flags& f, int epoch, Counts* out, double* 
       auto batch =
           engine::BuildMinibatch(*g.locals[static_cast<size_t>(jobs[j].part)], *g.peers, r);
       if (!batch.ok()) {
-        std::fprintf(stderr, "hotness_bench: epoch %d batch %zu: %s\n", epoch, j,
+        std::fprintf(stderr, "hotness_bench: batch %zu: %s\n", j,
                      std::string(batch.status().message()).c_str());
         failed = true;
         return;
       }
-      for (size_t t = 0; t < batch->nodes.size() && t < counts->size(); ++t) {
-        for (const int64_t id : batch->nodes[t].ids) ++(*counts)[t][static_cast<size_t>(id)];
-      }
+      use(thread, j, *batch);
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < f.threads; ++t) pool.emplace_back(work, &per_thread[static_cast<size_t>(t)]);
-  work(&per_thread[0]);
+  for (int t = 1; t < f.threads; ++t) pool.emplace_back(work, t);
+  work(0);
   for (std::thread& t : pool) t.join();
+  return !failed;
+}
+
+// Visits of one epoch's batches (each node of a batch's node blocks once), built on `threads`.
+bool CountEpoch(const Graph& g, const Flags& f, int epoch, Counts* out, double* seconds) {
+  std::vector<Counts> per_thread(static_cast<size_t>(f.threads), ZeroCounts(g));
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ok =
+      ForEachBatch(g, f, EpochJobs(g, epoch, f.batch_size),
+                   [&](int thread, size_t, const engine::Minibatch& batch) {
+                     Counts& counts = per_thread[static_cast<size_t>(thread)];
+                     for (size_t t = 0; t < batch.nodes.size() && t < counts.size(); ++t) {
+                       for (const int64_t id : batch.nodes[t].ids) {
+                         ++counts[t][static_cast<size_t>(id)];
+                       }
+                     }
+                   });
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (failed) return false;
+  if (!ok) return false;
   *out = ZeroCounts(g);
   for (const Counts& c : per_thread) Accumulate(c, *out);
   return true;
+}
+
+// The node ids of each of epoch `epoch`'s batches ([batch][node type][ids]), the parts' batches
+// taken in turn (part 0's first, part 1's first, part 0's second, ...).
+bool EpochBatchIds(const Graph& g, const Flags& f, int epoch,
+                   std::vector<std::vector<std::vector<int64_t>>>* out) {
+  const std::vector<BatchJob> by_part = EpochJobs(g, epoch, f.batch_size);
+  std::vector<std::vector<BatchJob>> queues(g.locals.size());
+  for (const BatchJob& j : by_part) queues[static_cast<size_t>(j.part)].push_back(j);
+  std::vector<BatchJob> jobs;
+  for (size_t i = 0; jobs.size() < by_part.size(); ++i) {
+    for (const auto& q : queues) {
+      if (i < q.size()) jobs.push_back(q[i]);
+    }
+  }
+  out->assign(jobs.size(), {});
+  return ForEachBatch(g, f, jobs, [&](int, size_t j, const engine::Minibatch& batch) {
+    for (const auto& block : batch.nodes) (*out)[j].push_back(block.ids);
+  });
+}
+
+// Of the rows of `batches` outside each type's first `fraction` of `ranked` ids, the share that
+// one of the `window` batches before also holds.
+double ReuseWithin(const std::vector<std::vector<std::vector<int64_t>>>& batches,
+                   const std::vector<std::vector<int64_t>>& ranked, double fraction, int window) {
+  std::vector<std::vector<bool>> on_device;
+  std::vector<std::vector<int64_t>> last_seen;  // [type][id]: batch index, or -1
+  for (const auto& ids : ranked) {
+    const auto k = static_cast<size_t>(std::llround(fraction * static_cast<double>(ids.size())));
+    std::vector<bool> in(ids.size(), false);
+    for (size_t i = 0; i < k; ++i) in[static_cast<size_t>(ids[i])] = true;
+    on_device.push_back(std::move(in));
+    last_seen.emplace_back(ids.size(), -1);
+  }
+  double off = 0, reused = 0;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const auto batch = static_cast<int64_t>(b);
+    for (size_t t = 0; t < batches[b].size() && t < ranked.size(); ++t) {
+      for (const int64_t id : batches[b][t]) {
+        const auto i = static_cast<size_t>(id);
+        if (!on_device[t][i]) {
+          off += 1;
+          if (last_seen[t][i] >= 0 && batch - last_seen[t][i] <= window) reused += 1;
+        }
+        last_seen[t][i] = batch;
+      }
+    }
+  }
+  return off > 0 ? reused / off : 0;
 }
 
 // In- and out-degree of each node over every edge type and part.
@@ -282,6 +350,20 @@ int Run(const Flags& f) {
     PrintResult("presample_in_sample_hit_rate_" + pct + "pct",
                 HitRate(rankings[0].ids, epoch1, fraction), "share");
   }
+  if (f.reuse_windows.empty()) return 0;
+  std::vector<std::vector<std::vector<int64_t>>> batches;
+  if (!EpochBatchIds(g, f, 3, &batches)) return 1;
+  double batch_rows = 0;
+  for (const auto& b : batches) {
+    for (const auto& ids : b) batch_rows += static_cast<double>(ids.size());
+  }
+  PrintResult("rows_per_batch", batches.empty() ? 0 : batch_rows / batches.size(), "rows");
+  for (const double fraction : f.fractions) {
+    for (const int window : f.reuse_windows) {
+      PrintResult("reuse_" + Pct(fraction) + "pct_within_" + std::to_string(window),
+                  ReuseWithin(batches, rankings[0].ids, fraction, window), "share");
+    }
+  }
   return 0;
 }
 
@@ -290,6 +372,18 @@ bool ParseFractions(const std::string& text, std::vector<double>* out) {
   for (const absl::string_view s : absl::StrSplit(text, ',')) {
     double v = 0;
     if (!absl::SimpleAtod(s, &v) || !(v > 0 && v <= 1)) return false;
+    out->push_back(v);
+  }
+  return !out->empty();
+}
+
+// "1,2,4" (batches before), or "none".
+bool ParseWindows(const std::string& text, std::vector<int>* out) {
+  out->clear();
+  if (text == "none") return true;
+  for (const absl::string_view s : absl::StrSplit(text, ',')) {
+    int v = 0;
+    if (!absl::SimpleAtoi(s, &v) || v < 1) return false;
     out->push_back(v);
   }
   return !out->empty();
@@ -308,6 +402,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!ParseFanouts(v, &f->fanouts)) return false;
     } else if (k == "--fractions") {
       if (!ParseFractions(v, &f->fractions)) return false;
+    } else if (k == "--reuse-windows") {
+      if (!ParseWindows(v, &f->reuse_windows)) return false;
     } else {
       std::fprintf(stderr, "hotness_bench: bad flag %s %s\n", k.c_str(), v.c_str());
       return false;
@@ -325,7 +421,8 @@ int main(int argc, char** argv) {
   if (!graphshard::bench::ParseFlags(argc, argv, &f)) {
     std::fprintf(stderr,
                  "usage: hotness_bench --partition DIR [--batch-size 1024] [--fanouts 15,10,5] "
-                 "[--fractions 0.05,0.1,0.25] [--eval-epochs 2] [--threads T]\n");
+                 "[--fractions 0.05,0.1,0.25] [--eval-epochs 2] [--threads T] "
+                 "[--reuse-windows 1,2,4|none]\n");
     return 2;
   }
   graphshard::server::ReexecWithMallocTunables(argv, 256);
