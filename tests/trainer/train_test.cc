@@ -126,7 +126,8 @@ graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
 
 TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
   client::TrainerOptions o = Options();
-  o.metrics_file = graphshard::testing::MakeTempDir() + "/metrics.jsonl";
+  const graphshard::testing::ScopedTempDir dir;
+  o.metrics_file = dir.path() + "/metrics.jsonl";
   o.feature_dtype = client::FeatureDtype::kFloat16;
   std::vector<RankResult> r = TrainRanks(o, 1);
   ASSERT_TRUE(r[0].summary.ok()) << r[0].summary.status() << "\n" << r[0].log;
@@ -245,7 +246,8 @@ TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
   std::vector<RankResult> full = TrainRanks(o, 1);
   ASSERT_TRUE(full[0].summary.ok()) << full[0].summary.status();
 
-  o.checkpoint_dir = graphshard::testing::MakeTempDir() + "/ckpt";
+  const graphshard::testing::ScopedTempDir dir;
+  o.checkpoint_dir = dir.path() + "/ckpt";
   o.checkpoint_every = 2;
   o.stop_after_steps = 9;
   std::vector<RankResult> first = TrainRanks(o, 1);
@@ -340,7 +342,8 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
   for (const RankResult& r : full) ASSERT_TRUE(r.summary.ok()) << r.summary.status() << r.log;
   EXPECT_EQ(full[0].summary->weights_fingerprint, full[2].summary->weights_fingerprint);
 
-  o.checkpoint_dir = graphshard::testing::MakeTempDir() + "/ckpt";
+  const graphshard::testing::ScopedTempDir dir;
+  o.checkpoint_dir = dir.path() + "/ckpt";
   o.checkpoint_every = 2;
   o.stop_after_steps = 7;  // 120 training graphs: 20 per rank on part 0, so 3 steps an epoch
   std::vector<RankResult> first = TrainRanks(o, 3);
