@@ -7,8 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +36,19 @@ struct Cluster {
   std::unique_ptr<engine::InProcessPeers> peers;
 };
 
+// The cluster lives as long as the process (never destroyed: its parts serve every input);
+// its folder is removed when the fuzzer exits.
+std::string* cluster_dir = nullptr;
+void RemoveClusterDir() {
+  std::error_code ignored;
+  if (cluster_dir != nullptr) std::filesystem::remove_all(*cluster_dir, ignored);
+}
+
 Cluster& TheCluster() {
   static Cluster* cluster = [] {
     auto* c = new Cluster;
+    cluster_dir = new std::string(c->dir.path());
+    std::atexit(RemoveClusterDir);
     const std::string out = c->dir.Sub("tiny");
     if (auto written = testing::WriteTinyPartition(out, kParts); !written.ok()) {
       Fail(absl::StrCat("WriteTinyPartition: ", written.status().ToString()));

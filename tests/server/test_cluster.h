@@ -4,19 +4,18 @@
 // Test-only: partitions a graph into a temp folder and starts real in-process partition servers
 // on port 0 that find each other through a registry folder.
 
-#include <grpcpp/grpcpp.h>
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <type_traits>
 #include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
@@ -34,23 +33,6 @@ inline std::string MakeTempDir() {
   EXPECT_NE(made, nullptr);
   return tmpl;
 }
-
-// A temporary folder removed with everything in it when the object goes, also when a test
-// returns early on a failed ASSERT.
-class ScopedTempDir {
- public:
-  ScopedTempDir() : path_(MakeTempDir()) {}
-  ~ScopedTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScopedTempDir(const ScopedTempDir&) = delete;
-  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 inline partitioner::Graph ReadCora() {
   partitioner::OgbReadOptions options;

@@ -22,6 +22,7 @@
 #include "partitioner/tu_dataset.h"
 #include "tests/server/test_cluster.h"
 #include "tests/testing/free_port.h"
+#include "tests/testing/partition_fixture.h"
 #include "trainer/communicators.h"
 
 namespace graphshard::trainer {
@@ -126,7 +127,7 @@ graphshard::testing::TestCluster* CoraTrainTest::cluster_ = nullptr;
 
 TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
   client::TrainerOptions o = Options();
-  const graphshard::testing::ScopedTempDir dir;
+  const graphshard::testing::ScratchDir dir;
   o.metrics_file = dir.path() + "/metrics.jsonl";
   o.feature_dtype = client::FeatureDtype::kFloat16;
   std::vector<RankResult> r = TrainRanks(o, 1);
@@ -246,7 +247,7 @@ TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
   std::vector<RankResult> full = TrainRanks(o, 1);
   ASSERT_TRUE(full[0].summary.ok()) << full[0].summary.status();
 
-  const graphshard::testing::ScopedTempDir dir;
+  const graphshard::testing::ScratchDir dir;
   o.checkpoint_dir = dir.path() + "/ckpt";
   o.checkpoint_every = 2;
   o.stop_after_steps = 9;
@@ -342,7 +343,7 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
   for (const RankResult& r : full) ASSERT_TRUE(r.summary.ok()) << r.summary.status() << r.log;
   EXPECT_EQ(full[0].summary->weights_fingerprint, full[2].summary->weights_fingerprint);
 
-  const graphshard::testing::ScopedTempDir dir;
+  const graphshard::testing::ScratchDir dir;
   o.checkpoint_dir = dir.path() + "/ckpt";
   o.checkpoint_every = 2;
   o.stop_after_steps = 7;  // 120 training graphs: 20 per rank on part 0, so 3 steps an epoch
