@@ -17,6 +17,9 @@ struct FeatureTierCounts {
   double device_rows = 0;  // the device cache (the GPU tier)
   double peer_rows = 0;    // other GPUs of the host (the shared device tier), over peer access
   double host_rows = 0;    // host memory (the rows of this host's parts)
+  // Of host_rows and remote_rows, those copied from batches already on the GPU instead of read
+  // over PCIe or fetched over the network.
+  double reused_rows = 0;
   double remote_rows = 0;  // fetched by id from the servers that own them
   double pcie_bytes = 0;
   double network_bytes = 0;
@@ -27,6 +30,7 @@ struct FeatureTierCounts {
     peer_rows += o.peer_rows;
     peer_bytes += o.peer_bytes;
     host_rows += o.host_rows;
+    reused_rows += o.reused_rows;
     remote_rows += o.remote_rows;
     pcie_bytes += o.pcie_bytes;
     network_bytes += o.network_bytes;

@@ -219,6 +219,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
   flags.AddInt("threads", &o.threads, "T", "torch intra-op threads", at_least_1);
   flags.AddInt("prefetch", &o.prefetch, "K", "minibatches received and converted ahead",
                at_least_1);
+  flags.AddBool("reuse-rows", &o.reuse_rows,
+                "GPU, --feature-store device with remote rows: a row one of the last\n"
+                "--prefetch batches gathered is copied from it on the GPU instead of\n"
+                "fetched again (the host tier's rows too); keeps up to --prefetch\n"
+                "batches' rows on the GPU. --no-reuse-rows: fetch every time");
   AddEnum(flags, "device", &o.device, "where the model runs; cuda uses cuda:LOCAL_RANK");
   AddEnum(flags, "h2d", &o.h2d,
           "cuda: the shared-memory ring segments are registered with CUDA once\n"

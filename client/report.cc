@@ -92,6 +92,9 @@ nlohmann::ordered_json FeatureTiersJson(const FeatureTierCounts& t) {
                               {"remote_hit_rate", t.remote_rows / rows},
                               {"pcie_mib", Mib(t.pcie_bytes)},
                               {"network_mib", Mib(t.network_bytes)}};
+  if (t.reused_rows > 0) {
+    j["reused_rate"] = t.reused_rows / std::max(t.host_rows + t.remote_rows, 1.0);
+  }
   if (t.peer_rows > 0) {  // the shared device tier
     j["peer_hit_rate"] = t.peer_rows / rows;
     j["peer_mib"] = Mib(t.peer_bytes);
@@ -117,6 +120,11 @@ std::string RankEpochLine(int rank, const EpochReport& r, const EpochMeasurement
                           100 * m.tiers.device_rows / rows, 100 * m.tiers.host_rows / rows,
                           100 * m.tiers.remote_rows / rows, Mib(m.tiers.pcie_bytes),
                           Mib(m.tiers.network_bytes));
+    if (m.tiers.reused_rows > 0) {
+      absl::StrAppendFormat(
+          &line, ", of the host and remote rows %.1f%% copied from batches on the GPU",
+          100 * m.tiers.reused_rows / std::max(m.tiers.host_rows + m.tiers.remote_rows, 1.0));
+    }
     if (m.tiers.peer_rows > 0) {
       absl::StrAppendFormat(&line, ", from the host's other GPUs %.1f%% (%.1f MiB)",
                             100 * m.tiers.peer_rows / rows, Mib(m.tiers.peer_bytes));
@@ -192,9 +200,9 @@ void RunReport::SetTraining(double loss_sum, double correct, double seen, EpochR
 absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) {
   // Summed over ranks: [seeds/s, time, wait, all-reduce, the pipeline's stream wait, staging,
   // full wait, the feature tiers' rows and bytes, staging's parts, the peer tier's rows and
-  // bytes]; the time also as the
+  // bytes, the rows copied from batches on the GPU]; the time also as the
   // maximum.
-  double sums[17] = {m.seeds / std::max(m.time_s, 1e-9),
+  double sums[18] = {m.seeds / std::max(m.time_s, 1e-9),
                      m.time_s,
                      m.wait_s,
                      m.allreduce_s,
@@ -210,7 +218,8 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
                      m.pipeline_pad_s,
                      m.pipeline_gather_s,
                      m.tiers.peer_rows,
-                     m.tiers.peer_bytes};
+                     m.tiers.peer_bytes,
+                     m.tiers.reused_rows};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(sums), ReduceOp::kSum));
   double maxima[2] = {m.time_s, static_cast<double>(m.peak_gpu_memory_bytes)};
   RETURN_IF_ERROR(comm_.AllReduce(absl::MakeSpan(maxima), ReduceOp::kMax));
@@ -235,6 +244,7 @@ absl::Status RunReport::ReduceEpoch(const EpochMeasurements& m, EpochReport& r) 
   r.tiers = {.device_rows = sums[7],
              .peer_rows = sums[15],
              .host_rows = sums[8],
+             .reused_rows = sums[17],
              .remote_rows = sums[9],
              .pcie_bytes = sums[10],
              .network_bytes = sums[11],

@@ -2,6 +2,7 @@
 
 #include <ATen/record_function.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -30,6 +31,7 @@
 #include "trainer/static_shapes.h"
 #include "trainer/step_profiler.h"
 #include "trainer/tensors.h"
+#include "trainer/tiered_gather.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -272,6 +274,8 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
   o.dtype = options_.feature_dtype;
   o.device_cache_bytes = device_cache_bytes;
   o.host_cache_bytes = host_cache_bytes;
+  // --reuse-rows: the last `prefetch` batches' rows stay on the device to be copied from.
+  o.reuse_batches = options_.reuse_rows ? std::min(options_.prefetch, kMaxReusedBatches - 1) : 0;
   if (options_.host_tier == client::HostTier::kLocal) {
     for (const std::string& host : servers_.host_ids) o.host_parts.push_back(host == host_id_);
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <iostream>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -48,6 +49,40 @@ struct FeatureStore::Type {
   torch::Tensor shares;
   SharedTierProbe probe;  // its diagnostic, when probe.dir is set (shared_tier_probe.h)
   mutable std::atomic<int64_t> gathers{0};
+  // Host rows copied from the batches gathered before (FeatureStoreOptions::reuse_batches).
+  struct Reuse {
+    int slots = 0;  // reuse_batches + 1: the batch being gathered takes a slot of its own
+    std::mutex mu;
+    torch::Tensor last;      // int32 [num_nodes] on the device (ReusedBatches::last)
+    torch::Tensor reused;    // int64 [1] on the device: rows copied so far
+    int64_t counted = 0;     // of them, added to the tiers' counts
+    void* stream = nullptr;  // the stream the slots' batches were gathered on
+    int64_t next = 0;        // the next batch's number; its slot is next % slots
+    torch::Tensor ids[kMaxReusedBatches], rows[kMaxReusedBatches];
+
+    // The ring's batches for the next gather on stream `on` (a stream other than the ring's
+    // starts it anew: only the same stream orders a gather after the ones whose rows it
+    // copies), with this batch's slot emptied for it.
+    ReusedBatches Next(void* on) {
+      if (stream != on) {
+        for (int s = 0; s < slots; ++s) ids[s] = rows[s] = torch::Tensor();
+        stream = on;
+      }
+      ReusedBatches out;
+      out.slot = static_cast<int>(next++ % slots);
+      ids[out.slot] = rows[out.slot] = torch::Tensor();
+      for (int s = 0; s < slots; ++s) {
+        if (!ids[s].defined()) continue;
+        out.ids[s] = ids[s].data_ptr<int64_t>();
+        out.rows[s] = rows[s].data_ptr();
+        out.n[s] = ids[s].size(0);
+      }
+      out.last = last.data_ptr<int32_t>();
+      out.reused = reinterpret_cast<unsigned long long*>(reused.data_ptr<int64_t>());
+      return out;
+    }
+  };
+  std::unique_ptr<Reuse> reuse;
 };
 
 namespace {
@@ -262,6 +297,16 @@ absl::Status FeatureStore::LoadType(int type, const FeatureStoreOptions& options
   layout_.host_cached_rows += std::ssize(host_cached);
   layout_.remote_rows += t.num_nodes - host_rows - std::ssize(remote_ids);
   ty.has_remote = t.num_nodes - host_rows - std::ssize(remote_ids) > 0;
+  // Batches gathered before stay on the GPU for the remote rows they hold (and host rows) to
+  // be copied from, where some rows are remote and the gather kernel reads the host tier.
+  if (options.reuse_batches > 0 && ty.has_remote && device_.is_cuda() &&
+      (ty.host_view.defined() || !ty.host_table.defined())) {
+    ty.reuse = std::make_unique<Type::Reuse>();
+    ty.reuse->slots = std::min(options.reuse_batches + 1, kMaxReusedBatches);
+    const auto on = torch::TensorOptions().device(device_);
+    ty.reuse->last = torch::full({t.num_nodes}, -1, on.dtype(torch::kInt32));
+    ty.reuse->reused = torch::zeros({1}, on.dtype(torch::kInt64));
+  }
   return absl::OkStatus();
 }
 
@@ -422,17 +467,33 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
   const torch::Tensor remote =
       ty.has_remote ? codes.eq(kRemote).nonzero().view(-1) : torch::Tensor();
   const int64_t m = remote.defined() ? remote.numel() : 0;
-  const torch::Tensor remote_ids =
-      m > 0 ? ids.index_select(0, remote).to(torch::kCPU).contiguous() : torch::Tensor();
   int64_t host_n = 0, cached_n = 0;
   std::string why_not;
   const bool kernel_can_read_host = ty.host_view.defined() || !ty.host_table.defined();
+  int64_t reused_n = 0;  // host rows copied from earlier batches (counted a batch late)
+  std::unique_lock<std::mutex> reusing;
   if (device_.is_cuda() && kernel_can_read_host) {
-    // The tiers' counts before the kernel is queued (reading them waits for the device).
-    const torch::Tensor counts =
-        torch::stack({codes.ge(0).sum(), codes.le(kHostBase).sum()}).to(torch::kCPU);
+    // The tiers' counts before the kernel is queued (reading them waits for the device, so
+    // also for the batches before: their copied rows are counted here).
+    std::vector<torch::Tensor> parts = {codes.ge(0).sum(), codes.le(kHostBase).sum()};
+    if (ty.reuse) {
+      reusing = std::unique_lock<std::mutex>(ty.reuse->mu);
+      parts.push_back(ty.reuse->reused[0]);
+    }
+    const torch::Tensor counts = torch::stack(parts).to(torch::kCPU);
     cached_n = counts[0].item<int64_t>();
     host_n = counts[1].item<int64_t>();
+    if (ty.reuse) {
+      reused_n = counts[2].item<int64_t>() - ty.reuse->counted;
+      ty.reuse->counted += reused_n;
+    }
+  }
+  void* stream = device_.is_cuda() ? CurrentCudaStream(device_.index()) : nullptr;
+  ReusedBatches reuse = reusing.owns_lock() ? ty.reuse->Next(stream) : ReusedBatches{};
+  torch::Tensor found;  // remote rows copied from earlier batches (ReusedBatches::found)
+  if (reuse.last != nullptr && m > 0) {
+    found = torch::zeros({n}, torch::TensorOptions().dtype(torch::kUInt8).device(device_));
+    reuse.found = found.data_ptr<uint8_t>();
   }
   if (device_.is_cuda() && kernel_can_read_host &&
       LaunchTieredGather({.ids = ids.data_ptr<int64_t>(),
@@ -441,9 +502,15 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
                           .device_rows = ty.device_table.data_ptr(),
                           .host_rows = ty.host_view.defined() ? ty.host_view.data_ptr() : nullptr,
                           .out = out.data_ptr(),
-                          .row_bytes = ty.row_bytes},
-                         CurrentCudaStream(device_.index()), &why_not)) {
-    // Queued: one kernel for both tiers, nothing waited for.
+                          .row_bytes = ty.row_bytes,
+                          .reuse = reuse},
+                         stream, &why_not)) {
+    // Queued: one kernel for both tiers, nothing waited for. Its ids and rows stay for the
+    // next batches (a copy of the ids: the caller's tensor may be a buffer it refills).
+    if (reuse.last != nullptr) {
+      ty.reuse->ids[reuse.slot] = ids.clone();
+      ty.reuse->rows[reuse.slot] = out;
+    }
   } else {
     // torch's gathers: each tier's positions on the host first (nonzero), then its rows.
     const torch::Tensor cached = codes.ge(0).nonzero().view(-1);
@@ -469,26 +536,42 @@ absl::StatusOr<torch::Tensor> FeatureStore::Rows(int type, const torch::Tensor& 
       std::cerr << "graphshard-trainer: " << why_not << "; the feature store gathers with torch\n";
     }
   }
-  if (m > 0) {
+  // The remote rows to fetch: all, or those the kernel did not find in earlier batches (reading
+  // which waits for it).
+  torch::Tensor fetch = remote;
+  if (found.defined()) {
+    fetch = remote.index_select(0, found.index_select(0, remote).eq(0).nonzero().view(-1));
+  }
+  const int64_t f = fetch.defined() ? fetch.numel() : 0;
+  if (f > 0) {
+    const torch::Tensor fetch_ids = ids.index_select(0, fetch).to(torch::kCPU).contiguous();
     // Fetched while the device gathers the other tiers' rows, straight into page-locked memory
     // (the host allocator's cache: no buffer made or zeroed per batch), copied by DMA on the
     // current stream; the allocator keeps the block until that copy is done.
     const torch::Tensor staging = torch::empty(
-        {m, ty.dim},
+        {f, ty.dim},
         torch::TensorOptions().dtype(TorchDtype(dtype_)).pinned_memory(device_.is_cuda()));
-    RETURN_IF_ERROR(client::GatherRowsByIdInto(
+    const absl::Status fetched = client::GatherRowsByIdInto(
         metadata_, type, dtype_, client_of_,
-        absl::MakeConstSpan(remote_ids.data_ptr<int64_t>(), static_cast<size_t>(m)),
+        absl::MakeConstSpan(fetch_ids.data_ptr<int64_t>(), static_cast<size_t>(f)),
         kRemoteRowsPerCall, remote_route_,
         absl::MakeSpan(static_cast<char*>(staging.data_ptr()),
-                       static_cast<size_t>(m) * static_cast<size_t>(ty.row_bytes))));
-    out.index_copy_(0, remote, staging.to(device_, /*non_blocking=*/true));
+                       static_cast<size_t>(f) * static_cast<size_t>(ty.row_bytes)));
+    if (!fetched.ok()) {
+      // This batch's rows are incomplete: no later batch may copy from them.
+      if (reuse.last != nullptr) {
+        ty.reuse->ids[reuse.slot] = ty.reuse->rows[reuse.slot] = torch::Tensor();
+      }
+      return fetched;
+    }
+    out.index_copy_(0, fetch, staging.to(device_, /*non_blocking=*/true));
   }
   tiers->device_rows += static_cast<double>(cached_n);
   tiers->host_rows += static_cast<double>(host_n);
   tiers->remote_rows += static_cast<double>(m);
-  tiers->pcie_bytes += static_cast<double>(host_n + m) * pcie;
-  tiers->network_bytes += static_cast<double>(m) * static_cast<double>(ty.row_bytes);
+  tiers->reused_rows += static_cast<double>(reused_n + m - f);
+  tiers->pcie_bytes += static_cast<double>(host_n - reused_n + f) * pcie;
+  tiers->network_bytes += static_cast<double>(f) * static_cast<double>(ty.row_bytes);
   return out;
 }
 

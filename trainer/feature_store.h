@@ -68,6 +68,11 @@ struct FeatureStoreOptions {
   // budget. `comm` exchanges the shares' handles (one collective per node type with features).
   const DeviceTierGroup* shared = nullptr;
   client::Communicator* comm = nullptr;
+  // On a GPU with a host tier: a host row that one of the last `reuse_batches` batches
+  // gathered (still on the device: the input pipeline holds that many, --prefetch) is copied
+  // from that batch's rows instead of read over PCIe (tiered_gather.h, ReusedBatches). 0: off;
+  // at most kMaxReusedBatches - 1.
+  int reuse_batches = 0;
 };
 
 class FeatureStore {
@@ -87,7 +92,8 @@ class FeatureStore {
   // The rows of `ids` (int64 [n] of node type `type`, on the store's device, checked in range
   // by the batch decoder): [n, feat_dim] in the store's dtype on the device ([n, 0] for a type
   // without features), on the current stream; adds where they came from to `*tiers`. The
-  // remote tier's errors (a server gone, naming it).
+  // remote tier's errors (a server gone, naming it). The rows returned must not be written to:
+  // with `reuse_batches`, later calls on the same stream may copy rows from them.
   absl::StatusOr<torch::Tensor> Rows(int type, const torch::Tensor& ids,
                                      client::FeatureTierCounts* tiers) const;
   // Bytes of rows held on the device.

@@ -19,27 +19,65 @@ constexpr int kGatherWarps = 16;
 constexpr int kRowsInFlight = 8;
 constexpr int kSmsPerGatherBlock = 8;
 
+// Positions of a batch that `ReusedBatches::last` can name (24 bits).
+constexpr int64_t kReusablePositions = int64_t{1} << 24;
+
 // A warp per kRowsInFlight consecutive rows: the rows' addresses first, then the rows' words
 // copied by the warp's lanes (consecutive lanes, consecutive words: coalesced reads, over PCIe
-// for host rows), every row's loads issued before its stores.
+// for host rows), every row's loads issued before its stores. A host row that a batch of
+// `reuse` holds (its ids at the recorded position match) is read from that batch's rows in
+// device memory instead; lane 0 then records where this batch holds it. With `reuse.found`,
+// remote rows too: one found is copied and marked, the others are left for the caller.
 template <typename Word>
 __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t* code,
                                    const Word* device_rows, const Word* host_rows, Word* out,
-                                   int64_t words) {
+                                   int64_t words, ReusedBatches reuse) {
   const int lane = threadIdx.x % 32;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  unsigned long long reused = 0;
   for (int64_t first = warp * kRowsInFlight; first < n; first += warps * kRowsInFlight) {
     const Word* src[kRowsInFlight];
+    int64_t seen_id[kRowsInFlight];
 #pragma unroll
     for (int r = 0; r < kRowsInFlight; ++r) {
       src[r] = nullptr;  // past the end, or remote: the caller fills it
+      seen_id[r] = -1;
       if (first + r >= n) continue;
-      const int32_t c = code[ids[first + r]];
+      const int64_t id = ids[first + r];
+      const int32_t c = code[id];
       if (c >= 0) {
         src[r] = device_rows + static_cast<int64_t>(c) * words;
-      } else if (c <= -2) {
-        src[r] = host_rows + (-2 - static_cast<int64_t>(c)) * words;
+      } else {
+        const bool host = c <= -2;
+        if (host) src[r] = host_rows + (-2 - static_cast<int64_t>(c)) * words;
+        if (reuse.last == nullptr || (!host && reuse.found == nullptr)) continue;
+        seen_id[r] = id;  // recorded below, host or remote
+        const int32_t at = reuse.last[id];
+        if (at < 0) continue;
+        const int s = at >> 24;
+        const int64_t p = at & (kReusablePositions - 1);
+        if (reuse.ids[s] != nullptr && p < reuse.n[s] && reuse.ids[s][p] == id) {
+          src[r] = static_cast<const Word*>(reuse.rows[s]) + p * words;
+          if (lane == 0) {
+            if (host) {
+              ++reused;
+            } else {
+              reuse.found[first + r] = 1;
+            }
+          }
+        }
+      }
+    }
+    if (reuse.last != nullptr) {
+      __syncwarp();  // every lane has read `last` before lane 0 writes it
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < kRowsInFlight; ++r) {
+          if (seen_id[r] >= 0 && first + r < kReusablePositions) {
+            reuse.last[seen_id[r]] = (reuse.slot << 24) | static_cast<int32_t>(first + r);
+          }
+        }
       }
     }
     for (int64_t w = lane; w < words; w += 32) {
@@ -54,6 +92,7 @@ __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t*
       }
     }
   }
+  if (reused > 0 && reuse.reused != nullptr) atomicAdd(reuse.reused, reused);
 }
 
 // One warp per row, as above; the row's shard by its id.
@@ -105,7 +144,7 @@ cudaError_t Launch(const TieredGatherArgs& a, cudaStream_t stream) {
   TieredGatherKernel<Word><<<GatherBlocks(a.n), kGatherWarps * 32, 0, stream>>>(
       a.ids, a.n, a.code, static_cast<const Word*>(a.device_rows),
       static_cast<const Word*>(a.host_rows), static_cast<Word*>(a.out),
-      a.row_bytes / static_cast<int64_t>(sizeof(Word)));
+      a.row_bytes / static_cast<int64_t>(sizeof(Word)), a.reuse);
   return cudaGetLastError();
 }
 
@@ -138,8 +177,10 @@ bool LaunchTieredGather(const TieredGatherArgs& a, void* stream, std::string* er
   const auto s = static_cast<cudaStream_t>(stream);
   // The widest word that divides a row and every base address.
   const auto fits = [&a](size_t w) {
-    return a.row_bytes % static_cast<int64_t>(w) == 0 && Aligned(a.device_rows, w) &&
-           Aligned(a.host_rows, w) && Aligned(a.out, w);
+    bool ok = a.row_bytes % static_cast<int64_t>(w) == 0 && Aligned(a.device_rows, w) &&
+              Aligned(a.host_rows, w) && Aligned(a.out, w);
+    for (const void* rows : a.reuse.rows) ok = ok && Aligned(rows, w);
+    return ok;
   };
   cudaError_t err;
   if (fits(16)) {

@@ -15,6 +15,25 @@
 
 namespace graphshard::trainer {
 
+// Batches gathered before on the same stream whose rows are still on the device (the input
+// pipeline holds them until their steps are done; feature_store.cc keeps a ring of them): a
+// host row one of them holds is copied from there instead of over PCIe. Where each host row was
+// last gathered is kept in `last` (slot << 24 | position; -1: never), checked against the slot's
+// ids before it is used, so a stale entry only costs the PCIe read.
+constexpr int kMaxReusedBatches = 8;
+struct ReusedBatches {
+  int32_t* last = nullptr;  // [rows of the type], on the device, updated; nullptr: no reuse
+  int slot = 0;             // this batch's slot (its own entry below is empty)
+  const int64_t* ids[kMaxReusedBatches] = {};  // each slot's batch's ids, nullptr: empty
+  const void* rows[kMaxReusedBatches] = {};    // its gathered rows [n, row_bytes]
+  int64_t n[kMaxReusedBatches] = {};
+  unsigned long long* reused = nullptr;  // on the device: host rows so copied are added to it
+  // [n] on the device, or nullptr: remote rows are looked up too; a remote row found is copied
+  // and its byte set to 1 (the caller fetches the others and must fill them in before the
+  // next gather on the stream, or take this batch out of the ring).
+  uint8_t* found = nullptr;
+};
+
 struct TieredGatherArgs {
   const int64_t* ids = nullptr;  // [n], on the device
   int64_t n = 0;
@@ -24,6 +43,7 @@ struct TieredGatherArgs {
   const void* host_rows = nullptr;    // the host tier as the device addresses it
   void* out = nullptr;                // [n, row_bytes], on the device
   int64_t row_bytes = 0;              // even
+  ReusedBatches reuse;
 };
 
 // Queues the gather on CUDA stream `stream` (a cudaStream_t). False, with the reason, when this

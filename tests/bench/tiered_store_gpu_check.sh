@@ -2,14 +2,16 @@
 # The tiered feature store on a GPU, bit for bit (run on the GPU machine; CI has no GPU): Cora
 # and IMDB, 2 servers + 1 GPU trainer (--deterministic: bitwise-reproducible CUDA kernels),
 # trained with rows in every batch, then with a 1 MiB device tier and the host tier (read by
-# the GPU in place, through the gather kernel), then with --host-tier none (the remote tier).
-# Prints one JSON line per graph: the three weights fingerprints, whether they are equal, and
-# the tiered runs' feature_tiers. Where the machine has 2 GPUs, also 2 trainers (one per GPU)
+# the GPU in place, through the gather kernel), then with --host-tier none (the remote tier,
+# rows of the batches before copied on the GPU: --reuse-rows, the default), and the same with
+# --no-reuse-rows (every remote row fetched). Prints one JSON line per graph: the four weights
+# fingerprints, whether they are equal (and the remote run copied some rows), and the tiered
+# runs' feature_tiers. Where the machine has 2 GPUs, also 2 trainers (one per GPU)
 # with rows in every batch against 2 trainers with --device-tier shared (the table split over
 # the two GPUs, each reading the other's half over peer access), with the shares made by CUDA's
 # VMM API (the default) and through CUDA IPC (GRAPHSHARD_SHARED_TIER_EXPORT=ipc): a second line
 # per graph.
-# Exit 1 when a fingerprint differs. SHARED_ONLY=1: only the 2-GPU pair.
+# Exit 1 when a fingerprint differs or the remote run copied no row. SHARED_ONLY=1: only the 2-GPU pair.
 #
 #   source .devdeps/use-deps.sh .devdeps && BIN=build-gpu/bin bash tests/bench/tiered_store_gpu_check.sh
 set -uo pipefail
@@ -28,21 +30,25 @@ run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary); 
   tail -n 1 "$WORK/$name.out"
 }
 check() {  # check GRAPH PARTITION ARGS...
-  local graph=$1 part=$2 a b c
+  local graph=$1 part=$2 a b c d
   shift 2
   if [[ ${SHARED_ONLY:-0} != 1 ]]; then
   a=$(run "$graph-server" "$part" "$@" --feature-store server)
   b=$(run "$graph-host" "$part" "$@" --feature-store device --device-cache-mib 1)
   c=$(run "$graph-remote" "$part" "$@" --feature-store device --device-cache-mib 1 --host-tier none)
-  python3 - "$graph" "$a" "$b" "$c" <<'PY' || status=1
+  d=$(run "$graph-remote-fetched" "$part" "$@" --feature-store device --device-cache-mib 1 \
+    --host-tier none --no-reuse-rows)
+  python3 - "$graph" "$a" "$b" "$c" "$d" <<'PY' || status=1
 import json, sys
 graph, *runs = sys.argv[1:]
-a, b, c = (json.loads(r) for r in runs)
-fps = [r.get("weights_fingerprint") for r in (a, b, c)]
-same = fps[0] is not None and len(set(fps)) == 1
+a, b, c, d = (json.loads(r) for r in runs)
+fps = [r.get("weights_fingerprint") for r in (a, b, c, d)]
+copied = (c.get("feature_tiers") or {}).get("reused_rate", 0)
+same = fps[0] is not None and len(set(fps)) == 1 and copied > 0
 print(json.dumps({"name": f"tiered_store_gpu_bitwise_{graph}", "value": same,
                   "fingerprints": fps, "host_tiers": b.get("feature_tiers"),
-                  "remote_tiers": c.get("feature_tiers")}))
+                  "remote_tiers": c.get("feature_tiers"),
+                  "remote_fetched_tiers": d.get("feature_tiers")}))
 sys.exit(0 if same else 1)
 PY
   fi

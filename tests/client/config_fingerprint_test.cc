@@ -78,6 +78,7 @@ std::vector<FieldCase> Fields() {
       {"normalize_features", true, None, [](TrainerOptions& o) { o.normalize_features = true; }},
       {"threads", false, None, [](TrainerOptions& o) { o.threads = 8; }},
       {"prefetch", false, None, [](TrainerOptions& o) { o.prefetch = 1; }},
+      {"reuse_rows", false, None, [](TrainerOptions& o) { o.reuse_rows = false; }},
       // With an explicit precision: --precision auto resolves by device
       // (PrecisionAutoIsWhatItResolvesTo).
       {"device", false, [](TrainerOptions& o) { o.precision = Precision::kFp32; },

@@ -220,6 +220,21 @@ TEST(PeakGpuMemory, IsReportedOnlyWhenMeasured) {
   EXPECT_EQ(SummaryJson(s, 1)["peak_gpu_memory_mib"], 5.0);
 }
 
+// Rows copied from batches on the GPU (--reuse-rows) are a share of the host and remote rows,
+// in the tiers' JSON and the rank's line, and absent where none were copied.
+TEST(FeatureTiers, CopiedRowsAreAShareOfTheHostAndRemoteRows) {
+  EpochReport r = Report();
+  EpochMeasurements m;
+  m.tiers = {.device_rows = 40, .host_rows = 20, .remote_rows = 40};
+  EXPECT_FALSE(FeatureTiersJson(m.tiers).contains("reused_rate"));
+  EXPECT_FALSE(absl::StrContains(RankEpochLine(0, r, m), "copied")) << RankEpochLine(0, r, m);
+  m.tiers.reused_rows = 15;
+  EXPECT_DOUBLE_EQ(FeatureTiersJson(m.tiers)["reused_rate"].get<double>(), 0.25);
+  EXPECT_TRUE(absl::StrContains(RankEpochLine(0, r, m),
+                                ", of the host and remote rows 25.0% copied from batches on the GPU"))
+      << RankEpochLine(0, r, m);
+}
+
 // The largest of the ranks' peaks (a maximum, not a sum) reaches the epoch and the summary.
 TEST(PeakGpuMemory, IsTheMaximumOverRanksAndEpochs) {
   std::ostringstream out, log;

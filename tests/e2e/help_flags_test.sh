@@ -68,7 +68,7 @@ if [[ ${GRAPHSHARD_NO_TRAINER:-0} != 1 ]]; then  # set by CMake without GRAPHSHA
   need_bin graphshard-trainer
   check_help graphshard-trainer --registry --servers --task --model --layers --epochs --hidden \
     --fanouts --batch-size --lr --weight-decay --seed --dropout --replace --eval-every \
-    --normalize-features --threads --prefetch --device --h2d --backend --feature-dtype \
+    --normalize-features --threads --prefetch --reuse-rows --device --h2d --backend --feature-dtype \
     --checkpoint-dir --checkpoint-every --resume --metrics-file --tensorboard --progress-every-s \
     --stop-after-steps --rpc-timeout-s --server-wait-s --collective-timeout-s --stall-timeout-s \
     --deterministic --profile-dir --static-shapes --aggregation --sampler
