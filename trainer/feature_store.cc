@@ -49,7 +49,8 @@ struct FeatureStore::Type {
   torch::Tensor shares;
   SharedTierProbe probe;  // its diagnostic, when probe.dir is set (shared_tier_probe.h)
   mutable std::atomic<int64_t> gathers{0};
-  // Host rows copied from the batches gathered before (FeatureStoreOptions::reuse_batches).
+  // Remote and host rows copied from the batches gathered before, where the type has remote
+  // rows (FeatureStoreOptions::reuse_batches).
   struct Reuse {
     int slots = 0;  // reuse_batches + 1: the batch being gathered takes a slot of its own
     std::mutex mu;

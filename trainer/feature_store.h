@@ -17,7 +17,8 @@
 //     none), fetched by id per batch (client::GatherRowsById), only the rows that missed the
 //     other tiers: asked of the trainer's own host's servers, which read them or fetch them from
 //     their owners over the servers' data plane (through their hot-row caches); without a
-//     server on the trainer's host, of the owners.
+//     server on the trainer's host, of the owners. On a GPU, a row one of the last batches
+//     gathered is copied from that batch instead of fetched again (reuse_batches).
 // Or, with --device-tier shared, one tier for the host's GPUs together: the table split by id
 // over them (DeviceTierGroup), each reading the others' shares in place over peer access
 // (NVLink), through CUDA IPC; for tables over one GPU that fit the host's GPUs.
