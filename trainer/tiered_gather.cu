@@ -41,7 +41,7 @@ __global__ void TieredGatherKernel(const int64_t* ids, int64_t n, const int32_t*
     int64_t seen_id[kRowsInFlight];
 #pragma unroll
     for (int r = 0; r < kRowsInFlight; ++r) {
-      src[r] = nullptr;  // past the end, or remote: the caller fills it
+      src[r] = nullptr;  // past the end, or remote and not found: the caller fills it
       seen_id[r] = -1;
       if (first + r >= n) continue;
       const int64_t id = ids[first + r];

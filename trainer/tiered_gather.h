@@ -17,9 +17,10 @@ namespace graphshard::trainer {
 
 // Batches gathered before on the same stream whose rows are still on the device (the input
 // pipeline holds them until their steps are done; feature_store.cc keeps a ring of them): a
-// host row one of them holds is copied from there instead of over PCIe. Where each host row was
-// last gathered is kept in `last` (slot << 24 | position; -1: never), checked against the slot's
-// ids before it is used, so a stale entry only costs the PCIe read.
+// host row (and, with `found`, a remote row) one of them holds is copied from there instead of
+// read over PCIe or fetched. Where each such row was last gathered is kept in `last`
+// (slot << 24 | position; -1: never), checked against the slot's ids before it is used, so a
+// stale entry only costs the read or the fetch.
 constexpr int kMaxReusedBatches = 8;
 struct ReusedBatches {
   int32_t* last = nullptr;  // [rows of the type], on the device, updated; nullptr: no reuse
