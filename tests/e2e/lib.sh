@@ -149,3 +149,22 @@ launch_named() {
 rank_fingerprint() {
   sed -n "s/^\[trainer [0-9]*\] rank $2 weights_fingerprint \([0-9a-f]*\)$/\1/p" "$WORK/$1.stderr"
 }
+
+# expect_kills_survived PID NAME REFERENCE: waits (240 s at most) for the launcher PID, which
+# wrote WORK/NAME.err, after servers 0.1 and 1.0 were killed (kill -9) while trainers ran: it
+# exits 0, reports both losses, and ranks 0 and 1 end with the weights fingerprint REFERENCE.
+expect_kills_survived() {
+  local pid=$1 name=$2 reference=$3 s fp0 fp1
+  wait_pid "$pid" 240
+  show "$WORK/$name.err"
+  [[ $WAIT_STATUS == 0 ]] || fail "$name: the launcher exited with $WAIT_STATUS"
+  for s in "server 0.1" "server 1.0"; do
+    grep -q "\[launch\] $s exited with status 137 while trainers ran" "$WORK/$name.err" ||
+      fail "$name: the launcher did not report the loss of $s"
+  done
+  fp0=$(sed -n 's/^\[trainer [0-9]*\] rank 0 weights_fingerprint \([0-9a-f]*\)$/\1/p' "$WORK/$name.err")
+  fp1=$(sed -n 's/^\[trainer [0-9]*\] rank 1 weights_fingerprint \([0-9a-f]*\)$/\1/p' "$WORK/$name.err")
+  [[ -n $fp0 && $fp0 == "$fp1" ]] || fail "$name: the ranks' weights differ ('$fp0', '$fp1')"
+  [[ $fp0 == "$reference" ]] ||
+    fail "$name: weights after the losses $fp0 differ from the uninterrupted run's $reference"
+}
