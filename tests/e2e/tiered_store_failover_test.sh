@@ -68,7 +68,9 @@ note "fingerprint $full after losing a replica of each part mid-fetch"
 
 note "no replica left for part 1"
 start_replicas lost 0
-kill -KILL "$(server_pid 1 0)" "$(server_pid 1 1)"
+victims=("$(server_pid 1 0)" "$(server_pid 1 1)")
+[[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 1.0 or 1.1"
+kill -KILL "${victims[@]}"
 wait_pid "$LAUNCHER" 200
 show "$WORK/lost.err"
 [[ $WAIT_STATUS != timeout && $WAIT_STATUS != 124 ]] || fail "the run hung after part 1 was lost"
