@@ -69,9 +69,10 @@ struct FeatureStoreOptions {
   // budget. `comm` exchanges the shares' handles (one collective per node type with features).
   const DeviceTierGroup* shared = nullptr;
   client::Communicator* comm = nullptr;
-  // On a GPU with a host tier: a host row that one of the last `reuse_batches` batches
-  // gathered (still on the device: the input pipeline holds that many, --prefetch) is copied
-  // from that batch's rows instead of read over PCIe (tiered_gather.h, ReusedBatches). 0: off;
+  // On a GPU, for a node type with remote rows: a remote row (and a host row) that one of the
+  // last `reuse_batches` batches gathered (still on the device: the input pipeline holds that
+  // many, --prefetch) is copied from that batch's rows instead of fetched again (or read over
+  // PCIe) (tiered_gather.h, ReusedBatches). Types without remote rows keep no ring. 0: off;
   // at most kMaxReusedBatches - 1.
   int reuse_batches = 0;
 };
