@@ -7,7 +7,9 @@
 # servers, and the run ends with the weights of an uninterrupted run, bit for bit, having
 # fetched rows over the network. Then both replicas of part 1 killed, no restart: the run
 # stops with an error that names the part (a trainer's failed fetch or the launcher, whichever
-# sees it first), not a hang and not a crash.
+# sees it first), not a hang and not a crash. Before that, one replica of each part stopped
+# (SIGSTOP, never continued: a hung host whose sockets stay open): calls to them run into their
+# deadlines and go to the live replicas, and the run ends with the same weights.
 # On the GPU machine (GRAPHSHARD_E2E_TRAINER_ARGS="--device cuda --backend gloo --deterministic",
 # both trainers on one GPU) the fetches also pass through the GPU's copies of rows the batches
 # before hold (--reuse-rows).
@@ -65,6 +67,23 @@ print(f"tiers {tiers}", file=sys.stderr)
 PY
 [[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher"
 note "fingerprint $full after losing a replica of each part mid-fetch"
+
+note "replicas, one of each part stopped (SIGSTOP: a hung host, its connections still open)"
+start_replicas hung 1
+victims=("$(server_pid 0 1)" "$(server_pid 1 0)")
+[[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 0.1 or 1.0"
+kill -STOP "${victims[@]}"
+wait_pid "$LAUNCHER" 240
+show "$WORK/hung.err"
+[[ $WAIT_STATUS == 0 ]] || fail "hung: the launcher exited with $WAIT_STATUS"
+for rank in 0 1; do
+  got=$(fingerprint hung "$rank")
+  [[ $got == "$full" ]] ||
+    fail "hung: rank $rank's weights '$got' differ from the uninterrupted run's $full"
+done
+# The launcher stops its servers at the end, the stopped ones too (kill -9 reaches them).
+[[ -z $(procs_in_work) ]] || fail "processes left behind by the launcher (stopped servers?)"
+note "fingerprint $full with a replica of each part hung"
 
 note "no replica left for part 1"
 start_replicas lost 0
