@@ -58,6 +58,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -904,6 +905,87 @@ __global__ void GatherIlp(const int64_t* ids, int64_t n, const uint4* table, uin
   }
 }
 
+// The same gather through the Tensor Memory Accelerator (sm_90's bulk copies): each lane of a
+// warp copies one row at a time, host memory -> shared memory (cp.async.bulk, completion on
+// the stage's mbarrier), then shared -> the output (a bulk store), D stages of 32 rows a warp
+// in flight. No registers hold the rows and few threads issue them: what the SM gives up to
+// the gather is its shared memory (D * 32 rows a warp) rather than its registers.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ inline uint32_t SmemAddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+#endif
+template <int D>
+__global__ void GatherTma(const int64_t* ids, int64_t n, const uint4* table, uint4* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lane = threadIdx.x % 32;
+  const int wib = threadIdx.x / 32;
+  const int wpb = blockDim.x / 32;
+  unsigned char* rows = smem + static_cast<size_t>(wib) * D * 32 * kRowBytes;
+  uint64_t* bars =
+      reinterpret_cast<uint64_t*>(smem + static_cast<size_t>(wpb) * D * 32 * kRowBytes) + wib * D;
+  if (lane == 0) {
+    for (int d = 0; d < D; ++d) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(SmemAddr(&bars[d])), "r"(32)
+                   : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * wpb;
+  const int64_t warp = static_cast<int64_t>(blockIdx.x) * wpb + wib;
+  const int64_t chunks = (n + 31) / 32;
+  const int64_t mine = warp < chunks ? (chunks - warp + warps - 1) / warps : 0;
+  for (int64_t it = 0; it < mine + D - 1; ++it) {
+    if (it < mine) {
+      const int s = static_cast<int>(it % D);
+      // The stage's last store (this lane's latest bulk group) has read its shared memory.
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      const int64_t row = (warp + it * warps) * 32 + lane;
+      const uint32_t bar = SmemAddr(&bars[s]);
+      if (row < n) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                     "r"(static_cast<uint32_t>(kRowBytes))
+                     : "memory");
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+            "[%3];" ::"r"(SmemAddr(rows + (s * 32 + lane) * kRowBytes)),
+            "l"(table + ids[row] * kWords), "r"(static_cast<uint32_t>(kRowBytes)), "r"(bar)
+            : "memory");
+      } else {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+      }
+    }
+    const int64_t done = it - (D - 1);
+    if (done >= 0) {
+      const int s = static_cast<int>(done % D);
+      const uint32_t bar = SmemAddr(&bars[s]);
+      const uint32_t parity = static_cast<uint32_t>((done / D) & 1);
+      asm volatile(
+          "{\n .reg .pred p;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+          " @!p bra WAIT_%=;\n}" ::"r"(bar),
+          "r"(parity)
+          : "memory");
+      const int64_t row = (warp + done * warps) * 32 + lane;
+      if (row < n) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
+                         out + row * kWords),
+                     "r"(SmemAddr(rows + (s * 32 + lane) * kRowBytes)),
+                     "r"(static_cast<uint32_t>(kRowBytes))
+                     : "memory");
+      }
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+template <int D>
+size_t TmaSmem(int warps_per_block) {
+  return static_cast<size_t>(warps_per_block) * D * (32 * kRowBytes + 8);
+}
+
 __global__ void BusyFma(float* sink, int iters) {
   float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f, d = blockIdx.x * 1e-3f;
   for (int i = 0; i < iters; ++i) {
@@ -979,6 +1061,47 @@ void HostBusy(const Options& o, const std::vector<int64_t>& ids, const int64_t* 
   ways.push_back({"ilp16_g" + std::to_string(sms / 2), [&](cudaStream_t st) {
                     GatherIlp<16><<<sms / 2, 256, 0, st>>>(d_ids, rows, table, d_out);
                   }});
+  ways.push_back({"ilp8_g16x16", [&](cudaStream_t st) {
+                    GatherIlp<8><<<16, 512, 0, st>>>(d_ids, rows, table, d_out);
+                  }});
+  const auto add_tma = [&](auto d_tag, int blocks, int wpb) {
+    constexpr int D = decltype(d_tag)::value;
+    const size_t smem = TmaSmem<D>(wpb);
+    CHECK_CUDA(cudaFuncSetAttribute(GatherTma<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)));
+    ways.push_back({"tma" + std::to_string(D) + "_g" + std::to_string(blocks) + "x" +
+                        std::to_string(wpb),
+                    [=](cudaStream_t st) {
+                      GatherTma<D><<<blocks, 32 * wpb, smem, st>>>(d_ids, rows, table, d_out);
+                    }});
+  };
+  using D2 = std::integral_constant<int, 2>;
+  using D3 = std::integral_constant<int, 3>;
+  using D4 = std::integral_constant<int, 4>;
+  for (const int g : {8, 16, 33, 66, sms}) {
+    add_tma(D2{}, g, 1);
+    add_tma(D4{}, g, 1);
+  }
+  add_tma(D3{}, 16, 2);
+  add_tma(D2{}, sms, 2);
+  // The bulk copies' rows must equal the plain gather's.
+  {
+    const size_t out_bytes = n * kRowBytes;
+    std::vector<char> want(out_bytes), got(out_bytes);
+    Gather<<<full, 256>>>(d_ids, rows, table, d_out);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(want.data(), d_out, out_bytes, cudaMemcpyDeviceToHost));
+    for (const Way& w : ways) {
+      if (w.name.rfind("tma", 0) != 0) continue;
+      CHECK_CUDA(cudaMemset(d_out, 0, out_bytes));
+      w.launch(nullptr);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaMemcpy(got.data(), d_out, out_bytes, cudaMemcpyDeviceToHost));
+      std::printf("{\"name\": \"host_gather_tma_check\", \"way\": \"%s\", \"equal\": %s}\n",
+                  w.name.c_str(), got == want ? "true" : "false");
+    }
+    std::fflush(stdout);
+  }
   ways.push_back({"dma_batch", [&](cudaStream_t st) { batch_dma(st, false); }});
   ways.push_back({"dma_batch_overlap", [&](cudaStream_t st) { batch_dma(st, true); }});
   const int fma_iters = 4000;
