@@ -40,7 +40,7 @@ absl::StatusOr<const NodeTypeInfo*> TypeWithOffsets(const ServerMetadata& metada
   return &t;
 }
 
-// GatherRows of `ids` (all owned by `part`), asked once more of a fresh client when the server
+// GatherRows of `ids` (all owned by `part`), asked again of a fresh client when the server
 // is gone.
 absl::StatusOr<std::string> GatherFromPart(const NodeTypeInfo& t, int part, FeatureDtype dtype,
                                            const ClientOf& client_of,

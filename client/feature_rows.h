@@ -13,6 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/batch_client.h"
 #include "client/data_types.h"
@@ -22,21 +24,29 @@ namespace graphshard::client {
 // A client of a live server of `part` (e.g. PartDirectory::Live's, or a fixed one).
 using ClientOf = std::function<absl::StatusOr<PartitionClient*>(int part)>;
 
-// `call(client)` on client_of(part)'s server, asked once more of client_of(part) again (a live
-// replica, looked up anew) when it fails UNAVAILABLE or DEADLINE_EXCEEDED (its server gone).
+// `call(client)` on client_of(part)'s server, asked again of client_of(part) (a live replica,
+// looked up anew) when it fails UNAVAILABLE or DEADLINE_EXCEEDED (its server gone or hung, or a
+// server it asks on our behalf). UNAVAILABLE comes fast: up to kLivePartRetries more times,
+// after pauses of 50, 100 and 200 ms, so that servers that lost a peer at the same moment have
+// found its other replica. DEADLINE_EXCEEDED has already cost a deadline: once more only.
 // `call` returns an absl::StatusOr.
+inline constexpr int kLivePartRetries = 3;
 template <typename Call>
 auto AskLivePart(const ClientOf& client_of, int part, const Call& call)
     -> decltype(call(std::declval<PartitionClient&>())) {
-  absl::StatusOr<PartitionClient*> client = client_of(part);
-  if (!client.ok()) return client.status();
-  auto result = call(**client);
-  if (absl::IsUnavailable(result.status()) || absl::IsDeadlineExceeded(result.status())) {
-    client = client_of(part);  // another replica, or the error again
+  bool timed_out = false;
+  for (int retry = 0;; ++retry) {
+    absl::StatusOr<PartitionClient*> client = client_of(part);
     if (!client.ok()) return client.status();
-    result = call(**client);
+    auto result = call(**client);
+    const bool unavailable = absl::IsUnavailable(result.status());
+    const bool deadline = absl::IsDeadlineExceeded(result.status());
+    if ((!unavailable && !deadline) || retry == kLivePartRetries || (deadline && timed_out)) {
+      return result;
+    }
+    timed_out = timed_out || deadline;
+    if (unavailable) absl::SleepFor(absl::Milliseconds(50 << retry));
   }
-  return result;
 }
 
 // Node type `type`'s rows (metadata.node_types[type]) in `dtype`, part by part (the type's
@@ -44,8 +54,8 @@ auto AskLivePart(const ClientOf& client_of, int part, const Call& call)
 // sink(first_row, n, rows) gets rows [first_row, first_row + n) as n x feat_dim x dtype bytes,
 // every row once, in order, one call at a time. Up to 8 GatherFeatures calls are in flight on
 // their own threads (`client_of` must be thread-safe), each holding one chunk until its turn.
-// A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a server gone)
-// is asked once more of `client_of(part)` again (a live replica, looked up anew). Nothing for a
+// A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (a server gone) is asked again of
+// `client_of(part)` (a live replica, looked up anew), as AskLivePart says. Nothing for a
 // type without features. The servers' errors naming them; FailedPrecondition when the servers
 // do not report part offsets; the sink's errors.
 // `parts`, when not empty ([num_parts]): only the parts p with parts[p] set, and first_row
@@ -76,8 +86,8 @@ struct RowRoute {
 // the route's gateways, else to each part that owns some of them (at most `rows_per_call` ids
 // each, up to route.parallel_calls in flight on their own threads: `client_of` must be
 // thread-safe), the part's
-// server from `client_of`, asked once more of a fresh one when the call fails UNAVAILABLE or
-// DEADLINE_EXCEEDED (as ReadFeatureRows). The servers' errors naming them; FailedPrecondition
+// server from `client_of`, asked again of a fresh one when the call fails UNAVAILABLE or
+// DEADLINE_EXCEEDED (AskLivePart). The servers' errors naming them; FailedPrecondition
 // without part offsets; InvalidArgument for an id outside the type's range.
 absl::StatusOr<std::string> GatherRowsById(const ServerMetadata& metadata, int type,
                                            FeatureDtype dtype, const ClientOf& client_of,

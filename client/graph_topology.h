@@ -37,11 +37,11 @@ struct TopologyProgress {
 // calls at once (each part's range cut in pieces, one thread each; at least one per part). A call
 // the server refuses as too costly (ResourceExhausted: a hub's in-edges) is asked again in
 // halves, and the calls after a success double again up to `nodes_per_call`; one that fails
-// UNAVAILABLE or DEADLINE_EXCEEDED once more of client_of(part) (a live replica). Linear in the
-// edges (tests/bench/topology_read_bench.sh). FailedPrecondition for a graph that is not
-// homogeneous (one node type, one edge type) or servers that do not report part offsets, or a
-// graph of 2^31 nodes or more; the servers' errors naming them; DataLoss for a neighbour id
-// outside the graph.
+// UNAVAILABLE or DEADLINE_EXCEEDED again of client_of(part) (a live replica; AskLivePart).
+// Linear in the edges (tests/bench/topology_read_bench.sh). FailedPrecondition for a graph that
+// is not homogeneous (one node type, one edge type) or servers that do not report part
+// offsets, or a graph of 2^31 nodes or more; the servers' errors naming them; DataLoss for a
+// neighbour id outside the graph.
 absl::StatusOr<GraphTopology> ReadTopology(const ServerMetadata& metadata,
                                            const ClientOf& client_of,
                                            int64_t nodes_per_call = 1 << 14,

@@ -156,8 +156,10 @@ void PartitionServer::ChooseEnginePeers(int threads) {
   engine::Peers* network_peers = peers_.get();
   if (options_.peer_transport == PeerTransport::kBulk) {
     bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(options_, threads));
-    bulk_peers_ =
-        std::make_unique<BulkPeers>(*peers_, *bulk_client_, options_.rpc_timeout, &stats_);
+    // The same deadline as the gRPC peer calls' (ConnectPeers): a hung peer is given up on
+    // within the stall timeout, not the longer --rpc-timeout-s.
+    bulk_peers_ = std::make_unique<BulkPeers>(
+        *peers_, *bulk_client_, std::min(options_.rpc_timeout, options_.stall_timeout), &stats_);
     network_peers = bulk_peers_.get();
   }
   engine_peers_ = network_peers;

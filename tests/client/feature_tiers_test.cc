@@ -156,6 +156,65 @@ TEST_F(FeatureTiersTest, AnIdOutsideTheTypeOrAServerErrorIsNamed) {
   EXPECT_EQ(PartOfId(md().node_types[0].part_offsets, n - 1), 1);
 }
 
+// A call whose server is gone (UNAVAILABLE, fast) is asked again of a live replica up to three
+// more times, so that a gateway server that lost a peer at the same moment has found the peer's
+// other replica (e2e.tiered_store_failover met a single retry that came too soon); one that
+// ran into its deadline (a hung server) only once more; other errors never. Each retry looks
+// the part up anew.
+TEST_F(FeatureTiersTest, AGoneServerIsAskedAgainThreeTimesAHungOneOnce) {
+  int lookups = 0;
+  const ClientOf counted = [&](int part) {
+    ++lookups;
+    return client_of_(part);
+  };
+  const auto scripted = [](std::vector<absl::Status> script, int* calls) {
+    return [script = std::move(script), calls](PartitionClient&) -> absl::StatusOr<int> {
+      const size_t i = static_cast<size_t>((*calls)++);
+      if (i < script.size() && !script[i].ok()) return script[i];
+      return 7;
+    };
+  };
+  const absl::Status gone = absl::UnavailableError("peer part 1 gone");
+  const absl::Status hung = absl::DeadlineExceededError("deadline");
+  int calls = 0;
+  absl::StatusOr<int> got = AskLivePart(counted, 0, scripted({gone, gone, gone}, &calls));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, 7);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(lookups, 4);
+
+  calls = 0;
+  got = AskLivePart(counted, 0, scripted({gone, gone, gone, gone, gone}, &calls));
+  EXPECT_TRUE(absl::IsUnavailable(got.status())) << got.status();
+  EXPECT_EQ(calls, 1 + kLivePartRetries);
+
+  calls = 0;
+  got = AskLivePart(counted, 0, scripted({hung, hung, hung}, &calls));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
+  EXPECT_EQ(calls, 2) << "a hung server costs its deadline twice, not four times";
+
+  calls = 0;
+  got = AskLivePart(counted, 0, scripted({hung, gone, gone}, &calls));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(calls, 4);
+
+  calls = 0;
+  got = AskLivePart(counted, 0, scripted({absl::InvalidArgumentError("bad id")}, &calls));
+  EXPECT_TRUE(absl::IsInvalidArgument(got.status())) << got.status();
+  EXPECT_EQ(calls, 1);
+
+  // No live replica left at a retry: the lookup's error.
+  int asked = 0;
+  const ClientOf dies = [&](int part) -> absl::StatusOr<PartitionClient*> {
+    if (asked++ > 0) return absl::UnavailableError("no live server of part 0");
+    return client_of_(part);
+  };
+  calls = 0;
+  got = AskLivePart(dies, 0, scripted({gone}, &calls));
+  EXPECT_EQ(got.status().message(), "no live server of part 0") << got.status();
+  EXPECT_EQ(calls, 1);
+}
+
 // The remote tier asks its own host's servers for any part's rows (RowRoute::gateway_parts):
 // the server reads what it maps and asks the owners for the rest. Same rows in the same order,
 // inline or in shared memory, through one gateway or several, whatever the chunking.

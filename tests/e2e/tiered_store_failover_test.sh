@@ -73,9 +73,17 @@ start_replicas hung 1
 victims=("$(server_pid 0 1)" "$(server_pid 1 0)")
 [[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 0.1 or 1.0"
 kill -STOP "${victims[@]}"
+stopped_at=$SECONDS
 wait_pid "$LAUNCHER" 240
 show "$WORK/hung.err"
 [[ $WAIT_STATUS == 0 ]] || fail "hung: the launcher exited with $WAIT_STATUS"
+# Every call to a hung server gives up within the 2 s timeouts (servers' peer calls within
+# --stall-timeout-s, over either transport; trainers' calls by keepalive), so the rest of the
+# run (~4 s uninterrupted) ends well within 25 s. A peer call left on the servers' 30 s
+# --rpc-timeout-s takes longer than that.
+took=$((SECONDS - stopped_at))
+((took < 25)) || fail "hung: the run took ${took}s after the stop (a call waited past the 2 s timeouts)"
+note "ended ${took}s after the stop"
 for rank in 0 1; do
   got=$(fingerprint hung "$rank")
   [[ $got == "$full" ]] ||
