@@ -873,8 +873,11 @@ void ShardedIpc(const Options& o, int nccl_mode, bool fill_h2d, bool vmm) {
 // alone, the stand-in alone and both at once; "extra_ms" = both - stand-in alone, what the
 // gather adds to a step that keeps the GPU busy. Gather ways: the trainer's kernel (one warp a
 // row, n/8 blocks), the same on a 264-block grid, R rows a warp loaded before any is stored on
-// a G-block grid (ilpR_gG), and a DMA of every row (cudaMemcpyBatchAsync: the copy engines, no
-// SM), with and without its overlap-with-compute hint.
+// a G-block grid (ilpR_gG; ilp8_g16x16 the trainer's shape, trainer/tiered_gather.cu), the
+// Tensor Memory Accelerator's bulk copies through shared memory (tmaD_gGxW: GatherTma, D stages
+// of 32 rows a warp, G blocks of W warps; checked equal to the plain gather's rows first), and a
+// DMA of every row (cudaMemcpyBatchAsync: the copy engines, no SM), with and without its
+// overlap-with-compute hint.
 template <int R>
 __global__ void GatherIlp(const int64_t* ids, int64_t n, const uint4* table, uint4* out) {
   const int lane = threadIdx.x % 32;
