@@ -31,6 +31,7 @@
 // "sharded_pages": the same over shares of 2 MiB pages, of one allocation, and cudaMalloc'd into
 // a fragmented GPU (ShardedPages);
 // --ids-files A,B --share-rows R: only "sharded_replay", a trainer's own ids (ShardedReplay).
+// "band": a share of the reads in the table's first 0.5-2 GiB (Main says how).
 // "host_busy": the host gather beside stand-ins for the step's kernels on another stream, per
 // way of gathering (HostBusy says which).
 // Rows are 512 bytes (128 float32, as the papers-shaped graph's; -DHGB_ROW_BYTES=400 for the
@@ -1237,6 +1238,38 @@ int main(int argc, char** argv) {
       Emit("device", o, TimeGather(static_cast<uint4*>(table), d_ids, d_out, o, s), dma, 0);
       CHECK_CUDA(cudaFree(table));
     }
+  }
+
+  // band: a cudaHostAlloc'd table of --table-gib where a share f of the reads falls in its first
+  // B GiB (uniform there; the rest uniform over the whole table): whether rows packed in
+  // hotness order (a host tier's hot band) read at a small table's rate beside the cold reads.
+  if (Want(o, "band")) {
+    void* host;
+    CHECK_CUDA(cudaHostAlloc(&host, bytes, cudaHostAllocMapped));
+    FillPages(static_cast<char*>(host), bytes, o.threads);
+    void* dev;
+    CHECK_CUDA(cudaHostGetDevicePointer(&dev, host, 0));
+    std::vector<int64_t> band_ids(ids.size());
+    for (const double band_gib : {0.5, 1.0, 2.0}) {
+      const int64_t band_rows =
+          std::min<int64_t>(rows, static_cast<int64_t>(band_gib * (1ull << 30)) / kRowBytes);
+      std::uniform_int_distribution<int64_t> in_band(0, band_rows - 1);
+      std::uniform_real_distribution<double> coin(0, 1);
+      for (const double f : {0.0, 0.33, 0.5, 0.67, 0.9, 1.0}) {
+        for (auto& id : band_ids) id = coin(rng) < f ? in_band(rng) : pick(rng);
+        CHECK_CUDA(cudaMemcpy(d_ids, band_ids.data(), band_ids.size() * sizeof(int64_t),
+                              cudaMemcpyHostToDevice));
+        const double gbps = TimeGather(static_cast<uint4*>(dev), d_ids, d_out, o, s);
+        std::printf("{\"name\": \"host_gather_band\", \"band_gib\": %.1f, \"band_share\": %.2f, "
+                    "\"value\": %.2f, \"unit\": \"GB/s\", \"vs_dma\": %.3f, \"table_gib\": %.1f, "
+                    "\"rows_per_batch\": %lld, \"row_bytes\": %lld}\n",
+                    band_gib, f, gbps, gbps / dma, o.table_gib,
+                    static_cast<long long>(o.rows_per_batch), static_cast<long long>(kRowBytes));
+        std::fflush(stdout);
+      }
+    }
+    CHECK_CUDA(cudaMemcpy(d_ids, ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaFreeHost(host));
   }
 
   // Another GPU's memory over NVLink / PCIe peer access: a table sharded across the host's GPUs.
