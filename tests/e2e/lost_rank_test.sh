@@ -6,7 +6,8 @@
 # 1. kill -9 of rank 1 mid-run: rank 0 fails within 30 s, non-zero, naming "lost rank(s): 1";
 # 2. kill -9 of rank 0 (the host of the rendezvous store): rank 1 fails naming rank 0 as lost;
 # 3. SIGSTOP of rank 1 (a hung trainer, its connections open): rank 0's collective runs into
-#    --collective-timeout-s (5 s) and it fails naming "lost rank(s): 1".
+#    --collective-timeout-s (5 s) and it fails naming "lost rank(s): 1";
+# 4. SIGSTOP of rank 0: rank 1 fails the same way, naming rank 0 (its store does not answer).
 # Meanwhile rank 0's rendezvous store listens on MASTER_ADDR (127.0.0.1) only.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/lib.sh" "$@"
@@ -72,6 +73,8 @@ run_pair zero 0
 grep -q "rank 0 is lost" "$WORK/zero.1.err" || fail "rank 1 did not name the lost rank 0"
 run_pair hung 1 STOP
 grep -q "lost rank(s): 1 of 2" "$WORK/hung.0.err" || fail "rank 0 did not name the hung rank 1"
+run_pair hungzero 0 STOP
+grep -q "rank 0 is lost" "$WORK/hungzero.1.err" || fail "rank 1 did not name the hung rank 0"
 kill -TERM "${SERVERS[@]}"
 for pid in "${SERVERS[@]}"; do wait_pid "$pid" 30; done
 note "ok: the survivors named the lost rank"
