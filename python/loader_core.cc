@@ -45,8 +45,10 @@ absl::Status CheckOptions(const LoaderOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_held_batches=", o.max_held_batches, ": must be >= 1"));
   }
-  if (!(o.server_wait_s > 0) || !(o.rpc_timeout_s > 0)) {
-    return absl::InvalidArgumentError("server_wait_s and rpc_timeout_s must be > 0");
+  if (!(o.server_wait_s > 0) || !(o.rpc_timeout_s > 0) || !(o.stall_timeout_s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "server_wait_s=", o.server_wait_s, ", rpc_timeout_s=", o.rpc_timeout_s,
+        ", stall_timeout_s=", o.stall_timeout_s, ": each must be > 0"));
   }
   return absl::OkStatus();
 }
@@ -60,6 +62,7 @@ absl::StatusOr<std::unique_ptr<LoaderCore>> LoaderCore::Connect(const LoaderOpti
   d.servers = options.servers;
   d.server_wait_s = options.server_wait_s;
   d.client.rpc_timeout_s = options.rpc_timeout_s;
+  d.client.stall_timeout_s = options.stall_timeout_s;
   ASSIGN_OR_RETURN(d.client.rpc.token, common::LoadJobToken(options.token_file));
   ASSIGN_OR_RETURN(client::ServerSet servers, client::ConnectServers(d));
   auto core = std::unique_ptr<LoaderCore>(new LoaderCore(options, std::move(servers)));

@@ -43,6 +43,9 @@ struct LoaderOptions {
   int world_size = 1;
   double server_wait_s = 60;
   double rpc_timeout_s = 60;
+  // A stream waiting longer than this for its next batch is stalled (a hung server), and every
+  // connection's keepalive pings notice a stopped server within it (client/batch_client.h).
+  double stall_timeout_s = 30;
   int max_held_batches = 8;  // ring segments a stream may have alive in this process
   // Which of its host's parts this rank reads (client/assignment.h), as the trainer's
   // --assignment (default part).

@@ -251,7 +251,7 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
                                     const std::string& feature_dtype, int rank, int world_size,
                                     double server_wait_s, double rpc_timeout_s,
                                     int max_held_batches, const std::string& assignment,
-                                    const std::string& feature_store) {
+                                    const std::string& feature_store, double stall_timeout_s) {
   LoaderOptions o;
   o.registry_dir = std::move(registry);
   o.servers = std::move(servers);
@@ -266,6 +266,7 @@ std::unique_ptr<LoaderCore> Connect(std::string registry, std::vector<std::strin
   o.world_size = world_size;
   o.server_wait_s = server_wait_s;
   o.rpc_timeout_s = rpc_timeout_s;
+  o.stall_timeout_s = stall_timeout_s;
   o.max_held_batches = max_held_batches;
   const absl::optional<client::Assignment> a = client::FromName<client::Assignment>(assignment);
   if (!a) {
@@ -368,7 +369,7 @@ PYBIND11_MODULE(_graphshard, m) {
            py::arg("replace"), py::arg("seed"), py::arg("feature_dtype"), py::arg("rank"),
            py::arg("world_size"), py::arg("server_wait_s"), py::arg("rpc_timeout_s"),
            py::arg("max_held_batches"), py::arg("assignment") = "part",
-           py::arg("feature_store") = "server")
+           py::arg("feature_store") = "server", py::arg("stall_timeout_s") = 30.0)
       .def("metadata",
            [](const LoaderCore& c) { return graphshard::python::MetadataToPython(c.metadata()); })
       .def("assign",

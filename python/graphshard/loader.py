@@ -48,6 +48,11 @@ class Loader:
         WORLD_SIZE, where set, must agree (unless process_group is a subgroup). With world_size > 1, torch.distributed must be
         initialized (the ranks all-gather their host ids and step counts through it, in the
         constructor).
+    server_wait_s, rpc_timeout_s, stall_timeout_s: as graphshard-trainer's --server-wait-s (how
+        long to wait for a live server of a part, at the start and after a failure),
+        --rpc-timeout-s (every call's deadline) and --stall-timeout-s (a stream that waits longer
+        for its next batch is stalled: a hung server raises graphshard.Error naming it after
+        stall_timeout_s, not after rpc_timeout_s).
     feature_dtype: "float32", "float16" or "bfloat16" on the wire (and in the batch's x).
     assignment: which servers of its host this rank reads, as graphshard-trainer's --assignment:
         "part" (rank i of a host reads its part i mod P) or "spread" (every server of the host,
@@ -106,7 +111,7 @@ class Loader:
                  batch_size=256, shuffle=None, replace=False, seed=0, epoch=1,
                  equal_steps=None, rank=None, world_size=None, process_group=None,
                  feature_dtype="float32", max_held_batches=8, server_wait_s=60.0,
-                 rpc_timeout_s=60.0, output="auto", device=None, prefetch=2,
+                 rpc_timeout_s=60.0, stall_timeout_s=30.0, output="auto", device=None, prefetch=2,
                  assignment="part", feature_store="server", input_nodes=None,
                  device_cache_mib=None, transform=None, **pyg_kwargs):
         pyg_args.refuse_unsupported(pyg_kwargs, self._name)
@@ -170,7 +175,7 @@ class Loader:
             feature_dtype=feature_dtype, rank=self.rank, world_size=self.world_size,
             server_wait_s=float(server_wait_s), rpc_timeout_s=float(rpc_timeout_s),
             max_held_batches=int(max_held_batches), assignment=str(assignment),
-            feature_store=str(feature_store))
+            feature_store=str(feature_store), stall_timeout_s=float(stall_timeout_s))
         self.metadata = self._client.metadata()
         self.seed_type = self.metadata["target_type"]
         what = self._choose_seeds()  # bad seeds are refused before any rows are read

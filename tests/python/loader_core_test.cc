@@ -48,6 +48,8 @@ TEST(LoaderCore, BadOptionsAreInvalidArgumentNamingTheOption) {
   expect_invalid([&] { auto x = o; x.rank = 2; x.world_size = 2; return x; }(), "rank");
   expect_invalid([&] { auto x = o; x.servers = {"h:1"}; return x; }(), "registry");
   expect_invalid([&] { auto x = o; x.max_held_batches = 0; return x; }(), "max_held_batches");
+  expect_invalid([&] { auto x = o; x.stall_timeout_s = 0; return x; }(), "stall_timeout_s=0");
+  expect_invalid([&] { auto x = o; x.rpc_timeout_s = -1; return x; }(), "rpc_timeout_s=-1");
 }
 
 TEST(LoaderCore, TwoRanksShareTheSplitInEqualSteps) {
