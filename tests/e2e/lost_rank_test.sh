@@ -6,7 +6,7 @@
 # 1. kill -9 of rank 1 mid-run: rank 0 fails within 30 s, non-zero, naming "lost rank(s): 1";
 # 2. kill -9 of rank 0 (the host of the rendezvous store): rank 1 fails naming rank 0 as lost;
 # 3. SIGSTOP of rank 1 (a hung trainer, its connections open): rank 0's collective runs into
-#    --collective-timeout-s (5 s) and it fails naming "lost rank(s): 1";
+#    --collective-timeout-s (10 s) and it fails naming "lost rank(s): 1";
 # 4. SIGSTOP of rank 0: rank 1 fails the same way, naming rank 0 (its store does not answer).
 # Meanwhile rank 0's rendezvous store listens on MASTER_ADDR (127.0.0.1) only.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
@@ -30,15 +30,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # run_pair NAME VICTIM [SIGNAL]: 2 trainers; kill -SIGNAL (KILL) of rank VICTIM once both
 # finished epoch 2; waits for the survivor (60 s at most) and leaves its stderr in
 # $WORK/NAME.<rank>.err. With STOP the victim hangs (its connections stay open): the survivor's
-# collective runs into --collective-timeout-s (5 s here), then names the rank.
+# collective runs into --collective-timeout-s (10 s in those runs), then names the rank.
 declare -A PID=()
 run_pair() {
-  local name=$1 victim=$2 signal=${3:-KILL} port r
+  local name=$1 victim=$2 signal=${3:-KILL} port r extra=()
+  [[ $signal == STOP ]] && extra=(--collective-timeout-s 10)
   port=$(free_port)
   for r in 0 1; do
     MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r \
       timeout 300 "$BIN/graphshard-trainer" --registry "$REG" --model sage --epochs 1000 \
-      --eval-every 0 --hidden 16 --fanouts 5,5 --batch-size 8 --seed 1 --collective-timeout-s 5 \
+      --eval-every 0 --hidden 16 --fanouts 5,5 --batch-size 8 --seed 1 "${extra[@]}" \
       >"$WORK/$name.$r.out" 2>"$WORK/$name.$r.err" &
     PID[$r]=$!
   done
