@@ -75,6 +75,13 @@ transport::AsioOptions BulkOptions(const ServerOptions& options, int threads) {
   return bulk;
 }
 
+// The deadline of every call to a peer, over gRPC or the bulk transport: a peer call is one hop
+// or one gather, so no answer within the stall timeout means the peer is stalled as surely as a
+// silent stream does (a hung peer is given up on then, not after the longer --rpc-timeout-s).
+absl::Duration PeerCallTimeout(const ServerOptions& options) {
+  return std::min(options.rpc_timeout, options.stall_timeout);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PartitionServer>> PartitionServer::Start(
@@ -131,9 +138,7 @@ void PartitionServer::ConnectPeers(const ServiceOptions& service,
   PeerOptions peers;
   peers.addresses = options_.peer_addresses;
   peers.registry_dir = options_.registry_dir;
-  // A peer call is one hop or one gather: no answer within the stall timeout means the peer is
-  // stalled as surely as a silent stream does.
-  peers.rpc_timeout = std::min(options_.rpc_timeout, options_.stall_timeout);
+  peers.rpc_timeout = PeerCallTimeout(options_);
   peers.rpc = rpc_options;
   peers.self_replica = options_.replica;
   // Isolated: peers are treated as on another host (no answer through shared memory, no part
@@ -156,10 +161,8 @@ void PartitionServer::ChooseEnginePeers(int threads) {
   engine::Peers* network_peers = peers_.get();
   if (options_.peer_transport == PeerTransport::kBulk) {
     bulk_client_ = std::make_unique<transport::AsioClient>(BulkOptions(options_, threads));
-    // The same deadline as the gRPC peer calls' (ConnectPeers): a hung peer is given up on
-    // within the stall timeout, not the longer --rpc-timeout-s.
-    bulk_peers_ = std::make_unique<BulkPeers>(
-        *peers_, *bulk_client_, std::min(options_.rpc_timeout, options_.stall_timeout), &stats_);
+    bulk_peers_ =
+        std::make_unique<BulkPeers>(*peers_, *bulk_client_, PeerCallTimeout(options_), &stats_);
     network_peers = bulk_peers_.get();
   }
   engine_peers_ = network_peers;

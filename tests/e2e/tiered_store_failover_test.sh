@@ -28,6 +28,20 @@ fingerprint() {  # fingerprint NAME RANK
 server_pid() {
   pgrep -f -- "graphshard-server --partition $WORK/cora2 --part $1 --replica $2 " || true
 }
+# signal_servers SIGNAL PART REPLICA [PART REPLICA...]: kill -SIGNAL of those servers of this
+# test (each must be running).
+signal_servers() {
+  local signal=$1 pid pids=()
+  shift
+  while (($# >= 2)); do
+    pid=$(server_pid "$1" "$2")
+    [[ -n $pid ]] || fail "no server process for part $1.$2"
+    pids+=("$pid")
+    shift 2
+  done
+  note "kill -$signal of servers ${pids[*]}"
+  kill "-$signal" "${pids[@]}"
+}
 # start_replicas NAME RESTARTS: the launcher with 2 replicas a part, in the background (sets
 # LAUNCHER); returns once rank 0 has finished epoch 3.
 start_replicas() {
@@ -54,10 +68,7 @@ full=$(fingerprint full 0)
 
 note "replicas, one of each part killed"
 start_replicas replicas 1
-victims=("$(server_pid 0 1)" "$(server_pid 1 0)")
-[[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 0.1 or 1.0"
-note "kill -9 of part 0 replica 1 and part 1 replica 0 (pids ${victims[*]})"
-kill -KILL "${victims[@]}"
+signal_servers KILL 0 1 1 0
 expect_kills_survived "$LAUNCHER" replicas "$full"
 python3 - "$(tail -n 1 "$WORK/replicas.out")" <<'PY' || fail "the run did not fetch rows"
 import json, sys
@@ -70,9 +81,7 @@ note "fingerprint $full after losing a replica of each part mid-fetch"
 
 note "replicas, one of each part stopped (SIGSTOP: a hung host, its connections still open)"
 start_replicas hung 1
-victims=("$(server_pid 0 1)" "$(server_pid 1 0)")
-[[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 0.1 or 1.0"
-kill -STOP "${victims[@]}"
+signal_servers STOP 0 1 1 0
 stopped_at=$SECONDS
 wait_pid "$LAUNCHER" 240
 show "$WORK/hung.err"
@@ -95,9 +104,7 @@ note "fingerprint $full with a replica of each part hung"
 
 note "no replica left for part 1"
 start_replicas lost 0
-victims=("$(server_pid 1 0)" "$(server_pid 1 1)")
-[[ -n ${victims[0]} && -n ${victims[1]} ]] || fail "no server process for part 1.0 or 1.1"
-kill -KILL "${victims[@]}"
+signal_servers KILL 1 0 1 1
 wait_pid "$LAUNCHER" 200
 show "$WORK/lost.err"
 [[ $WAIT_STATUS != timeout && $WAIT_STATUS != 124 ]] || fail "the run hung after part 1 was lost"
