@@ -175,6 +175,11 @@ void PartitionServer::ChooseEnginePeers(int threads) {
     engine_peers_ = cached_peers_.get();
     stats_.SetPeerCache(cached_peers_.get());
   }
+  if (options_.peer_piece_bytes > 0 && local_->num_parts() > 1) {
+    split_gathers_ = std::make_unique<engine::SplitGathers>(
+        *engine_peers_, engine::SplitGathers::FeatDimsOf(*local_), options_.peer_piece_bytes);
+    engine_peers_ = split_gathers_.get();
+  }
 }
 
 absl::Status PartitionServer::StartBulkServer(int threads, ServiceOptions& service) {

@@ -17,6 +17,7 @@
 #include "server/bulk_peers.h"
 #include "server/engine/cached_peers.h"
 #include "server/engine/local_part.h"
+#include "server/engine/split_gathers.h"
 #include "server/grpc_peers.h"
 #include "server/metrics_http.h"
 #include "server/partition_service.h"
@@ -52,6 +53,9 @@ struct ServerOptions {
   // server in (engine::CachedPeers, docs/SERVER.md).
   int64_t peer_cache_bytes = 0;
   engine::FeatureDtype peer_dtype = engine::FeatureDtype::kFloat32;
+  // A GatherFeatures of more bytes than this asks the peer in pieces of at most this many,
+  // all in flight at once (engine::SplitGathers); 0 = every request whole.
+  int64_t peer_piece_bytes = engine::kDefaultGatherPieceBytes;
   // The bulk transport (docs/TRANSPORT.md): this server's listener on the host of `listen`
   // (bulk_port 0 = any free port, -1 = none), published in Metadata.bulk_port; and how this
   // server asks its peers (kBulk: through their bulk ports).
@@ -121,6 +125,8 @@ class PartitionServer {
   // Over the network peers (bulk_peers_ or peers_) when there is a cache or a 16-bit peer dtype
   // (destroyed first: it stops its fill thread, which calls them); what the engine asks.
   std::unique_ptr<engine::CachedPeers> cached_peers_;
+  // Over the above when peer_piece_bytes > 0 (destroyed before them).
+  std::unique_ptr<engine::SplitGathers> split_gathers_;
   engine::Peers* engine_peers_ = nullptr;
   std::unique_ptr<transport::AsioServer> bulk_server_;  // answers from local_, counts in stats_
   std::unique_ptr<shm::HostProof> host_proof_;  // null: no shared memory to clients

@@ -77,6 +77,7 @@ struct Flags {
   std::string peer_sampling = "local";
   bool isolated_peers = false;
   int peer_cache_mib = 256;
+  int peer_piece_mib = 4;
   std::string peer_dtype = "float32";
   int bulk_port = 0;
   std::string peer_transport = "bulk";
@@ -148,6 +149,10 @@ void RegisterFlags(graphshard::common::FlagSet& flags, Flags& f) {
   flags.AddInt("peer-cache-mib", &f.peer_cache_mib, "N",
                "cache of hot remote feature rows (most in-edges from this part), MiB;\n"
                "filled in the background at start; 0 = none");
+  flags.AddInt("peer-piece-mib", &f.peer_piece_mib, "N",
+               "a peer's feature rows of one request are asked in pieces of at most N MiB,\n"
+               "all in flight at once; 0 = in one piece",
+               {.min = 0, .max = 1024});
   flags.AddString("peer-dtype", &f.peer_dtype, "float32|float16|bfloat16",
                   "dtype float32 feature rows cross from peers in (widened on arrival;\n"
                   "16-bit: half the bytes, values rounded to that format)");
@@ -227,6 +232,7 @@ absl::Status SetPeerOptions(const Flags& f, graphshard::server::ServerOptions& o
   options.isolated_peers = f.isolated_peers;
   if (f.peer_cache_mib < 0) return Fail("--peer-cache-mib must be >= 0");
   options.peer_cache_bytes = int64_t{f.peer_cache_mib} << 20;
+  options.peer_piece_bytes = int64_t{f.peer_piece_mib} << 20;
   absl::StatusOr<graphshard::common::FeatureDtype> peer_dtype =
       graphshard::common::ParseFeatureDtype(f.peer_dtype);
   if (!peer_dtype.ok()) return Fail(absl::StrCat("--peer-dtype: ", peer_dtype.status().message()));

@@ -33,6 +33,7 @@ struct Mode {
   bool cache = false;  // --peer-cache-mib (CrossHostFlags::cache_mib)
   engine::FeatureDtype peer_dtype = engine::FeatureDtype::kFloat32;
   bool bulk = false;  // --peer-transport bulk (docs/TRANSPORT.md), else gRPC
+  bool whole = false;  // --peer-piece-mib 0: a peer's rows of a batch in one answer
 };
 
 const std::vector<Mode>& AllModes() {
@@ -55,6 +56,9 @@ const std::vector<Mode>& AllModes() {
       // --feature-store device); Measure reads the suffix.
       {"samehost_norows", false, F::kLocal, S::kLocal, false, kF32},
       {"crosshost_bulk_norows", true, F::kRpc, S::kRpc, false, kF32, true},
+      // "_whole": without engine::SplitGathers (the code before it; docs/SERVER.md).
+      {"crosshost_whole", true, F::kRpc, S::kRpc, false, kF32, false, true},
+      {"crosshost_bulk_whole", true, F::kRpc, S::kRpc, false, kF32, true, true},
   };
   return modes;
 }
@@ -325,6 +329,7 @@ int RunCrossHost(const CrossHostFlags& f) {
       so.isolated_peers = mode->isolated;
       so.peer_cache_bytes = mode->cache ? int64_t{f.cache_mib} << 20 : 0;
       so.peer_dtype = mode->peer_dtype;
+      if (mode->whole) so.peer_piece_bytes = 0;
       so.peer_transport = mode->bulk ? server::PeerTransport::kBulk : server::PeerTransport::kGrpc;
       auto s = server::PartitionServer::Start(so);
       if (!s.ok()) {
@@ -360,6 +365,18 @@ int RunCrossHost(const CrossHostFlags& f) {
       if (base == grpc->second.end()) continue;
       PrintCompared(absl::StrCat("xhost_crosshost_bulk_vs_crosshost_", key, "_batches_per_s"),
                     value, "batches/s", absl::StrCat("xhost_crosshost_", key, "_batches_per_s"),
+                    base->second);
+    }
+  }
+  // A peer's rows in pieces (the default) against in one answer, per transport (same run).
+  for (const std::string& pieces : {std::string("crosshost"), std::string("crosshost_bulk")}) {
+    auto split = bps.find(pieces), whole = bps.find(pieces + "_whole");
+    if (split == bps.end() || whole == bps.end()) continue;
+    for (const auto& [key, value] : split->second) {
+      auto base = whole->second.find(key);
+      if (base == whole->second.end()) continue;
+      PrintCompared(absl::StrCat("xhost_", pieces, "_vs_whole_", key, "_batches_per_s"), value,
+                    "batches/s", absl::StrCat("xhost_", pieces, "_whole_", key, "_batches_per_s"),
                     base->second);
     }
   }

@@ -1,6 +1,6 @@
 // Bulk transport microbenchmark (docs/TRANSPORT.md). JSON lines on stdout; progress on stderr.
 //   transport_bench [--payload-mib 64] [--reps 20] [--in-flight 1,4] [--connections 2]
-//                   [--partition DIR --rows 200000]
+//                   [--partition DIR --rows 200000 --piece-mib 4,8,16]
 // Measured in one run, each against raw TCP loopback (one stream, one sender and one receiver
 // thread, 1 MiB writes: the ceiling of one connection) measured in the same run:
 //   transport_bulk_<k>inflight: request/response over the Asio TCP transport on 127.0.0.1, a
@@ -10,7 +10,9 @@
 //     and the peer path as a server uses it: GatherFeatures of --rows rows of part 1 (its first
 //     rows, float32) through GrpcPeers (protobuf bytes inline, no shared memory) and through
 //     BulkPeers (the bulk transport); feature bytes per second, each against raw TCP, and bulk
-//     against gRPC.
+//     against gRPC; then the same through engine::SplitGathers (the server's default: the
+//     request asked in pieces of --piece-mib MiB, all in flight), each against the whole request
+//     on the same transport.
 // Both sides run with the allocator settings graphshard-server starts with (server/malloc_tuning.h:
 // freed frame buffers kept for the next frame); GRAPHSHARD_MALLOC_TUNED=1 in the environment
 // keeps glibc's defaults (every frame above 32 MiB then arrives in fresh, faulted-in pages).
@@ -31,6 +33,7 @@
 #include "common/flags.h"
 #include "common/partition_part.h"
 #include "server/bulk_peers.h"
+#include "server/engine/split_gathers.h"
 #include "server/malloc_tuning.h"
 #include "server/partition_server.h"
 #include "tests/bench/bench_util.h"
@@ -46,6 +49,7 @@ struct Flags {
   int connections = 2;
   std::string partition;
   int64_t rows = 200000;
+  std::string piece_mib = "4,8,16";
 };
 
 double Now() {
@@ -184,9 +188,24 @@ int PeerPath(const Flags& f, double tcp_bps) {
   PrintCompared("peer_gather_bulk_bytes_per_s", bulk_bps, "B/s", "tcp_loopback", tcp_bps);
   PrintCompared("peer_gather_bulk_vs_grpc", bulk_bps, "B/s", "peer_gather_grpc_bytes_per_s",
                 grpc_bps);
+  bool pieces_ok = true;
+  for (absl::string_view mib_text : absl::StrSplit(f.piece_mib, ',', absl::SkipEmpty())) {
+    int mib = 0;
+    if (!absl::SimpleAtoi(mib_text, &mib) || mib < 1) return 2;
+    const std::map<std::string, int64_t> dims{{type.name, type.feat_dim}};
+    engine::SplitGathers bulk_pieces(bulk, dims, int64_t{mib} << 20);
+    engine::SplitGathers grpc_pieces(grpc, dims, int64_t{mib} << 20);
+    const double bulk_pieces_bps = measure(bulk_pieces);
+    const double grpc_pieces_bps = measure(grpc_pieces);
+    pieces_ok = pieces_ok && bulk_pieces_bps > 0 && grpc_pieces_bps > 0;
+    PrintCompared(absl::StrCat("peer_gather_bulk_pieces_", mib, "mib_bytes_per_s"),
+                  bulk_pieces_bps, "B/s", "peer_gather_bulk_bytes_per_s", bulk_bps);
+    PrintCompared(absl::StrCat("peer_gather_grpc_pieces_", mib, "mib_bytes_per_s"),
+                  grpc_pieces_bps, "B/s", "peer_gather_grpc_bytes_per_s", grpc_bps);
+  }
   for (auto& s : servers) s->Shutdown(absl::Seconds(1));
   std::filesystem::remove_all(registry);
-  return grpc_bps > 0 && bulk_bps > 0 ? 0 : 1;
+  return grpc_bps > 0 && bulk_bps > 0 && pieces_ok ? 0 : 1;
 }
 
 }  // namespace
@@ -196,7 +215,7 @@ int main(int argc, char** argv) {
   graphshard::bench::Flags f;
   graphshard::common::FlagSet flags(
       "usage: transport_bench [--payload-mib N] [--reps N] [--in-flight 1,4] "
-      "[--partition DIR --rows N]");
+      "[--partition DIR --rows N --piece-mib M,...]");
   flags.AddInt("payload-mib", &f.payload_mib, "MIB", "answer size of the raw transport runs",
                {.min = 1, .max = 1024});
   flags.AddInt("reps", &f.reps, "N", "timed requests per measurement", {.min = 1});
@@ -205,6 +224,8 @@ int main(int argc, char** argv) {
   flags.AddString("partition", &f.partition, "DIR",
                   "partition folder (2+ parts): also measure the peer GatherFeatures path");
   flags.AddInt64("rows", &f.rows, "N", "rows per GatherFeatures", {.min = 1});
+  flags.AddString("piece-mib", &f.piece_mib, "M,...",
+                  "piece sizes of the split GatherFeatures runs (empty: none)");
   auto parsed = flags.Parse(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "transport_bench: %s\n", std::string(parsed.status().message()).c_str());

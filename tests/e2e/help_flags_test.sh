@@ -33,7 +33,7 @@ check_help() {
 need_bin graphshard-server graphshard-health graphshard-partition graphshard-stats
 check_help graphshard-server --partition --part --listen --registry --servers --rpc-timeout-s \
   --shutdown-grace-s --threads --prefetch --max-streams --shm --peer-features --peer-sampling \
-  --isolated-peers --peer-cache-mib --peer-dtype --stall-timeout-s --replica
+  --isolated-peers --peer-cache-mib --peer-piece-mib --peer-dtype --stall-timeout-s --replica
 # The bulk transport's flags (docs/TRANSPORT.md).
 check_help graphshard-server --peer-transport --bulk-port --bulk-max-frame-mib --bulk-connections
 # Cost limits (docs/SERVER.md, "Limits").
@@ -88,3 +88,10 @@ timeout 20 "$BIN/graphshard-server" --partition "$WORK" --prefetch -1 >/dev/null
 ((status == 1)) || { show "$WORK/err"; fail "graphshard-server --prefetch -1: exit $status, not 1"; }
 grep -qF -- "--prefetch must be >= 0" "$WORK/err" || { show "$WORK/err"; fail "--prefetch not named"; }
 note "graphshard-server --prefetch -1 refused"
+status=0
+timeout 20 "$BIN/graphshard-server" --partition "$WORK" --peer-piece-mib -1 >/dev/null 2>"$WORK/err" ||
+  status=$?
+((status != 0)) || fail "graphshard-server --peer-piece-mib -1 was accepted"
+grep -qF -- "--peer-piece-mib=-1: expected an integer >= 0" "$WORK/err" ||
+  { show "$WORK/err"; fail "--peer-piece-mib not named"; }
+note "graphshard-server --peer-piece-mib -1 refused"

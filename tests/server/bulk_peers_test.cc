@@ -71,11 +71,12 @@ std::vector<v1::SamplingConfig> Configs() {
 }
 
 // One server per part of `dir`, peers over the network only; `bulk_port[p]` -1 = part p has no
-// bulk listener.
+// bulk listener; `piece_bytes`: the servers' --peer-piece-mib in bytes (0 = whole answers).
 class Cluster {
  public:
   Cluster(const std::string& dir, int parts, const std::string& registry, PeerTransport transport,
-          std::vector<int> bulk_port = {}, bool shared_memory = false) {
+          std::vector<int> bulk_port = {}, bool shared_memory = false,
+          int64_t piece_bytes = engine::kDefaultGatherPieceBytes) {
     for (int p = 0; p < parts; ++p) {
       ServerOptions so;
       so.partition_dir = dir;
@@ -87,6 +88,7 @@ class Cluster {
       so.peer_sampling = PeerSampling::kRpc;
       so.service.shared_memory = shared_memory;
       so.peer_transport = transport;
+      so.peer_piece_bytes = piece_bytes;
       so.bulk_port = p < std::ssize(bulk_port) ? bulk_port[p] : 0;
       auto s = PartitionServer::Start(so);
       EXPECT_TRUE(s.ok()) << s.status();
@@ -120,9 +122,13 @@ class BulkPeersTest : public ::testing::Test {
     return dir_ + "/p";
   }
   // Both clusters serve the same folder; every part streams two epochs under each config.
-  void ExpectSameBatches(const std::string& dir, int parts) {
-    Cluster grpc(dir, parts, dir_ + "/r-grpc", PeerTransport::kGrpc);
-    Cluster bulk(dir, parts, dir_ + "/r-bulk", PeerTransport::kBulk);
+  // With `piece_bytes` > 0 the bulk cluster asks for peers' rows in pieces of that many bytes,
+  // the gRPC one in whole answers.
+  void ExpectSameBatches(const std::string& dir, int parts, int64_t piece_bytes = 0) {
+    Cluster grpc(dir, parts, dir_ + "/r-grpc", PeerTransport::kGrpc, {}, false,
+                 piece_bytes > 0 ? 0 : engine::kDefaultGatherPieceBytes);
+    Cluster bulk(dir, parts, dir_ + "/r-bulk", PeerTransport::kBulk, {}, false,
+                 piece_bytes > 0 ? piece_bytes : engine::kDefaultGatherPieceBytes);
     int64_t batches = 0;
     for (int p = 0; p < parts; ++p) {
       ASSERT_GT(bulk.server(p).bulk_port(), 0);
@@ -148,6 +154,11 @@ class BulkPeersTest : public ::testing::Test {
       EXPECT_GT(CallsOf(*bulk.Stub(p), "bulk/GatherFeatures"), 0) << p;
       EXPECT_EQ(CallsOf(*bulk.Stub(p), "SampleOneHop"), 0) << p;
       EXPECT_EQ(CallsOf(*bulk.Stub(p), "GatherFeatures"), 0) << p;
+      if (piece_bytes > 0) {  // the same rows asked in more requests
+        EXPECT_GT(CallsOf(*bulk.Stub(p), "bulk/GatherFeatures"),
+                  2 * CallsOf(*grpc.Stub(p), "GatherFeatures"))
+            << p;
+      }
     }
   }
   std::string dir_;
@@ -164,6 +175,19 @@ TEST_F(BulkPeersTest, BulkPathGivesTheSameBatchesAsGrpcHeterogeneous) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::string dir = Partition(*graph, 2);
   ExpectSameBatches(dir, 2);
+}
+
+// Peers' rows asked in pieces of 16 KiB (a few Cora rows, a few dozen IMDB ones; every dtype):
+// the batches of whole answers, byte for byte.
+TEST_F(BulkPeersTest, RowsAskedInPiecesGiveTheBatchesOfWholeAnswersHomogeneous) {
+  ExpectSameBatches(Partition(testing::ReadCora(), 3), 3, 16 << 10);
+}
+
+TEST_F(BulkPeersTest, RowsAskedInPiecesGiveTheBatchesOfWholeAnswersHeterogeneous) {
+  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
+                                      partitioner::ReadOptions{});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ExpectSameBatches(Partition(*graph, 2), 2, 16 << 10);
 }
 
 TEST_F(BulkPeersTest, PeerWithoutBulkPortIsAskedOverGrpc) {
