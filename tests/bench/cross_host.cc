@@ -57,6 +57,7 @@ const std::vector<Mode>& AllModes() {
       {"samehost_norows", false, F::kLocal, S::kLocal, false, kF32},
       {"crosshost_bulk_norows", true, F::kRpc, S::kRpc, false, kF32, true},
       // "_whole": without engine::SplitGathers (the code before it; docs/SERVER.md).
+      {"samehost_rpc_whole", false, F::kRpc, S::kRpc, false, kF32, false, true},
       {"crosshost_whole", true, F::kRpc, S::kRpc, false, kF32, false, true},
       {"crosshost_bulk_whole", true, F::kRpc, S::kRpc, false, kF32, true, true},
   };
@@ -369,7 +370,8 @@ int RunCrossHost(const CrossHostFlags& f) {
     }
   }
   // A peer's rows in pieces (the default) against in one answer, per transport (same run).
-  for (const std::string& pieces : {std::string("crosshost"), std::string("crosshost_bulk")}) {
+  for (const std::string& pieces :
+       {std::string("samehost_rpc"), std::string("crosshost"), std::string("crosshost_bulk")}) {
     auto split = bps.find(pieces), whole = bps.find(pieces + "_whole");
     if (split == bps.end() || whole == bps.end()) continue;
     for (const auto& [key, value] : split->second) {

@@ -10,9 +10,9 @@
 #     crosshost_bulk (the bulk transport instead of gRPC: --peer-transport bulk),
 #     crosshost_bulk_cache, crosshost_bulk_cache_f16wire (+ --peer-dtype float16); also
 #     accepted: crosshost_f16wire, crosshost_cache_f16wire, crosshost_bulk_f16wire,
-#     samehost_rpc (peers asked, rows through shared memory), crosshost_whole and
-#     crosshost_bulk_whole (a peer's rows of a batch in one answer: --peer-piece-mib 0, against
-#     the default pieces as `xhost_<mode>_vs_whole_*`). Reported per mode,
+#     samehost_rpc (peers asked, rows through shared memory), samehost_rpc_whole,
+#     crosshost_whole and crosshost_bulk_whole (a peer's rows of a batch in one answer:
+#     --peer-piece-mib 0, against the default pieces as `xhost_<mode>_vs_whole_*`). Reported per mode,
 #     dtype and client count: batches/s, peer bytes on the wire per batch, server CPU, cache hit
 #     rate, and each mode / samehost (same run) as `xhost_<mode>_vs_samehost_*` with a ratio.
 #  2. Where `ip` and `tc` exist (NETNS=auto, the default; NETNS=off skips, NETNS=on requires
