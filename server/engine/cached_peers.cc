@@ -146,7 +146,7 @@ const CachedPeers::TypeRows* CachedPeers::PartRows::Find(const std::string& node
 }
 
 CachedPeers::CachedPeers(const LocalPart& local, Peers& inner, CachedPeersOptions options)
-    : local_(local), inner_(inner), options_(std::move(options)) {
+    : ForwardingPeers(inner), local_(local), options_(std::move(options)) {
   absl::MutexLock lock(&mu_);
   parts_.resize(static_cast<size_t>(local_.num_parts()));
   if (options_.capacity_bytes <= 0) {

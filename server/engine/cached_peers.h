@@ -10,8 +10,9 @@
 //  - the wire dtype: float32 rows are asked of peers as float16 / bfloat16 and widened on arrival
 //    (half the bytes; the values are then rounded to that format, see docs/SERVER.md).
 // With the wire dtype float32 the answers are byte-identical to the inner Peers' (the cache keeps
-// float32 rows and converts them with the peer's own ConvertFloatRow). SampleOneHop, MappedPart
-// and SamplingPart are forwarded unchanged. Thread-safe.
+// float32 rows and converts them with the peer's own ConvertFloatRow). Every other call
+// (SampleOneHop, GatherTable, MappedPart, SamplingPart) is forwarded unchanged (ForwardingPeers).
+// Thread-safe.
 
 #include <atomic>
 #include <cstdint>
@@ -60,7 +61,7 @@ std::vector<std::vector<TypedIds>> ChooseHotRows(const LocalPart& local, int64_t
 // What one cached row of `feat_dim` costs: the row, its label and its index entry.
 int64_t CacheRowBytes(int64_t feat_dim, FeatureDtype store_dtype);
 
-class CachedPeers final : public Peers {
+class CachedPeers final : public ForwardingPeers {
  public:
   // `local` and `inner` must outlive this object. With capacity_bytes > 0, starts the fill
   // thread. The destructor stops it without waiting for fill answers (their callbacks stay safe
@@ -70,19 +71,10 @@ class CachedPeers final : public Peers {
   CachedPeers(const CachedPeers&) = delete;
   CachedPeers& operator=(const CachedPeers&) = delete;
 
-  void SampleOneHop(int part, OneHopRequest request,
-                    Callback<std::vector<HopResult>> done) override {
-    inner_.SampleOneHop(part, std::move(request), std::move(done));
-  }
+  // Every other call is forwarded (ForwardingPeers): layer tables change from run to run and
+  // are never cached.
   void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                       Callback<std::vector<FeatureBlock>> done) override;
-  // Layer tables change from run to run: never cached.
-  void GatherTable(int part, uint64_t table, std::vector<TypedIds> items, FeatureDtype dtype,
-                   Callback<std::vector<FeatureBlock>> done) override {
-    inner_.GatherTable(part, table, std::move(items), dtype, std::move(done));
-  }
-  const LocalPart* MappedPart(int part) override { return inner_.MappedPart(part); }
-  const LocalPart* SamplingPart(int part) override { return inner_.SamplingPart(part); }
 
   PeerCacheCounters counters() const;
   // True once every part with chosen rows is filled (or read in-process), false after
@@ -130,7 +122,6 @@ class CachedPeers final : public Peers {
   bool Stopping() const { return stop_.load(std::memory_order_acquire); }
 
   const LocalPart& local_;
-  Peers& inner_;
   const CachedPeersOptions options_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<const PartRows>> parts_ ABSL_GUARDED_BY(mu_);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -86,6 +87,31 @@ class Peers {
     (void)part;
     return nullptr;
   }
+};
+
+// A Peers that forwards every call to `inner` (which must outlive it): the base of decorators,
+// which override what they change.
+class ForwardingPeers : public Peers {
+ public:
+  explicit ForwardingPeers(Peers& inner) : inner_(inner) {}
+
+  void SampleOneHop(int part, OneHopRequest request,
+                    Callback<std::vector<HopResult>> done) override {
+    inner_.SampleOneHop(part, std::move(request), std::move(done));
+  }
+  void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
+                      Callback<std::vector<FeatureBlock>> done) override {
+    inner_.GatherFeatures(part, std::move(items), dtype, std::move(done));
+  }
+  void GatherTable(int part, uint64_t table, std::vector<TypedIds> items, FeatureDtype dtype,
+                   Callback<std::vector<FeatureBlock>> done) override {
+    inner_.GatherTable(part, table, std::move(items), dtype, std::move(done));
+  }
+  const LocalPart* MappedPart(int part) override { return inner_.MappedPart(part); }
+  const LocalPart* SamplingPart(int part) override { return inner_.SamplingPart(part); }
+
+ protected:
+  Peers& inner_;
 };
 
 }  // namespace graphshard::engine

@@ -121,7 +121,7 @@ absl::StatusOr<std::vector<FeatureBlock>> Assemble(Pending& p) {
 
 SplitGathers::SplitGathers(Peers& inner, std::map<std::string, int64_t> feat_dims,
                            int64_t piece_bytes)
-    : inner_(inner),
+    : ForwardingPeers(inner),
       feat_dims_(std::move(feat_dims)),
       piece_bytes_(std::max<int64_t>(piece_bytes, 1)) {}
 

@@ -8,7 +8,7 @@
 // and are gathered by several threads at once (tests/bench/RESULTS.md, "Peer answers in
 // pieces"). The answer is the inner Peers' answer row for row: each block's rows point into the
 // pieces' blocks (FeatureBlock::rows), which its `keep` holds; nothing is copied but the labels.
-// SampleOneHop, GatherTable, MappedPart and SamplingPart are forwarded unchanged. Thread-safe.
+// Every other call is forwarded unchanged (ForwardingPeers). Thread-safe.
 
 #include <cstdint>
 #include <map>
@@ -24,7 +24,7 @@ namespace graphshard::engine {
 // asks a peer for. A request at or below it goes to the inner Peers whole.
 inline constexpr int64_t kDefaultGatherPieceBytes = int64_t{4} << 20;
 
-class SplitGathers final : public Peers {
+class SplitGathers final : public ForwardingPeers {
  public:
   // `inner` must outlive this object. `feat_dims`: every node type's feature width (the same
   // in every part); a request naming a type not in it goes to the inner Peers whole.
@@ -33,24 +33,13 @@ class SplitGathers final : public Peers {
   // The feature widths of `local`'s node types.
   static std::map<std::string, int64_t> FeatDimsOf(const LocalPart& local);
 
-  void SampleOneHop(int part, OneHopRequest request,
-                    Callback<std::vector<HopResult>> done) override {
-    inner_.SampleOneHop(part, std::move(request), std::move(done));
-  }
   // Pieces of at most piece_bytes (an item is cut between rows; a piece may hold parts of
   // several items); the first error of any piece is the answer's. Each piece carries the inner
   // Peers' own deadline.
   void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                       Callback<std::vector<FeatureBlock>> done) override;
-  void GatherTable(int part, uint64_t table, std::vector<TypedIds> items, FeatureDtype dtype,
-                   Callback<std::vector<FeatureBlock>> done) override {
-    inner_.GatherTable(part, table, std::move(items), dtype, std::move(done));
-  }
-  const LocalPart* MappedPart(int part) override { return inner_.MappedPart(part); }
-  const LocalPart* SamplingPart(int part) override { return inner_.SamplingPart(part); }
 
  private:
-  Peers& inner_;
   const std::map<std::string, int64_t> feat_dims_;
   const int64_t piece_bytes_;
 };

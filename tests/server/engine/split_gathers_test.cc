@@ -24,17 +24,13 @@ using testing::TransportLikePeers;
 
 // Records the feature bytes each GatherFeatures asks for; can answer one request (by arrival
 // order) with its last label dropped.
-class RecordingPeers final : public Peers {
+class RecordingPeers final : public ForwardingPeers {
  public:
-  RecordingPeers(Peers& inner, int64_t row_bytes) : inner_(inner), row_bytes_(row_bytes) {}
+  RecordingPeers(Peers& inner, int64_t row_bytes) : ForwardingPeers(inner), row_bytes_(row_bytes) {}
   void TruncateRequest(int n) { truncate_ = n; }
   std::vector<int64_t> asked_bytes() {
     absl::MutexLock lock(&mu_);
     return asked_;
-  }
-  void SampleOneHop(int part, OneHopRequest request,
-                    Callback<std::vector<HopResult>> done) override {
-    inner_.SampleOneHop(part, std::move(request), std::move(done));
   }
   void GatherFeatures(int part, std::vector<TypedIds> items, FeatureDtype dtype,
                       Callback<std::vector<FeatureBlock>> done) override {
@@ -57,7 +53,6 @@ class RecordingPeers final : public Peers {
   }
 
  private:
-  Peers& inner_;
   const int64_t row_bytes_;
   int truncate_ = -1;
   absl::Mutex mu_;
