@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ ninja-build ccache pkg-config           # toolchain (CMakePresets.json: Ninja + ccache)
+  lld                                               # linker (CMakeLists.txt: GRAPHSHARD_LLD)
   clang libclang-rt-14-dev                          # CI: -Wthread-safety, TSan, libFuzzer (deploy/test.sh)
   libgrpc++-dev protobuf-compiler-grpc grpc-proto   # gRPC, grpc_cpp_plugin, health.proto
   libprotobuf-dev protobuf-compiler                 # protobuf

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "rpc/security.h"
 #include "tests/testing/free_port.h"
+#include "tests/testing/source_paths.h"
 #include "tests/testing/wait_until.h"
 
 namespace graphshard::client {
@@ -214,8 +215,8 @@ class RendezvousStoreTlsTest : public ::testing::Test {
     dir_ = new std::string(
         (std::filesystem::temp_directory_path() / absl::StrCat("gs_store_tls_", ::getpid()))
             .string());
-    const std::string cmd = absl::StrCat(GRAPHSHARD_SOURCE_DIR, "/deploy/graphshard-certs --out ",
-                                         *dir_, " >/dev/null");
+    const std::string cmd =
+        absl::StrCat(testing::SourceDir(), "/deploy/graphshard-certs --out ", *dir_, " >/dev/null");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   static void TearDownTestSuite() {

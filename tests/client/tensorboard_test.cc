@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/scratch_dir.h"
 
 namespace graphshard::client {
 namespace {
@@ -46,8 +47,8 @@ TEST(Crc32c, MatchesTheStandardCheckValue) {
 }
 
 TEST(EventFileWriter, WritesFramedEventsWithTheirTagsAndValues) {
-  const std::string dir = ::testing::TempDir() + "/tb_writer_test/sub";
-  std::filesystem::remove_all(::testing::TempDir() + "/tb_writer_test");
+  const graphshard::testing::ScratchDir scratch("tensorboard_test");
+  const std::string dir = scratch / "sub";  // made by the writer
   auto w = EventFileWriter::Create(dir);
   ASSERT_TRUE(w.ok()) << w.status();
   ASSERT_TRUE((*w)->WriteScalars(3, {{"train/loss", 0.25f}, {"perf/seeds_per_s", 1000.0f}}).ok());
@@ -66,7 +67,8 @@ TEST(EventFileWriter, WritesFramedEventsWithTheirTagsAndValues) {
 }
 
 TEST(EventFileWriter, UnwritableDirectoryIsAnErrorNamingIt) {
-  const std::string file = ::testing::TempDir() + "/tb_writer_plain_file";
+  const graphshard::testing::ScratchDir scratch("tensorboard_test");
+  const std::string file = scratch / "tb_writer_plain_file";
   std::ofstream(file) << "x";
   auto w = EventFileWriter::Create(file + "/dir");
   ASSERT_FALSE(w.ok());

@@ -6,11 +6,10 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/testing/file_size_limit.h"
+#include "tests/testing/scratch_dir.h"
 
 namespace graphshard::common {
 namespace {
-
-std::string Path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 std::string Contents(const std::string& path) {
   absl::StatusOr<std::string> s = ReadFileToString(path);
@@ -20,8 +19,8 @@ std::string Contents(const std::string& path) {
 using ::graphshard::testing::FileSizeLimit;
 
 TEST(AppendFile, AppendsWholeRecordsAndKeepsWhatWasThere) {
-  const std::string path = Path("append_records.jsonl");
-  std::filesystem::remove(path);
+  const graphshard::testing::ScratchDir scratch("file_util_test");
+  const std::string path = scratch / "append_records.jsonl";
   {
     auto f = AppendFile::Open(path, /*truncate=*/false);
     ASSERT_TRUE(f.ok()) << f.status();
@@ -41,8 +40,8 @@ TEST(AppendFile, AppendsWholeRecordsAndKeepsWhatWasThere) {
 }
 
 TEST(AppendFile, AFullDiskCutsThePartialRecordOffAndNamesTheFile) {
-  const std::string path = Path("append_full.jsonl");
-  std::filesystem::remove(path);
+  const graphshard::testing::ScratchDir scratch("file_util_test");
+  const std::string path = scratch / "append_full.jsonl";
   auto f = AppendFile::Open(path, /*truncate=*/false);
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_TRUE((*f)->Append("first record\n").ok());
@@ -79,9 +78,8 @@ TEST(AppendFile, AFileThatCannotBeOpenedIsAnErrorNamingIt) {
 }
 
 TEST(WriteFileAtomically, AFullDiskKeepsTheOldFileAndLeavesNoTemporary) {
-  const std::string dir = Path("atomic_full");
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const graphshard::testing::ScratchDir scratch("file_util_test");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/checkpoint.pt";
   ASSERT_TRUE(WriteFileAtomically(path, "old contents").ok());
   {

@@ -6,24 +6,22 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/testing/scratch_dir.h"
+
 namespace graphshard::common {
 namespace {
 
 using ::testing::HasSubstr;
 
-class RegistryTest : public testing::Test {
+class RegistryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::path(testing::TempDir()) /
-            testing::UnitTest::GetInstance()->current_test_info()->name())
-               .string();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = scratch_.path() + "/registry"; }
   void Write(const std::string& name, const std::string& text) {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ + "/" + name) << text;
   }
-  std::string dir_;
+  testing::ScratchDir scratch_{"registry_test"};
+  std::string dir_;  // inside scratch_, made by the code under test or by Write
 };
 
 TEST_F(RegistryTest, PublishedAddressIsLookedUpAndRemoved) {
@@ -71,7 +69,7 @@ TEST_F(RegistryTest, ReplicasAreListedInReplicaOrderNextToTheSingleEntryLayout) 
   ASSERT_TRUE(PublishAddress(dir_, 2, "h2:12", 2).ok());
   ASSERT_TRUE(PublishAddress(dir_, 2, "h1:11", 1).ok());
   ASSERT_TRUE(PublishAddress(dir_, 3, "other:13", 1).ok());  // another part
-  Write("part_2.rx", "junk");                                  // not a replica entry
+  Write("part_2.rx", "junk");                                // not a replica entry
   EXPECT_EQ(RegistryFile(dir_, 2, 1), dir_ + "/part_2.r1");
   absl::StatusOr<std::vector<std::string>> r = LookupReplicas(dir_, 2);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -95,14 +93,14 @@ TEST_F(RegistryTest, ReplicasAreListedInReplicaOrderNextToTheSingleEntryLayout) 
 // Only host:port (a name, an IPv4 address or a bracketed IPv6 one): no gRPC target syntax that
 // would make a client dial something else (a unix socket, a DNS server, a list).
 TEST_F(RegistryTest, OnlyHostPortAddressesAreAccepted) {
-  for (const char* good : {"h0:10", "node-1.cluster_a:50051", "10.0.0.7:1", "[::1]:80",
-                           "[fe80::1]:65535"}) {
+  for (const char* good :
+       {"h0:10", "node-1.cluster_a:50051", "10.0.0.7:1", "[::1]:80", "[fe80::1]:65535"}) {
     Write("part_0", good);
     EXPECT_TRUE(LookupAddress(dir_, 0).ok()) << good;
   }
-  for (const char* bad : {"unix:/tmp/graphshard.sock:80", "unix-abstract:x:1", "dns:///h:80",
-                          "ipv4:1.2.3.4:80", "h0:10+h1:11", "h/0:10", "[::1:80", "[zz]:80",
-                          "h 0:10"}) {
+  for (const char* bad :
+       {"unix:/tmp/graphshard.sock:80", "unix-abstract:x:1", "dns:///h:80", "ipv4:1.2.3.4:80",
+        "h0:10+h1:11", "h/0:10", "[::1:80", "[zz]:80", "h 0:10"}) {
     Write("part_0", bad);
     absl::StatusOr<std::string> a = LookupAddress(dir_, 0);
     EXPECT_EQ(a.status().code(), absl::StatusCode::kDataLoss) << bad;

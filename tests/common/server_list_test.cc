@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "common/registry.h"
+#include "tests/testing/scratch_dir.h"
 
 namespace graphshard::common {
 namespace {
@@ -38,16 +39,11 @@ ServerListOptions Options(const std::string& servers, const std::string& registr
 constexpr absl::StatusCode kOk = absl::StatusCode::kOk;
 constexpr absl::StatusCode kNotFound = absl::StatusCode::kNotFound;
 
-class ServerListTest : public testing::Test {
+class ServerListTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::path(testing::TempDir()) /
-            (std::string("server_list_") +
-             testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::remove_all(dir_);
-  }
-  std::string dir_;
+  void SetUp() override { dir_ = scratch_.path() + "/registry"; }
+  testing::ScratchDir scratch_{"server_list_test"};
+  std::string dir_;  // inside scratch_, made by the code under test
 };
 
 TEST_F(ServerListTest, ServersListGivesEveryReplicaOfEveryPart) {

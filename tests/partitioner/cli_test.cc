@@ -10,13 +10,14 @@
 #include <sstream>
 
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::partitioner {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kCora = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora";
+const std::string kCora = testing::SourceDir() + "/tests/data/cora";
 
 struct Result {
   int code;

@@ -14,11 +14,12 @@
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::partitioner {
 namespace {
 
-const std::string kData = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/";
+const std::string kData = testing::SourceDir() + "/tests/data/";
 
 Graph ReadOrDie(const std::string& name, bool undirected = false) {
   auto g = ReadGraph(kData + name, {});

@@ -15,13 +15,14 @@
 #include "partitioner/read_input.h"
 #include "partitioner/write_input.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::partitioner {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kData = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/";
+const std::string kData = testing::SourceDir() + "/tests/data/";
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -14,11 +14,12 @@
 #include "common/partition_part.h"
 #include "partitioner/read_input.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::partitioner {
 namespace {
 
-const std::string kCora = std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora";
+const std::string kCora = testing::SourceDir() + "/tests/data/cora";
 
 Graph ReadCora(bool undirected) {
   OgbReadOptions options;

@@ -4,9 +4,9 @@
 // deploy/graphshard-certs, the script the launcher uses.
 #include "rpc/security.h"
 
+#include <gmock/gmock.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,10 +20,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/secret.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "proto/graphshard.grpc.pb.h"
 #include "rpc/channel.h"
 #include "rpc/health.h"
-#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::rpc {
 namespace {
@@ -97,9 +98,8 @@ TEST(TokenTest, EveryServiceRefusesACallWithoutTheToken) {
 
 TEST(TokenTest, EveryServiceRefusesAWrongToken) {
   Server server(WithToken(kToken));
-  for (const std::string& wrong :
-       {std::string("0123456789abcdef0123456789abcdeX"), std::string("0123456789abcdef"),
-        absl::StrCat(kToken, "0")}) {
+  for (const std::string& wrong : {std::string("0123456789abcdef0123456789abcdeX"),
+                                   std::string("0123456789abcdef"), absl::StrCat(kToken, "0")}) {
     const absl::Status health = Health(server.address(), WithToken(wrong));
     EXPECT_TRUE(absl::IsUnauthenticated(health)) << wrong << ": " << health;
     EXPECT_EQ(ListServices(server.address(), WithToken(wrong)), grpc::StatusCode::UNAUTHENTICATED);
@@ -128,8 +128,8 @@ class TlsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(
         (std::filesystem::temp_directory_path() / absl::StrCat("gs_tls_", ::getpid())).string());
-    const std::string cmd = absl::StrCat(GRAPHSHARD_SOURCE_DIR, "/deploy/graphshard-certs --out ",
-                                         *dir_, " >/dev/null");
+    const std::string cmd =
+        absl::StrCat(testing::SourceDir(), "/deploy/graphshard-certs --out ", *dir_, " >/dev/null");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   static void TearDownTestSuite() {
@@ -183,8 +183,8 @@ TEST_F(TlsTest, ClientRefusesAServerOfAnotherCa) {
   Server server(Options(Role::kServer, false, kToken));
   // Another job's CA: the server's certificate does not verify.
   const std::string other = *dir_ + "_other";
-  ASSERT_EQ(std::system(absl::StrCat(GRAPHSHARD_SOURCE_DIR, "/deploy/graphshard-certs --out ",
-                                     other, " >/dev/null")
+  ASSERT_EQ(std::system(absl::StrCat(testing::SourceDir(), "/deploy/graphshard-certs --out ", other,
+                                     " >/dev/null")
                             .c_str()),
             0);
   SecurityFlags f;

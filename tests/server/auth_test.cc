@@ -20,6 +20,7 @@
 #include "rpc/security.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/source_paths.h"
 #include "transport/asio_transport.h"
 #include "transport/frame.h"
 
@@ -37,7 +38,7 @@ rpc::RpcOptions Token(const std::string& token) {
 }
 
 std::unique_ptr<v1::PartitionService::Stub> Stub(const std::string& address,
-                                                  const rpc::RpcOptions& options) {
+                                                 const rpc::RpcOptions& options) {
   return v1::PartitionService::NewStub(rpc::MakeChannel(address, options));
 }
 
@@ -96,12 +97,12 @@ class TokenClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     graph_ = new partitioner::Graph(testing::ReadCora());
-    cluster_ = new testing::TestCluster(
-        *graph_, 2, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc, [](ServerOptions& o) {
-          o.rpc = Token(kToken);
-          o.isolated_peers = true;
-          o.metrics_listen = "127.0.0.1:0";
-        });
+    cluster_ = new testing::TestCluster(*graph_, 2, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc,
+                                        [](ServerOptions& o) {
+                                          o.rpc = Token(kToken);
+                                          o.isolated_peers = true;
+                                          o.metrics_listen = "127.0.0.1:0";
+                                        });
   }
   static void TearDownTestSuite() {
     delete cluster_;
@@ -115,7 +116,8 @@ partitioner::Graph* TokenClusterTest::graph_ = nullptr;
 testing::TestCluster* TokenClusterTest::cluster_ = nullptr;
 
 TEST_F(TokenClusterTest, EveryRpcIsRefusedWithoutTheToken) {
-  for (const std::string& token : {std::string(), std::string("server-test-token-0123456789abcdeX")}) {
+  for (const std::string& token :
+       {std::string(), std::string("server-test-token-0123456789abcdeX")}) {
     EXPECT_EQ(GetMetadata(Address(0), Token(token)), grpc::StatusCode::UNAUTHENTICATED) << token;
     EXPECT_EQ(Stats(Address(0), Token(token)), grpc::StatusCode::UNAUTHENTICATED) << token;
     EXPECT_EQ(Reflection(Address(0), Token(token)), grpc::StatusCode::UNAUTHENTICATED) << token;
@@ -151,8 +153,7 @@ TEST_F(TokenClusterTest, BulkPortRefusesAPeerWithoutTheToken) {
     transport::AsioClient client(options);
     std::promise<absl::StatusOr<transport::Received>> answer;
     // Kind 1 with no arrays: whatever it is, it must not be served.
-    client.Request(transport::Endpoint{bulk, "part 1"}, 1, nullptr,
-                   absl::Now() + absl::Seconds(10),
+    client.Request(transport::Endpoint{bulk, "part 1"}, 1, nullptr, absl::Now() + absl::Seconds(10),
                    [&](absl::StatusOr<transport::Received> r) { answer.set_value(std::move(r)); });
     auto f = answer.get_future();
     ASSERT_EQ(f.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -217,18 +218,18 @@ TEST_F(TokenClusterTest, AFakeEntryLearnsNothingItCanUseAtTheRealServer) {
   // host: refused here. The real server (bound to 127.0.0.1) accepts the other loopback names,
   // which clients of its host may dial.
   for (const char* other_host : {"10.99.0.1", "node-b", "[fd00::7]"}) {
-    EXPECT_EQ(GetMetadataAs(Address(0),
-                            absl::StrCat("Bearer ", common::AddressCredential(
-                                                        kToken, absl::StrCat(other_host, ":",
-                                                                             real_port)))),
+    EXPECT_EQ(GetMetadataAs(
+                  Address(0),
+                  absl::StrCat("Bearer ", common::AddressCredential(
+                                              kToken, absl::StrCat(other_host, ":", real_port)))),
               grpc::StatusCode::UNAUTHENTICATED)
         << other_host;
   }
-  EXPECT_EQ(GetMetadataAs(Address(0), absl::StrCat("Bearer ",
-                                                   common::AddressCredential(
-                                                       kToken, absl::StrCat("LocalHost:",
-                                                                            real_port)))),
-            grpc::StatusCode::OK);
+  EXPECT_EQ(
+      GetMetadataAs(Address(0),
+                    absl::StrCat("Bearer ", common::AddressCredential(
+                                                kToken, absl::StrCat("LocalHost:", real_port)))),
+      grpc::StatusCode::OK);
   EXPECT_EQ(GetMetadataAs(Address(0), absl::StrCat("Bearer ", kToken)), grpc::StatusCode::OK);
   server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
 }
@@ -301,14 +302,14 @@ TEST_F(TokenClusterTest, ABulkHelloToAFakeCannotBeReplayedAtTheRealBulkPort) {
   ASSERT_GT(meta.bulk_port(), 0);
   ByteRecorder fake;
   ASSERT_GT(fake.port(), 0);
-  std::future<std::string> recorded = std::async(std::launch::async, [&] { return fake.Record(3); });
+  std::future<std::string> recorded =
+      std::async(std::launch::async, [&] { return fake.Record(3); });
   transport::AsioOptions options;
   options.token = kToken;
   {
     transport::AsioClient client(options);
-    client.Request(transport::Endpoint{absl::StrCat("127.0.0.1:", fake.port()), "fake"}, 1,
-                   nullptr, absl::Now() + absl::Seconds(2),
-                   [](absl::StatusOr<transport::Received>) {});
+    client.Request(transport::Endpoint{absl::StrCat("127.0.0.1:", fake.port()), "fake"}, 1, nullptr,
+                   absl::Now() + absl::Seconds(2), [](absl::StatusOr<transport::Received>) {});
     ASSERT_EQ(recorded.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   }
   std::string hello = recorded.get();
@@ -321,9 +322,9 @@ TEST_F(TokenClusterTest, ABulkHelloToAFakeCannotBeReplayedAtTheRealBulkPort) {
   EXPECT_TRUE(ClosedAfterSending(meta.bulk_port(), hello)) << "a replayed hello was accepted";
   // A fake on another host at the real bulk port's number: its credential is refused too.
   std::string other_host = hello;
-  other_host.replace(at, fake_credential.size(),
-                     common::AddressCredential(kToken,
-                                               absl::StrCat("10.99.0.1:", meta.bulk_port())));
+  other_host.replace(
+      at, fake_credential.size(),
+      common::AddressCredential(kToken, absl::StrCat("10.99.0.1:", meta.bulk_port())));
   EXPECT_TRUE(ClosedAfterSending(meta.bulk_port(), other_host));
   // The same frame with the real address's credential (as long) is accepted: the test can fail.
   hello.replace(at, fake_credential.size(),
@@ -348,7 +349,8 @@ std::string HttpGet(int port, const std::string& headers) {
   ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
   std::string got;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;)
+    got.append(buf, static_cast<size_t>(n));
   ::close(fd);
   return got.substr(0, got.find("\r\n"));
 }
@@ -369,7 +371,7 @@ class TlsClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     certs_ = new std::string(testing::MakeTempDir());
-    const std::string cmd = absl::StrCat(GRAPHSHARD_SOURCE_DIR, "/deploy/graphshard-certs --out ",
+    const std::string cmd = absl::StrCat(testing::SourceDir(), "/deploy/graphshard-certs --out ",
                                          *certs_, "/tls >/dev/null");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     rpc::SecurityFlags f;
@@ -381,13 +383,13 @@ class TlsClusterTest : public ::testing::Test {
     ASSERT_TRUE(rpc::ApplySecurityFlags(f, rpc::Role::kServer, server_rpc_).ok());
     server_rpc_->token = kToken;
     graph_ = new partitioner::Graph(testing::ReadCora());
-    cluster_ = new testing::TestCluster(
-        *graph_, 2, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc, [](ServerOptions& o) {
-          o.rpc = *server_rpc_;
-          o.isolated_peers = true;
-          o.bulk_port = -1;
-          o.peer_transport = PeerTransport::kGrpc;
-        });
+    cluster_ = new testing::TestCluster(*graph_, 2, {}, {}, PeerFeatures::kRpc, PeerSampling::kRpc,
+                                        [](ServerOptions& o) {
+                                          o.rpc = *server_rpc_;
+                                          o.isolated_peers = true;
+                                          o.bulk_port = -1;
+                                          o.peer_transport = PeerTransport::kGrpc;
+                                        });
   }
   static void TearDownTestSuite() {
     delete cluster_;

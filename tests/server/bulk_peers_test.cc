@@ -4,15 +4,16 @@
 // on port 0.
 #include "server/bulk_peers.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <future>
-
-#include <gtest/gtest.h>
 
 #include "partitioner/read_input.h"
 #include "rpc/channel.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::server {
 namespace {
@@ -38,8 +39,7 @@ std::vector<int64_t> Split(v1::PartitionService::Stub& stub) {
 
 // Every batch of two epochs over `seeds`, inline, serialized: equal strings are bitwise-equal
 // batches.
-std::vector<std::string> Epochs(v1::PartitionService::Stub& stub,
-                                const std::vector<int64_t>& seeds,
+std::vector<std::string> Epochs(v1::PartitionService::Stub& stub, const std::vector<int64_t>& seeds,
                                 const v1::SamplingConfig& sampling) {
   v1::StreamBatchesRequest r;
   r.set_seeds(ToBytes<int64_t>(seeds));
@@ -170,8 +170,8 @@ TEST_F(BulkPeersTest, BulkPathGivesTheSameBatchesAsGrpcHomogeneous) {
 }
 
 TEST_F(BulkPeersTest, BulkPathGivesTheSameBatchesAsGrpcHeterogeneous) {
-  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
-                                      partitioner::ReadOptions{});
+  auto graph =
+      partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb", partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::string dir = Partition(*graph, 2);
   ExpectSameBatches(dir, 2);
@@ -184,8 +184,8 @@ TEST_F(BulkPeersTest, RowsAskedInPiecesGiveTheBatchesOfWholeAnswersHomogeneous) 
 }
 
 TEST_F(BulkPeersTest, RowsAskedInPiecesGiveTheBatchesOfWholeAnswersHeterogeneous) {
-  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
-                                      partitioner::ReadOptions{});
+  auto graph =
+      partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb", partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   ExpectSameBatches(Partition(*graph, 2), 2, 16 << 10);
 }

@@ -1,12 +1,13 @@
 // Heterogeneous and disjoint sampling against the exact neighbourhood on the unpartitioned graph.
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "common/partition_part.h"
 #include "partitioner/read_input.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::server {
 namespace {
@@ -17,7 +18,7 @@ using Key = std::pair<std::string, int64_t>;  // (node type, input id)
 class HeteroSamplingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
+    auto graph = partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb",
                                         partitioner::ReadOptions{});
     ASSERT_TRUE(graph.ok()) << graph.status();
     graph_ = new partitioner::Graph(*std::move(graph));

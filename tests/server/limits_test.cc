@@ -4,6 +4,9 @@
 // to their client. Admission alone first (no gRPC).
 
 #include <dirent.h>
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,10 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <grpcpp/grpcpp.h>
-#include <gtest/gtest.h>
-
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "partitioner/generate.h"
@@ -30,18 +29,20 @@
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 #include "tests/testing/wait_until.h"
 
 namespace graphshard::server {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::Context;
+using ::testing::HasSubstr;
 
 // ---- Admission alone -------------------------------------------------------------------------
 
 TEST(AdmissionTest, MemoryPastEachBudgetIsRefusedNamingItsFlag) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 60 << 20,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 60 << 20,
                        .memory_wait = absl::ZeroDuration()});
   auto a = admission.Reserve("a", 50 << 20, "request 1");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -59,7 +60,8 @@ TEST(AdmissionTest, MemoryPastEachBudgetIsRefusedNamingItsFlag) {
 }
 
 TEST(AdmissionTest, StreamPrefetchShrinksToTheBudget) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 100 << 20,
                        .memory_wait = absl::ZeroDuration()});
   int units = 0;
   auto r = admission.ReserveUpTo("a", 30 << 20, 8, "stream", &units);
@@ -72,7 +74,8 @@ TEST(AdmissionTest, StreamPrefetchShrinksToTheBudget) {
 // A request the server's budget cannot hold now waits for the others to release theirs, and
 // runs then; it does not fail while the memory is only busy.
 TEST(AdmissionTest, ARequestQueuesUntilMemoryIsReleased) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 100 << 20,
                        .memory_wait = absl::Seconds(60)});
   auto a = admission.Reserve("a", 80 << 20, "request a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -95,7 +98,8 @@ TEST(AdmissionTest, ARequestQueuesUntilMemoryIsReleased) {
 // Queued requests are admitted in arrival order: a small one that would fit does not overtake a
 // large one that waits (else a stream of small requests starves the large).
 TEST(AdmissionTest, QueuedRequestsAreAdmittedInArrivalOrder) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 100 << 20,
                        .memory_wait = absl::Seconds(60)});
   auto a = admission.Reserve("a", 90 << 20, "request a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -125,8 +129,10 @@ TEST(AdmissionTest, QueuedRequestsAreAdmittedInArrivalOrder) {
 // The queue itself is bounded, per client and in all: a request that finds it full is refused at
 // once instead of holding another handler thread; those queued are still served in turn.
 TEST(AdmissionTest, TheQueueIsBoundedPerClientAndInAll) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 100 << 20,
-                       .memory_wait = absl::Seconds(60), .max_queued = 3,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 100 << 20,
+                       .memory_wait = absl::Seconds(60),
+                       .max_queued = 3,
                        .max_client_queued = 2});
   auto a = admission.Reserve("a", 100 << 20, "request a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -158,7 +164,8 @@ TEST(AdmissionTest, TheQueueIsBoundedPerClientAndInAll) {
 // A queued request gives up at its deadline (or --memory-wait-s) with RESOURCE_EXHAUSTED naming
 // the budget; one larger than the whole budget, or than its client's share, is refused at once.
 TEST(AdmissionTest, QueueingEndsAtTheDeadlineAndNeverForWhatCannotFit) {
-  Admission admission({.memory_budget_bytes = 100 << 20, .client_memory_bytes = 60 << 20,
+  Admission admission({.memory_budget_bytes = 100 << 20,
+                       .client_memory_bytes = 60 << 20,
                        .memory_wait = absl::Seconds(60)});
   auto a = admission.Reserve("a", 60 << 20, "request a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -183,8 +190,8 @@ TEST(AdmissionTest, QueueingEndsAtTheDeadlineAndNeverForWhatCannotFit) {
 }
 
 TEST(AdmissionTest, IdleStreamsAreReclaimedOnlyWhenASlotIsNeeded) {
-  Admission admission({.max_streams = 2, .max_client_streams = 2,
-                       .stream_idle = absl::Milliseconds(100)});
+  Admission admission(
+      {.max_streams = 2, .max_client_streams = 2, .stream_idle = absl::Milliseconds(100)});
   std::atomic<int> cancelled_a{0}, cancelled_b{0};
   auto a = admission.OpenStream("a", [&] { ++cancelled_a; });
   auto b = admission.OpenStream("b", [&] { ++cancelled_b; });
@@ -195,7 +202,7 @@ TEST(AdmissionTest, IdleStreamsAreReclaimedOnlyWhenASlotIsNeeded) {
   auto c = admission.OpenStream("c", [] {});
   EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted) << "no stream waits";
   EXPECT_THAT(c.status().message(), HasSubstr("--max-streams"));
-  (*a)->SetWaitingForClient(true);  // a's client stopped reading
+  (*a)->SetWaitingForClient(true);                              // a's client stopped reading
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // at least stream_idle
   c = admission.OpenStream("c", [] {});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -211,8 +218,7 @@ TEST(AdmissionTest, IdleStreamsAreReclaimedOnlyWhenASlotIsNeeded) {
 // A stream that has waited for its client for less than stream_idle is not idle: no slot for
 // a new stream. (An hour: no machine is that slow between the two calls.)
 TEST(AdmissionTest, StreamWaitingLessThanTheIdleTimeIsNotReclaimed) {
-  Admission admission({.max_streams = 1, .max_client_streams = 1,
-                       .stream_idle = absl::Hours(1)});
+  Admission admission({.max_streams = 1, .max_client_streams = 1, .stream_idle = absl::Hours(1)});
   int cancelled = 0;
   auto a = admission.OpenStream("a", [&] { ++cancelled; });
   ASSERT_TRUE(a.ok());
@@ -413,12 +419,15 @@ TEST(ServerLimitsTest, SixtyFourIdleStreamsDoNotLockATrainerOut) {
   int batches = 0;
   auto trainer = OwnConnection(cluster.server(0).address());
   grpc::Status s;
-  EXPECT_TRUE(testing::WaitUntil([&] {
-    s = ReadStream(*trainer, SmallStream(own, 64), &batches);
-    EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
-        << s.error_message();
-    return s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED;
-  }, testing::kWaitDeadline, absl::Milliseconds(100))) << "no idle stream was reclaimed";
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        s = ReadStream(*trainer, SmallStream(own, 64), &batches);
+        EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+            << s.error_message();
+        return s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED;
+      },
+      testing::kWaitDeadline, absl::Milliseconds(100)))
+      << "no idle stream was reclaimed";
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(batches, (std::ssize(own) + 63) / 64);
   // The slot came from an idle stream, cancelled by the server (its client sees CANCELLED).
@@ -516,8 +525,10 @@ TEST(ServerLimitsTest, AbandonedRequestStopsComputing) {
     rpc = handled(0, &stats);
     return rpc.count() > 0;
   })) << "the handler never returned";
-  std::printf("abandoned request: full build %.0f ms; abandoned at %.0f ms, its handler "
-              "returned at %.0f ms\n", full_ms, kDeadlineMs, rpc.p99_ms());
+  std::printf(
+      "abandoned request: full build %.0f ms; abandoned at %.0f ms, its handler "
+      "returned at %.0f ms\n",
+      full_ms, kDeadlineMs, rpc.p99_ms());
   EXPECT_EQ(rpc.errors(), 1) << "the build ended with a batch, for nobody";
   EXPECT_EQ(stats.batches_built(), 0);
   EXPECT_EQ(stats.sampled_edges(), 0);
@@ -540,9 +551,13 @@ class ServerProcesses {
   ServerProcesses(const std::string& partition, const std::string& registry, int parts,
                   const std::vector<std::string>& flags) {
     for (int p = 0; p < parts; ++p) {
-      std::vector<std::string> args = {std::string(GRAPHSHARD_BINARY_DIR) + "/bin/graphshard-server",
-                                       "--partition", partition, "--part", std::to_string(p),
-                                       "--registry", registry};
+      std::vector<std::string> args = {testing::BinaryDir() + "/bin/graphshard-server",
+                                       "--partition",
+                                       partition,
+                                       "--part",
+                                       std::to_string(p),
+                                       "--registry",
+                                       registry};
       args.insert(args.end(), flags.begin(), flags.end());
       const pid_t pid = ::fork();
       if (pid == 0) {
@@ -595,9 +610,9 @@ TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
   ASSERT_TRUE(partitioner::PartitionGraph(*graph, options, tmp.Sub("parts")).ok());
   std::filesystem::create_directories(tmp.Sub("registry"));
   ServerProcesses servers(tmp.Sub("parts"), tmp.Sub("registry"), 2,
-                          {"--memory-budget-mib", std::to_string(kBudgetMib),
-                           "--max-request-mib", std::to_string(kRequestMib),
-                           "--stall-timeout-s", "2", "--threads", "2", "--peer-cache-mib", "0"});
+                          {"--memory-budget-mib", std::to_string(kBudgetMib), "--max-request-mib",
+                           std::to_string(kRequestMib), "--stall-timeout-s", "2", "--threads", "2",
+                           "--peer-cache-mib", "0"});
   ASSERT_FALSE(servers.address(0).empty() || servers.address(1).empty()) << "servers did not start";
   auto stub = OwnConnection(servers.address(0));
   const double start_rss = StatusMib(servers.pid(0), "VmRSS");
@@ -702,10 +717,13 @@ TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
   int batches = 0;
   v1::StreamBatchesRequest trainer = SmallStream(own, 512);
   auto trainer_stub = OwnConnection(servers.address(0));
-  EXPECT_TRUE(testing::WaitUntil([&] {
-    s = ReadStream(*trainer_stub, trainer, &batches);
-    return s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED;
-  }, testing::kWaitDeadline, absl::Milliseconds(200))) << "no idle stream was reclaimed";
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        s = ReadStream(*trainer_stub, trainer, &batches);
+        return s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED;
+      },
+      testing::kWaitDeadline, absl::Milliseconds(200)))
+      << "no idle stream was reclaimed";
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(batches, (std::ssize(own) + 511) / 512);
   for (auto& c : idles) {
@@ -718,8 +736,8 @@ TEST(ServerMemoryTest, PeakRssStaysUnderTheBudget) {
   // before it can be refused (up to three copies of the largest one, 64 MB here); plus 64 MiB
   // for the threads and buffers of the 66 connections.
   const double bound = kBudgetMib + 3 * 64 + 64;
-  std::printf("server RSS at start %.0f MiB, peak %.0f MiB (+%.0f; bound +%.0f)\n", start_rss,
-              peak, peak - start_rss, bound);
+  std::printf("server RSS at start %.0f MiB, peak %.0f MiB (+%.0f; bound +%.0f)\n", start_rss, peak,
+              peak - start_rss, bound);
   EXPECT_LT(peak - start_rss, bound);
 }
 
@@ -841,8 +859,7 @@ TEST(SameHostTest, RingIdIsBoundToTheClientThatMadeIt) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("shm_ring_id"));
   thief.clear_shm_ring_key();
-  EXPECT_EQ(ReadStream(*cluster.Stub(0), thief).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(ReadStream(*cluster.Stub(0), thief).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(read_ring(r).ok()) << "the owner streams on";
   EXPECT_EQ(attached, first_ring) << "the owner's next stream is on its own ring";
   // Its segments are reused: a new ring would make about as many again. Not exactly none: how

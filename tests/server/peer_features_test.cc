@@ -10,6 +10,7 @@
 #include "rpc/channel.h"
 #include "server/proto_convert.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::server {
 namespace {
@@ -103,8 +104,8 @@ TEST(PeerFeaturesTest, MappedSameHostPeersGiveBitwiseEqualBatchesHomogeneous) {
 }
 
 TEST(PeerFeaturesTest, MappedSameHostPeersGiveBitwiseEqualBatchesHeterogeneous) {
-  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
-                                      partitioner::ReadOptions{});
+  auto graph =
+      partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb", partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   ExpectSameBatches(*graph, 2);
 }

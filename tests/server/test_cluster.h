@@ -4,18 +4,18 @@
 // Test-only: partitions a graph into a temp folder and starts real in-process partition servers
 // on port 0 that find each other through a registry folder.
 
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
-#include <gtest/gtest.h>
 
 #include "partitioner/partition.h"
 #include "partitioner/read_input.h"
@@ -24,6 +24,7 @@
 #include "server/partition_server.h"
 #include "shm/host_proof.h"
 #include "shm/ring.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::testing {
 
@@ -37,8 +38,7 @@ inline std::string MakeTempDir() {
 inline partitioner::Graph ReadCora() {
   partitioner::OgbReadOptions options;
   options.undirected = true;
-  auto graph = partitioner::ReadOgbHomogeneous(
-      std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora", options);
+  auto graph = partitioner::ReadOgbHomogeneous(SourceDir() + "/tests/data/cora", options);
   EXPECT_TRUE(graph.ok()) << graph.status();
   return *std::move(graph);
 }

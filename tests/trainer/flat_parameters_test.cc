@@ -1,27 +1,20 @@
 // The trainer's flat parameters (tensors.h, BindToFlat) and the checkpoint format that holds
 // their optimizer state (checkpoint.h).
-#include <stdlib.h>
 #include <torch/torch.h>
 
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tests/testing/scratch_dir.h"
 #include "trainer/checkpoint.h"
 #include "trainer/internal/session_state.h"
 #include "trainer/tensors.h"
 
 namespace graphshard::trainer {
 namespace {
-
-std::string TempDir() {
-  std::string dir = (std::filesystem::temp_directory_path() / "gs_flat_XXXXXX").string();
-  EXPECT_NE(::mkdtemp(dir.data()), nullptr);
-  return dir;
-}
 
 // Every parameter is a view of its slice of one tensor, its gradient a view of the gradients'
 // slice: backward accumulates into the flat gradients, an optimizer step over the flat tensor
@@ -80,7 +73,8 @@ TEST(FlatParameters, MixedDtypesAreRefused) {
 
 // A checkpoint of the per-parameter optimizer (format 1) is refused, naming both formats.
 TEST(CheckpointFormat, FormatOneIsRefusedNamingBoth) {
-  const std::string dir = TempDir();
+  const graphshard::testing::ScratchDir scratch("flat_parameters_test");
+  const std::string& dir = scratch.path();
   const std::string config = "task=node";
   torch::serialize::OutputArchive archive;
   torch::Tensor config_t = torch::empty({static_cast<int64_t>(config.size())}, torch::kUInt8);

@@ -23,6 +23,7 @@
 #include "tests/server/test_cluster.h"
 #include "tests/testing/free_port.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 #include "trainer/communicators.h"
 
 namespace graphshard::trainer {
@@ -161,8 +162,8 @@ TEST_F(CoraTrainTest, OneRankLearnsAndKeepsTheOutputContract) {
   for (std::string line; std::getline(metrics, line);) {
     events.push_back(nlohmann::json::parse(line)["event"].get<std::string>());
   }
-  EXPECT_EQ(events, (std::vector<std::string>{"run", "epoch", "epoch", "epoch", "epoch",
-                                              "summary"}));
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"run", "epoch", "epoch", "epoch", "epoch", "summary"}));
 }
 
 // The trainer reads its same-host batches through the servers' stream rings (segments are
@@ -260,7 +261,7 @@ TEST_F(CoraTrainTest, ResumeReachesTheSameWeightsBitwise) {
   ASSERT_TRUE(resumed[0].summary.ok()) << resumed[0].summary.status();
   EXPECT_TRUE(absl::StrContains(resumed[0].log, "at epoch 2 step 2")) << resumed[0].log;
   EXPECT_EQ(resumed[0].summary->weights_fingerprint, full[0].summary->weights_fingerprint);
-  EXPECT_EQ(resumed[0].summary->loss, full[0].summary->loss);  // epoch sums carried over
+  EXPECT_EQ(resumed[0].summary->loss, full[0].summary->loss);          // epoch sums carried over
   EXPECT_EQ(Lines(resumed[0].out).size(), 2u + 1u) << resumed[0].out;  // epochs 2, 3 + JSON
 
   o.hidden = 8;  // another run's checkpoint folder
@@ -292,13 +293,14 @@ TEST_F(CoraTrainTest, ServerRefusalIsAnErrorNamingTheServer) {
   EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(),
                                 "StreamBatches to part 0, server 127.0.0.1:"))
       << r[0].summary.status();
-  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(), " on host ")) << r[0].summary.status();
+  EXPECT_TRUE(absl::StrContains(r[0].summary.status().message(), " on host "))
+      << r[0].summary.status();
 }
 
 // Heterogeneous GraphSAGE (to_hetero-style) on IMDB, 2 servers and 2 trainers.
 TEST(ImdbTrainTest, HeteroSageTwoRanksLearnsMovieGenres) {
-  auto graph = partitioner::ReadGraph(std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb",
-                                      partitioner::ReadOptions{});
+  auto graph =
+      partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb", partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   graphshard::testing::TestCluster cluster(*graph, 2);
   client::TrainerOptions o = BaseOptions(cluster, 2);
@@ -348,14 +350,17 @@ TEST(GraphTaskTrainTest, GinThreeRanksResumeBitwise) {
   o.checkpoint_every = 2;
   o.stop_after_steps = 7;  // 120 training graphs: 20 per rank on part 0, so 3 steps an epoch
   std::vector<RankResult> first = TrainRanks(o, 3);
-  ASSERT_EQ(first[0].summary.status().code(), absl::StatusCode::kAborted) << first[0].summary.status();
+  ASSERT_EQ(first[0].summary.status().code(), absl::StatusCode::kAborted)
+      << first[0].summary.status();
   o.stop_after_steps = 0;
   o.resume = true;
   std::vector<RankResult> resumed = TrainRanks(o, 3);
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(resumed[static_cast<size_t>(i)].summary.ok()) << resumed[static_cast<size_t>(i)].log;
+    ASSERT_TRUE(resumed[static_cast<size_t>(i)].summary.ok())
+        << resumed[static_cast<size_t>(i)].log;
     EXPECT_EQ(resumed[static_cast<size_t>(i)].summary->weights_fingerprint,
-              full[0].summary->weights_fingerprint) << "rank " << i;
+              full[0].summary->weights_fingerprint)
+        << "rank " << i;
   }
   EXPECT_EQ(resumed[0].summary->test_acc, full[0].summary->test_acc);
 }

@@ -15,6 +15,7 @@
 #include "partitioner/generate.h"
 #include "partitioner/read_input.h"
 #include "tests/server/test_cluster.h"
+#include "tests/testing/source_paths.h"
 #include "trainer/model.h"
 #include "trainer/model_registry.h"
 #include "trainer/tensors.h"
@@ -160,8 +161,8 @@ TEST_F(CoraTrimTest, GcnTrimmedLogitsEqualUntrimmed) {
 // Heterogeneous GraphSAGE on IMDB (movie, director, actor; edges both ways), trimmed per node
 // and edge type.
 TEST(ImdbTrimTest, HeteroSageTrimmedLogitsEqualUntrimmed) {
-  absl::StatusOr<partitioner::Graph> graph = partitioner::ReadGraph(
-      std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/imdb", partitioner::ReadOptions{});
+  absl::StatusOr<partitioner::Graph> graph =
+      partitioner::ReadGraph(testing::SourceDir() + "/tests/data/imdb", partitioner::ReadOptions{});
   ASSERT_TRUE(graph.ok()) << graph.status();
   Served served(*graph);
   ASSERT_TRUE(served.metadata().heterogeneous());
@@ -189,8 +190,8 @@ torch::Tensor ReferenceHeteroSage(GnnModelImpl& model, const client::ServerMetad
   std::vector<torch::Tensor> h(types);
   for (size_t t = 0; t < types; ++t) {
     const std::string input = absl::StrCat("input_", md.node_types[t].name);
-    h[t] = params.contains(input) ? params[input].unsqueeze(0).expand({b.num_nodes[t], -1})
-                                  : b.x[t];
+    h[t] =
+        params.contains(input) ? params[input].unsqueeze(0).expand({b.num_nodes[t], -1}) : b.x[t];
   }
   for (int64_t l = 0; l < layers; ++l) {
     std::vector<torch::Tensor> out(types);
@@ -202,7 +203,8 @@ torch::Tensor ReferenceHeteroSage(GnnModelImpl& model, const client::ServerMetad
       const torch::Tensor& s = b.edges[e].src;
       const torch::Tensor& d = b.edges[e].dst;
       const int64_t n = h[dst].size(0);
-      torch::Tensor sum = torch::zeros({n, h[src].size(1)}).index_add(0, d, h[src].index_select(0, s));
+      torch::Tensor sum =
+          torch::zeros({n, h[src].size(1)}).index_add(0, d, h[src].index_select(0, s));
       torch::Tensor deg = torch::zeros({n}).index_add(0, d, torch::ones({d.size(0)}));
       torch::Tensor mean = sum / deg.clamp_min(1).unsqueeze(1);
       torch::Tensor y = torch::matmul(mean, params[conv + ".lin_l.weight"].t()) +

@@ -19,6 +19,7 @@
 #include "server/engine/minibatch_builder.h"
 #include "tests/server/engine/in_process_parts.h"
 #include "tests/testing/partition_fixture.h"
+#include "tests/testing/source_paths.h"
 
 namespace graphshard::engine {
 namespace {
@@ -30,8 +31,7 @@ class RequestCostTest : public ::testing::Test {
   void SetUp() override {
     partitioner::OgbReadOptions read;
     read.undirected = true;
-    auto graph = partitioner::ReadOgbHomogeneous(
-        std::string(GRAPHSHARD_SOURCE_DIR) + "/tests/data/cora", read);
+    auto graph = partitioner::ReadOgbHomogeneous(testing::SourceDir() + "/tests/data/cora", read);
     ASSERT_TRUE(graph.ok()) << graph.status();
     partitioner::PartitionOptions options;
     options.num_parts = 2;
@@ -86,8 +86,10 @@ TEST_F(RequestCostTest, EveryBuiltBatchStaysWithinItsBound) {
     std::vector<int32_t> fanouts;
     bool replace, disjoint;
   };
-  const Mode modes[] = {{{5, 3}, false, false}, {{-1, -1}, false, false},
-                        {{-1, 4, -1}, false, true}, {{6, 6}, true, false},
+  const Mode modes[] = {{{5, 3}, false, false},
+                        {{-1, -1}, false, false},
+                        {{-1, 4, -1}, false, true},
+                        {{6, 6}, true, false},
                         {{3, -1}, true, true}};
   for (const Mode& m : modes) {
     for (size_t seeds : {1u, 17u, 300u}) {
@@ -107,8 +109,8 @@ TEST_F(RequestCostTest, EveryBuiltBatchStaysWithinItsBound) {
         bytes += static_cast<double>(b.ids.size() * 16 + b.FeatureData().size());
       }
       const double edges = static_cast<double>(batch->NumSampledEdges());
-      SCOPED_TRACE(::testing::Message() << seeds << " seeds, disjoint " << m.disjoint
-                                        << ", replace " << m.replace);
+      SCOPED_TRACE(::testing::Message()
+                   << seeds << " seeds, disjoint " << m.disjoint << ", replace " << m.replace);
       EXPECT_LE(nodes, cost->nodes);
       EXPECT_LE(edges, cost->edges);
       EXPECT_LE(bytes + edges * 16, cost->bytes);
@@ -236,8 +238,10 @@ TEST_F(RequestCostTest, OutOfMemoryInAStreamIsResourceExhausted) {
   s.batch_size = 16;
   s.sampling.fanouts = {4, 4};
   EpochStream::Hooks hooks;
-  hooks.place_features = [](Minibatch&, const std::vector<size_t>&)
-      -> absl::StatusOr<std::vector<absl::Span<char>>> { throw std::bad_alloc(); };
+  hooks.place_features =
+      [](Minibatch&, const std::vector<size_t>&) -> absl::StatusOr<std::vector<absl::Span<char>>> {
+    throw std::bad_alloc();
+  };
   auto stream = EpochStream::Start(local(), *peers_, executor, s, 2, std::move(hooks));
   ASSERT_TRUE(stream.ok()) << stream.status();
   auto next = (*stream)->Next();
