@@ -4,22 +4,18 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "tests/testing/scratch_dir.h"
 
 namespace graphshard::client {
 namespace {
 
-class RegistryTest : public testing::Test {
+class RegistryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(testing::TempDir()) /
-           testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
   void Write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
   }
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"server_set_test"};
+  std::filesystem::path dir_ = scratch_.path();
 };
 
 TEST_F(RegistryTest, MalformedEntryIsDataLossNamingTheFile) {
