@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -22,9 +25,11 @@ class ScratchDir {
   explicit ScratchDir(const std::string& prefix) {
     std::string pattern =
         (std::filesystem::path(::testing::TempDir()) / (prefix + "_XXXXXX")).string();
+    // Without its folder a test must not go on (it would write beside the folder it meant):
+    // gtest reports the exception as the test's failure and runs nothing more of it.
     if (::mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "cannot make a scratch folder " << pattern;
-      return;
+      throw std::runtime_error("cannot make a scratch folder " + pattern + ": " +
+                               std::strerror(errno));
     }
     path_ = pattern;
   }
