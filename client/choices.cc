@@ -125,11 +125,6 @@ int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges) {
 
 SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
-  if (!in.every_row_on_gpu) {
-    return {Sampler::kServer,
-            "the device tier holds only part of the rows: the other tiers' reads bound the "
-            "epoch, not the sampling, and the GPU's memory stays the tier's"};
-  }
   if (in.num_nodes >= INT32_MAX) {
     return {Sampler::kServer,
             absl::StrFormat("%d nodes: the GPU sampler's ids are int32", in.num_nodes)};

@@ -133,8 +133,8 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
 // --sampler auto on a GPU: this rank samples its training batches on its GPU where the GPU
 // sampler can take the run (a node task without --temporal on a homogeneous graph, the rows on
 // the GPU: `rows_on_gpu`, a build with its kernels) and client::ResolveAutoSampler says so
-// (`fit`: every row on a GPU, the topology's size against the memory; the host's memory and
-// trainers are filled in here); every rank alike (collective where the rows are on the GPU: an
+// (`fit`: the topology's size against the memory beside the device tier; the host's memory is
+// filled in here); every rank alike (collective where the rows are on the GPU: an
 // all-reduce, as every rank resolves the store alike). The log says which and why.
 absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceChoice& device,
                            bool rows_on_gpu, client::AutoSamplerInputs fit,
@@ -232,7 +232,6 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
   RETURN_IF_ERROR(ChooseSampler(options, device, /*rows_on_gpu=*/true,
                                 {.num_nodes = md.num_nodes,
                                  .num_edges = num_edges,
-                                 .every_row_on_gpu = group.has_value() || budget >= table_bytes,
                                  .free_device_bytes = free_bytes,
                                  .device_tier_bytes = std::min(budget, table_bytes),
                                  .trainers_on_host = trainers_on_host},
@@ -247,9 +246,6 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
     log << "rank " << rank
         << ": each GPU holds its own device tier (--device-tier auto: " << layout.status().message()
         << ")\n";
-    if (budget < table_bytes) {
-      loop.SampleOnServersAfterAll("the device tier holds only part of the rows");
-    }
     layout = loop.LoadFeatureStore(budget, host_cache, nullptr);
   }
   if (!layout.ok() && options.feature_store == client::FeatureStoreKind::kAuto &&

@@ -26,7 +26,7 @@ run() {  # run NAME PARTITION ARGS...: the last stdout line (the JSON summary); 
     --bin-dir "$BIN" --registry "$WORK/reg-$name" --server-wait-s 60 -- \
     --device cuda --deterministic --seed 1 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
     { tail -5 "$WORK/$name.err" >&2; echo '{}'; return; }
-  grep "feature store (" "$WORK/$name.err" >&2
+  grep -e "feature store (" -e "training batches sampled" "$WORK/$name.err" >&2
   tail -n 1 "$WORK/$name.out"
 }
 check() {  # check GRAPH PARTITION ARGS...

@@ -216,7 +216,6 @@ TEST_F(GraphTopologyHostileTest, AnEdgeCountPastInt64SaturatesAndAutoKeepsTheSer
   AutoSamplerInputs in;
   in.num_nodes = set->metadata.num_nodes;
   in.num_edges = set->num_edges;
-  in.every_row_on_gpu = true;
   in.free_device_bytes = int64_t{141} << 30;
   const SamplerChoice choice = ResolveAutoSampler(in);
   EXPECT_EQ(choice.sampler, Sampler::kServer) << choice.why;

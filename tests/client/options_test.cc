@@ -400,28 +400,22 @@ TEST(TopologyDeviceBytes, EightPerNodeAndOneFourPerEdgeSaturating) {
             std::numeric_limits<int64_t>::max());
 }
 
-// --sampler auto where the GPU sampler applies: server unless every row is on a GPU; then gpu
-// while the topology takes at most half of the GPU memory beside the device tier and the host's
-// readers at most half of its available memory; unknown free GPU memory or int32-overflowing
-// ids: server. Each answer says why.
-TEST(ResolveAutoSampler, GpuWhereEveryRowIsOnAGpuAndTheTopologyFitsBesideThem) {
+// --sampler auto where the GPU sampler applies: gpu while the topology takes at most half of the
+// GPU memory beside the device tier (whether it holds every row or a capped share of them) and
+// the host's readers at most half of its available memory; unknown free GPU memory or
+// int32-overflowing ids: server. Each answer says why.
+TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheDeviceTier) {
   constexpr int64_t kMiB = int64_t{1} << 20;
   const int64_t nodes = 1000, edges = 1000000;
   const int64_t topology = TopologyDeviceBytes(nodes, edges);
   const int64_t tier = 10 * kMiB;
   AutoSamplerInputs in{.num_nodes = nodes,
                        .num_edges = edges,
-                       .every_row_on_gpu = true,
                        .free_device_bytes = tier + 2 * topology,
                        .device_tier_bytes = tier};
   SamplerChoice c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
   EXPECT_NE(c.why.find("fits"), std::string::npos) << c.why;
-  in.every_row_on_gpu = false;  // a capped device tier: the other tiers bound the epoch
-  c = ResolveAutoSampler(in);
-  EXPECT_EQ(c.sampler, Sampler::kServer);
-  EXPECT_NE(c.why.find("only part of the rows"), std::string::npos) << c.why;
-  in.every_row_on_gpu = true;
   in.free_device_bytes = tier + 2 * topology - 2;
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
@@ -443,7 +437,6 @@ TEST(ResolveAutoSampler, GpuWhereEveryRowIsOnAGpuAndTheTopologyFitsBesideThem) {
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("host memory for 2 trainer"), std::string::npos) << c.why;
   c = ResolveAutoSampler({.num_nodes = std::numeric_limits<int32_t>::max(),
-                          .every_row_on_gpu = true,
                           .free_device_bytes = int64_t{1} << 50});
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
