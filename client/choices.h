@@ -58,9 +58,10 @@ enum class Aggregation { kFused, kTorch };
 // streams), or the trainer on its GPU over the whole topology read from them
 // (trainer/gpu_sampler.h: the same batches, drawn alike; homogeneous node tasks with the rows on
 // the GPU). auto (the default): the GPU where it can take the run and the topology fits beside
-// the device tier (ResolveAutoSampler), else the servers. Measured: 1 -> 2 GPUs 1.77-1.97x against 1.5x on the
-// products-shaped graph, 1.92x against 1.05x at papers scale 1; one GPU 1.03-1.16x (products),
-// 1.56x (papers 0.25), 0.98x (papers 1) of the servers' epoch (tests/bench/RESULTS.md).
+// the device tier (ResolveAutoSampler), else the servers. Measured: 1 -> 2 GPUs 1.77-1.97x
+// against 1.5x on the products-shaped graph, 1.92x against 1.05x at papers scale 1; one
+// GPU 1.03-1.16x (products), 1.56x (papers 0.25), 0.98x (papers 1) of the servers' epoch
+// (tests/bench/RESULTS.md).
 enum class Sampler { kAuto, kServer, kGpu };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
