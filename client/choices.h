@@ -207,10 +207,10 @@ inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
 //   budget, the rest in the host and remote tiers): the sampler takes only memory the tier left
 //   free. Measured (tests/bench/RESULTS.md, "The tiered store sampled on the GPU"; 1 x H200):
 //   products-shaped, five rounds over two calls, the 25% tier's epoch 0.524 s sampled on the
-//   GPU against 0.612 s by the servers, 10% 0.586 against 0.649 s, for +610 MiB of GPU memory;
-//   the papers-shaped graph at scale 0.25, where the host tier's reads bound the epoch, 3.79
-//   against 3.80 s with no server CPU per batch against 52 ms, for +3.7 GiB. --sampler server
-//   keeps that memory free.
+//   GPU against 0.610 s by the servers, 10% 0.581 against 0.649 s (three rounds), for +610 MiB of
+//   GPU memory; the papers-shaped graph at scale 0.25, where the host tier's reads bound the
+//   epoch, 3.79 against 3.80 s with no server CPU per batch against 52 ms, for +3.7 GiB. --sampler
+//   server keeps that memory free.
 struct AutoSamplerInputs {
   int64_t num_nodes = 0;  // the whole graph's
   int64_t num_edges = 0;
