@@ -13,7 +13,7 @@
 #                  that the asan stage's build (clang, -Wthread-safety) did not compile
 #   tsan           the `tsan` preset (build-tsan/): the shm ring tests under ThreadSanitizer
 #   fuzz           build-asan/ again (its libraries carry libFuzzer's coverage): every libFuzzer
-#                  target for GRAPHSHARD_FUZZ_SECONDS (default 60) from its seed corpus
+#                  target for GRAPHSHARD_FUZZ_SECONDS (default 30) from its seed corpus
 #                  (tests/fuzz/), GRAPHSHARD_JOBS (default 2) targets at a time
 # GRAPHSHARD_STAGES="..." picks them (space-separated); the default is "default", and with CI=1
 # $ci_stages below (what .ci/run runs).
@@ -110,7 +110,7 @@ if [[ "$stages" == *" fuzz "* ]]; then
   # The asan stage's tree (already built when that stage ran): one instrumented build serves both.
   cmake --preset asan-ubsan "${werror[@]}" >/dev/null
   cmake --build build-asan "${jobs[@]}" --target fuzz_all
-  tests/fuzz/run_long.sh --build build-asan --seconds "${GRAPHSHARD_FUZZ_SECONDS:-60}" \
+  tests/fuzz/run_long.sh --build build-asan --seconds "${GRAPHSHARD_FUZZ_SECONDS:-30}" \
     --jobs "${GRAPHSHARD_JOBS:-2}"
   stage_done fuzz
 fi
