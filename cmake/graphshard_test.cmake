@@ -19,9 +19,8 @@ function(graphshard_cc_test)
                         graphshard_test_paths graphshard::warnings)
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   # A test's own files compile at -O1 in a RelWithDebInfo build (the libraries they test keep
-  # -O2): gtest's, gRPC's and Asio's templates made -O2 the larger part of their compile time
-  # (tests/server/limits_test.cc 39 s at -O2, 29 s at -O1 on the 2-core VM, under load), and
-  # the build compiles ~100 of them. Not the tests that reuse the trainer's precompiled
+  # -O2): 11-17% off each (tests/server/limits_test.cc 18.2 -> 16.1 s, stream_test.cc
+  # 17.4 -> 14.3 s on the idle 2-core VM), and the build compiles ~100 of them. Not the tests that reuse the trainer's precompiled
   # <torch/torch.h> (tests/trainer/CMakeLists.txt): theirs must keep the header's flags.
   if(GRAPHSHARD_TEST_O1 AND NOT "graphshard::trainer_torch" IN_LIST T_DEPS)
     target_compile_options(${T_NAME} PRIVATE
