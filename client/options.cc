@@ -252,6 +252,11 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
           "--device cuda, rows on the GPU: --feature-store device); auto = gpu\n"
           "where it applies and the topology takes at most half of the GPU\n"
           "memory left beside the feature rows, else server (the log says which)");
+  AddEnum(flags, "sampler-topology", &o.sampler_topology,
+          "where the GPU sampler keeps the topology: device = GPU memory;\n"
+          "host = page-locked host memory its kernels read over PCIe\n"
+          "(zero-copy: no GPU memory for it); auto = device where the device\n"
+          "tier holds every feature row, host where it holds part of them");
   AddEnum(flags, "precision", &o.precision,
           "matmuls: fp32; tf32 (cuda: TF32 tensor cores; cpu: same as fp32);\n"
           "bf16 (inputs rounded to bfloat16 as autocast does; weights, sums,\n"
@@ -441,6 +446,13 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
   if (o.static_shapes == StaticShapes::kOn && o.task != Task::kNode) {
     return absl::InvalidArgumentError(
         absl::StrCat("--static-shapes on: ", StaticShapesUnsupported(o.task, false)));
+  }
+  if (o.sampler_topology != SamplerTopology::kAuto &&
+      (o.sampler == Sampler::kServer || o.device != DeviceKind::kCuda)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sampler-topology ", NameOf(o.sampler_topology),
+        " is where the GPU sampler keeps the topology; this run has none (",
+        o.sampler == Sampler::kServer ? "--sampler server" : "not --device cuda", ")"));
   }
   if (o.sampler == Sampler::kGpu) {
     const char* why = o.task != Task::kNode             ? "node tasks (--task node)"

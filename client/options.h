@@ -87,6 +87,7 @@ struct TrainerOptions {
   StaticShapes static_shapes = StaticShapes::kOff;
   Aggregation aggregation = Aggregation::kFused;  // --aggregation fused|torch (choices.h)
   Sampler sampler = Sampler::kAuto;                // --sampler auto|server|gpu (choices.h)
+  SamplerTopology sampler_topology = SamplerTopology::kAuto;  // --sampler-topology (choices.h)
   Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
                                               // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)

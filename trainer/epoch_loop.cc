@@ -239,8 +239,9 @@ EpochLoop::EpochLoop(const client::TrainerOptions& options, const client::TaskPl
 
 EpochLoop::~EpochLoop() = default;
 
-void EpochLoop::UseGpuSampler(bool on) {
+void EpochLoop::UseGpuSampler(bool on, bool topology_on_host) {
   gpu_sampler_ = on;
+  topology_on_host_ = on && topology_on_host;
   if (!on) topology_read_.reset();  // joins its thread
 }
 
@@ -379,12 +380,19 @@ absl::StatusOr<client::GraphTopology> EpochLoop::TakeTopology(double& read_s, do
 absl::Status EpochLoop::LoadGpuGraph() {
   double read_s = 0, waited_s = 0;
   ASSIGN_OR_RETURN(client::GraphTopology topology, TakeTopology(read_s, waited_s));
-  ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(topology, session_.state().device));
+  const int64_t num_edges = std::ssize(topology.indices);
+  ASSIGN_OR_RETURN(gpu_graph_, GpuGraph::Create(std::move(topology), session_.state().device,
+                                                topology_on_host_));
+  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   std::cerr << absl::StrFormat(
       "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s (%.1f s of it waited for at "
-      "the first training pass), %.0f MiB on %s\n",
-      comm_.rank(), gpu_graph_->num_nodes(), std::ssize(topology.indices), read_s, waited_s,
-      static_cast<double>(gpu_graph_->bytes()) / (1 << 20), session_.state().device.str());
+      "the first training pass), %s\n",
+      comm_.rank(), gpu_graph_->num_nodes(), num_edges, read_s, waited_s,
+      topology_on_host_
+          ? absl::StrFormat("%.0f MiB in page-locked host memory, read by %s over PCIe",
+                            mib(gpu_graph_->host_bytes()), session_.state().device.str())
+          : absl::StrFormat("%.0f MiB on %s", mib(gpu_graph_->device_bytes()),
+                            session_.state().device.str()));
   return absl::OkStatus();
 }
 

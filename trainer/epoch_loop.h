@@ -85,8 +85,9 @@ class EpochLoop {
   // Whether this rank's training batches are sampled on its GPU (gpu_sampler.h): --sampler gpu,
   // or auto where train.cc resolves it so; before LoadFeatureStore (which then reads the
   // topology beside the rows). Switched off, a topology read already started is waited for and
-  // dropped.
-  void UseGpuSampler(bool on);
+  // dropped. `topology_on_host`: the sampler keeps the topology in page-locked host memory
+  // (--sampler-topology host, or auto resolved so), not on the GPU.
+  void UseGpuSampler(bool on, bool topology_on_host = false);
   bool gpu_sampler() const { return gpu_sampler_; }
   // --sampler auto, after it chose the GPU: the servers sample after all (UseGpuSampler(false)),
   // and the log says why. Nothing otherwise.
@@ -171,6 +172,7 @@ class EpochLoop {
   std::shared_ptr<StaticShapes> static_shapes_;  // --static-shapes: the training batches' shapes
   std::unique_ptr<GraphedStep> graphed_;         // --static-shapes on a GPU
   bool gpu_sampler_ = false;                     // UseGpuSampler
+  bool topology_on_host_ = false;                // UseGpuSampler
   std::shared_ptr<GpuGraph> gpu_graph_;          // --sampler gpu
   struct TopologyRead;                           // --sampler gpu, until TakeTopology
   // Last: destroyed first, its thread joined before anything it reads goes away.

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "trainer/gpu_memory.h"
 #include "trainer/gpu_sample_kernel.h"
+#include "trainer/host_register.h"
 
 namespace graphshard::trainer {
 namespace {
@@ -45,8 +46,8 @@ torch::Tensor Trimmed(const std::vector<torch::Tensor>& parts, const std::vector
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTopology& topology,
-                                                           torch::Device device) {
+absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(client::GraphTopology topology,
+                                                           torch::Device device, bool on_host) {
   if (!GpuSampleKernelsBuilt()) {
     return absl::FailedPreconditionError(
         "--sampler gpu: this build has no CUDA kernels for sampling (no CUDA compiler was found)");
@@ -58,21 +59,46 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(const client::GraphTo
                      " edges (up to 2^31 - 1 nodes, indptr ending at the edge count)"));
   }
   auto graph = std::shared_ptr<GpuGraph>(new GpuGraph(device));
-  try {
-    auto on = [&](const std::vector<int64_t>& v) {
-      return torch::from_blob(const_cast<int64_t*>(v.data()), {std::ssize(v)}, torch::kInt64)
-          .to(device);
+  graph->num_nodes_ = n;
+  graph->num_edges_ = std::ssize(topology.indices);
+  if (on_host) {
+    graph->host_ = std::move(topology);
+    // Registered in place; an empty array (a graph without edges) is never read.
+    auto map = [&](void* base, size_t length) -> absl::StatusOr<const void*> {
+      if (length == 0) return nullptr;
+      std::string why;
+      void* at = RegisterHostForDevice(base, length, &why);
+      if (at == nullptr) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("--sampler-topology host: page-locking the topology (",
+                         graph->num_edges_, " edges) for ", device.str(), ": ", why));
+      }
+      graph->registered_.push_back(base);
+      return at;
     };
-    graph->indptr_ = on(topology.indptr);
-    graph->indices_ = torch::from_blob(const_cast<int32_t*>(topology.indices.data()),
-                                       {std::ssize(topology.indices)}, torch::kInt32)
+    ASSIGN_OR_RETURN(const void* indptr, map(graph->host_.indptr.data(), 8 * (n + 1)));
+    ASSIGN_OR_RETURN(const void* indices,
+                     map(graph->host_.indices.data(), 4 * graph->host_.indices.size()));
+    graph->indptr_ptr_ = static_cast<const int64_t*>(indptr);
+    graph->indices_ptr_ = static_cast<const int32_t*>(indices);
+    return graph;
+  }
+  try {
+    graph->indptr_ = torch::from_blob(topology.indptr.data(), {n + 1}, torch::kInt64).to(device);
+    graph->indices_ = torch::from_blob(topology.indices.data(), {graph->num_edges_}, torch::kInt32)
                           .to(device);
   } catch (const c10::Error& e) {
     return absl::ResourceExhaustedError(
         absl::StrCat("--sampler gpu: copying the topology (", topology.indices.size(),
                      " edges) to ", device.str(), ": ", e.what_without_backtrace()));
   }
+  graph->indptr_ptr_ = graph->indptr_.data_ptr<int64_t>();
+  graph->indices_ptr_ = graph->indices_.data_ptr<int32_t>();
   return graph;
+}
+
+GpuGraph::~GpuGraph() {
+  for (void* base : registered_) UnregisterHost(base);
 }
 
 absl::StatusOr<std::unique_ptr<GpuSampleLane>> GpuSampleLane::Create(
@@ -149,8 +175,8 @@ absl::Status GpuSampleLane::Launch(const std::vector<int64_t>& seeds,
   for (int64_t hop = 0; hop < hops; ++hop) {
     const int32_t k = fanouts[static_cast<size_t>(hop)];
     SampleHopArgs a;
-    a.indptr = graph_->indptr().data_ptr<int64_t>();
-    a.indices = graph_->indices().data_ptr<int32_t>();
+    a.indptr = graph_->indptr();
+    a.indices = graph_->indices();
     a.frontier = I64(node_parts_.back());
     a.capacity = capacity;
     a.fanout = k;

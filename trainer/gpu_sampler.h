@@ -28,27 +28,47 @@
 
 namespace graphshard::trainer {
 
-// The topology on one GPU, shared by the trainer's sampling lanes.
+// The topology for one GPU's sampling lanes: in that GPU's memory, or (`on_host`,
+// --sampler-topology host) in page-locked host memory that the sampling kernels read in place
+// over PCIe (the read's own arrays, registered with CUDA: no copy, no GPU memory). Each pick
+// reads one source id; a frontier node reads its two offsets.
 class GpuGraph {
  public:
-  // Copies `topology` to `device` (a CUDA device). FailedPrecondition where this build has no
-  // sampling kernels; InvalidArgument for a graph of 2^31 nodes or more (rows are int32 here).
-  static absl::StatusOr<std::shared_ptr<GpuGraph>> Create(const client::GraphTopology& topology,
-                                                          torch::Device device);
+  // Takes `topology` to `device` (a CUDA device) or registers it in place (`on_host`).
+  // FailedPrecondition where this build has no sampling kernels; InvalidArgument for a graph
+  // of 2^31 nodes or more (rows are int32 here); ResourceExhausted where the GPU memory or the
+  // registration fails.
+  static absl::StatusOr<std::shared_ptr<GpuGraph>> Create(client::GraphTopology topology,
+                                                          torch::Device device,
+                                                          bool on_host = false);
+  ~GpuGraph();
+  GpuGraph(const GpuGraph&) = delete;
+  GpuGraph& operator=(const GpuGraph&) = delete;
 
-  int64_t num_nodes() const { return indptr_.size(0) - 1; }
+  int64_t num_nodes() const { return num_nodes_; }
   torch::Device device() const { return device_; }
-  // GPU memory held by the CSC (each lane adds 8 bytes per node: GpuSampleLane).
-  int64_t bytes() const { return indptr_.nbytes() + indices_.nbytes(); }
-  const torch::Tensor& indptr() const { return indptr_; }    // int64 [num_nodes + 1]
-  const torch::Tensor& indices() const { return indices_; }  // int32 [num_edges]
+  bool on_host() const { return !host_.indptr.empty(); }
+  // Memory held by the CSC on the GPU, or in page-locked host memory (each lane adds 8 bytes
+  // of GPU memory per node: GpuSampleLane).
+  int64_t device_bytes() const { return on_host() ? 0 : Bytes(); }
+  int64_t host_bytes() const { return on_host() ? Bytes() : 0; }
+  // Where the kernels read them: int64 [num_nodes + 1], int32 [num_edges].
+  const int64_t* indptr() const { return indptr_ptr_; }
+  const int32_t* indices() const { return indices_ptr_; }
 
  private:
   explicit GpuGraph(torch::Device device) : device_(device) {}
+  int64_t Bytes() const { return 8 * (num_nodes_ + 1) + 4 * num_edges_; }
 
   torch::Device device_;
-  torch::Tensor indptr_;
+  int64_t num_nodes_ = 0;
+  int64_t num_edges_ = 0;
+  torch::Tensor indptr_;   // on the device
   torch::Tensor indices_;  // int32: half the memory of int64 ids
+  client::GraphTopology host_;  // on_host: registered (host_register.h) until destroyed
+  std::vector<void*> registered_;
+  const int64_t* indptr_ptr_ = nullptr;
+  const int32_t* indices_ptr_ = nullptr;
 };
 
 // Samples one batch at a time on a CUDA stream of its own, with relabelling tables of its own

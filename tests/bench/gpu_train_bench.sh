@@ -60,8 +60,10 @@
 #     the topology it read at start (needs _dev or _auto); compared with the same config
 #     without _gs (the servers sampling) in a gpu_train_gpusampler_* line. _ga instead:
 #     --sampler auto (the trainer's default: the GPU where the topology fits), compared alike
-#     in a gpu_train_autosampler_* line. A config without either passes --sampler server, so
-#     that its figures stay those of the servers sampling.
+#     in a gpu_train_autosampler_* line. _gh and _gd: --sampler gpu with --sampler-topology
+#     host (the topology in page-locked host memory, read over PCIe) or device, compared alike
+#     in gpu_train_gpuhosttopology_* / gpudevicetopology_* lines. A config without any of them
+#     passes --sampler server, so that its figures stay those of the servers sampling.
 #   MATRIX=trim_precision: CONFIGS becomes 1gpu_2srv_reg and 2gpu_2srv_reg, each
 #     untrimmed and trimmed, each in fp32, tf32 and bf16 (12 runs), and every run is also
 #     compared with its GPU count's untrimmed fp32 run (gpu_train_ratio_* lines)
@@ -276,7 +278,8 @@ run_config() {
   fi
   [[ -n $host_tier ]] && model_flags+=(--host-tier "$host_tier")
   [[ -n $device_tier ]] && model_flags+=(--device-tier "$device_tier")
-  [[ -n $sampler ]] && model_flags+=(--sampler "$sampler")
+  [[ -n $sampler ]] && model_flags+=(--sampler "${sampler%%:*}")
+  [[ $sampler == *:* ]] && model_flags+=(--sampler-topology "${sampler#*:}")
   [[ -n $remote_rows ]] && model_flags+=(--remote-rows "$remote_rows")
   if [[ -n $host_cache_pct ]]; then
     model_flags+=(--host-cache-mib
@@ -575,15 +578,17 @@ run_netns() {
   return "$status"
 }
 
-# sampler_of SUFFIX: the --sampler of a config ending in _gs (gpu), _ga (auto) or neither.
+# sampler_of SUFFIX: the --sampler of a config ending in _gs (gpu), _ga (auto) or neither; for
+# _gh and _gd, gpu:host and gpu:device (then also --sampler-topology).
 sampler_of() {
-  case $1 in _gs) echo gpu ;; _ga) echo auto ;; *) echo server ;; esac
+  case $1 in _gs) echo gpu ;; _ga) echo auto ;; _gh) echo gpu:host ;; _gd) echo gpu:device ;;
+  *) echo server ;; esac
 }
 
 # Configs: <N>gpu_<M>srv[_f16][_reg][_p<P>]: N trainers (one per GPU), M servers; float16
 # transport; --h2d registered (else staged); server --prefetch P (else SERVER_PREFETCH).
 for config in $CONFIGS; do
-  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?(_gs|_ga)?$ ]] ||
+  [[ $config =~ ^([0-9]+)gpu_([0-9]+)srv(_f16)?(_reg)?(_p([0-9]+))?(_untrimmed|_trimmed)?(_fp32|_tf32|_bf16)?(_spread|_part)?(_dev|_auto)?(_c([0-9]+))?(_hnone)?(_hc([0-9]+))?(_howner)?(_xhost|_xhostgrpc|_netns)?(_link)?(_sh)?(_gs|_ga|_gh|_gd)?$ ]] ||
     die "unknown config $config"
   n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
   dtype=$FEATURE_DTYPE h2d=staged server_prefetch=${BASH_REMATCH[6]:-$SERVER_PREFETCH}
@@ -648,6 +653,8 @@ suffix_ratios() {
 suffix_ratios _sh shared
 suffix_ratios _gs gpusampler
 suffix_ratios _ga autosampler
+suffix_ratios _gh gpuhosttopology
+suffix_ratios _gd gpudevicetopology
 
 # Link prediction next to node classification of the same config in this run (value: link
 # seeds/s over node seeds/s; link seeds are positive training edges).

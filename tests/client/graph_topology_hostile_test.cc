@@ -219,6 +219,12 @@ TEST_F(GraphTopologyHostileTest, AnEdgeCountPastInt64SaturatesAndAutoKeepsTheSer
   in.free_device_bytes = int64_t{141} << 30;
   const SamplerChoice choice = ResolveAutoSampler(in);
   EXPECT_EQ(choice.sampler, Sampler::kServer) << choice.why;
+  // Nor with the topology in host memory: the host cannot hold it either.
+  in.topology = SamplerTopology::kHost;
+  in.available_host_bytes = int64_t{512} << 30;
+  EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kServer);
+  in.topology = SamplerTopology::kAuto;
+  in.available_host_bytes = absl::nullopt;
   in.num_edges = servers_->num_edges;  // the honest parts: Cora's topology fits
   EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kGpu);
 }

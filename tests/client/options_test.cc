@@ -442,6 +442,69 @@ TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheDeviceTier) {
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
 }
 
+// --sampler-topology auto: host where the device tier holds part of the rows, device where it
+// holds them all; an explicit choice stands. On the host, only the sampler's tables must fit
+// beside the tier on the GPU, so a topology larger than that memory is still sampled on the GPU;
+// the host's memory rule is the same. Each answer says where the topology is.
+TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
+  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 10, 100), SamplerTopology::kHost);
+  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 100, 100), SamplerTopology::kDevice);
+  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kDevice, 10, 100), SamplerTopology::kDevice);
+  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kHost, 100, 100), SamplerTopology::kHost);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const int64_t nodes = 1000, edges = 1000000;
+  const int64_t tier = 10 * kMiB, tables = SamplerTableBytes(nodes);
+  EXPECT_EQ(tables, 16 * nodes);
+  AutoSamplerInputs in{.num_nodes = nodes,
+                       .num_edges = edges,
+                       .free_device_bytes = tier + 2 * tables,
+                       .device_tier_bytes = tier,
+                       .table_bytes = 10 * tier};
+  ASSERT_LT(2 * tables, TopologyDeviceBytes(nodes, edges));
+  SamplerChoice c = ResolveAutoSampler(in);
+  EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
+  EXPECT_EQ(c.topology, SamplerTopology::kHost);
+  EXPECT_NE(c.why.find("host memory"), std::string::npos) << c.why;
+  in.free_device_bytes = tier + 2 * tables - 2;
+  c = ResolveAutoSampler(in);
+  EXPECT_EQ(c.sampler, Sampler::kServer);
+  EXPECT_NE(c.why.find("sampler's tables"), std::string::npos) << c.why;
+  in.free_device_bytes = int64_t{1} << 40;
+  in.available_host_bytes = static_cast<int64_t>(2 * 1.25 * 4e6);  // ~the topology's bytes
+  c = ResolveAutoSampler(in);
+  EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
+  EXPECT_NE(c.why.find("host memory"), std::string::npos) << c.why;
+  // Asked for the device beside a partial tier: the topology's own size must fit there.
+  in.available_host_bytes = absl::nullopt;
+  in.topology = SamplerTopology::kDevice;
+  in.free_device_bytes = tier + 2 * tables;
+  c = ResolveAutoSampler(in);
+  EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
+  EXPECT_EQ(c.topology, SamplerTopology::kDevice);
+}
+
+// --sampler-topology: auto by default; an explicit place needs a GPU sampler that can run.
+TEST(ParseTrainerOptions, SamplerTopologyParsesAndNeedsTheGpuSampler) {
+  EXPECT_EQ(Parse({"--registry", "r"}).value().sampler_topology, SamplerTopology::kAuto);
+  absl::StatusOr<TrainerOptions> o =
+      Parse({"--registry", "r", "--device", "cuda", "--sampler-topology", "host"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->sampler_topology, SamplerTopology::kHost);
+  for (const std::vector<const char*>& args : std::vector<std::vector<const char*>>{
+           {"--registry", "r", "--device", "cuda", "--sampler", "server", "--sampler-topology",
+            "device"},
+           {"--registry", "r", "--device", "cpu", "--sampler-topology", "host"}}) {
+    o = Parse(args);
+    ASSERT_FALSE(o.ok());
+    EXPECT_NE(o.status().message().find("--sampler-topology"), absl::string_view::npos)
+        << o.status();
+  }
+  o = Parse({"--registry", "r", "--device", "cuda", "--sampler-topology", "disk"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("sampler-topology"), absl::string_view::npos)
+      << o.status();
+}
+
 // --sampler: auto by default; auto is accepted wherever the trainer resolves it (the GPU
 // sampler's own conditions are checked only for an explicit gpu).
 TEST(ParseTrainerOptions, SamplerAutoByDefaultAndAcceptedAnywhere) {

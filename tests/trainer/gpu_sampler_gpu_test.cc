@@ -3,7 +3,8 @@
 // servers' epoch stream sends for the same shard, shuffle seed, epoch and batch (the same
 // seeds, labels, rows in the same order, edges and hop counts), over whole epochs and
 // wrapped-around batches, two epochs in one stream, from a resumed batch, with fanouts that
-// take every neighbour, with replacement, and across both parts' shards. Label gpu: the GPU
+// take every neighbour, with replacement, and across both parts' shards; the same with the
+// topology in page-locked host memory (--sampler-topology host). Label gpu: the GPU
 // machine only (built where LibTorch has CUDA).
 //
 // The servers start once for the whole test and are never torn down: on the GPU machine
@@ -45,6 +46,7 @@ struct Shared {
   graphshard::testing::TestCluster* cluster = nullptr;
   client::ServerSet* servers = nullptr;
   std::shared_ptr<GpuGraph> graph;
+  std::shared_ptr<GpuGraph> host_graph;  // the same topology in page-locked host memory
 };
 
 class GpuSamplerTest : public ::testing::Test {
@@ -76,6 +78,9 @@ class GpuSamplerTest : public ::testing::Test {
       auto graph = GpuGraph::Create(*topology, torch::Device(torch::kCUDA, 0));
       ASSERT_TRUE(graph.ok()) << graph.status();
       s.graph = *graph;
+      auto host_graph = GpuGraph::Create(*topology, torch::Device(torch::kCUDA, 0), true);
+      ASSERT_TRUE(host_graph.ok()) << host_graph.status();
+      s.host_graph = *host_graph;
     }
     graph_ = s.graph;
   }
@@ -178,6 +183,16 @@ TEST_F(GpuSamplerTest, WrappedResumedAndMultiEpochStreamsEqualTheServers) {
   // then all of epoch 6.
   ExpectSameBatches(
       {.batch_size = 50, .epoch = 5, .first_batch = 2, .num_batches = 4, .num_epochs = 2});
+}
+
+TEST_F(GpuSamplerTest, TheTopologyInHostMemoryGivesTheServersBatches) {
+  graph_ = shared().host_graph;
+  ASSERT_TRUE(graph_->on_host());
+  EXPECT_EQ(graph_->device_bytes(), 0);
+  EXPECT_EQ(graph_->host_bytes(), shared().graph->device_bytes());
+  ExpectSameBatches({.part = 1, .epoch = 2});
+  ExpectSameBatches({.fanouts = {15, 10, 5}, .batch_size = 128});
+  ExpectSameBatches({.fanouts = {-1, 3}, .batch_size = 16, .num_epochs = 2});
 }
 
 TEST_F(GpuSamplerTest, RefusesATopologyThatDoesNotAddUp) {
