@@ -155,13 +155,16 @@ SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
       ResolveSamplerTopology(in.topology, in.device_tier_bytes, in.table_bytes);
   const bool on_host = place == SamplerTopology::kHost;
   const int64_t topology = TopologyDeviceBytes(in.num_nodes, in.num_edges);
-  const int64_t on_gpu = on_host ? SamplerTableBytes(in.num_nodes) : topology;
+  // On the host, the GPU keeps the offsets (8 bytes a node) and the tables.
+  const int64_t on_gpu =
+      on_host ? SamplerTableBytes(in.num_nodes) + TopologyDeviceBytes(in.num_nodes, 0) : topology;
   const int64_t beside = std::max<int64_t>(0, *in.free_device_bytes - in.device_tier_bytes);
   if (on_gpu > beside / 2) {
     return {Sampler::kServer, place,
-            absl::StrFormat("the %s (%.0f MiB) takes more than half of the %.0f MiB of GPU "
-                            "memory free beside the device tier",
-                            on_host ? "sampler's tables" : "topology", mib(on_gpu), mib(beside))};
+            absl::StrFormat("the GPU would hold %.0f MiB for the %s, more than half of the "
+                            "%.0f MiB of GPU memory free beside the device tier",
+                            mib(on_gpu), on_host ? "offsets and the sampler's tables" : "topology",
+                            mib(beside))};
   }
   const int64_t readers = std::max(in.trainers_on_host, 1);
   const double host_need = 1.25 * static_cast<double>(topology) * static_cast<double>(readers);
@@ -173,10 +176,11 @@ SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   }
   if (on_host) {
     return {Sampler::kGpu, place,
-            absl::StrFormat("the topology, %.0f MiB, in page-locked host memory (the device "
-                            "tier holds part of the rows); its tables, %.0f MiB, fit in the "
-                            "%.0f MiB of GPU memory free beside the tier",
-                            mib(topology), mib(on_gpu), mib(beside))};
+            absl::StrFormat(
+                "the topology, %.0f MiB, in page-locked host memory (the device "
+                "tier holds part of the rows); its offsets and tables, %.0f MiB, fit in the "
+                "%.0f MiB of GPU memory free beside the tier",
+                mib(topology), mib(on_gpu), mib(beside))};
   }
   return {Sampler::kGpu, place,
           absl::StrFormat("the topology, %.0f MiB, fits in the %.0f MiB free beside the device "

@@ -218,14 +218,14 @@ inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
 //   GPU memory; the papers-shaped graph at scale 0.25, where the host tier's reads bound the
 //   epoch, 3.79 against 3.80 s with no server CPU per batch against 52 ms, for +3.7 GiB. --sampler
 //   server keeps that memory free.
-// With the topology in host memory (ResolveSamplerTopology) the GPU holds only the sampler's
-// relabelling tables (SamplerTableBytes), and that is what must fit in the half.
+// With the topology in host memory (ResolveSamplerTopology) the GPU holds only its offsets and
+// the sampler's relabelling tables (SamplerTableBytes), and that is what must fit in the half.
 struct AutoSamplerInputs {
   int64_t num_nodes = 0;  // the whole graph's
   int64_t num_edges = 0;
   absl::optional<int64_t> free_device_bytes = absl::nullopt;  // before the store loads
-  int64_t device_tier_bytes = 0;  // what the store will hold on this GPU
-  int64_t table_bytes = 0;        // the whole feature table's
+  int64_t device_tier_bytes = 0;                      // what the store will hold on this GPU
+  int64_t table_bytes = 0;                            // the whole feature table's
   SamplerTopology topology = SamplerTopology::kAuto;  // --sampler-topology
   absl::optional<int64_t> available_host_bytes = absl::nullopt;
   int trainers_on_host = 1;

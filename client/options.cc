@@ -455,9 +455,9 @@ absl::StatusOr<TrainerOptions> ParseTrainerOptions(int argc, const char* const* 
         o.sampler == Sampler::kServer ? "--sampler server" : "not --device cuda", ")"));
   }
   if (o.sampler == Sampler::kGpu) {
-    const char* why = o.task != Task::kNode             ? "node tasks (--task node)"
-                      : o.device != DeviceKind::kCuda   ? "a GPU (--device cuda)"
-                      : o.temporal                      ? "sampling without --temporal"
+    const char* why = o.task != Task::kNode           ? "node tasks (--task node)"
+                      : o.device != DeviceKind::kCuda ? "a GPU (--device cuda)"
+                      : o.temporal                    ? "sampling without --temporal"
                       : o.feature_store == FeatureStoreKind::kServer
                           ? "the rows on the GPU (--feature-store device or auto)"
                           : nullptr;

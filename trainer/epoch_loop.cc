@@ -389,8 +389,10 @@ absl::Status EpochLoop::LoadGpuGraph() {
       "the first training pass), %s\n",
       comm_.rank(), gpu_graph_->num_nodes(), num_edges, read_s, waited_s,
       topology_on_host_
-          ? absl::StrFormat("%.0f MiB in page-locked host memory, read by %s over PCIe",
-                            mib(gpu_graph_->host_bytes()), session_.state().device.str())
+          ? absl::StrFormat("%.0f MiB of sources in page-locked host memory, read by %s over "
+                            "PCIe, and %.0f MiB of offsets on it",
+                            mib(gpu_graph_->host_bytes()), session_.state().device.str(),
+                            mib(gpu_graph_->device_bytes()))
           : absl::StrFormat("%.0f MiB on %s", mib(gpu_graph_->device_bytes()),
                             session_.state().device.str()));
   return absl::OkStatus();

@@ -39,8 +39,9 @@ __global__ void HopEdgesKernel(SampleHopArgs a) {
   *a.sizes.edges = n > 0 ? a.ends[n - 1] : 0;
 }
 
-// One thread per frontier node: its picks, as positions in its in-edge list first (Floyd's
-// algorithm checks the positions drawn before it), then as source ids.
+// One thread per frontier node: its picks, as positions in its in-edge list (Floyd's algorithm
+// checks the positions drawn before it), written as positions in `indices` (GatherSources turns
+// them into source ids, one thread per edge).
 __global__ void SampleHopKernel(SampleHopArgs a) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= a.capacity || i >= *a.sizes.nodes) return;
@@ -71,9 +72,19 @@ __global__ void SampleHopKernel(SampleHopArgs a) {
   }
   const int64_t row = *a.sizes.rows - *a.sizes.nodes + i;
   for (int64_t p = 0; p < count; ++p) {
-    out[p] = a.indices[first + out[p]];
+    out[p] += first;
     a.out_dst[base + p] = row;
   }
+}
+
+// One thread per sampled edge: its position in `indices` becomes its source id. Each thread
+// makes one independent read, so that many are in flight at once: with the topology in host
+// memory each is a read over PCIe, and a thread reading its node's picks one after the other
+// waited for each (measured: tests/bench/RESULTS.md, "The topology in host memory").
+__global__ void GatherSourcesKernel(SampleHopArgs a, int64_t edge_capacity) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= edge_capacity || e >= *a.sizes.edges) return;
+  a.out_src[e] = a.indices[a.out_src[e]];
 }
 
 __global__ void SetRowsKernel(RelabelTables t, const int64_t* ids, int64_t n, int64_t first_row) {
@@ -151,10 +162,15 @@ bool LaunchHopEdges(const SampleHopArgs& args, void* stream, std::string* error)
   return Launched("summing a hop's picks on the GPU", error);
 }
 
-bool LaunchSampleHop(const SampleHopArgs& args, void* stream, std::string* error) {
+bool LaunchSampleHop(const SampleHopArgs& args, int64_t edge_capacity, void* stream,
+                     std::string* error) {
   if (args.capacity == 0) return true;
   SampleHopKernel<<<Blocks(args.capacity), kThreads, 0, StreamOf(stream)>>>(args);
-  return Launched("sampling a hop on the GPU", error);
+  if (!Launched("sampling a hop on the GPU", error)) return false;
+  if (edge_capacity == 0) return true;
+  GatherSourcesKernel<<<Blocks(edge_capacity), kThreads, 0, StreamOf(stream)>>>(args,
+                                                                                edge_capacity);
+  return Launched("reading a hop's sources on the GPU", error);
 }
 
 bool LaunchSetRows(RelabelTables tables, const int64_t* ids, int64_t n, int64_t first_row,

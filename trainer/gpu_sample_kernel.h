@@ -34,6 +34,7 @@ struct HopSizes {
 };
 
 struct SampleHopArgs {
+  // In GPU memory, or in page-locked host memory mapped for the GPU (gpu_sampler.h, GpuGraph).
   const int64_t* indptr = nullptr;    // [num_nodes + 1]
   const int32_t* indices = nullptr;   // [num_edges]: in-neighbours (global ids < 2^31)
   const int64_t* frontier = nullptr;  // [capacity]: global ids of the hop's frontier
@@ -67,10 +68,11 @@ bool GpuSampleKernelsBuilt();
 //
 // One hop, in order: HopCounts writes counts[i] (the picks of frontier node i; 0 past the
 // frontier); the caller scans them into args.ends; HopEdges writes sizes.edges[0]; SampleHop
-// draws.
+// draws (out_src and out_dst hold `edge_capacity` entries, a bound of sizes.edges[0]).
 bool LaunchHopCounts(const SampleHopArgs& args, int64_t* counts, void* stream, std::string* error);
 bool LaunchHopEdges(const SampleHopArgs& args, void* stream, std::string* error);
-bool LaunchSampleHop(const SampleHopArgs& args, void* stream, std::string* error);
+bool LaunchSampleHop(const SampleHopArgs& args, int64_t edge_capacity, void* stream,
+                     std::string* error);
 // row_of[ids[i]] = first_row + i (first_row >= 0), or -1 for all when first_row < 0; n is
 // exact (host-known).
 bool LaunchSetRows(RelabelTables tables, const int64_t* ids, int64_t n, int64_t first_row,

@@ -20,7 +20,8 @@ bool LaunchHopCounts(const SampleHopArgs& /*args*/, int64_t* /*counts*/, void* /
 bool LaunchHopEdges(const SampleHopArgs& /*args*/, void* /*stream*/, std::string* error) {
   return NoKernels(error);
 }
-bool LaunchSampleHop(const SampleHopArgs& /*args*/, void* /*stream*/, std::string* error) {
+bool LaunchSampleHop(const SampleHopArgs& /*args*/, int64_t /*edge_capacity*/, void* /*stream*/,
+                     std::string* error) {
   return NoKernels(error);
 }
 bool LaunchSetRows(RelabelTables /*tables*/, const int64_t* /*ids*/, int64_t /*n*/,

@@ -61,44 +61,44 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(client::GraphTopology
   auto graph = std::shared_ptr<GpuGraph>(new GpuGraph(device));
   graph->num_nodes_ = n;
   graph->num_edges_ = std::ssize(topology.indices);
-  if (on_host) {
-    graph->host_ = std::move(topology);
-    // Registered in place; an empty array (a graph without edges) is never read.
-    auto map = [&](void* base, size_t length) -> absl::StatusOr<const void*> {
-      if (length == 0) return nullptr;
-      std::string why;
-      void* at = RegisterHostForDevice(base, length, &why);
-      if (at == nullptr) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("--sampler-topology host: page-locking the topology (",
-                         graph->num_edges_, " edges) for ", device.str(), ": ", why));
-      }
-      graph->registered_.push_back(base);
-      return at;
-    };
-    ASSIGN_OR_RETURN(const void* indptr, map(graph->host_.indptr.data(), 8 * (n + 1)));
-    ASSIGN_OR_RETURN(const void* indices,
-                     map(graph->host_.indices.data(), 4 * graph->host_.indices.size()));
-    graph->indptr_ptr_ = static_cast<const int64_t*>(indptr);
-    graph->indices_ptr_ = static_cast<const int32_t*>(indices);
-    return graph;
-  }
+  graph->on_host_ = on_host;
   try {
+    // The offsets on the GPU either way (8 bytes per node): a frontier node reads them twice.
     graph->indptr_ = torch::from_blob(topology.indptr.data(), {n + 1}, torch::kInt64).to(device);
-    graph->indices_ = torch::from_blob(topology.indices.data(), {graph->num_edges_}, torch::kInt32)
-                          .to(device);
+    if (!on_host) {
+      graph->indices_ =
+          torch::from_blob(topology.indices.data(), {graph->num_edges_}, torch::kInt32).to(device);
+    }
   } catch (const c10::Error& e) {
     return absl::ResourceExhaustedError(
         absl::StrCat("--sampler gpu: copying the topology (", topology.indices.size(),
                      " edges) to ", device.str(), ": ", e.what_without_backtrace()));
   }
   graph->indptr_ptr_ = graph->indptr_.data_ptr<int64_t>();
-  graph->indices_ptr_ = graph->indices_.data_ptr<int32_t>();
+  if (!on_host) {
+    graph->indices_ptr_ = graph->indices_.data_ptr<int32_t>();
+    return graph;
+  }
+  // The sources stay where the read put them, registered in place; none (a graph without
+  // edges) are never read.
+  graph->host_indices_ = std::move(topology.indices);
+  if (graph->num_edges_ > 0) {
+    std::string why;
+    void* at =
+        RegisterHostForDevice(graph->host_indices_.data(), 4 * graph->host_indices_.size(), &why);
+    if (at == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("--sampler-topology host: page-locking the topology (", graph->num_edges_,
+                       " edges) for ", device.str(), ": ", why));
+    }
+    graph->registered_ = true;
+    graph->indices_ptr_ = static_cast<const int32_t*>(at);
+  }
   return graph;
 }
 
 GpuGraph::~GpuGraph() {
-  for (void* base : registered_) UnregisterHost(base);
+  if (registered_) UnregisterHost(host_indices_.data());
 }
 
 absl::StatusOr<std::unique_ptr<GpuSampleLane>> GpuSampleLane::Create(
@@ -203,7 +203,7 @@ absl::Status GpuSampleLane::Launch(const std::vector<int64_t>& seeds,
     torch::Tensor dst = torch::empty({edge_capacity}, i64);
     a.out_src = I64(src);
     a.out_dst = I64(dst);
-    RETURN_IF_ERROR(Launched(LaunchSampleHop(a, stream, &why), why));
+    RETURN_IF_ERROR(Launched(LaunchSampleHop(a, edge_capacity, stream, &why), why));
     // Relabel: the sources new to the batch take the next rows, in order of first meeting.
     torch::Tensor is_new = torch::empty({edge_capacity}, i64.dtype(torch::kInt32));
     RETURN_IF_ERROR(

@@ -29,15 +29,16 @@
 namespace graphshard::trainer {
 
 // The topology for one GPU's sampling lanes: in that GPU's memory, or (`on_host`,
-// --sampler-topology host) in page-locked host memory that the sampling kernels read in place
-// over PCIe (the read's own arrays, registered with CUDA: no copy, no GPU memory). Each pick
-// reads one source id; a frontier node reads its two offsets.
+// --sampler-topology host) its sources in page-locked host memory that the sampling kernels
+// read in place over PCIe (the read's own array, registered with CUDA: no copy, no GPU memory
+// for them); the offsets (8 bytes per node) stay on the GPU either way. Each pick reads one
+// source id.
 class GpuGraph {
  public:
-  // Takes `topology` to `device` (a CUDA device) or registers it in place (`on_host`).
-  // FailedPrecondition where this build has no sampling kernels; InvalidArgument for a graph
-  // of 2^31 nodes or more (rows are int32 here); ResourceExhausted where the GPU memory or the
-  // registration fails.
+  // Takes `topology` to `device` (a CUDA device), its sources registered in place where
+  // `on_host`. FailedPrecondition where this build has no sampling kernels; InvalidArgument for
+  // a graph of 2^31 nodes or more (rows are int32 here); ResourceExhausted where the GPU memory
+  // or the registration fails.
   static absl::StatusOr<std::shared_ptr<GpuGraph>> Create(client::GraphTopology topology,
                                                           torch::Device device,
                                                           bool on_host = false);
@@ -47,26 +48,26 @@ class GpuGraph {
 
   int64_t num_nodes() const { return num_nodes_; }
   torch::Device device() const { return device_; }
-  bool on_host() const { return !host_.indptr.empty(); }
-  // Memory held by the CSC on the GPU, or in page-locked host memory (each lane adds 8 bytes
+  bool on_host() const { return on_host_; }
+  // Memory held by the CSC on the GPU, and in page-locked host memory (each lane adds 8 bytes
   // of GPU memory per node: GpuSampleLane).
-  int64_t device_bytes() const { return on_host() ? 0 : Bytes(); }
-  int64_t host_bytes() const { return on_host() ? Bytes() : 0; }
+  int64_t device_bytes() const { return 8 * (num_nodes_ + 1) + (on_host_ ? 0 : 4 * num_edges_); }
+  int64_t host_bytes() const { return on_host_ ? 4 * num_edges_ : 0; }
   // Where the kernels read them: int64 [num_nodes + 1], int32 [num_edges].
   const int64_t* indptr() const { return indptr_ptr_; }
   const int32_t* indices() const { return indices_ptr_; }
 
  private:
   explicit GpuGraph(torch::Device device) : device_(device) {}
-  int64_t Bytes() const { return 8 * (num_nodes_ + 1) + 4 * num_edges_; }
 
   torch::Device device_;
   int64_t num_nodes_ = 0;
   int64_t num_edges_ = 0;
-  torch::Tensor indptr_;   // on the device
-  torch::Tensor indices_;  // int32: half the memory of int64 ids
-  client::GraphTopology host_;  // on_host: registered (host_register.h) until destroyed
-  std::vector<void*> registered_;
+  bool on_host_ = false;
+  torch::Tensor indptr_;               // on the device
+  torch::Tensor indices_;              // on the device unless on_host; int32: half of int64
+  std::vector<int32_t> host_indices_;  // on_host: registered (host_register.h) while held
+  bool registered_ = false;
   const int64_t* indptr_ptr_ = nullptr;
   const int32_t* indices_ptr_ = nullptr;
 };

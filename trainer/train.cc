@@ -144,9 +144,9 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceCh
   if (!device.cuda || options.sampler == client::Sampler::kServer) return absl::OkStatus();
   fit.topology = options.sampler_topology;
   if (options.sampler == client::Sampler::kGpu) {
-    loop.UseGpuSampler(true, client::ResolveSamplerTopology(fit.topology, fit.device_tier_bytes,
-                                                            fit.table_bytes) ==
-                                 client::SamplerTopology::kHost);
+    loop.UseGpuSampler(
+        true, client::ResolveSamplerTopology(fit.topology, fit.device_tier_bytes,
+                                             fit.table_bytes) == client::SamplerTopology::kHost);
     return absl::OkStatus();
   }
   const absl::Status applies = loop.GpuSamplerApplies();

@@ -436,16 +436,16 @@ TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheDeviceTier) {
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("host memory for 2 trainer"), std::string::npos) << c.why;
-  c = ResolveAutoSampler({.num_nodes = std::numeric_limits<int32_t>::max(),
-                          .free_device_bytes = int64_t{1} << 50});
+  c = ResolveAutoSampler(
+      {.num_nodes = std::numeric_limits<int32_t>::max(), .free_device_bytes = int64_t{1} << 50});
   EXPECT_EQ(c.sampler, Sampler::kServer);
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
 }
 
 // --sampler-topology auto: host where the device tier holds part of the rows, device where it
 // holds them all; an explicit choice stands. On the host, only the sampler's tables must fit
-// beside the tier on the GPU, so a topology larger than that memory is still sampled on the GPU;
-// the host's memory rule is the same. Each answer says where the topology is.
+// (and the offsets) beside the tier on the GPU, so a topology larger than that memory is still
+// sampled on the GPU; the host's memory rule is the same. Each answer says where the topology is.
 TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
   EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 10, 100), SamplerTopology::kHost);
   EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 100, 100), SamplerTopology::kDevice);
@@ -453,8 +453,8 @@ TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
   EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kHost, 100, 100), SamplerTopology::kHost);
   constexpr int64_t kMiB = int64_t{1} << 20;
   const int64_t nodes = 1000, edges = 1000000;
-  const int64_t tier = 10 * kMiB, tables = SamplerTableBytes(nodes);
-  EXPECT_EQ(tables, 16 * nodes);
+  const int64_t tier = 10 * kMiB, tables = SamplerTableBytes(nodes) + 8 * (nodes + 1);
+  EXPECT_EQ(SamplerTableBytes(nodes), 16 * nodes);
   AutoSamplerInputs in{.num_nodes = nodes,
                        .num_edges = edges,
                        .free_device_bytes = tier + 2 * tables,
@@ -468,7 +468,7 @@ TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
   in.free_device_bytes = tier + 2 * tables - 2;
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
-  EXPECT_NE(c.why.find("sampler's tables"), std::string::npos) << c.why;
+  EXPECT_NE(c.why.find("offsets and the sampler's tables"), std::string::npos) << c.why;
   in.free_device_bytes = int64_t{1} << 40;
   in.available_host_bytes = static_cast<int64_t>(2 * 1.25 * 4e6);  // ~the topology's bytes
   c = ResolveAutoSampler(in);
@@ -501,8 +501,7 @@ TEST(ParseTrainerOptions, SamplerTopologyParsesAndNeedsTheGpuSampler) {
   }
   o = Parse({"--registry", "r", "--device", "cuda", "--sampler-topology", "disk"});
   ASSERT_FALSE(o.ok());
-  EXPECT_NE(o.status().message().find("sampler-topology"), absl::string_view::npos)
-      << o.status();
+  EXPECT_NE(o.status().message().find("sampler-topology"), absl::string_view::npos) << o.status();
 }
 
 // --sampler: auto by default; auto is accepted wherever the trainer resolves it (the GPU
