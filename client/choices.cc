@@ -41,8 +41,7 @@ constexpr Choice<Aggregation> kAggregation[] = {{Aggregation::kFused, "fused"},
                                                 {Aggregation::kTorch, "torch"}};
 constexpr Choice<Sampler> kSamplers[] = {
     {Sampler::kAuto, "auto"}, {Sampler::kServer, "server"}, {Sampler::kGpu, "gpu"}};
-constexpr Choice<SamplerTopology> kSamplerTopologies[] = {{SamplerTopology::kAuto, "auto"},
-                                                          {SamplerTopology::kDevice, "device"},
+constexpr Choice<SamplerTopology> kSamplerTopologies[] = {{SamplerTopology::kDevice, "device"},
                                                           {SamplerTopology::kHost, "host"}};
 // The names' one home is common/feature_dtype.h.
 constexpr Choice<FeatureDtype> kDtypes[] = {
@@ -135,32 +134,23 @@ int64_t SamplerTableBytes(int64_t num_nodes) {
   return n >= INT64_MAX / 16 ? INT64_MAX : 16 * n;
 }
 
-SamplerTopology ResolveSamplerTopology(SamplerTopology requested, int64_t device_tier_bytes,
-                                       int64_t table_bytes) {
-  if (requested != SamplerTopology::kAuto) return requested;
-  return device_tier_bytes < table_bytes ? SamplerTopology::kHost : SamplerTopology::kDevice;
-}
-
 SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   if (in.num_nodes >= INT32_MAX) {
-    return {Sampler::kServer, SamplerTopology::kDevice,
+    return {Sampler::kServer,
             absl::StrFormat("%d nodes: the GPU sampler's ids are int32", in.num_nodes)};
   }
   if (!in.free_device_bytes) {
-    return {Sampler::kServer, SamplerTopology::kDevice,
-            "this build cannot tell the GPU's free memory"};
+    return {Sampler::kServer, "this build cannot tell the GPU's free memory"};
   }
-  const SamplerTopology place =
-      ResolveSamplerTopology(in.topology, in.device_tier_bytes, in.table_bytes);
-  const bool on_host = place == SamplerTopology::kHost;
+  const bool on_host = in.topology == SamplerTopology::kHost;
   const int64_t topology = TopologyDeviceBytes(in.num_nodes, in.num_edges);
   // On the host, the GPU keeps the offsets (8 bytes a node) and the tables.
   const int64_t on_gpu =
       on_host ? SamplerTableBytes(in.num_nodes) + TopologyDeviceBytes(in.num_nodes, 0) : topology;
   const int64_t beside = std::max<int64_t>(0, *in.free_device_bytes - in.device_tier_bytes);
   if (on_gpu > beside / 2) {
-    return {Sampler::kServer, place,
+    return {Sampler::kServer,
             absl::StrFormat("the GPU would hold %.0f MiB for the %s, more than half of the "
                             "%.0f MiB of GPU memory free beside the device tier",
                             mib(on_gpu), on_host ? "offsets and the sampler's tables" : "topology",
@@ -169,20 +159,20 @@ SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   const int64_t readers = std::max(in.trainers_on_host, 1);
   const double host_need = 1.25 * static_cast<double>(topology) * static_cast<double>(readers);
   if (in.available_host_bytes && host_need > static_cast<double>(*in.available_host_bytes) / 2) {
-    return {Sampler::kServer, place,
+    return {Sampler::kServer,
             absl::StrFormat("reading the topology takes ~%.0f MiB of host memory for %d "
                             "trainer(s) of this host, more than half of the %.0f MiB available",
                             host_need / (1 << 20), readers, mib(*in.available_host_bytes))};
   }
   if (on_host) {
-    return {Sampler::kGpu, place,
-            absl::StrFormat(
-                "the topology, %.0f MiB, in page-locked host memory (the device "
-                "tier holds part of the rows); its offsets and tables, %.0f MiB, fit in the "
-                "%.0f MiB of GPU memory free beside the tier",
-                mib(topology), mib(on_gpu), mib(beside))};
+    return {
+        Sampler::kGpu,
+        absl::StrFormat("the topology, %.0f MiB, in page-locked host memory (--sampler-topology "
+                        "host); its offsets and tables, %.0f MiB, fit in the "
+                        "%.0f MiB of GPU memory free beside the tier",
+                        mib(topology), mib(on_gpu), mib(beside))};
   }
-  return {Sampler::kGpu, place,
+  return {Sampler::kGpu,
           absl::StrFormat("the topology, %.0f MiB, fits in the %.0f MiB free beside the device "
                           "tier",
                           mib(topology), mib(beside))};

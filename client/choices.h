@@ -63,11 +63,14 @@ enum class Aggregation { kFused, kTorch };
 // GPU 1.03-1.16x (products), 1.56x (papers 0.25), 0.98x (papers 1) of the servers' epoch
 // (tests/bench/RESULTS.md).
 enum class Sampler { kAuto, kServer, kGpu };
-// --sampler-topology auto|device|host: where the GPU sampler keeps the graph's topology: in GPU
-// memory, or in page-locked host memory that its kernels read in place over PCIe (zero-copy,
-// as DGL's UVA sampling and GraphLearn-for-PyTorch's ZERO_COPY mode do). auto:
-// ResolveSamplerTopology.
-enum class SamplerTopology { kAuto, kDevice, kHost };
+// --sampler-topology device|host: where the GPU sampler keeps the graph's topology: in GPU
+// memory (the default), or its sources in page-locked host memory that its kernels read in
+// place over PCIe (zero-copy, as DGL's UVA sampling and GraphLearn-for-PyTorch's ZERO_COPY mode
+// do): ~490 MiB less GPU memory on the products-shaped graph. Not the default, and not chosen
+// by --sampler auto: beside a 10% device tier, whose host rows cross PCIe too, its epoch was
+// 1.06-1.20x the servers' sampling and 1.14x the topology on the GPU (1 x H200;
+// tests/bench/RESULTS.md, "The topology in host memory").
+enum class SamplerTopology { kDevice, kHost };
 // --feature-dtype float32|float16|bfloat16: FeatureDtype (data_types.h).
 
 template <typename E>
@@ -218,21 +221,19 @@ inline int64_t HostCacheBudget(int64_t host_cache_mib, HostTier host_tier,
 //   GPU memory; the papers-shaped graph at scale 0.25, where the host tier's reads bound the
 //   epoch, 3.79 against 3.80 s with no server CPU per batch against 52 ms, for +3.7 GiB. --sampler
 //   server keeps that memory free.
-// With the topology in host memory (ResolveSamplerTopology) the GPU holds only its offsets and
+// With the topology in host memory (--sampler-topology host) the GPU holds only its offsets and
 // the sampler's relabelling tables (SamplerTableBytes), and that is what must fit in the half.
 struct AutoSamplerInputs {
   int64_t num_nodes = 0;  // the whole graph's
   int64_t num_edges = 0;
   absl::optional<int64_t> free_device_bytes = absl::nullopt;  // before the store loads
-  int64_t device_tier_bytes = 0;                      // what the store will hold on this GPU
-  int64_t table_bytes = 0;                            // the whole feature table's
-  SamplerTopology topology = SamplerTopology::kAuto;  // --sampler-topology
+  int64_t device_tier_bytes = 0;                        // what the store will hold on this GPU
+  SamplerTopology topology = SamplerTopology::kDevice;  // --sampler-topology
   absl::optional<int64_t> available_host_bytes = absl::nullopt;
   int trainers_on_host = 1;
 };
 struct SamplerChoice {
   Sampler sampler = Sampler::kServer;
-  SamplerTopology topology = SamplerTopology::kDevice;  // resolved, for Sampler::kGpu
   std::string why;
 };
 // GPU memory of the topology on the device (int64 offsets, int32 sources), and of the
@@ -240,13 +241,6 @@ struct SamplerChoice {
 int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges);
 int64_t SamplerTableBytes(int64_t num_nodes);
 SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in);
-
-// What --sampler-topology auto becomes (an explicit choice is returned as it is): host where the
-// device tier holds only part of the feature rows (`device_tier_bytes` < `table_bytes`): the run
-// is short of GPU memory, and the topology there would take it from the rows; device where the
-// tier holds every row.
-SamplerTopology ResolveSamplerTopology(SamplerTopology requested, int64_t device_tier_bytes,
-                                       int64_t table_bytes);
 
 template <typename E>
 absl::string_view NameOf(E value) {

@@ -71,8 +71,8 @@ struct TrainerOptions {
   // --normalize-features: x / max(row sum, 1), as PyG's NormalizeFeatures on non-negative
   // features
   bool normalize_features = DefaultsFor(Task::kNode).normalize_features;
-  int threads = 1;                       // --threads: torch intra-op threads
-  int prefetch = 4;                      // --prefetch: minibatches received and converted ahead
+  int threads = 1;   // --threads: torch intra-op threads
+  int prefetch = 4;  // --prefetch: minibatches received and converted ahead
   // --reuse-rows: with a tiered store's remote rows on a GPU, a row that one of the last
   // `prefetch` batches holds is copied from it instead of fetched again
   bool reuse_rows = true;
@@ -81,13 +81,14 @@ struct TrainerOptions {
   Backend backend = Backend::kAuto;      // --backend auto|gloo|nccl (auto: nccl on cuda)
   FeatureDtype feature_dtype = FeatureDtype::kFloat32;  // --feature-dtype float32|float16|
                                                         // bfloat16 (transport)
-  Trimming trim = Trimming::kOn;              // --trim on|off: per-layer trimming (sage, gcn)
+  Trimming trim = Trimming::kOn;  // --trim on|off: per-layer trimming (sage, gcn)
   // --static-shapes on|off: training batches padded to fixed shapes, the GPU step a CUDA graph
   // (client/choices.h; trainer/static_shapes.h)
   StaticShapes static_shapes = StaticShapes::kOff;
   Aggregation aggregation = Aggregation::kFused;  // --aggregation fused|torch (choices.h)
-  Sampler sampler = Sampler::kAuto;                // --sampler auto|server|gpu (choices.h)
-  SamplerTopology sampler_topology = SamplerTopology::kAuto;  // --sampler-topology (choices.h)
+  Sampler sampler = Sampler::kAuto;               // --sampler auto|server|gpu (choices.h)
+  // --sampler-topology device|host (choices.h)
+  SamplerTopology sampler_topology = SamplerTopology::kDevice;
   Precision precision = Precision::kAuto;     // --precision auto|fp32|tf32|bf16: matmuls
                                               // (model.h; ResolvePrecision)
   Assignment assignment = Assignment::kPart;  // --assignment part|spread (assignment.h)
@@ -105,19 +106,19 @@ struct TrainerOptions {
   // -1 = auto (HostCacheBudget, choices.h).
   int64_t host_cache_mib = -1;
   RemoteRows remote_rows = RemoteRows::kHost;  // --remote-rows host|owner (choices.h)
-  bool deterministic = false;         // --deterministic: torch's deterministic kernels
-                                      // (CUDA: bitwise-reproducible weights; slower)
-  std::string checkpoint_dir;         // --checkpoint-dir: where checkpoints go ("" = none)
-  int64_t checkpoint_every = 0;       // --checkpoint-every N steps (0 = epoch ends only)
-  bool resume = false;                // --resume from checkpoint_dir's checkpoint
-  std::string metrics_file;           // --metrics-file: JSONL of every epoch (rank 0)
-  std::string tensorboard_dir;        // --tensorboard: event files per epoch (rank 0)
-  double progress_every_s = 10;       // --progress-every-s: plain progress lines (no tty)
-  int64_t stop_after_steps = 0;       // --stop-after-steps: exit 3 after that many steps
-                                      // (tests: a crash at a known step)
-  std::string profile_dir;            // --profile-dir: 20 steps profiled per rank
-                                      // (trainer/step_profiler.h)
-  double rpc_timeout_s = 60;          // --rpc-timeout-s: deadline of every RPC
+  bool deterministic = false;                  // --deterministic: torch's deterministic kernels
+                                               // (CUDA: bitwise-reproducible weights; slower)
+  std::string checkpoint_dir;                  // --checkpoint-dir: where checkpoints go ("" = none)
+  int64_t checkpoint_every = 0;                // --checkpoint-every N steps (0 = epoch ends only)
+  bool resume = false;                         // --resume from checkpoint_dir's checkpoint
+  std::string metrics_file;                    // --metrics-file: JSONL of every epoch (rank 0)
+  std::string tensorboard_dir;                 // --tensorboard: event files per epoch (rank 0)
+  double progress_every_s = 10;                // --progress-every-s: plain progress lines (no tty)
+  int64_t stop_after_steps = 0;                // --stop-after-steps: exit 3 after that many steps
+                                               // (tests: a crash at a known step)
+  std::string profile_dir;                     // --profile-dir: 20 steps profiled per rank
+                                               // (trainer/step_profiler.h)
+  double rpc_timeout_s = 60;                   // --rpc-timeout-s: deadline of every RPC
   double server_wait_s = 60;          // --server-wait-s: how long to wait for servers' health
                                       // (at the start, and for a part whose stream broke)
   double stall_timeout_s = 30;        // --stall-timeout-s: no batch for this long = the

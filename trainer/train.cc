@@ -137,18 +137,17 @@ absl::optional<int64_t> AvailableHostMemoryBytes() {
 // filled in here); every rank alike (collective where the rows are on the GPU: an
 // all-reduce, as every rank resolves the store alike). The log says which and why. With
 // --sampler gpu, and auto where it chose the GPU, --sampler-topology says where the topology
-// is kept (client::ResolveSamplerTopology for auto).
+// is kept.
 absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceChoice& device,
                            bool rows_on_gpu, client::AutoSamplerInputs fit,
                            client::Communicator& comm, EpochLoop& loop, std::ostream& log) {
   if (!device.cuda || options.sampler == client::Sampler::kServer) return absl::OkStatus();
-  fit.topology = options.sampler_topology;
+  const bool on_host = options.sampler_topology == client::SamplerTopology::kHost;
   if (options.sampler == client::Sampler::kGpu) {
-    loop.UseGpuSampler(
-        true, client::ResolveSamplerTopology(fit.topology, fit.device_tier_bytes,
-                                             fit.table_bytes) == client::SamplerTopology::kHost);
+    loop.UseGpuSampler(true, on_host);
     return absl::OkStatus();
   }
+  fit.topology = options.sampler_topology;
   const absl::Status applies = loop.GpuSamplerApplies();
   client::SamplerChoice choice;
   if (!rows_on_gpu) {
@@ -165,13 +164,11 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceCh
     int64_t want[1] = {choice.sampler == client::Sampler::kGpu ? 1 : 0};
     RETURN_IF_ERROR(comm.AllReduce(absl::MakeSpan(want), client::ReduceOp::kSum));
     if (want[0] != comm.world_size() && choice.sampler == client::Sampler::kGpu) {
-      choice.sampler = client::Sampler::kServer;
-      choice.why = "another rank cannot (its log says why)";
+      choice = {client::Sampler::kServer, "another rank cannot (its log says why)"};
     }
   }
   const bool gpu = choice.sampler == client::Sampler::kGpu;
-  const bool on_host = choice.topology == client::SamplerTopology::kHost;
-  loop.UseGpuSampler(gpu, gpu && on_host);
+  loop.UseGpuSampler(gpu, on_host);
   log << "rank " << comm.rank() << ": training batches sampled "
       << (gpu ? "on " + device.name + (on_host ? ", the topology in host memory," : "")
               : std::string("by the servers"))
@@ -246,7 +243,6 @@ absl::Status PlaceFeatureRows(const client::TrainerOptions& options,
                                  .num_edges = num_edges,
                                  .free_device_bytes = free_bytes,
                                  .device_tier_bytes = std::min(budget, table_bytes),
-                                 .table_bytes = table_bytes,
                                  .trainers_on_host = trainers_on_host},
                                 comm, loop, log));
   const absl::Time load_start = absl::Now();

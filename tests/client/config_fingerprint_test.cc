@@ -92,10 +92,12 @@ std::vector<FieldCase> Fields() {
       {"static_shapes", false, None,
        [](TrainerOptions& o) { o.static_shapes = StaticShapes::kOn; }},
       // The same mean, its terms added in another order: float rounding only.
-      {"aggregation", false, None,
-       [](TrainerOptions& o) { o.aggregation = Aggregation::kTorch; }},
+      {"aggregation", false, None, [](TrainerOptions& o) { o.aggregation = Aggregation::kTorch; }},
       // The same batches, sampled on the GPU (trainer/gpu_sampler.h).
       {"sampler", false, None, [](TrainerOptions& o) { o.sampler = Sampler::kGpu; }},
+      // The same batches, the topology read over PCIe.
+      {"sampler_topology", false, None,
+       [](TrainerOptions& o) { o.sampler_topology = SamplerTopology::kHost; }},
       {"precision", true, None,
        [](TrainerOptions& o) {
          o.precision = o.precision == Precision::kBf16 ? Precision::kFp32 : Precision::kBf16;

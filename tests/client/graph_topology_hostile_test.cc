@@ -223,7 +223,7 @@ TEST_F(GraphTopologyHostileTest, AnEdgeCountPastInt64SaturatesAndAutoKeepsTheSer
   in.topology = SamplerTopology::kHost;
   in.available_host_bytes = int64_t{512} << 30;
   EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kServer);
-  in.topology = SamplerTopology::kAuto;
+  in.topology = SamplerTopology::kDevice;
   in.available_host_bytes = absl::nullopt;
   in.num_edges = servers_->num_edges;  // the honest parts: Cora's topology fits
   EXPECT_EQ(ResolveAutoSampler(in).sampler, Sampler::kGpu);

@@ -442,15 +442,11 @@ TEST(ResolveAutoSampler, GpuWhereTheTopologyFitsBesideTheDeviceTier) {
   EXPECT_NE(c.why.find("int32"), std::string::npos) << c.why;
 }
 
-// --sampler-topology auto: host where the device tier holds part of the rows, device where it
-// holds them all; an explicit choice stands. On the host, only the sampler's tables must fit
-// (and the offsets) beside the tier on the GPU, so a topology larger than that memory is still
-// sampled on the GPU; the host's memory rule is the same. Each answer says where the topology is.
-TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
-  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 10, 100), SamplerTopology::kHost);
-  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kAuto, 100, 100), SamplerTopology::kDevice);
-  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kDevice, 10, 100), SamplerTopology::kDevice);
-  EXPECT_EQ(ResolveSamplerTopology(SamplerTopology::kHost, 100, 100), SamplerTopology::kHost);
+// --sampler-topology host: only the offsets and the sampler's tables must fit beside the tier
+// on the GPU, so a topology larger than that memory is still sampled on the GPU; the host's
+// memory rule is the same. The answer says where the topology is. With device (the default),
+// the topology's own size must fit.
+TEST(ResolveAutoSampler, TheTopologyInHostMemoryNeedsOnlyItsOffsetsAndTablesOnTheGpu) {
   constexpr int64_t kMiB = int64_t{1} << 20;
   const int64_t nodes = 1000, edges = 1000000;
   const int64_t tier = 10 * kMiB, tables = SamplerTableBytes(nodes) + 8 * (nodes + 1);
@@ -459,12 +455,12 @@ TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
                        .num_edges = edges,
                        .free_device_bytes = tier + 2 * tables,
                        .device_tier_bytes = tier,
-                       .table_bytes = 10 * tier};
+                       .topology = SamplerTopology::kHost};
   ASSERT_LT(2 * tables, TopologyDeviceBytes(nodes, edges));
   SamplerChoice c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kGpu) << c.why;
-  EXPECT_EQ(c.topology, SamplerTopology::kHost);
-  EXPECT_NE(c.why.find("host memory"), std::string::npos) << c.why;
+  EXPECT_NE(c.why.find("in page-locked host memory (--sampler-topology host)"), std::string::npos)
+      << c.why;
   in.free_device_bytes = tier + 2 * tables - 2;
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer);
@@ -474,25 +470,24 @@ TEST(ResolveAutoSampler, TheTopologyInHostMemoryBesideAPartialTier) {
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
   EXPECT_NE(c.why.find("host memory"), std::string::npos) << c.why;
-  // Asked for the device beside a partial tier: the topology's own size must fit there.
   in.available_host_bytes = absl::nullopt;
   in.topology = SamplerTopology::kDevice;
   in.free_device_bytes = tier + 2 * tables;
   c = ResolveAutoSampler(in);
   EXPECT_EQ(c.sampler, Sampler::kServer) << c.why;
-  EXPECT_EQ(c.topology, SamplerTopology::kDevice);
+  EXPECT_NE(c.why.find("for the topology"), std::string::npos) << c.why;
 }
 
-// --sampler-topology: auto by default; an explicit place needs a GPU sampler that can run.
+// --sampler-topology: device by default; host needs a GPU sampler that can run.
 TEST(ParseTrainerOptions, SamplerTopologyParsesAndNeedsTheGpuSampler) {
-  EXPECT_EQ(Parse({"--registry", "r"}).value().sampler_topology, SamplerTopology::kAuto);
+  EXPECT_EQ(Parse({"--registry", "r"}).value().sampler_topology, SamplerTopology::kDevice);
   absl::StatusOr<TrainerOptions> o =
       Parse({"--registry", "r", "--device", "cuda", "--sampler-topology", "host"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->sampler_topology, SamplerTopology::kHost);
   for (const std::vector<const char*>& args : std::vector<std::vector<const char*>>{
            {"--registry", "r", "--device", "cuda", "--sampler", "server", "--sampler-topology",
-            "device"},
+            "host"},
            {"--registry", "r", "--device", "cpu", "--sampler-topology", "host"}}) {
     o = Parse(args);
     ASSERT_FALSE(o.ok());
