@@ -170,8 +170,7 @@ absl::Status ChooseSampler(const client::TrainerOptions& options, const DeviceCh
   const bool gpu = choice.sampler == client::Sampler::kGpu;
   loop.UseGpuSampler(gpu, on_host);
   log << "rank " << comm.rank() << ": training batches sampled "
-      << (gpu ? "on " + device.name + (on_host ? ", the topology in host memory," : "")
-              : std::string("by the servers"))
+      << (gpu ? "on " + device.name : std::string("by the servers"))
       << " (--sampler auto: " << choice.why << ")\n";
   return absl::OkStatus();
 }
