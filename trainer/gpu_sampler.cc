@@ -121,6 +121,14 @@ absl::StatusOr<std::unique_ptr<GpuSampleLane>> GpuSampleLane::Create(
   }
 }
 
+GpuSampleLane::~GpuSampleLane() {
+  if (!launched_) return;
+  try {
+    stream_.synchronize();
+  } catch (const c10::Error&) {  // a failed device: nothing left to wait for
+  }
+}
+
 absl::Status GpuSampleLane::Launch(const std::vector<int64_t>& seeds,
                                    const std::vector<int64_t>& labels, uint64_t batch_seed,
                                    const std::vector<int32_t>& fanouts, bool replace) {

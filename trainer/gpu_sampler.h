@@ -82,6 +82,11 @@ class GpuSampleLane {
  public:
   // ResourceExhausted when the tables do not fit on the GPU.
   static absl::StatusOr<std::unique_ptr<GpuSampleLane>> Create(std::shared_ptr<GpuGraph> graph);
+  // Waits for a batch still launched: its kernels read the graph, whose host memory (on_host)
+  // is unregistered when the last lane lets it go.
+  ~GpuSampleLane();
+  GpuSampleLane(const GpuSampleLane&) = delete;
+  GpuSampleLane& operator=(const GpuSampleLane&) = delete;
 
   // Queues the batch of `seeds` (distinct global ids) labelled `labels`, sampled with
   // `batch_seed` over `fanouts` (one per hop, -1 = all), on the lane's stream, and returns
