@@ -79,8 +79,8 @@ absl::StatusOr<std::shared_ptr<GpuGraph>> GpuGraph::Create(client::GraphTopology
     graph->indices_ptr_ = graph->indices_.data_ptr<int32_t>();
     return graph;
   }
-  // The sources stay where the read put them, registered in place; none (a graph without
-  // edges) are never read.
+  // The sources stay where the read put them, registered in place; an empty array (a graph
+  // without edges) is neither registered nor read.
   graph->host_indices_ = std::move(topology.indices);
   if (graph->num_edges_ > 0) {
     std::string why;
