@@ -134,6 +134,11 @@ int64_t SamplerTableBytes(int64_t num_nodes) {
   return n >= INT64_MAX / 16 ? INT64_MAX : 16 * n;
 }
 
+int ResolvePrefetch(int prefetch, bool gpu_sampled) {
+  if (prefetch > 0) return prefetch;
+  return gpu_sampled ? kGpuSampledPrefetch : kServerPrefetch;
+}
+
 SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in) {
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   if (in.num_nodes >= INT32_MAX) {

@@ -242,6 +242,17 @@ int64_t TopologyDeviceBytes(int64_t num_nodes, int64_t num_edges);
 int64_t SamplerTableBytes(int64_t num_nodes);
 SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in);
 
+// --prefetch auto|K: steps the trainer's input pipeline keeps ready ahead (trainer/
+// input_pipeline.h). K as given; auto (0): kGpuSampledPrefetch for a pass whose batches the
+// trainer samples on its GPU (a batch is a few kernels away, and each one held ahead holds its
+// gathered rows in GPU memory: ~125 MiB on the products-shaped graph), else kServerPrefetch (the
+// servers' batches cross a stream and wait on their CPUs). Measured on the products-shaped graph,
+// 1 GPU, GPU-sampled: 2 ahead against 4, the same epoch time, 249 MiB less peak GPU memory
+// (tests/bench/RESULTS.md, "Fewer batches ahead where the GPU samples").
+inline constexpr int kServerPrefetch = 4;
+inline constexpr int kGpuSampledPrefetch = 2;
+int ResolvePrefetch(int prefetch, bool gpu_sampled);
+
 template <typename E>
 absl::string_view NameOf(E value) {
   for (const Choice<E>& c : ChoicesOf<E>()) {

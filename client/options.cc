@@ -42,6 +42,20 @@ std::function<absl::Status(absl::string_view)> AutoOrMib(int64_t* out) {
   };
 }
 
+// auto -> 0, else a whole number >= 1.
+std::function<absl::Status(absl::string_view)> AutoOrPositive(int* out) {
+  return [out](absl::string_view v) -> absl::Status {
+    if (v == "auto") {
+      *out = 0;
+      return absl::OkStatus();
+    }
+    int n = 0;
+    if (!absl::SimpleAtoi(v, &n) || n < 1) return Expected("auto or a whole number >= 1");
+    *out = n;
+    return absl::OkStatus();
+  };
+}
+
 absl::Status ParseFanouts(absl::string_view value, std::vector<int32_t>* out) {
   std::vector<int32_t> fanouts;
   for (absl::string_view part : absl::StrSplit(value, ',')) {
@@ -217,8 +231,10 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
   flags.AddBool("normalize-features", &o.normalize_features,
                 "divide each input row by max(row sum, 1)");
   flags.AddInt("threads", &o.threads, "T", "torch intra-op threads", at_least_1);
-  flags.AddInt("prefetch", &o.prefetch, "K", "minibatches received and converted ahead",
-               at_least_1);
+  flags.AddCustom("prefetch", "auto|K",
+                  "minibatches received and converted ahead; auto = 2 where this trainer\n"
+                  "samples on its GPU (--sampler), else 4",
+                  "auto", AutoOrPositive(&o.prefetch));
   flags.AddBool("reuse-rows", &o.reuse_rows,
                 "GPU, --feature-store device with remote rows: a row one of the last\n"
                 "--prefetch batches gathered is copied from it on the GPU instead of\n"

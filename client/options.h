@@ -72,9 +72,10 @@ struct TrainerOptions {
   // features
   bool normalize_features = DefaultsFor(Task::kNode).normalize_features;
   int threads = 1;   // --threads: torch intra-op threads
-  int prefetch = 4;  // --prefetch: minibatches received and converted ahead
+  // --prefetch auto|K: minibatches received and converted ahead; 0 = auto (ResolvePrefetch)
+  int prefetch = 0;
   // --reuse-rows: with a tiered store's remote rows on a GPU, a row that one of the last
-  // `prefetch` batches holds is copied from it instead of fetched again
+  // prefetch batches holds is copied from it instead of fetched again
   bool reuse_rows = true;
   DeviceKind device = DeviceKind::kCpu;  // --device cpu|cuda (cuda:LOCAL_RANK)
   H2dMode h2d = H2dMode::kRegistered;    // --h2d registered|staged: how batches reach the GPU

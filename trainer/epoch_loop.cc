@@ -275,8 +275,10 @@ absl::StatusOr<client::FeatureStoreLayout> EpochLoop::LoadFeatureStore(
   o.dtype = options_.feature_dtype;
   o.device_cache_bytes = device_cache_bytes;
   o.host_cache_bytes = host_cache_bytes;
-  // --reuse-rows: the last `prefetch` batches' rows stay on the device to be copied from.
-  o.reuse_batches = options_.reuse_rows ? std::min(options_.prefetch, kMaxReusedBatches - 1) : 0;
+  // --reuse-rows: the last --prefetch batches' rows stay on the device to be copied from (as
+  // many as the training pipeline holds ahead: the sampler is chosen before the load).
+  const int prefetch = client::ResolvePrefetch(options_.prefetch, gpu_sampler_);
+  o.reuse_batches = options_.reuse_rows ? std::min(prefetch, kMaxReusedBatches - 1) : 0;
   if (options_.host_tier == client::HostTier::kLocal) {
     for (const std::string& host : servers_.host_ids) o.host_parts.push_back(host == host_id_);
   }
@@ -317,9 +319,9 @@ client::ClientOf EpochLoop::LiveClientOf() {
   };
 }
 
-PipelineOptions EpochLoop::PipelineOptionsFor(bool train) const {
+PipelineOptions EpochLoop::PipelineOptionsFor(bool train, bool gpu_sampled) const {
   PipelineOptions po;
-  po.depth = options_.prefetch;
+  po.depth = client::ResolvePrefetch(options_.prefetch, gpu_sampled);
   po.device = session_.state().device;
   po.normalize_features = options_.normalize_features;
   po.num_classes = servers_.metadata.num_classes;
@@ -444,7 +446,7 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenGpuPipeline(
   }
   return std::make_unique<InputPipeline>(std::move(sources),
                                          PassSteps(schedule, first_step, num_epochs),
-                                         PipelineOptionsFor(/*train=*/true));
+                                         PipelineOptionsFor(/*train=*/true, /*gpu_sampled=*/true));
 }
 
 absl::StatusOr<std::unique_ptr<client::VisitCounts>> EpochLoop::Presample() {
@@ -494,11 +496,13 @@ absl::StatusOr<std::unique_ptr<client::BatchStream>> EpochLoop::OpenStream(
                .neg_ratio = train ? options_.link.neg_ratio : options_.link.eval_neg_ratio,
                .degree_negatives = train && options_.link.degree_negatives};
   }
-  // The pipeline keeps `prefetch` steps ready, one being converted, the current step's and
-  // possibly the previous one's (until the loop drops it); one spare.
+  // The pipeline keeps --prefetch steps ready (the servers sampling: ResolvePrefetch), one being
+  // converted, the current step's and possibly the previous one's (until the loop drops it); one
+  // spare.
   // Pipeline streams are read ahead (kReadAhead batches, OpenPipeline); a batch copied by DMA
   // out of its segment holds it until the copy is done (input_pipeline.h: at most 3 such).
-  so.max_held_batches = options_.prefetch + 4 + kReadAhead;
+  so.max_held_batches =
+      client::ResolvePrefetch(options_.prefetch, /*gpu_sampled=*/false) + 4 + kReadAhead;
   // Resumed on a restarted server or another replica when the stream breaks; replicas share
   // the load by rank (same-host ones first).
   const int rank = comm_.rank();
@@ -530,7 +534,8 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     streams[i] = std::make_unique<client::ReadAheadStream>(std::move(stream), kReadAhead);
   }
   return std::make_unique<InputPipeline>(
-      std::move(streams), PassSteps(schedule, first_step, num_epochs), PipelineOptionsFor(train));
+      std::move(streams), PassSteps(schedule, first_step, num_epochs),
+      PipelineOptionsFor(train, /*gpu_sampled=*/false));
 }
 
 absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {

@@ -151,7 +151,8 @@ class EpochLoop {
   void StartTopologyRead();
   absl::StatusOr<client::GraphTopology> TakeTopology(double& read_s, double& waited_s);
   // The input pipeline's options for a training (`train`) or evaluation pass.
-  PipelineOptions PipelineOptionsFor(bool train) const;
+  // `gpu_sampled`: the pass's batches are sampled on the GPU (--prefetch auto: ResolvePrefetch).
+  PipelineOptions PipelineOptionsFor(bool train, bool gpu_sampled) const;
   // A live server of a part (the registry read anew), as a broken stream resumes on one.
   client::ClientOf LiveClientOf();
   // How often this rank's first-epoch training batches visit each node.

@@ -86,7 +86,7 @@ absl::Status RunShare(const client::TrainerOptions& options, client::PartitionCl
   so.fanouts = {-1};
   so.feature_dtype = pass == 0 ? options.feature_dtype : client::FeatureDtype::kFloat32;
   so.client_host_id = shm::HostId();
-  so.max_held_batches = options.prefetch + 4;
+  so.max_held_batches = client::ResolvePrefetch(options.prefetch, /*gpu_sampled=*/false) + 4;
   so.table = in_table;
   client::ServerMetadata table_md = md;  // a table's rows have the previous pass's width
   if (pass > 0) {

@@ -89,7 +89,7 @@
 # SHARE_GPU=1 runs configs with more trainers than GPUs, the trainers sharing them over Gloo
 # (a stand-in: say so). Knobs (environment): TRAINER_EXTRA (more trainer flags, word-split, e.g. "--backend gloo"),
 # SERVER_EXTRA (more server flags, word-split, each passed as --server-arg=FLAG),
-# EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (4),
+# EPOCHS (2), METHOD (random), FEATURE_DTYPE (float32), PREFETCH (auto: the trainer's --prefetch),
 # SERVER_PREFETCH (0 = the server's auto default; batches each server stream builds ahead),
 # SERVER_THREADS (each server's --threads; 0 = (cores - 2 x trainers) / servers),
 # RUN_TIMEOUT seconds per run (200), SERVER_WAIT_S (120: how long the servers may take to load), TOTAL_BUDGET seconds for the whole script (560: a run
@@ -111,7 +111,7 @@ EPOCHS=${EPOCHS:-2}
 SERVER_THREADS=${SERVER_THREADS:-0}
 METHOD=${METHOD:-random}
 FEATURE_DTYPE=${FEATURE_DTYPE:-float32}
-PREFETCH=${PREFETCH:-4}
+PREFETCH=${PREFETCH:-auto}  # the trainer's --prefetch (auto: its default)
 SERVER_PREFETCH=${SERVER_PREFETCH:-0}  # 0: the server's default (auto)
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 SERVER_WAIT_S=${SERVER_WAIT_S:-120}  # graphshard-launch --server-wait-s: servers loading (and checking) large parts

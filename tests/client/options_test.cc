@@ -42,7 +42,7 @@ TEST(ParseTrainerOptions, Defaults) {
   EXPECT_FALSE(o->normalize_features);
   EXPECT_DOUBLE_EQ(o->rpc_timeout_s, 60);
   EXPECT_DOUBLE_EQ(o->server_wait_s, 60);
-  EXPECT_EQ(o->prefetch, 4);
+  EXPECT_EQ(o->prefetch, 0);  // auto
   EXPECT_EQ(o->device, DeviceKind::kCpu);
   EXPECT_EQ(o->backend, Backend::kAuto);
   EXPECT_EQ(o->feature_dtype, FeatureDtype::kFloat32);
@@ -269,6 +269,8 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
              "server"},
             "--feature-store device"},
            {{"--registry", "r", "--precision", "fp16"}, "--precision"},
+           {{"--registry", "r", "--prefetch", "0"}, "--prefetch"},
+           {{"--registry", "r", "--prefetch", "many"}, "--prefetch"},
            {{"--registry", "r", "--feature-store", "gpu"}, "--feature-store"},
            {{"--registry", "r", "--task", "graph", "--feature-store", "device"}, "--feature-store"},
            {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
@@ -497,6 +499,18 @@ TEST(ParseTrainerOptions, SamplerTopologyParsesAndNeedsTheGpuSampler) {
   o = Parse({"--registry", "r", "--device", "cuda", "--sampler-topology", "disk"});
   ASSERT_FALSE(o.ok());
   EXPECT_NE(o.status().message().find("sampler-topology"), absl::string_view::npos) << o.status();
+}
+
+// --prefetch auto (the default): 4 batches ahead where the servers sample, 2 where the GPU does
+// (each one ahead holds its rows in GPU memory); a number is taken as given, either way.
+TEST(ResolvePrefetch, AutoHoldsFewerAheadWhereTheGpuSamples) {
+  EXPECT_EQ(Parse({"--registry", "r", "--prefetch", "auto"}).value().prefetch, 0);
+  const int automatic = Parse({"--registry", "r"}).value().prefetch;
+  EXPECT_EQ(ResolvePrefetch(automatic, /*gpu_sampled=*/false), 4);
+  EXPECT_EQ(ResolvePrefetch(automatic, /*gpu_sampled=*/true), 2);
+  const int given = Parse({"--registry", "r", "--prefetch", "6"}).value().prefetch;
+  EXPECT_EQ(ResolvePrefetch(given, false), 6);
+  EXPECT_EQ(ResolvePrefetch(given, true), 6);
 }
 
 // --sampler: auto by default; auto is accepted wherever the trainer resolves it (the GPU
