@@ -71,7 +71,7 @@ struct TrainerOptions {
   // --normalize-features: x / max(row sum, 1), as PyG's NormalizeFeatures on non-negative
   // features
   bool normalize_features = DefaultsFor(Task::kNode).normalize_features;
-  int threads = 1;   // --threads: torch intra-op threads
+  int threads = 1;  // --threads: torch intra-op threads
   // --prefetch auto|K: minibatches received and converted ahead; 0 = auto (ResolvePrefetch)
   int prefetch = 0;
   // --reuse-rows: with a tiered store's remote rows on a GPU, a row that one of the last

@@ -388,7 +388,7 @@ absl::Status EpochLoop::LoadGpuGraph() {
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
   std::cerr << absl::StrFormat(
       "rank %d: --sampler gpu: %d nodes, %d in-edges read in %.1f s (%.1f s of it waited for at "
-      "the first training pass), %s\n",
+      "the first training pass), %s; %d batches made ahead (--prefetch %s)\n",
       comm_.rank(), gpu_graph_->num_nodes(), num_edges, read_s, waited_s,
       topology_on_host_
           ? absl::StrFormat("%.0f MiB of sources in page-locked host memory, read by %s over "
@@ -396,7 +396,9 @@ absl::Status EpochLoop::LoadGpuGraph() {
                             mib(gpu_graph_->host_bytes()), session_.state().device.str(),
                             mib(gpu_graph_->device_bytes()))
           : absl::StrFormat("%.0f MiB on %s", mib(gpu_graph_->device_bytes()),
-                            session_.state().device.str()));
+                            session_.state().device.str()),
+      client::ResolvePrefetch(options_.prefetch, /*gpu_sampled=*/true),
+      options_.prefetch > 0 ? std::to_string(options_.prefetch) : "auto");
   return absl::OkStatus();
 }
 
@@ -533,9 +535,9 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> EpochLoop::OpenPipeline(
     // Each stream's batches read and checked by a thread of its own, beside the pipeline's.
     streams[i] = std::make_unique<client::ReadAheadStream>(std::move(stream), kReadAhead);
   }
-  return std::make_unique<InputPipeline>(
-      std::move(streams), PassSteps(schedule, first_step, num_epochs),
-      PipelineOptionsFor(train, /*gpu_sampled=*/false));
+  return std::make_unique<InputPipeline>(std::move(streams),
+                                         PassSteps(schedule, first_step, num_epochs),
+                                         PipelineOptionsFor(train, /*gpu_sampled=*/false));
 }
 
 absl::Status EpochLoop::OpenTrainInput(int64_t first_epoch, int64_t first_step) {

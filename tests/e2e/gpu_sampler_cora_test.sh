@@ -5,7 +5,8 @@
 # trainer sampling on its GPU (trainer/gpu_sampler.h), then with --sampler left at auto (the
 # GPU: Cora's topology fits) and auto with the rows in the batches (the servers); then the GPU
 # sampler with the topology in page-locked host memory (--sampler-topology host), and auto
-# beside a device tier capped at part of the rows (the GPU, the topology on it). The GPU
+# beside a device tier capped at part of the rows (the GPU, the topology on it); the gpu run
+# keeps 3 batches ahead (--prefetch 3), the others auto's 2. The GPU
 # sampler draws the servers' batches, so the weights must be the same bit for bit in every run,
 # test_acc >= 0.75, and the trainer must say what it read, where, and which sampler auto chose.
 # shellcheck source=tests/e2e/lib.sh source-path=SCRIPTDIR
@@ -32,7 +33,7 @@ run_one() {  # run_one NAME TRAINER_FLAGS...: 2 servers + 1 trainer, fingerprint
 note "servers sample"
 run_one server --sampler server --feature-store device
 note "the trainer samples on its GPU"
-run_one gpu --sampler gpu --feature-store device
+run_one gpu --sampler gpu --feature-store device --prefetch 3
 note "--sampler auto (the default), rows on the GPU (--feature-store auto)"
 run_one auto
 note "--sampler auto with the rows in the batches"
@@ -48,6 +49,13 @@ for name in gpu auto host auto_capped; do
 done
 grep -q "$read_line .* MiB of sources in page-locked host memory, read by cuda:0 over PCIe" \
   "$WORK/host.stderr" || fail "host: the trainer does not say the topology is in host memory"
+# --prefetch auto keeps 2 GPU-sampled batches ahead (client::ResolvePrefetch); a number as given.
+grep -q "$read_line .*; 3 batches made ahead (--prefetch 3)\$" "$WORK/gpu.stderr" ||
+  fail "gpu: the trainer does not say it makes the 3 batches ahead that --prefetch 3 asks"
+for name in auto host auto_capped; do
+  grep -q "$read_line .*; 2 batches made ahead (--prefetch auto)\$" "$WORK/$name.stderr" ||
+    fail "$name: the trainer does not say it makes 2 batches ahead (--prefetch auto)"
+done
 for name in auto auto_capped; do
   grep -q "$read_line .* MiB on cuda:0" "$WORK/$name.stderr" ||
     fail "$name: the trainer does not say the topology is on the GPU"
