@@ -251,6 +251,10 @@ SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in);
 // (tests/bench/RESULTS.md, "Fewer batches ahead where the GPU samples").
 inline constexpr int kServerPrefetch = 4;
 inline constexpr int kGpuSampledPrefetch = 2;
+// The most --prefetch takes: a stream asks its server for a ring of prefetch + 4 + read-ahead
+// batches, and servers allow 1024 (server/partition_service_stream.cc); past it the run would
+// stop at its first stream with the server's error instead of the flag's.
+inline constexpr int kMaxPrefetch = 1000;
 int ResolvePrefetch(int prefetch, bool gpu_sampled);
 
 template <typename E>

@@ -42,15 +42,17 @@ std::function<absl::Status(absl::string_view)> AutoOrMib(int64_t* out) {
   };
 }
 
-// auto -> 0, else a whole number >= 1.
-std::function<absl::Status(absl::string_view)> AutoOrPositive(int* out) {
-  return [out](absl::string_view v) -> absl::Status {
+// auto -> 0, else a whole number in [1, max].
+std::function<absl::Status(absl::string_view)> AutoOrPositive(int* out, int max) {
+  return [out, max](absl::string_view v) -> absl::Status {
     if (v == "auto") {
       *out = 0;
       return absl::OkStatus();
     }
     int n = 0;
-    if (!absl::SimpleAtoi(v, &n) || n < 1) return Expected("auto or a whole number >= 1");
+    if (!absl::SimpleAtoi(v, &n) || n < 1 || n > max) {
+      return Expected(absl::StrCat("auto or a whole number from 1 to ", max));
+    }
     *out = n;
     return absl::OkStatus();
   };
@@ -233,8 +235,8 @@ void RegisterFlags(common::FlagSet& flags, TrainerOptions& o, absl::Span<const M
   flags.AddInt("threads", &o.threads, "T", "torch intra-op threads", at_least_1);
   flags.AddCustom("prefetch", "auto|K",
                   "minibatches received and converted ahead; auto = 2 where this trainer\n"
-                  "samples on its GPU (--sampler), else 4",
-                  "auto", AutoOrPositive(&o.prefetch));
+                  "samples on its GPU (--sampler), else 4; at most 1000",
+                  "auto", AutoOrPositive(&o.prefetch, kMaxPrefetch));
   flags.AddBool("reuse-rows", &o.reuse_rows,
                 "GPU, --feature-store device with remote rows: a row one of the last\n"
                 "--prefetch batches gathered is copied from it on the GPU instead of\n"

@@ -271,6 +271,7 @@ TEST(ParseTrainerOptions, RejectsBadInputWithTheFlagName) {
            {{"--registry", "r", "--precision", "fp16"}, "--precision"},
            {{"--registry", "r", "--prefetch", "0"}, "--prefetch"},
            {{"--registry", "r", "--prefetch", "many"}, "--prefetch"},
+           {{"--registry", "r", "--prefetch", "1001"}, "--prefetch"},
            {{"--registry", "r", "--feature-store", "gpu"}, "--feature-store"},
            {{"--registry", "r", "--task", "graph", "--feature-store", "device"}, "--feature-store"},
            {{"--registry", "r", "--resume"}, "--checkpoint-dir"},
@@ -511,6 +512,7 @@ TEST(ResolvePrefetch, AutoHoldsFewerAheadWhereTheGpuSamples) {
   const int given = Parse({"--registry", "r", "--prefetch", "6"}).value().prefetch;
   EXPECT_EQ(ResolvePrefetch(given, false), 6);
   EXPECT_EQ(ResolvePrefetch(given, true), 6);
+  EXPECT_EQ(Parse({"--registry", "r", "--prefetch", "1000"}).value().prefetch, kMaxPrefetch);
 }
 
 // --sampler: auto by default; auto is accepted wherever the trainer resolves it (the GPU
