@@ -247,7 +247,7 @@ SamplerChoice ResolveAutoSampler(const AutoSamplerInputs& in);
 // trainer samples on its GPU (a batch is a few kernels away, and each one held ahead holds its
 // gathered rows in GPU memory: ~125 MiB on the products-shaped graph), else kServerPrefetch (the
 // servers' batches cross a stream and wait on their CPUs). Measured on the products-shaped graph,
-// 1 GPU, GPU-sampled: 2 ahead against 4, the same epoch time, 245-249 MiB less peak GPU memory
+// 1 GPU, GPU-sampled: 2 ahead against 4, the same epoch time, 245-250 MiB less peak GPU memory
 // (tests/bench/RESULTS.md, "Fewer batches ahead where the GPU samples").
 inline constexpr int kServerPrefetch = 4;
 inline constexpr int kGpuSampledPrefetch = 2;
